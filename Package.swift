@@ -1,0 +1,37 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "ifmeter",
+    products: [
+        .executable(name: "ifmeterd", targets: ["ifmeterd"]),
+        .executable(name: "ifmeter-bench", targets: ["ifmeter-bench"]),
+    ],
+    targets: [
+        // Debian's libnl-3 / libnl-route-3, found through pkg-config.
+        .systemLibrary(
+            name: "CLibNL",
+            pkgConfig: "libnl-route-3.0",
+            providers: [.apt(["libnl-3-dev", "libnl-route-3-dev"])]
+        ),
+        // The only C in the project: netlink dumps, link events, getifaddrs. No policy.
+        .target(
+            name: "CLinkStats",
+            dependencies: ["CLibNL"],
+            cSettings: [.define("_GNU_SOURCE")]
+        ),
+        // Model, classifier, (later) meter and labels. Pure Swift: no sockets, no SQLite.
+        .target(name: "IfMeterCore"),
+        // Kernel sources turned into IfMeterCore values; the only importer of CLinkStats.
+        .target(name: "IfMeterKernel", dependencies: ["IfMeterCore", "CLinkStats"]),
+        // Composition: command line, probe, (later) event loop, server, systemd.
+        .target(name: "IfMeterDaemon", dependencies: ["IfMeterCore", "IfMeterKernel"]),
+        .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
+        // `make bench`: sample cost against a raw C RTM_GETSTATS dump of the same links.
+        .executableTarget(name: "ifmeter-bench", dependencies: ["IfMeterKernel", "CLinkStats"]),
+        .testTarget(name: "IfMeterCoreTests", dependencies: ["IfMeterCore"]),
+        .testTarget(name: "IfMeterKernelTests", dependencies: ["IfMeterKernel", "IfMeterCore"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["ifmeterd"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

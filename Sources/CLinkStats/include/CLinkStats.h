@@ -1,0 +1,127 @@
+/*
+ * CLinkStats: the kernel side of ifmeter, in C because libnl is C.
+ *
+ * Plain structs out, integer returns in (0 or a positive count on success, -errno on failure),
+ * no policy: which links matter, what a reset is and what to do on overflow are decided in Swift.
+ * Every symbol is prefixed `ifm_`.
+ */
+#ifndef IFMETER_CLINKSTATS_H
+#define IFMETER_CLINKSTATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define IFM_NAME_SIZE 16   /* IFNAMSIZ */
+#define IFM_KIND_SIZE 32   /* longest IFLA_INFO_KIND in the kernel is well below this */
+#define IFM_ADDR_SIZE 32   /* MAX_ADDR_LEN */
+
+/* Counters as the kernel's struct rtnl_link_stats64 has them (a subset). */
+typedef struct ifm_counters {
+    uint64_t rx_bytes;
+    uint64_t tx_bytes;
+    uint64_t rx_packets;
+    uint64_t tx_packets;
+    uint64_t rx_errors;
+    uint64_t tx_errors;
+    uint64_t rx_dropped;
+    uint64_t tx_dropped;
+} ifm_counters;
+
+/* One RTM_NEWLINK / RTM_DELLINK message, or one getifaddrs AF_PACKET entry. */
+typedef struct ifm_link {
+    int32_t ifindex;
+    uint32_t flags;        /* IFF_* */
+    uint32_t mtu;
+    int32_t master;        /* IFLA_MASTER, 0 if none */
+    int32_t link;          /* IFLA_LINK, 0 if none */
+    uint16_t arptype;      /* ARPHRD_* */
+    uint8_t family;        /* ifi_family: AF_UNSPEC for the link itself, AF_BRIDGE for port info */
+    uint8_t operstate;     /* IF_OPER_* */
+    uint8_t has_stats;     /* 1 if the message carried counters */
+    uint8_t stats_are_32bit; /* 1 if they came from struct rtnl_link_stats (they wrap at 2^32) */
+    uint8_t addr_len;
+    uint8_t addr[IFM_ADDR_SIZE];
+    char name[IFM_NAME_SIZE];
+    char kind[IFM_KIND_SIZE]; /* IFLA_INFO_KIND, "" if the driver reports none */
+    ifm_counters counters;
+} ifm_link;
+
+/* One row of a counters-only dump. */
+typedef struct ifm_link_counters {
+    int32_t ifindex;
+    uint32_t reserved;
+    ifm_counters counters;
+} ifm_link_counters;
+
+enum {
+    IFM_EVENT_NEW_LINK = 1, /* RTM_NEWLINK: a link appeared or changed */
+    IFM_EVENT_DEL_LINK = 2, /* RTM_DELLINK: carries the link's final counters */
+};
+
+typedef struct ifm_link_event {
+    int32_t type; /* IFM_EVENT_* */
+    uint32_t reserved;
+    ifm_link link;
+} ifm_link_event;
+
+/* Growable arrays owned by the caller and reused across calls: filling one empties it first.
+ * Never truncated: they grow until the kernel's answer fits (or allocation fails: -ENOMEM). */
+typedef struct ifm_link_array {
+    ifm_link *items;
+    size_t count;
+    size_t capacity;
+} ifm_link_array;
+
+typedef struct ifm_counters_array {
+    ifm_link_counters *items;
+    size_t count;
+    size_t capacity;
+} ifm_counters_array;
+
+typedef struct ifm_event_array {
+    ifm_link_event *items;
+    size_t count;
+    size_t capacity;
+} ifm_event_array;
+
+void ifm_link_array_free(ifm_link_array *array);
+void ifm_counters_array_free(ifm_counters_array *array);
+void ifm_event_array_free(ifm_event_array *array);
+
+/* A NETLINK_ROUTE socket in the network namespace of the calling thread. */
+typedef struct ifm_nl ifm_nl;
+
+/* Opens a socket for dumps (subscribe_links == 0) or for link events (subscribe_links != 0:
+ * joined to RTNLGRP_LINK, non-blocking, with a large receive buffer). */
+int ifm_nl_open(ifm_nl **out, int subscribe_links);
+void ifm_nl_close(ifm_nl *nl);
+/* The descriptor to poll for readability (event sockets). */
+int ifm_nl_fd(const ifm_nl *nl);
+/* The receive buffer the kernel granted, in bytes (event sockets size it up at open). */
+int ifm_nl_rcvbuf(const ifm_nl *nl);
+
+/* Full RTM_GETLINK dump, every message parsed by libnl-route. Returns the link count. */
+int ifm_nl_dump_links(ifm_nl *nl, ifm_link_array *out);
+
+/* Counters-only RTM_GETSTATS dump (IFLA_STATS_LINK_64), keyed by ifindex. Returns the count. */
+int ifm_nl_dump_counters(ifm_nl *nl, ifm_counters_array *out);
+
+/* Reads every link event queued on an event socket without blocking and appends it to `out`.
+ * Returns the number appended; 0 when nothing was queued. Returns -ENOBUFS when the kernel
+ * dropped events (the socket overflowed): what was read is still appended, and the caller must
+ * resynchronise with a full dump. */
+int ifm_nl_read_events(ifm_nl *nl, ifm_event_array *out);
+
+/* The fallback source: getifaddrs() AF_PACKET entries, 32-bit struct rtnl_link_stats counters.
+ * Returns the link count. No kind, operstate, MTU, master or link are available from it. */
+int ifm_getifaddrs_links(ifm_link_array *out);
+
+/* The symbolic name of an errno value ("EPERM"), or NULL if the C library has none. */
+const char *ifm_errno_name(int errnum);
+
+/* Benchmark floor: the same RTM_GETSTATS dump as ifm_nl_dump_counters done with nothing but
+ * send(), recv() and the netlink macros, summing rx bytes instead of storing anything.
+ * Returns the link count; *rx_bytes_sum receives the sum. */
+int ifm_raw_counters_dump(ifm_nl *nl, uint64_t *rx_bytes_sum);
+
+#endif

@@ -1,0 +1,27 @@
+/// The machine-readable labels every figure carries (DESIGN §1), so nobody mistakes an
+/// interface-counter estimate for per-application or billing-grade accounting.
+public enum EstimateLabel: String, Hashable, Sendable, Codable, CaseIterable {
+    case estimate
+    case interfaceCounters = "interface-counters"
+    case notPerApp = "not-per-app"
+    case includesOverhead = "includes-overhead"
+    /// The traffic is counted again, encrypted and with overhead, on the link beneath.
+    case tunnelDoubleCounted = "tunnel-double-counted"
+    case resetInPeriod = "reset-in-period"
+    case gapInPeriod = "gap-in-period"
+    case implausibleDropped = "implausible-dropped"
+    /// Raw kernel counters: since the interface was created or its driver last reset them.
+    case kernelCountersSinceCreation = "kernel-counters-since-creation"
+    /// 32-bit counters (the getifaddrs source) that wrap at 4 GiB.
+    case counters32Bit = "32-bit-counters"
+
+    /// The labels that hold for every figure read from interface counters.
+    public static let always: [EstimateLabel] = [
+        .estimate, .interfaceCounters, .notPerApp, .includesOverhead,
+    ]
+
+    /// The one-line footnote human output ends with.
+    public static let footnote =
+        "Estimates from interface counters: they include protocol overhead, are not per-application, "
+        + "and tunnel traffic is counted again on the link beneath it."
+}

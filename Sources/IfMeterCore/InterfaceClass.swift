@@ -1,0 +1,27 @@
+/// What kind of network an interface reaches, which decides how its figures may be read
+/// (a tunnel's bytes are counted again on the link beneath it; loopback is never traffic).
+public enum InterfaceClass: String, Hashable, Sendable, Codable, CaseIterable {
+    case loopback, wifi, cellular, tunnel, virtual, ethernet, other
+}
+
+/// The classifier's answer for one interface, with the evidence that decided it.
+public enum Classification: Hashable, Sendable {
+    case classified(InterfaceClass, reason: String)
+    /// A configuration rule says ifmeter must not meter this interface.
+    case ignored(reason: String)
+
+    /// The reason, as reported in `class_reason`.
+    public var reason: String {
+        switch self {
+        case .classified(_, let reason), .ignored(let reason): reason
+        }
+    }
+
+    /// The class name as reported in `class`: one of ``InterfaceClass`` or `ignored`.
+    public var label: String {
+        switch self {
+        case .classified(let interfaceClass, _): interfaceClass.rawValue
+        case .ignored: "ignored"
+        }
+    }
+}

@@ -1,0 +1,87 @@
+/// What the kernel says about one network interface: identity, type, state and counters.
+public struct Link: Hashable, Sendable {
+    public var ifindex: Int32
+    public var name: String
+    /// The netlink `IFLA_INFO_KIND` (`veth`, `tun`, `bridge`, …); empty when the driver has none.
+    public var kind: String
+    /// The `ARPHRD_*` hardware type.
+    public var arpType: UInt16
+    public var flags: InterfaceFlags
+    public var operState: OperState
+    public var mtu: UInt32
+    /// Hardware address as lowercase colon-separated hex; empty when the link has none.
+    public var address: String
+    /// The ifindex of the bridge or bond this link is enslaved to, if any.
+    public var master: Int32?
+    /// The ifindex of the link this one is stacked on (a veth's peer, a vlan's parent), if any.
+    public var parent: Int32?
+    /// Nil when the source gave no counters for this link.
+    public var counters: LinkCounters?
+    /// True when the counters are 32-bit (`struct rtnl_link_stats`) and wrap at 2³².
+    public var countersAre32Bit: Bool
+
+    public init(
+        ifindex: Int32, name: String, kind: String = "", arpType: UInt16,
+        flags: InterfaceFlags = [], operState: OperState = .unknown, mtu: UInt32 = 0,
+        address: String = "", master: Int32? = nil, parent: Int32? = nil,
+        counters: LinkCounters? = nil, countersAre32Bit: Bool = false
+    ) {
+        self.ifindex = ifindex
+        self.name = name
+        self.kind = kind
+        self.arpType = arpType
+        self.flags = flags
+        self.operState = operState
+        self.mtu = mtu
+        self.address = address
+        self.master = master
+        self.parent = parent
+        self.counters = counters
+        self.countersAre32Bit = countersAre32Bit
+    }
+}
+
+/// The `IFF_*` interface flags that ifmeter looks at.
+public struct InterfaceFlags: OptionSet, Hashable, Sendable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    public static let up = InterfaceFlags(rawValue: 0x1)
+    public static let loopback = InterfaceFlags(rawValue: 0x8)
+    public static let pointToPoint = InterfaceFlags(rawValue: 0x10)
+    public static let noARP = InterfaceFlags(rawValue: 0x80)
+    public static let lowerUp = InterfaceFlags(rawValue: 0x10000)
+}
+
+/// RFC 2863 operational state, as the kernel reports it in `IFLA_OPERSTATE`.
+public enum OperState: String, Hashable, Sendable, Codable {
+    case unknown, notPresent = "notpresent", down, lowerLayerDown = "lowerlayerdown"
+    case testing, dormant, up
+
+    /// Maps the kernel's `IF_OPER_*` number; anything newer than this list is `unknown`.
+    public init(kernelValue: UInt8) {
+        switch kernelValue {
+        case 1: self = .notPresent
+        case 2: self = .down
+        case 3: self = .lowerLayerDown
+        case 4: self = .testing
+        case 5: self = .dormant
+        case 6: self = .up
+        default: self = .unknown
+        }
+    }
+}
+
+/// A link appearing, changing or disappearing, as one `RTNLGRP_LINK` message announced it.
+public enum LinkEvent: Hashable, Sendable {
+    /// `RTM_NEWLINK`: the link was created, or its name, state or flags changed.
+    case newOrChanged(Link)
+    /// `RTM_DELLINK`: the link is gone; its counters are the kernel's final values.
+    case deleted(Link)
+
+    public var link: Link {
+        switch self {
+        case .newOrChanged(let link), .deleted(let link): link
+        }
+    }
+}

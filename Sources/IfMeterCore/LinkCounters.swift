@@ -1,0 +1,45 @@
+/// One interface's cumulative kernel counters at one instant.
+///
+/// These are the kernel's own numbers, counted from the moment the interface was created (or
+/// its driver last reset them); turning them into totals that survive resets is the meter's job.
+public struct LinkCounters: Hashable, Sendable, Codable {
+    public var rxBytes: UInt64
+    public var txBytes: UInt64
+    public var rxPackets: UInt64
+    public var txPackets: UInt64
+    public var rxErrors: UInt64
+    public var txErrors: UInt64
+    public var rxDropped: UInt64
+    public var txDropped: UInt64
+
+    public init(
+        rxBytes: UInt64 = 0, txBytes: UInt64 = 0, rxPackets: UInt64 = 0, txPackets: UInt64 = 0,
+        rxErrors: UInt64 = 0, txErrors: UInt64 = 0, rxDropped: UInt64 = 0, txDropped: UInt64 = 0
+    ) {
+        self.rxBytes = rxBytes
+        self.txBytes = txBytes
+        self.rxPackets = rxPackets
+        self.txPackets = txPackets
+        self.rxErrors = rxErrors
+        self.txErrors = txErrors
+        self.rxDropped = rxDropped
+        self.txDropped = txDropped
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case rxBytes = "rx_bytes", txBytes = "tx_bytes", rxPackets = "rx_packets"
+        case txPackets = "tx_packets", rxErrors = "rx_errors", txErrors = "tx_errors"
+        case rxDropped = "rx_dropped", txDropped = "tx_dropped"
+    }
+}
+
+/// One row of a counters-only sample: the counters of the link with this ifindex.
+public struct CounterReading: Hashable, Sendable {
+    public var ifindex: Int32
+    public var counters: LinkCounters
+
+    public init(ifindex: Int32, counters: LinkCounters) {
+        self.ifindex = ifindex
+        self.counters = counters
+    }
+}

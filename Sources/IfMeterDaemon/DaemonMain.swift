@@ -1,0 +1,48 @@
+import IfMeterCore
+import IfMeterKernel
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `ifmeterd`'s entry point; returns the process exit status.
+public enum DaemonMain {
+    public static func run(arguments: [String]) -> Int32 {
+        let options: DaemonOptions
+        do {
+            options = try DaemonOptions(arguments: arguments)
+        } catch {
+            printError("ifmeterd: \(error)\n\(DaemonOptions.usage)")
+            return 64
+        }
+        switch options.mode {
+        case .help:
+            print(DaemonOptions.usage)
+            return 0
+        case .version:
+            print("ifmeterd \(IfMeterVersion.string)")
+            return 0
+        case .probe:
+            return probe(options)
+        }
+    }
+
+    static func probe(_ options: DaemonOptions) -> Int32 {
+        do {
+            let listing = try LinkLister.list(from: options.source)
+            for warning in listing.warnings { printError("ifmeterd: warning: \(warning)") }
+            let report = ProbeReport(
+                listing: listing, classifier: Classifier(sysfs: SysfsReader(root: options.sysfsRoot)))
+            print(options.json ? report.json() : report.table())
+            return 0
+        } catch {
+            printError("ifmeterd: \(error)")
+            return 1
+        }
+    }
+
+    /// One `write(2)` per message, so lines from concurrent writers never interleave.
+    static func printError(_ message: String) {
+        var line = message + "\n"
+        line.withUTF8 { bytes in _ = write(STDERR_FILENO, bytes.baseAddress, bytes.count) }
+    }
+}

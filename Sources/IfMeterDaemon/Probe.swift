@@ -1,0 +1,99 @@
+import FoundationEssentials
+import IfMeterCore
+import IfMeterKernel
+
+/// `ifmeterd --probe`: every interface the daemon sees right now, classified.
+public struct ProbeReport: Encodable, Sendable {
+    public struct Interface: Encodable, Sendable {
+        var name: String
+        var ifindex: Int32
+        var `class`: String
+        var classReason: String
+        var kind: String
+        var arpType: UInt16
+        var operstate: String
+        var mtu: UInt32
+        var address: String
+        var master: Int32?
+        var parent: Int32?
+        var rxBytes: UInt64?
+        var txBytes: UInt64?
+        var rxPackets: UInt64?
+        var txPackets: UInt64?
+        var rxErrors: UInt64?
+        var txErrors: UInt64?
+        var rxDropped: UInt64?
+        var txDropped: UInt64?
+        var labels: [EstimateLabel]
+
+        enum CodingKeys: String, CodingKey {
+            case name, ifindex, `class`, classReason = "class_reason", kind
+            case arpType = "arp_type", operstate, mtu, address, master, parent
+            case rxBytes = "rx_bytes", txBytes = "tx_bytes", rxPackets = "rx_packets"
+            case txPackets = "tx_packets", rxErrors = "rx_errors", txErrors = "tx_errors"
+            case rxDropped = "rx_dropped", txDropped = "tx_dropped", labels
+        }
+    }
+
+    public var version = IfMeterVersion.string
+    public var source: String
+    public var warnings: [String]
+    public var interfaces: [Interface]
+
+    public init(listing: LinkListing, classifier: Classifier) {
+        source = listing.source.rawValue
+        warnings = listing.warnings
+        interfaces = listing.links.sorted { $0.ifindex < $1.ifindex }.map { link in
+            let classification = classifier.classify(link)
+            var labels = EstimateLabel.always + [.kernelCountersSinceCreation]
+            if case .classified(.tunnel, _) = classification { labels.append(.tunnelDoubleCounted) }
+            if link.countersAre32Bit { labels.append(.counters32Bit) }
+            let counters = link.counters
+            return Interface(
+                name: link.name, ifindex: link.ifindex, class: classification.label,
+                classReason: classification.reason, kind: link.kind, arpType: link.arpType,
+                operstate: link.operState.rawValue, mtu: link.mtu, address: link.address,
+                master: link.master, parent: link.parent,
+                rxBytes: counters?.rxBytes, txBytes: counters?.txBytes,
+                rxPackets: counters?.rxPackets, txPackets: counters?.txPackets,
+                rxErrors: counters?.rxErrors, txErrors: counters?.txErrors,
+                rxDropped: counters?.rxDropped, txDropped: counters?.txDropped,
+                labels: labels)
+        }
+    }
+
+    public func json() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // Encoding plain strings and integers cannot fail.
+        let data = try! encoder.encode(self)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// An aligned table, one interface a line, ending with the estimate footnote.
+    public func table() -> String {
+        let header = ["NAME", "IFINDEX", "CLASS", "KIND", "STATE", "RX_BYTES", "TX_BYTES",
+                      "RX_PACKETS", "TX_PACKETS", "CLASS_REASON"]
+        let rightAligned: Set<Int> = [1, 5, 6, 7, 8]
+        let rows = interfaces.map { interface -> [String] in
+            let number: (UInt64?) -> String = { $0.map(String.init) ?? "-" }
+            return [interface.name, String(interface.ifindex), interface.class,
+                    interface.kind.isEmpty ? "-" : interface.kind, interface.operstate,
+                    number(interface.rxBytes), number(interface.txBytes),
+                    number(interface.rxPackets), number(interface.txPackets),
+                    interface.classReason]
+        }
+        let widths = header.indices.map { column in
+            ([header] + rows).map { $0[column].count }.max() ?? 0
+        }
+        let lines = ([header] + rows).map { cells in
+            cells.enumerated().map { column, cell in
+                let padding = String(repeating: " ", count: widths[column] - cell.count)
+                if column == cells.count - 1 { return cell }
+                return rightAligned.contains(column) ? padding + cell : cell + padding
+            }.joined(separator: "  ")
+        }
+        let source = "source: \(source) (kernel counters since each interface was created)"
+        return (lines + [source, EstimateLabel.footnote]).joined(separator: "\n")
+    }
+}

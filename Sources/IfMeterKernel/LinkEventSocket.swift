@@ -1,0 +1,55 @@
+import CLinkStats
+import IfMeterCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A socket subscribed to `RTNLGRP_LINK`: links appearing, changing and disappearing, each
+/// message parsed by itself so a deletion carries the kernel's final counters.
+///
+/// Poll ``fileDescriptor`` for readability, then call ``readEvents()``.
+public final class LinkEventSocket {
+    private let handle: OpaquePointer
+    private var events = ifm_event_array()
+
+    public init() throws(KernelError) {
+        var handle: OpaquePointer?
+        _ = try KernelError.check(ifm_nl_open(&handle, 1), "netlink RTNLGRP_LINK subscription")
+        self.handle = handle!
+    }
+
+    deinit {
+        ifm_event_array_free(&events)
+        ifm_nl_close(handle)
+    }
+
+    public var fileDescriptor: Int32 { ifm_nl_fd(handle) }
+
+    /// The receive buffer the kernel granted, in bytes.
+    public var receiveBufferSize: Int { Int(ifm_nl_rcvbuf(handle)) }
+
+    /// What one read found on the socket.
+    public struct Batch: Sendable {
+        /// The events, oldest first. Only the link's own messages: per-family notifications
+        /// (`AF_BRIDGE` port changes) are not events about the link and are left out.
+        public var events: [LinkEvent]
+        /// True when the kernel dropped events (`ENOBUFS`): resynchronise with a full dump.
+        public var overflowed: Bool
+    }
+
+    /// Reads every queued event without blocking; an empty batch when none are queued.
+    public func readEvents() throws(KernelError) -> Batch {
+        events.count = 0
+        let result = ifm_nl_read_events(handle, &events)
+        let overflowed = result == -ENOBUFS
+        if !overflowed { _ = try KernelError.check(result, "netlink link event read") }
+        let parsed = UnsafeBufferPointer(start: events.items, count: events.count).compactMap {
+            raw -> LinkEvent? in
+            // An AF_BRIDGE RTM_DELLINK means "left the bridge", not "deleted".
+            guard raw.link.family == 0 else { return nil }
+            let link = Link(raw.link)
+            return raw.type == Int32(IFM_EVENT_DEL_LINK) ? .deleted(link) : .newOrChanged(link)
+        }
+        return Batch(events: parsed, overflowed: overflowed)
+    }
+}

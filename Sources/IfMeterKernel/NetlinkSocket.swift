@@ -1,0 +1,48 @@
+import CLinkStats
+import IfMeterCore
+
+/// A `NETLINK_ROUTE` socket for dumps, bound to the network namespace of the thread that
+/// opened it. Reuses its receive and output buffers across calls: a sample allocates only the
+/// array it returns.
+public final class NetlinkSocket {
+    private let handle: OpaquePointer
+    private var links = ifm_link_array()
+    private var counters = ifm_counters_array()
+
+    public init() throws(KernelError) {
+        var handle: OpaquePointer?
+        _ = try KernelError.check(ifm_nl_open(&handle, 0), "netlink socket")
+        self.handle = handle!
+    }
+
+    deinit {
+        ifm_link_array_free(&links)
+        ifm_counters_array_free(&counters)
+        ifm_nl_close(handle)
+    }
+
+    /// Every link with its metadata and 64-bit counters: one `RTM_GETLINK` dump.
+    public func dumpLinks() throws(KernelError) -> [Link] {
+        let count = try KernelError.check(ifm_nl_dump_links(handle, &links), "netlink RTM_GETLINK dump")
+        return UnsafeBufferPointer(start: links.items, count: count).map(Link.init)
+    }
+
+    /// Every link's 64-bit counters and nothing else: one `RTM_GETSTATS` dump. This is what a
+    /// periodic sample costs; names and metadata come from ``dumpLinks()`` and link events.
+    public func dumpCounters() throws(KernelError) -> [CounterReading] {
+        let count = try KernelError.check(
+            ifm_nl_dump_counters(handle, &counters), "netlink RTM_GETSTATS dump")
+        return UnsafeBufferPointer(start: counters.items, count: count).map {
+            CounterReading(ifindex: $0.ifindex, counters: LinkCounters($0.counters))
+        }
+    }
+
+    /// The benchmark floor: the same `RTM_GETSTATS` dump with raw `recv` and no conversion.
+    /// Returns the link count and the sum of their received bytes.
+    public func rawCountersDump() throws(KernelError) -> (links: Int, rxBytes: UInt64) {
+        var sum: UInt64 = 0
+        let count = try KernelError.check(
+            ifm_raw_counters_dump(handle, &sum), "raw netlink RTM_GETSTATS dump")
+        return (count, sum)
+    }
+}
