@@ -29,9 +29,13 @@ let package = Package(
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
         // `make bench`: sample cost against a raw C RTM_GETSTATS dump of the same links.
         .executableTarget(name: "ifmeter-bench", dependencies: ["IfMeterKernel", "CLinkStats"]),
-        .testTarget(name: "IfMeterCoreTests", dependencies: ["IfMeterCore"]),
-        .testTarget(name: "IfMeterKernelTests", dependencies: ["IfMeterKernel", "IfMeterCore"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["ifmeterd"]),
+        // Network namespaces, processes and fixtures for the tests; never linked into a product.
+        .target(name: "IfMeterTestSupport", path: "Tests/IfMeterTestSupport"),
+        .testTarget(name: "IfMeterCoreTests", dependencies: ["IfMeterCore", "IfMeterTestSupport"]),
+        .testTarget(
+            name: "IfMeterKernelTests",
+            dependencies: ["IfMeterKernel", "IfMeterCore", "IfMeterTestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["ifmeterd", "IfMeterTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
