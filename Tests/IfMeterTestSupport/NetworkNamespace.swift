@@ -85,6 +85,22 @@ public final class NetworkNamespace: @unchecked Sendable {
         return value
     }
 
+    /// Polls `/sys/class/net/IF/operstate` until it reads `state`: the kernel's linkwatch sets
+    /// it asynchronously, up to a second after the carrier changes.
+    public func waitForOperstate(_ interface: String, _ state: String, seconds: Double = 10) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        var last = ""
+        while Date() < deadline {
+            last = try exec(["cat", "/sys/class/net/\(interface)/operstate"])
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            if last == state { return }
+            usleep(20_000)
+        }
+        throw CommandFailed(
+            command: ["operstate", interface],
+            result: CommandResult(status: 1, stdout: last, stderr: "still \(last), not \(state)"))
+    }
+
     /// Runs `body` on a fresh thread that has entered this namespace: sockets it opens
     /// (netlink, UDP, /dev/net/tun) belong to the namespace and stay there after it returns.
     /// The calling thread's namespace is never touched.
@@ -101,7 +117,7 @@ public final class NetworkNamespace: @unchecked Sendable {
                     guard setNetworkNamespace(fd) == 0 else {
                         throw POSIXError(.init(rawValue: errno) ?? .EIO)
                     }
-                    return try box.body()
+                    return try box.run()
                 }
                 done.signal()
             }
@@ -137,10 +153,17 @@ private func setNetworkNamespace(_ fd: Int32) -> Int32 {
     return unsafeBitCast(symbol, to: SetNS.self)(fd, cloneNewNet)
 }
 
+/// Carries a closure to another thread and its result back. The closure is dropped as soon as
+/// it has run, because `withoutActuallyEscaping` traps if it outlives the call.
 private final class ThreadResult<T>: @unchecked Sendable {
-    let body: () throws -> T
+    private var body: (() throws -> T)?
     var result: Result<T, any Error>?
     init(body: @escaping () throws -> T) { self.body = body }
+
+    func run() throws -> T {
+        defer { body = nil }
+        return try body!()
+    }
 }
 
 /// A veth pair with one end in each of two namespaces, addressed, up, and with permanent
@@ -172,17 +195,33 @@ public final class VethPair: @unchecked Sendable {
         try right.ip("neigh", "add", leftAddress, "lladdr", leftMAC, "dev", rightName, "nud", "permanent")
         try left.ip("link", "set", leftName, "up")
         try right.ip("link", "set", rightName, "up")
+        try left.waitForOperstate(leftName, "up")
+        try right.waitForOperstate(rightName, "up")
     }
 
     /// Sends `count` UDP datagrams of `payload` bytes from the left namespace to a bound
     /// receiver on the right. Each is `payload + 42` bytes on the wire (Ethernet 14, IPv4 20,
     /// UDP 8). Returns once every datagram has arrived.
     public func sendLeftToRight(count: Int, payload: Int, port: UInt16 = 9000) throws {
-        let receiver = try right.inside { try UDPSocket(bindTo: rightAddress, port: port) }
-        let sender = try left.inside { try UDPSocket(bindTo: leftAddress, port: 0) }
+        try Self.send(count: count, payload: payload, port: port,
+                      from: (left, leftAddress), to: (right, rightAddress))
+    }
+
+    /// The same, from right to left.
+    public func sendRightToLeft(count: Int, payload: Int, port: UInt16 = 9000) throws {
+        try Self.send(count: count, payload: payload, port: port,
+                      from: (right, rightAddress), to: (left, leftAddress))
+    }
+
+    private static func send(
+        count: Int, payload: Int, port: UInt16,
+        from source: (NetworkNamespace, String), to destination: (NetworkNamespace, String)
+    ) throws {
+        let receiver = try destination.0.inside { try UDPSocket(bindTo: destination.1, port: port) }
+        let sender = try source.0.inside { try UDPSocket(bindTo: source.1, port: 0) }
         let bytes = [UInt8](repeating: 0x5a, count: payload)
         for _ in 0..<count {
-            try sender.send(bytes, to: rightAddress, port: port)
+            try sender.send(bytes, to: destination.1, port: port)
             try receiver.receive(timeoutMilliseconds: 5000)
         }
     }

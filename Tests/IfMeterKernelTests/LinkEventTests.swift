@@ -1,0 +1,101 @@
+import IfMeterCore
+import IfMeterKernel
+import IfMeterTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The link-event socket, against links the test creates, changes and deletes.
+@Suite("Link events", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
+struct LinkEventTests {
+    @Test("a tun deleted right after traffic: the delete event carries the kernel's final counters")
+    func tunDeletedCarriesFinalCounters() throws {
+        let namespace = try NetworkNamespace()
+        let events = try namespace.inside { try LinkEventSocket() }
+        let tun = try namespace.inside { try TunDevice(name: "tunt1") }
+        try TunTraffic.push(through: tun, in: namespace, written: 25, writtenPayload: 700,
+                            read: 15, readPayload: 200)
+        let final = try sysfsCounters(namespace, "tunt1")
+        #expect(final.rxBytes == 25 * 728 && final.txBytes == 15 * 228)
+
+        tun.close()
+        let (seen, overflowed) = try events.collect { events in
+            events.contains { if case .deleted(let link) = $0 { link.name == "tunt1" } else { false } }
+        }
+        #expect(!overflowed)
+        let created = try #require(seen.first { $0.link.name == "tunt1" })
+        guard case .newOrChanged = created else {
+            Issue.record("first event for tunt1 should be its creation, got \(created)")
+            return
+        }
+        let deleted = try #require(seen.last)
+        #expect(deleted == .deleted(deleted.link))
+        #expect(deleted.link.counters == final)
+        #expect(deleted.link.kind == "tun")
+        #expect(deleted.link.ifindex == created.link.ifindex)
+    }
+
+    /// Documented in docs/ARCHITECTURE.md: deleting one end of a veth deletes both. The
+    /// surviving end's delete message still reports its tx, but its rx is read through the
+    /// peer, which is already gone, so the message says 0 received. The meter takes the
+    /// larger of the last poll and the message, per counter (DESIGN §3 rule 4).
+    @Test("a veth whose peer is deleted: its own delete message reports rx 0, tx intact")
+    func vethPeerDeleted() throws {
+        let pair = try VethPair(subnet: 78)
+        try pair.sendLeftToRight(count: 30, payload: 100)
+        try pair.sendRightToLeft(count: 20, payload: 300)
+        let lastPolled = try pair.left.inside { try NetlinkSocket().dumpLinks() }
+        let polled = try #require(try link(named: pair.leftName, in: lastPolled).counters)
+        #expect(polled.txBytes == 30 * 142 && polled.rxBytes == 20 * 342)
+
+        let events = try pair.left.inside { try LinkEventSocket() }
+        try pair.right.ip("link", "delete", pair.rightName)
+        let (seen, _) = try events.collect { events in
+            events.contains { if case .deleted(let link) = $0 { link.name == pair.leftName } else { false } }
+        }
+        let deleted = try #require(seen.last { $0.link.name == pair.leftName }).link
+        let counters = try #require(deleted.counters)
+        #expect(counters.txBytes == polled.txBytes && counters.txPackets == polled.txPackets)
+        #expect(counters.rxBytes == 0 && counters.rxPackets == 0)
+    }
+
+    @Test("leaving a bridge is a change, not a deletion (AF_BRIDGE RTM_DELLINK is filtered)")
+    func bridgePortLeaving() throws {
+        let namespace = try NetworkNamespace()
+        try namespace.ip("link", "add", "br9", "type", "bridge")
+        try namespace.ip("link", "add", "p0", "type", "veth", "peer", "name", "p1")
+        let events = try namespace.inside { try LinkEventSocket() }
+        try namespace.ip("link", "set", "p0", "master", "br9")
+        try namespace.ip("link", "set", "p0", "nomaster")
+        // A link created afterwards marks the end: events arrive in order.
+        try namespace.ip("link", "add", "mark0", "type", "veth", "peer", "name", "mark1")
+        let (seen, _) = try events.collect { events in events.contains { $0.link.name == "mark1" } }
+        let p0 = seen.filter { $0.link.name == "p0" }
+        #expect(!p0.isEmpty)
+        #expect(p0.allSatisfy { if case .newOrChanged = $0 { true } else { false } })
+        #expect(p0.contains { $0.link.master != nil })
+        #expect(p0.last?.link.master == nil)
+    }
+
+    @Test("an overflowed event socket says so, and works again afterwards")
+    func overflowIsReported() throws {
+        let namespace = try NetworkNamespace()
+        let events = try namespace.inside { try LinkEventSocket() }
+        #expect(events.receiveBufferSize >= 8 * 1024 * 1024, "root gets the full buffer")
+        // Shrink the buffer to the kernel's minimum so a burst of links overflows it.
+        var tiny: Int32 = 1
+        #expect(setsockopt(events.fileDescriptor, SOL_SOCKET, SO_RCVBUF, &tiny, 4) == 0)
+        try namespace.ipBatch((0..<100).map { "link add o\($0) type veth peer name q\($0)" })
+        let burst = try events.readEvents()
+        #expect(burst.overflowed)
+        #expect(burst.events.count < 200)
+
+        var roomy: Int32 = 1 << 20
+        #expect(setsockopt(events.fileDescriptor, SOL_SOCKET, SO_RCVBUF, &roomy, 4) == 0)
+        try namespace.ip("link", "add", "after0", "type", "veth", "peer", "name", "after1")
+        let (seen, overflowed) = try events.collect { events in events.contains { $0.link.name == "after1" } }
+        #expect(!overflowed)
+        #expect(seen.contains { $0.link.name == "after0" })
+    }
+}
