@@ -397,21 +397,29 @@ int ifm_getifaddrs_links(ifm_link_array *out) {
     out->count = 0;
     int err = 0;
     for (struct ifaddrs *entry = list; entry; entry = entry->ifa_next) {
-        if (!entry->ifa_addr || entry->ifa_addr->sa_family != AF_PACKET) continue;
+        /* glibc makes one entry per link, carrying its stats in ifa_data, with an AF_PACKET
+         * address; a link without a hardware address (tun) gets a NULL ifa_addr instead.
+         * Address entries (AF_INET, AF_INET6) never carry ifa_data. */
+        int has_ll = entry->ifa_addr && entry->ifa_addr->sa_family == AF_PACKET;
+        if (!has_ll && (entry->ifa_addr || !entry->ifa_data)) continue;
         err = ifm_reserve((void **)&out->items, &out->capacity, out->count + 1, sizeof(ifm_link));
         if (err < 0) break;
-        const struct sockaddr_ll *ll = (const struct sockaddr_ll *)entry->ifa_addr;
         ifm_link *link = &out->items[out->count++];
         memset(link, 0, sizeof *link);
-        link->ifindex = ll->sll_ifindex;
-        link->arptype = ll->sll_hatype;
+        ifm_copy_name(link->name, sizeof link->name, entry->ifa_name);
         link->flags = entry->ifa_flags;
         link->family = AF_UNSPEC;
         link->operstate = 0; /* IF_OPER_UNKNOWN: getifaddrs does not say */
-        link->addr_len = ll->sll_halen <= IFM_ADDR_SIZE ? ll->sll_halen : IFM_ADDR_SIZE;
-        memcpy(link->addr, ll->sll_addr, link->addr_len < sizeof ll->sll_addr
-                                             ? link->addr_len : sizeof ll->sll_addr);
-        ifm_copy_name(link->name, sizeof link->name, entry->ifa_name);
+        if (has_ll) {
+            const struct sockaddr_ll *ll = (const struct sockaddr_ll *)entry->ifa_addr;
+            link->ifindex = ll->sll_ifindex;
+            link->arptype = ll->sll_hatype;
+            link->addr_len = ll->sll_halen <= sizeof ll->sll_addr ? ll->sll_halen : sizeof ll->sll_addr;
+            memcpy(link->addr, ll->sll_addr, link->addr_len);
+        } else {
+            link->ifindex = (int32_t)if_nametoindex(entry->ifa_name); /* 0 if it just vanished */
+            link->arptype = 0xFFFF; /* ARPHRD_VOID: the type is not known */
+        }
         const struct rtnl_link_stats *stats = entry->ifa_data;
         if (stats) {
             link->has_stats = 1;

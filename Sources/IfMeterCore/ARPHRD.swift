@@ -10,6 +10,8 @@ public enum ARPHRD {
     public static let ipgre: UInt16 = 778
     public static let ieee80211Radiotap: UInt16 = 803
     public static let none: UInt16 = 65534
+    /// "Nothing is known": what the getifaddrs source reports for links without an address.
+    public static let void: UInt16 = 0xFFFF
 
     /// The kernel's name for a type, for `class_reason` and diagnostics.
     public static func name(_ type: UInt16) -> String {
@@ -24,6 +26,7 @@ public enum ARPHRD {
         case ipgre: "ARPHRD_IPGRE"
         case ieee80211Radiotap: "ARPHRD_IEEE80211_RADIOTAP"
         case none: "ARPHRD_NONE"
+        case void: "ARPHRD_VOID"
         default: "ARPHRD \(type)"
         }
     }

@@ -51,14 +51,18 @@ struct CounterSourceTests {
         #expect(kernel.rxPackets == 40 && kernel.rxBytes == 40 * 528)
         #expect(kernel.txPackets == 30 && kernel.txBytes == 30 * 328)
 
-        let (links, readings) = try namespace.inside {
+        let (links, readings, fallback) = try namespace.inside {
             let socket = try NetlinkSocket()
-            return (try socket.dumpLinks(), try socket.dumpCounters())
+            return (try socket.dumpLinks(), try socket.dumpCounters(), try LinkLister.getifaddrsLinks())
         }
         let dumped = try link(named: "tunt0", in: links)
         #expect(dumped.counters == kernel)
-        #expect(dumped.kind == "tun" && dumped.arpType == ARPHRD.none)
+        #expect(dumped.kind == "tun" && dumped.arpType == ARPHRD.none && dumped.address.isEmpty)
         #expect(readings.first { $0.ifindex == dumped.ifindex }?.counters == kernel)
+        // glibc gives an address-less link a NULL ifa_addr: still listed, type unknown.
+        let viaGetifaddrs = try link(named: "tunt0", in: fallback)
+        #expect(viaGetifaddrs.counters == kernel)
+        #expect(viaGetifaddrs.ifindex == dumped.ifindex && viaGetifaddrs.arpType == ARPHRD.void)
     }
 
     @Test("1000+ links: every dump returns every link, none truncated")
