@@ -37,6 +37,15 @@ _Static_assert(IFM_NAME_SIZE == IFNAMSIZ, "interface names are IFNAMSIZ bytes");
 /* One read_events call stops after this many batches so a storm cannot starve the caller. */
 #define IFM_EVENT_BATCHES_PER_READ 1024
 
+/* The kernel's struct rtnl_link_stats (32-bit) and rtnl_link_stats64 share their field names. */
+#define IFM_COUNTERS_FROM(stats)                                                           \
+    ((ifm_counters){                                                                       \
+        .rx_bytes = (stats)->rx_bytes, .tx_bytes = (stats)->tx_bytes,                      \
+        .rx_packets = (stats)->rx_packets, .tx_packets = (stats)->tx_packets,              \
+        .rx_errors = (stats)->rx_errors, .tx_errors = (stats)->tx_errors,                  \
+        .rx_dropped = (stats)->rx_dropped, .tx_dropped = (stats)->tx_dropped,              \
+    })
+
 struct ifm_nl {
     struct nl_sock *sock;
     uint8_t *buf;
@@ -336,12 +345,7 @@ static int ifm_on_counters(struct nlmsghdr *hdr, void *context) {
     ifm_link_counters *row = &out->items[out->count++];
     row->ifindex = (int32_t)ifsm->ifindex;
     row->reserved = 0;
-    row->counters = (ifm_counters){
-        .rx_bytes = kernel->rx_bytes, .tx_bytes = kernel->tx_bytes,
-        .rx_packets = kernel->rx_packets, .tx_packets = kernel->tx_packets,
-        .rx_errors = kernel->rx_errors, .tx_errors = kernel->tx_errors,
-        .rx_dropped = kernel->rx_dropped, .tx_dropped = kernel->tx_dropped,
-    };
+    row->counters = IFM_COUNTERS_FROM(kernel);
     return 0;
 }
 
@@ -424,12 +428,7 @@ int ifm_getifaddrs_links(ifm_link_array *out) {
         if (stats) {
             link->has_stats = 1;
             link->stats_are_32bit = 1;
-            link->counters = (ifm_counters){
-                .rx_bytes = stats->rx_bytes, .tx_bytes = stats->tx_bytes,
-                .rx_packets = stats->rx_packets, .tx_packets = stats->tx_packets,
-                .rx_errors = stats->rx_errors, .tx_errors = stats->tx_errors,
-                .rx_dropped = stats->rx_dropped, .tx_dropped = stats->tx_dropped,
-            };
+            link->counters = IFM_COUNTERS_FROM(stats);
         }
     }
     freeifaddrs(list);
