@@ -19,12 +19,15 @@ public struct Link: Hashable, Sendable {
     public var counters: LinkCounters?
     /// True when the counters are 32-bit (`struct rtnl_link_stats`) and wrap at 2³².
     public var countersAre32Bit: Bool
+    /// Link speed from sysfs `speed`, in bits per second; nil when unknown.
+    public var speedBitsPerSecond: UInt64?
 
     public init(
         ifindex: Int32, name: String, kind: String = "", arpType: UInt16,
         flags: InterfaceFlags = [], operState: OperState = .unknown, mtu: UInt32 = 0,
         address: String = "", master: Int32? = nil, parent: Int32? = nil,
-        counters: LinkCounters? = nil, countersAre32Bit: Bool = false
+        counters: LinkCounters? = nil, countersAre32Bit: Bool = false,
+        speedBitsPerSecond: UInt64? = nil
     ) {
         self.ifindex = ifindex
         self.name = name
@@ -38,6 +41,7 @@ public struct Link: Hashable, Sendable {
         self.parent = parent
         self.counters = counters
         self.countersAre32Bit = countersAre32Bit
+        self.speedBitsPerSecond = speedBitsPerSecond
     }
 }
 

@@ -1,0 +1,367 @@
+/// Turns raw kernel counters, which reset, into deltas that add up, and says what happened
+/// (DESIGN §3).
+///
+/// A plain value: feed it the start dump, then link events and samples in the order the kernel
+/// produced them (events already queued before a sample first), each with the instant it was
+/// read; collect the ``MeterOutput`` each call returns. Time and boot id are injected, so every
+/// rule is testable with made-up values.
+///
+/// States: ``Phase/awaitingStart`` until ``start(links:at:)`` has seen the first full dump
+/// (samples and events before it are ignored: there is nothing to compare them to), then
+/// ``Phase/running``.
+public struct Meter: Sendable {
+    public enum Phase: Hashable, Sendable {
+        case awaitingStart
+        case running
+    }
+
+    public private(set) var phase: Phase = .awaitingStart
+    public let bootID: String
+    public var configuration: MeterConfiguration
+    /// The interfaces being counted, by ifindex.
+    public private(set) var tracked: [Int32: TrackedInterface] = [:]
+    /// Names with history and when their counting began.
+    public private(set) var firstSeen: [String: Double]
+    public private(set) var rates: [Int32: Rate] = [:]
+    private var restored: MeterState?
+    private var lastInstant: MeterInstant?
+
+    /// - Parameters:
+    ///   - restoring: the state exported before the last shutdown or save, if any.
+    ///   - knownNames: names the history store has, with when counting began; merged with the
+    ///     restored state's. A name in neither is seen for the first time.
+    public init(
+        bootID: String, configuration: MeterConfiguration = MeterConfiguration(),
+        restoring: MeterState? = nil, knownNames: [String: Double] = [:]
+    ) {
+        self.bootID = bootID
+        self.configuration = configuration
+        self.restored = restoring
+        firstSeen = knownNames.merging(restoring?.firstSeen ?? [:]) { Swift.min($0, $1) }
+    }
+
+    /// The state to persist with the totals, so a restart in this boot loses nothing.
+    public func exportState() -> MeterState {
+        MeterState(
+            bootID: bootID, interfaces: tracked.values.sorted { $0.ifindex < $1.ifindex },
+            firstSeen: firstSeen, lastInstant: lastInstant)
+    }
+
+    // MARK: Inputs
+
+    /// The first full dump after the daemon starts: resumes restored epochs (rules 2, 3, 8, 9)
+    /// and baselines new names (rule 0).
+    public mutating func start(links: [Link], at instant: MeterInstant) -> MeterOutput {
+        guard phase == .awaitingStart else { return resync(links: links, at: instant) }
+        phase = .running
+        var output = MeterOutput()
+        var resumable: [Int32: TrackedInterface] = [:]
+        if let restored {
+            if restored.bootID == bootID {
+                lastInstant = restored.lastInstant
+                resumable = Dictionary(restored.interfaces.map { ($0.ifindex, $0) }) { first, _ in first }
+            } else {
+                output.events.append(CounterEvent(
+                    kind: .reboot, at: instant.wall,
+                    detail: "boot id changed from \(restored.bootID) to \(bootID); "
+                        + "\(restored.interfaces.count) epoch(s) closed at their last saved values"))
+            }
+        }
+        output += checkClock(instant)
+        self.restored = nil
+        let present = Set(links.map(\.ifindex))
+        let resumableNames = Set(resumable.values.map(\.name))
+        for link in links.sorted(by: { $0.ifindex < $1.ifindex }) {
+            guard let counters = link.counters else { continue }
+            let current = Traffic(counters)
+            if var interface = resumable[link.ifindex] {
+                output += resume(&interface, link: link, current: current, at: instant)
+            } else if firstSeen[link.name] != nil {
+                let recreated = resumableNames.contains(link.name)
+                    && !resumable.values.contains { $0.name == link.name && present.contains($0.ifindex) }
+                output += countFromZero(
+                    link, current: current, at: instant, kind: recreated ? .recreated : .epochStarted,
+                    detail: recreated
+                        ? "came back with ifindex \(link.ifindex) while the daemon was down; counted from zero"
+                        : "new epoch for a name with history; counted from zero")
+            } else {
+                output += baseline(link, current: current, at: instant)
+            }
+        }
+        for interface in resumable.values.sorted(by: { $0.ifindex < $1.ifindex })
+        where !present.contains(interface.ifindex) {
+            output.events.append(CounterEvent(
+                kind: .vanished, at: instant.wall, interface: interface.name,
+                ifindex: interface.ifindex, previous: interface.last,
+                detail: "gone while the daemon was down; counted up to its last saved values"))
+        }
+        return output
+    }
+
+    /// A full dump after the event socket overflowed: links the meter missed appearing count from
+    /// zero, links missing from the dump are closed at their last values, the rest advance.
+    public mutating func resync(links: [Link], at instant: MeterInstant) -> MeterOutput {
+        guard phase == .running else { return start(links: links, at: instant) }
+        var output = checkClock(instant)
+        let present = Set(links.map(\.ifindex))
+        for interface in tracked.values.sorted(by: { $0.ifindex < $1.ifindex })
+        where !present.contains(interface.ifindex) {
+            output += vanish(interface.ifindex, at: instant, detail: "missing from a full dump")
+        }
+        for link in links.sorted(by: { $0.ifindex < $1.ifindex }) {
+            output += observe(link, at: instant)
+        }
+        return output
+    }
+
+    /// One `RTNLGRP_LINK` message, with its own counters.
+    public mutating func apply(_ event: LinkEvent, at instant: MeterInstant) -> MeterOutput {
+        guard phase == .running else { return MeterOutput() }
+        var output = checkClock(instant)
+        switch event {
+        case .newOrChanged(let link):
+            output += observe(link, at: instant)
+        case .deleted(let link):
+            output += delete(link, at: instant)
+        }
+        return output
+    }
+
+    /// A counters-only dump. Readings for ifindexes the meter does not track are skipped: their
+    /// metadata (and so their counting) arrives with their link event.
+    public mutating func apply(sample readings: [CounterReading], at instant: MeterInstant) -> MeterOutput {
+        guard phase == .running else { return MeterOutput() }
+        var output = checkClock(instant)
+        for reading in readings {
+            guard var interface = tracked[reading.ifindex] else { continue }
+            output += advance(&interface, to: Traffic(reading.counters), at: instant)
+            tracked[reading.ifindex] = interface
+            rates[reading.ifindex]?.close(at: instant)
+        }
+        return output
+    }
+
+    // MARK: Rules
+
+    /// A link in an event or resync dump: advance a tracked one (renaming it if its name
+    /// changed), or start counting a new one from zero.
+    private mutating func observe(_ link: Link, at instant: MeterInstant) -> MeterOutput {
+        guard let counters = link.counters else { return MeterOutput() }
+        let current = Traffic(counters)
+        guard var interface = tracked[link.ifindex] else {
+            var output = MeterOutput()
+            // Same name on another ifindex: its deletion was never announced (rule 3).
+            let stale = tracked.values.filter { $0.name == link.name }.map(\.ifindex).sorted()
+            for ifindex in stale {
+                output += vanish(ifindex, at: instant, detail: "replaced by ifindex \(link.ifindex)")
+            }
+            output += countFromZero(
+                link, current: current, at: instant, kind: stale.isEmpty ? .appeared : .recreated,
+                detail: stale.isEmpty
+                    ? "appeared while the daemon runs; counted from zero"
+                    : "re-created with ifindex \(link.ifindex); counted from zero")
+            return output
+        }
+        var output = advance(&interface, to: current, at: instant)
+        interface.kind = link.kind
+        interface.speedBitsPerSecond = link.speedBitsPerSecond
+        if interface.name != link.name {
+            output += rename(&interface, to: link.name, at: instant)
+        }
+        tracked[link.ifindex] = interface
+        return output
+    }
+
+    /// Rule 0: at daemon start, a never-seen name's counters are the baseline.
+    private mutating func baseline(_ link: Link, current: Traffic, at instant: MeterInstant) -> MeterOutput {
+        firstSeen[link.name] = instant.wall
+        track(link, last: current, at: instant)
+        return MeterOutput(events: [CounterEvent(
+            kind: .firstSight, at: instant.wall, interface: link.name, ifindex: link.ifindex,
+            current: current,
+            detail: "first seen at daemon start; traffic before now is not counted")])
+    }
+
+    /// Rules 0, 2, 3: a new epoch whose whole counters are traffic ifmeter has not counted.
+    private mutating func countFromZero(
+        _ link: Link, current: Traffic, at instant: MeterInstant, kind: CounterEvent.Kind,
+        detail: String
+    ) -> MeterOutput {
+        // A later epoch of a name with history restarts its counters; a brand-new name starts.
+        let flags: MeterDelta.Flags = kind == .appeared ? [] : .reset
+        if firstSeen[link.name] == nil { firstSeen[link.name] = instant.wall }
+        track(link, last: .zero, at: instant)
+        var interface = tracked[link.ifindex]!
+        var output = MeterOutput(events: [CounterEvent(
+            kind: kind, at: instant.wall, interface: link.name, ifindex: link.ifindex,
+            current: current, detail: detail)])
+        // Elapsed time since creation is unknown, so only a configured maximum could judge it.
+        output += advance(&interface, to: current, at: instant, flags: flags, judgeBySpeed: false)
+        tracked[link.ifindex] = interface
+        return output
+    }
+
+    /// Rule 8 (same boot, same ifindex, saved values): count everything since the save,
+    /// attributed to now; then rule 9 if the name changed while the daemon was down.
+    private mutating func resume(
+        _ interface: inout TrackedInterface, link: Link, current: Traffic, at instant: MeterInstant
+    ) -> MeterOutput {
+        let downSeconds = instant.wall - interface.lastInstant.wall
+        rates[link.ifindex] = Rate(startingAt: instant, smoothingSeconds: configuration.rateSmoothingSeconds)
+        var output = MeterOutput(events: [CounterEvent(
+            kind: .gap, at: instant.wall, interface: interface.name, ifindex: interface.ifindex,
+            previous: interface.last, current: current,
+            detail: "resumed after \(Int(downSeconds.rounded())) s without sampling; "
+                + "traffic since the last save is counted now")])
+        output += advance(&interface, to: current, at: instant, flags: .gap)
+        if let gapEvent = output.deltas.last, gapEvent.flags.contains(.gap) {
+            output.events[0].delta = gapEvent.traffic
+        }
+        interface.kind = link.kind
+        interface.speedBitsPerSecond = link.speedBitsPerSecond
+        if interface.name != link.name {
+            output += rename(&interface, to: link.name, at: instant)
+        }
+        tracked[link.ifindex] = interface
+        return output
+    }
+
+    /// Rule 9: the epoch continues under the new name; what was counted so far stays with the
+    /// old one.
+    private mutating func rename(
+        _ interface: inout TrackedInterface, to name: String, at instant: MeterInstant
+    ) -> MeterOutput {
+        let old = interface.name
+        interface.name = name
+        if firstSeen[name] == nil { firstSeen[name] = instant.wall }
+        return MeterOutput(events: [CounterEvent(
+            kind: .rename, at: instant.wall, interface: name, ifindex: interface.ifindex,
+            current: interface.last, detail: "renamed from \(old) to \(name); the epoch continues")])
+    }
+
+    /// Rule 4: final = the larger of the last poll and the message, per counter (a veth whose
+    /// peer is gone reports rx 0 in its delete message).
+    private mutating func delete(_ link: Link, at instant: MeterInstant) -> MeterOutput {
+        guard var interface = tracked[link.ifindex] else { return MeterOutput() }
+        let message = link.counters.map(Traffic.init) ?? .zero
+        let polled = interface.last
+        var output = advance(&interface, to: Traffic.max(polled, message), at: instant, flags: .final)
+        output.events.append(CounterEvent(
+            kind: .deleted, at: instant.wall, interface: interface.name, ifindex: interface.ifindex,
+            previous: polled, current: message, delta: output.deltas.last?.traffic ?? .zero,
+            detail: "deleted; counted up to its final counters (the larger of the last poll "
+                + "and the delete message, per counter)"))
+        tracked[link.ifindex] = nil
+        rates[link.ifindex] = nil
+        return output
+    }
+
+    /// Rule 3: an ifindex that disappeared without a delete message closes at its last values.
+    private mutating func vanish(_ ifindex: Int32, at instant: MeterInstant, detail: String) -> MeterOutput {
+        guard let interface = tracked.removeValue(forKey: ifindex) else { return MeterOutput() }
+        rates[ifindex] = nil
+        return MeterOutput(events: [CounterEvent(
+            kind: .vanished, at: instant.wall, interface: interface.name, ifindex: ifindex,
+            previous: interface.last,
+            detail: "\(detail); closed at its last known counters")])
+    }
+
+    /// Rules 1, 5, 6, 7 for one interface moving to `current`.
+    private mutating func advance(
+        _ interface: inout TrackedInterface, to current: Traffic, at instant: MeterInstant,
+        flags: MeterDelta.Flags = [], judgeBySpeed: Bool = true
+    ) -> MeterOutput {
+        var output = MeterOutput()
+        var flags = flags
+        let elapsed = instant.seconds(since: interface.lastInstant)
+        let cap = byteCap(for: interface, elapsed: elapsed, bySpeed: judgeBySpeed)
+        let step = CounterStep(
+            from: interface.last, to: current, is32Bit: interface.countersAre32Bit,
+            wrapLimit: Swift.min(cap ?? CounterStep.wrapModulus / 2, CounterStep.wrapModulus / 2))
+        var delta = step.delta
+        switch step {
+        case .advanced:
+            break
+        case .wrapped(_, let counters):
+            flags.insert(.wrapped)
+            output.events.append(CounterEvent(
+                kind: .wrap, at: instant.wall, interface: interface.name, ifindex: interface.ifindex,
+                previous: interface.last, current: current, delta: delta,
+                detail: "32-bit \(counters.joined(separator: ", ")) wrapped past 2^32"))
+        case .reset:
+            flags.insert(.reset)
+            interface.epoch.generation += 1
+            interface.epoch.since = instant.wall
+            output.events.append(CounterEvent(
+                kind: .reset, at: instant.wall, interface: interface.name, ifindex: interface.ifindex,
+                previous: interface.last, current: current, delta: delta,
+                detail: "counters went backwards with the same ifindex; new epoch, "
+                    + "its current values are counted"))
+        }
+        if let cap, delta.rxBytes > cap || delta.txBytes > cap {
+            // Each direction is judged on its own: a glitch in rx says nothing about tx.
+            var dropped = Traffic.zero
+            if delta.rxBytes > cap {
+                (dropped.rxBytes, dropped.rxPackets) = (delta.rxBytes, delta.rxPackets)
+                (delta.rxBytes, delta.rxPackets) = (0, 0)
+            }
+            if delta.txBytes > cap {
+                (dropped.txBytes, dropped.txPackets) = (delta.txBytes, delta.txPackets)
+                (delta.txBytes, delta.txPackets) = (0, 0)
+            }
+            flags.insert(.implausibleDropped)
+            output.events.append(CounterEvent(
+                kind: .implausible, at: instant.wall, interface: interface.name,
+                ifindex: interface.ifindex, previous: interface.last, current: current, delta: dropped,
+                detail: "more than \(cap) bytes in \(Int(elapsed.rounded())) s is beyond this link; "
+                    + "left out of the totals"))
+        }
+        interface.last = current
+        interface.lastInstant = instant
+        rates[interface.ifindex, default: Rate(
+            startingAt: instant, smoothingSeconds: configuration.rateSmoothingSeconds)].add(delta)
+        if !delta.isZero || !flags.isEmpty {
+            output.deltas.append(MeterDelta(
+                name: interface.name, ifindex: interface.ifindex, epoch: interface.epoch,
+                traffic: delta, at: instant.wall, flags: flags))
+        }
+        return output
+    }
+
+    /// Rule 7: the most bytes per direction this interface could plausibly have moved in
+    /// `elapsed` seconds, or nil when nothing bounds it. tun devices report a fake 10 Mbit/s,
+    /// so their speed is never used.
+    private func byteCap(for interface: TrackedInterface, elapsed: Double, bySpeed: Bool) -> UInt64? {
+        let window = Swift.max(elapsed, configuration.minimumCapWindowSeconds)
+        var caps: [Double] = []
+        if bySpeed, interface.kind != "tun", let speed = interface.speedBitsPerSecond, speed > 0 {
+            caps.append(Double(speed) / 8 * window * configuration.speedMargin)
+        }
+        if let maximum = configuration.maxBytesPerSecond {
+            caps.append(Double(maximum) * window)
+        }
+        return caps.min().map { $0 >= 1.8e19 ? UInt64.max : UInt64($0) }
+    }
+
+    private mutating func track(_ link: Link, last: Traffic, at instant: MeterInstant) {
+        tracked[link.ifindex] = TrackedInterface(
+            name: link.name, ifindex: link.ifindex, kind: link.kind,
+            epoch: Epoch(bootID: bootID, ifindex: link.ifindex, since: instant.wall),
+            last: last, lastInstant: instant, countersAre32Bit: link.countersAre32Bit,
+            speedBitsPerSecond: link.speedBitsPerSecond)
+        rates[link.ifindex] = Rate(startingAt: instant, smoothingSeconds: configuration.rateSmoothingSeconds)
+    }
+
+    /// Rule 10: wall time that moved differently from boot time is a clock jump. Buckets
+    /// follow wall time, so the event explains an odd-looking bucket.
+    private mutating func checkClock(_ instant: MeterInstant) -> MeterOutput {
+        defer { lastInstant = instant }
+        guard let last = lastInstant else { return MeterOutput() }
+        let wall = instant.wall - last.wall
+        let elapsed = instant.seconds(since: last)
+        guard abs(wall - elapsed) > configuration.clockJumpThresholdSeconds else { return MeterOutput() }
+        return MeterOutput(events: [CounterEvent(
+            kind: .clockJump, at: instant.wall,
+            detail: "wall clock moved \(Int(wall.rounded())) s while \(Int(elapsed.rounded())) s passed")])
+    }
+}

@@ -1,0 +1,53 @@
+/// The four metered quantities: bytes and packets in each direction.
+///
+/// Used both for raw counter values (cumulative, as the kernel reports them) and for deltas.
+public struct Traffic: Hashable, Sendable, Codable {
+    public var rxBytes: UInt64
+    public var txBytes: UInt64
+    public var rxPackets: UInt64
+    public var txPackets: UInt64
+
+    public init(rxBytes: UInt64 = 0, txBytes: UInt64 = 0, rxPackets: UInt64 = 0, txPackets: UInt64 = 0) {
+        self.rxBytes = rxBytes
+        self.txBytes = txBytes
+        self.rxPackets = rxPackets
+        self.txPackets = txPackets
+    }
+
+    public init(_ counters: LinkCounters) {
+        self.init(rxBytes: counters.rxBytes, txBytes: counters.txBytes,
+                  rxPackets: counters.rxPackets, txPackets: counters.txPackets)
+    }
+
+    public static let zero = Traffic()
+
+    public var isZero: Bool { self == .zero }
+
+    /// The four values in a fixed order, for per-counter rules.
+    public var values: [UInt64] { [rxBytes, txBytes, rxPackets, txPackets] }
+
+    public init(values: [UInt64]) {
+        precondition(values.count == 4, "Traffic has four counters")
+        self.init(rxBytes: values[0], txBytes: values[1], rxPackets: values[2], txPackets: values[3])
+    }
+
+    /// Applies `combine` counter by counter.
+    public func combined(with other: Traffic, _ combine: (UInt64, UInt64) -> UInt64) -> Traffic {
+        Traffic(rxBytes: combine(rxBytes, other.rxBytes), txBytes: combine(txBytes, other.txBytes),
+                rxPackets: combine(rxPackets, other.rxPackets),
+                txPackets: combine(txPackets, other.txPackets))
+    }
+
+    public static func + (lhs: Traffic, rhs: Traffic) -> Traffic { lhs.combined(with: rhs, +) }
+    public static func += (lhs: inout Traffic, rhs: Traffic) { lhs = lhs + rhs }
+
+    /// Per-counter maximum: how a deletion's final counters are taken (DESIGN §3 rule 4).
+    public static func max(_ lhs: Traffic, _ rhs: Traffic) -> Traffic {
+        lhs.combined(with: rhs) { Swift.max($0, $1) }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case rxBytes = "rx_bytes", txBytes = "tx_bytes", rxPackets = "rx_packets"
+        case txPackets = "tx_packets"
+    }
+}
