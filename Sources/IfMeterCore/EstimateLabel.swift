@@ -12,6 +12,9 @@ public enum EstimateLabel: String, Hashable, Sendable, Codable, CaseIterable {
     case implausibleDropped = "implausible-dropped"
     /// Raw kernel counters: since the interface was created or its driver last reset them.
     case kernelCountersSinceCreation = "kernel-counters-since-creation"
+    /// A sum across interfaces that leaves out loopback, virtual and tunnel classes, so
+    /// tunnelled traffic is not counted twice.
+    case excludesLoopbackVirtualTunnel = "excludes-loopback-virtual-tunnel"
     /// 32-bit counters (the getifaddrs source) that wrap at 4 GiB.
     case counters32Bit = "32-bit-counters"
 

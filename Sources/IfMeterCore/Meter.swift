@@ -155,11 +155,16 @@ public struct Meter: Sendable {
             for ifindex in stale {
                 output += vanish(ifindex, at: instant, detail: "replaced by ifindex \(link.ifindex)")
             }
-            output += countFromZero(
-                link, current: current, at: instant, kind: stale.isEmpty ? .appeared : .recreated,
-                detail: stale.isEmpty
-                    ? "appeared while the daemon runs; counted from zero"
-                    : "re-created with ifindex \(link.ifindex); counted from zero")
+            let (kind, detail): (CounterEvent.Kind, String) =
+                if !stale.isEmpty {
+                    (.recreated, "re-created with ifindex \(link.ifindex); counted from zero")
+                } else if firstSeen[link.name] != nil {
+                    (.epochStarted, "new epoch (ifindex \(link.ifindex)) for a name with history; "
+                        + "counted from zero")
+                } else {
+                    (.appeared, "appeared while the daemon runs; counted from zero")
+                }
+            output += countFromZero(link, current: current, at: instant, kind: kind, detail: detail)
             return output
         }
         var output = advance(&interface, to: current, at: instant)

@@ -1,4 +1,4 @@
-import FoundationEssentials
+import Foundation
 import IfMeterCore
 import Testing
 
@@ -339,5 +339,34 @@ struct CounterStepTests {
         } else {
             #expect(step == .reset(t(current, 0)))
         }
+    }
+}
+
+@Suite("Rates")
+struct RateTests {
+    @Test("bytes per second over the last interval, and a time-weighted moving average")
+    func rates() throws {
+        var configuration = MeterConfiguration()
+        configuration.rateSmoothingSeconds = 30
+        var run = ScenarioRun(configuration: configuration)
+        run.run([.start([link("eth0", 2, t(0, 0))], at: at(0)),
+                 .sample([reading(2, t(1000, 500))], at: at(10))])
+        var rate = try #require(run.meter.rates[2])
+        #expect(rate.isMeasured)
+        #expect(rate.rxBytesPerSecond == 100 && rate.txBytesPerSecond == 50)
+        #expect(rate.smoothedRxBytesPerSecond == 100)
+
+        run.run([.sample([reading(2, t(4000, 500))], at: at(20))])
+        rate = try #require(run.meter.rates[2])
+        #expect(rate.rxBytesPerSecond == 300 && rate.txBytesPerSecond == 0)
+        let weight = 1 - exp(-10.0 / 30)
+        #expect(abs(rate.smoothedRxBytesPerSecond - (100 + weight * 200)) < 1e-9)
+        #expect(abs(rate.smoothedTxBytesPerSecond - (50 - weight * 50)) < 1e-9)
+
+        // An event right after a sample does not close a 0.1 s interval; its bytes join the next.
+        run.run([.event(.newOrChanged(link("eth0", 2, t(4100, 500))), at: at(20.1)),
+                 .sample([reading(2, t(4900, 500))], at: at(30))])
+        rate = try #require(run.meter.rates[2])
+        #expect(rate.rxBytesPerSecond == 90)
     }
 }
