@@ -147,7 +147,7 @@ public struct Meter: Sendable {
     /// changed), or start counting a new one from zero.
     private mutating func observe(_ link: Link, at instant: MeterInstant) -> MeterOutput {
         guard let counters = link.counters else { return MeterOutput() }
-        let current = Traffic(counters)
+        var current = Traffic(counters)
         guard var interface = tracked[link.ifindex] else {
             var output = MeterOutput()
             // Same name on another ifindex: its deletion was never announced (rule 3).
@@ -167,6 +167,12 @@ public struct Meter: Sendable {
             output += countFromZero(link, current: current, at: instant, kind: kind, detail: detail)
             return output
         }
+        if Self.isVethWithoutPeer(link) {
+            // A veth reads its rx through its peer. Once the peer is gone (IFLA_LINK 0, just
+            // before this end is deleted too) rx reads 0: not a reset, so rx is held.
+            current.rxBytes = Swift.max(current.rxBytes, interface.last.rxBytes)
+            current.rxPackets = Swift.max(current.rxPackets, interface.last.rxPackets)
+        }
         var output = advance(&interface, to: current, at: instant)
         interface.kind = link.kind
         interface.speedBitsPerSecond = link.speedBitsPerSecond
@@ -175,6 +181,10 @@ public struct Meter: Sendable {
         }
         tracked[link.ifindex] = interface
         return output
+    }
+
+    static func isVethWithoutPeer(_ link: Link) -> Bool {
+        link.kind == "veth" && link.parent == nil
     }
 
     /// Rule 0: at daemon start, a never-seen name's counters are the baseline.

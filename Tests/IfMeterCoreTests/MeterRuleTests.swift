@@ -16,8 +16,8 @@ enum Scenario {
     }
 
     static func link(_ name: String, _ ifindex: Int32, _ counters: Traffic, kind: String = "",
-                     is32Bit: Bool = false, speed: UInt64? = nil) -> Link {
-        Link(ifindex: ifindex, name: name, kind: kind, arpType: ARPHRD.ether,
+                     is32Bit: Bool = false, speed: UInt64? = nil, parent: Int32? = nil) -> Link {
+        Link(ifindex: ifindex, name: name, kind: kind, arpType: ARPHRD.ether, parent: parent,
              counters: LinkCounters(rxBytes: counters.rxBytes, txBytes: counters.txBytes,
                                     rxPackets: counters.rxPackets, txPackets: counters.txPackets),
              countersAre32Bit: is32Bit, speedBitsPerSecond: speed)
@@ -94,8 +94,8 @@ private func t(_ rxBytes: UInt64, _ txBytes: UInt64, _ rxPackets: UInt64 = 0, _ 
 }
 
 private func link(_ name: String, _ ifindex: Int32, _ counters: Traffic, kind: String = "",
-                  is32Bit: Bool = false, speed: UInt64? = nil) -> Link {
-    S.link(name, ifindex, counters, kind: kind, is32Bit: is32Bit, speed: speed)
+                  is32Bit: Bool = false, speed: UInt64? = nil, parent: Int32? = nil) -> Link {
+    S.link(name, ifindex, counters, kind: kind, is32Bit: is32Bit, speed: speed, parent: parent)
 }
 
 private func reading(_ ifindex: Int32, _ counters: Traffic) -> CounterReading {
@@ -177,6 +177,19 @@ let ruleCases: [RuleCase] = [
                 .sample([reading(2, t(300, 100, 3, 1))], at: at(60)),
                 .sample([reading(2, t(400, 150, 4, 2))], at: at(90))],
         totals: ["eth0": t(5400, 6150, 54, 62)], events: [.firstSight, .reset]),
+    RuleCase(
+        rule: "5 a veth whose peer is gone reads rx 0 until deleted: rx held, not a reset",
+        steps: [.start([link("va", 4, t(0, 0), kind: "veth", parent: 5)], at: at(0)),
+                .sample([reading(4, t(500, 200, 5, 2))], at: at(30)),
+                .event(.newOrChanged(link("va", 4, t(0, 230, 0, 3), kind: "veth")), at: at(31)),
+                .event(.deleted(link("va", 4, t(0, 240, 0, 4), kind: "veth")), at: at(31))],
+        totals: ["va": t(500, 240, 5, 4)], events: [.firstSight, .deleted]),
+    RuleCase(
+        rule: "5 a veth that still has its peer and goes backwards is reset",
+        steps: [.start([link("va", 4, t(0, 0), kind: "veth", parent: 5)], at: at(0)),
+                .sample([reading(4, t(500, 200, 5, 2))], at: at(30)),
+                .event(.newOrChanged(link("va", 4, t(10, 230, 1, 3), kind: "veth", parent: 5)), at: at(31))],
+        totals: ["va": t(510, 430, 6, 5)], events: [.firstSight, .reset]),
     RuleCase(
         rule: "6 32-bit wrap on the getifaddrs source: (2^32 - previous) + current, exactly",
         steps: [.start([link("eth0", 2, t(4_294_967_000, 10), is32Bit: true)], at: at(0)),
