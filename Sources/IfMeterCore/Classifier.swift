@@ -18,8 +18,13 @@ public struct Classifier: Sendable {
     }
 
     public func classify(_ link: Link) -> Classification {
+        classify(link, facts: sysfs.facts(for: link.name))
+    }
+
+    /// Classifies with sysfs facts the caller already read.
+    public func classify(_ link: Link, facts: SysfsFacts) -> Classification {
         if let verdict = Self.applyRules(rules, to: link.name) { return verdict }
-        return Self.detect(link, facts: sysfs.facts(for: link.name))
+        return Self.detect(link, facts: facts)
     }
 
     static func applyRules(_ rules: [ClassRule], to name: String) -> Classification? {

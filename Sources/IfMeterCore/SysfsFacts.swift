@@ -18,11 +18,14 @@ public struct SysfsFacts: Hashable, Sendable {
     public var hasDevice = false
     /// A sibling USB interface of the same device has a tty: a modem's control port.
     public var hasSiblingTTY = false
+    /// `speed` in bits per second; nil when the driver does not know (it reads -1 or fails
+    /// while the link is down).
+    public var speedBitsPerSecond: UInt64?
 
     public init(
         hasPhy80211: Bool = false, hasWireless: Bool = false, devtype: String? = nil,
         driver: String? = nil, tunFlags: UInt32? = nil, hasDevice: Bool = false,
-        hasSiblingTTY: Bool = false
+        hasSiblingTTY: Bool = false, speedBitsPerSecond: UInt64? = nil
     ) {
         self.hasPhy80211 = hasPhy80211
         self.hasWireless = hasWireless
@@ -31,6 +34,7 @@ public struct SysfsFacts: Hashable, Sendable {
         self.tunFlags = tunFlags
         self.hasDevice = hasDevice
         self.hasSiblingTTY = hasSiblingTTY
+        self.speedBitsPerSecond = speedBitsPerSecond
     }
 }
 
@@ -56,6 +60,10 @@ public struct SysfsReader: Sendable {
         facts.devtype = Self.readFile("\(base)/uevent").flatMap(Self.devtype(fromUevent:))
         facts.tunFlags = Self.readFile("\(base)/tun_flags").flatMap(Self.parseNumber)
         facts.hasDevice = Self.exists("\(base)/device")
+        if let megabits = Self.readFile("\(base)/speed").flatMap({ Int64($0.trimmingWhitespace()) }),
+           megabits > 0 {
+            facts.speedBitsPerSecond = UInt64(megabits) * 1_000_000
+        }
         if facts.hasDevice {
             facts.driver = Self.resolve("\(base)/device/driver").map(Self.lastComponent)
             facts.hasSiblingTTY = Self.resolve("\(base)/device").map(Self.siblingHasTTY) ?? false

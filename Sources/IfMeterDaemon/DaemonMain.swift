@@ -30,8 +30,15 @@ public enum DaemonMain {
         do {
             let listing = try LinkLister.list(from: options.source)
             for warning in listing.warnings { printError("ifmeterd: warning: \(warning)") }
+            var bootID: String?
+            do {
+                bootID = try SystemClock.bootID()
+            } catch {
+                printError("ifmeterd: warning: \(error); epochs are shown without a boot id")
+            }
             let report = ProbeReport(
-                listing: listing, classifier: Classifier(sysfs: SysfsReader(root: options.sysfsRoot)))
+                listing: listing, classifier: Classifier(sysfs: SysfsReader(root: options.sysfsRoot)),
+                bootID: bootID)
             print(options.json ? report.json() : report.table())
             return 0
         } catch {

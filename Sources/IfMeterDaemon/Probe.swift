@@ -4,6 +4,13 @@ import IfMeterKernel
 
 /// `ifmeterd --probe`: every interface the daemon sees right now, classified.
 public struct ProbeReport: Encodable, Sendable {
+    /// The kernel counter epoch the raw figures belong to (DESIGN §3).
+    public struct EpochKey: Encodable, Sendable {
+        var bootID: String
+        var ifindex: Int32
+        enum CodingKeys: String, CodingKey { case bootID = "boot_id", ifindex }
+    }
+
     public struct Interface: Encodable, Sendable {
         var name: String
         var ifindex: Int32
@@ -24,6 +31,8 @@ public struct ProbeReport: Encodable, Sendable {
         var txErrors: UInt64?
         var rxDropped: UInt64?
         var txDropped: UInt64?
+        var speedBitsPerSecond: UInt64?
+        var epoch: EpochKey?
         var labels: [EstimateLabel]
 
         enum CodingKeys: String, CodingKey {
@@ -31,20 +40,28 @@ public struct ProbeReport: Encodable, Sendable {
             case arpType = "arp_type", operstate, mtu, address, master, parent
             case rxBytes = "rx_bytes", txBytes = "tx_bytes", rxPackets = "rx_packets"
             case txPackets = "tx_packets", rxErrors = "rx_errors", txErrors = "tx_errors"
-            case rxDropped = "rx_dropped", txDropped = "tx_dropped", labels
+            case rxDropped = "rx_dropped", txDropped = "tx_dropped"
+            case speedBitsPerSecond = "speed_bps", epoch, labels
         }
     }
 
     public var version = IfMeterVersion.string
+    public var bootID: String?
     public var source: String
     public var warnings: [String]
     public var interfaces: [Interface]
 
-    public init(listing: LinkListing, classifier: Classifier) {
+    enum CodingKeys: String, CodingKey {
+        case version, bootID = "boot_id", source, warnings, interfaces
+    }
+
+    public init(listing: LinkListing, classifier: Classifier, bootID: String?) {
+        self.bootID = bootID
         source = listing.source.rawValue
         warnings = listing.warnings
         interfaces = listing.links.sorted { $0.ifindex < $1.ifindex }.map { link in
-            let classification = classifier.classify(link)
+            let facts = classifier.sysfs.facts(for: link.name)
+            let classification = classifier.classify(link, facts: facts)
             var labels = EstimateLabel.always + [.kernelCountersSinceCreation]
             if case .classified(.tunnel, _) = classification { labels.append(.tunnelDoubleCounted) }
             if link.countersAre32Bit { labels.append(.counters32Bit) }
@@ -58,6 +75,8 @@ public struct ProbeReport: Encodable, Sendable {
                 rxPackets: counters?.rxPackets, txPackets: counters?.txPackets,
                 rxErrors: counters?.rxErrors, txErrors: counters?.txErrors,
                 rxDropped: counters?.rxDropped, txDropped: counters?.txDropped,
+                speedBitsPerSecond: facts.speedBitsPerSecond,
+                epoch: bootID.map { EpochKey(bootID: $0, ifindex: link.ifindex) },
                 labels: labels)
         }
     }

@@ -13,6 +13,10 @@ enum Daemon {
 
 /// `ifmeterd --probe --json` as documented in docs/PROBE.md.
 struct ProbeOutput: Decodable {
+    struct Epoch: Decodable {
+        var boot_id: String
+        var ifindex: Int
+    }
     struct Interface: Decodable {
         var name: String
         var ifindex: Int
@@ -25,8 +29,11 @@ struct ProbeOutput: Decodable {
         var rx_packets: UInt64?
         var tx_packets: UInt64?
         var labels: [String]
+        var epoch: Epoch?
+        var speed_bps: UInt64?
     }
     var version: String
+    var boot_id: String?
     var source: String
     var warnings: [String]
     var interfaces: [Interface]
@@ -80,6 +87,12 @@ struct ProbeInNamespaceTests {
         #expect(va.kind == "veth" && va.operstate == "up")
         #expect(try output.interface("tunE").kind == "tun")
         #expect(output.interfaces.map(\.ifindex) == output.interfaces.map(\.ifindex).sorted())
+        let bootID = try String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(output.boot_id == bootID)
+        #expect(output.interfaces.allSatisfy { $0.epoch?.boot_id == bootID && $0.epoch?.ifindex == $0.ifindex })
+        #expect(try output.interface("va").speed_bps == 10_000_000_000, "veth reports 10 Gbit/s")
+        #expect(try output.interface("tunE").speed_bps == nil, "a tun that is down has no speed")
     }
 
     @Test("getifaddrs: the same interfaces and counters, labelled 32-bit")

@@ -156,8 +156,11 @@ struct ClassifierTests {
         #expect(SysfsReader.parseNumber("17") == 17)
         #expect(SysfsReader.parseNumber("zz") == nil)
         let sysfs = try FakeSysfs()
-        try sysfs.add("t0", .init(files: ["tun_flags": "0x1001\n", "uevent": "DEVTYPE=wlan\n"]))
+        try sysfs.add("t0", .init(files: ["tun_flags": "0x1001\n", "uevent": "DEVTYPE=wlan\n",
+                                          "speed": "10\n"]))
         let facts = SysfsReader(root: sysfs.root).facts(for: "t0")
-        #expect(facts == SysfsFacts(devtype: "wlan", tunFlags: 0x1001))
+        #expect(facts == SysfsFacts(devtype: "wlan", tunFlags: 0x1001, speedBitsPerSecond: 10_000_000))
+        try sysfs.add("e0", .init(files: ["speed": "-1\n"]))
+        #expect(SysfsReader(root: sysfs.root).facts(for: "e0").speedBitsPerSecond == nil)
     }
 }
