@@ -210,8 +210,8 @@ public struct Meter: Sendable {
         var output = MeterOutput(events: [CounterEvent(
             kind: kind, at: instant.wall, interface: link.name, ifindex: link.ifindex,
             current: current, detail: detail)])
-        // Elapsed time since creation is unknown, so only a configured maximum could judge it.
-        output += advance(&interface, to: current, at: instant, flags: flags, judgeBySpeed: false)
+        // The counters cover an unknown time since creation, so no rate cap can judge them.
+        output += advance(&interface, to: current, at: instant, flags: flags, judgeRate: false)
         tracked[link.ifindex] = interface
         return output
     }
@@ -284,12 +284,12 @@ public struct Meter: Sendable {
     /// Rules 1, 5, 6, 7 for one interface moving to `current`.
     private mutating func advance(
         _ interface: inout TrackedInterface, to current: Traffic, at instant: MeterInstant,
-        flags: MeterDelta.Flags = [], judgeBySpeed: Bool = true
+        flags: MeterDelta.Flags = [], judgeRate: Bool = true
     ) -> MeterOutput {
         var output = MeterOutput()
         var flags = flags
         let elapsed = instant.seconds(since: interface.lastInstant)
-        let cap = byteCap(for: interface, elapsed: elapsed, bySpeed: judgeBySpeed)
+        let cap = judgeRate ? byteCap(for: interface, elapsed: elapsed) : nil
         let step = CounterStep(
             from: interface.last, to: current, is32Bit: interface.countersAre32Bit,
             wrapLimit: Swift.min(cap ?? CounterStep.wrapModulus / 2, CounterStep.wrapModulus / 2))
@@ -346,10 +346,10 @@ public struct Meter: Sendable {
     /// Rule 7: the most bytes per direction this interface could plausibly have moved in
     /// `elapsed` seconds, or nil when nothing bounds it. tun devices report a fake 10 Mbit/s,
     /// so their speed is never used.
-    private func byteCap(for interface: TrackedInterface, elapsed: Double, bySpeed: Bool) -> UInt64? {
+    private func byteCap(for interface: TrackedInterface, elapsed: Double) -> UInt64? {
         let window = Swift.max(elapsed, configuration.minimumCapWindowSeconds)
         var caps: [Double] = []
-        if bySpeed, interface.kind != "tun", let speed = interface.speedBitsPerSecond, speed > 0 {
+        if interface.kind != "tun", let speed = interface.speedBitsPerSecond, speed > 0 {
             caps.append(Double(speed) / 8 * window * configuration.speedMargin)
         }
         if let maximum = configuration.maxBytesPerSecond {

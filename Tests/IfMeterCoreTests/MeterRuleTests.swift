@@ -229,6 +229,16 @@ let ruleCases: [RuleCase] = [
                 .sample([reading(4, t(90_000_000, 10))], at: at(60))],
         totals: ["tun0": t(29_000_000, 10)], events: [.firstSight, .implausible]),
     RuleCase(
+        rule: "7 counters of a new epoch cover an unknown time: no cap judges them",
+        configuration: { var c = MeterConfiguration(); c.maxBytesPerSecond = 1000; return c }(),
+        knownNames: ["eth0": S.wallOrigin - 86_400],
+        steps: [.start([link("eth0", 2, t(0, 0), speed: 8000)], at: at(0)),
+                .event(.newOrChanged(link("usb0", 5, t(90_000_000, 4), speed: 8000)), at: at(1)),
+                .restart(bootID: "boot-2"),
+                .start([link("eth0", 3, t(80_000_000, 2), speed: 8000)], at: at(5))],
+        totals: ["eth0": t(80_000_000, 2), "usb0": t(90_000_000, 4)],
+        events: [.epochStarted, .appeared, .reboot, .epochStarted]),
+    RuleCase(
         rule: "8 daemon was down (same boot, same ifindex): counted from the saved values",
         steps: [.start([link("eth0", 2, t(100, 100))], at: at(0)),
                 .sample([reading(2, t(200, 150))], at: at(30)),
