@@ -174,11 +174,19 @@ public struct Meter: Sendable {
             current.rxPackets = Swift.max(current.rxPackets, interface.last.rxPackets)
         }
         var output = advance(&interface, to: current, at: instant)
+        output += adopt(link, into: &interface, at: instant)
+        return output
+    }
+
+    /// Takes the link's current metadata into the tracked epoch (a new name is rule 9) and
+    /// stores it.
+    private mutating func adopt(
+        _ link: Link, into interface: inout TrackedInterface, at instant: MeterInstant
+    ) -> MeterOutput {
         interface.kind = link.kind
         interface.speedBitsPerSecond = link.speedBitsPerSecond
-        if interface.name != link.name {
-            output += rename(&interface, to: link.name, at: instant)
-        }
+        let output = interface.name == link.name
+            ? MeterOutput() : rename(&interface, to: link.name, at: instant)
         tracked[link.ifindex] = interface
         return output
     }
@@ -222,22 +230,16 @@ public struct Meter: Sendable {
         _ interface: inout TrackedInterface, link: Link, current: Traffic, at instant: MeterInstant
     ) -> MeterOutput {
         let downSeconds = instant.wall - interface.lastInstant.wall
+        let saved = interface.last
         rates[link.ifindex] = Rate(startingAt: instant, smoothingSeconds: configuration.rateSmoothingSeconds)
-        var output = MeterOutput(events: [CounterEvent(
+        var output = advance(&interface, to: current, at: instant, flags: .gap)
+        let counted = output.deltas.last { $0.flags.contains(.gap) }?.traffic ?? .zero
+        output.events.insert(CounterEvent(
             kind: .gap, at: instant.wall, interface: interface.name, ifindex: interface.ifindex,
-            previous: interface.last, current: current,
+            previous: saved, current: current, delta: counted,
             detail: "resumed after \(Int(downSeconds.rounded())) s without sampling; "
-                + "traffic since the last save is counted now")])
-        output += advance(&interface, to: current, at: instant, flags: .gap)
-        if let gapEvent = output.deltas.last, gapEvent.flags.contains(.gap) {
-            output.events[0].delta = gapEvent.traffic
-        }
-        interface.kind = link.kind
-        interface.speedBitsPerSecond = link.speedBitsPerSecond
-        if interface.name != link.name {
-            output += rename(&interface, to: link.name, at: instant)
-        }
-        tracked[link.ifindex] = interface
+                + "traffic since the last save is counted now"), at: 0)
+        output += adopt(link, into: &interface, at: instant)
         return output
     }
 
