@@ -14,6 +14,8 @@ let package = Package(
             pkgConfig: "libnl-route-3.0",
             providers: [.apt(["libnl-3-dev", "libnl-route-3-dev"])]
         ),
+        // Debian's libsqlite3.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The only C in the project: netlink dumps, link events, getifaddrs. No policy.
         .target(
             name: "CLinkStats",
@@ -24,6 +26,8 @@ let package = Package(
         .target(name: "IfMeterCore"),
         // Kernel sources turned into IfMeterCore values; the only importer of CLinkStats.
         .target(name: "IfMeterKernel", dependencies: ["IfMeterCore", "CLinkStats"]),
+        // History in SQLite: buckets, totals, epochs and meter state, events, retention.
+        .target(name: "IfMeterStore", dependencies: ["IfMeterCore", "CSQLite"]),
         // Composition: command line, probe, (later) event loop, server, systemd.
         .target(name: "IfMeterDaemon", dependencies: ["IfMeterCore", "IfMeterKernel"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
@@ -35,6 +39,13 @@ let package = Package(
         .testTarget(
             name: "IfMeterKernelTests",
             dependencies: ["IfMeterKernel", "IfMeterCore", "IfMeterTestSupport"]),
+        .testTarget(
+            name: "IfMeterStoreTests",
+            dependencies: ["IfMeterStore", "IfMeterCore", "IfMeterTestSupport", "store-crash-writer"]),
+        // A child process for the crash test: saves in a loop until SIGKILLed.
+        .executableTarget(
+            name: "store-crash-writer", dependencies: ["IfMeterStore", "IfMeterCore"],
+            path: "Tests/StoreCrashWriter"),
         .testTarget(name: "EndToEndTests", dependencies: ["ifmeterd", "IfMeterTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

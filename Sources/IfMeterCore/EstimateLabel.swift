@@ -15,6 +15,8 @@ public enum EstimateLabel: String, Hashable, Sendable, Codable, CaseIterable {
     /// A sum across interfaces that leaves out loopback, virtual and tunnel classes, so
     /// tunnelled traffic is not counted twice.
     case excludesLoopbackVirtualTunnel = "excludes-loopback-virtual-tunnel"
+    /// Extrapolated to the end of a period at the pace so far; not traffic that happened.
+    case projection
     /// 32-bit counters (the getifaddrs source) that wrap at 4 GiB.
     case counters32Bit = "32-bit-counters"
 

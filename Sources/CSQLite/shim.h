@@ -1,0 +1,4 @@
+#ifndef IFMETER_CSQLITE_SHIM_H
+#define IFMETER_CSQLITE_SHIM_H
+#include <sqlite3.h>
+#endif

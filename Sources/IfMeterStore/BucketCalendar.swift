@@ -1,0 +1,108 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The resolutions history is kept at.
+public enum Resolution: String, Hashable, Sendable, Codable, CaseIterable {
+    case fiveMinutes = "5min"
+    case hour, day, month, year
+}
+
+/// Where bucket boundaries fall: local midnight, the top of the local hour, the billing day of
+/// the month. DST-safe: a bucket's end is the next bucket's start, so a spring-forward day is
+/// 23 hours long and a fall-back day 25, and both repeated hours of a fall-back night get
+/// buckets of their own.
+public struct BucketCalendar: Hashable, Sendable {
+    public enum Zone: Hashable, Sendable {
+        /// The process's time zone (`TZ`, else `/etc/localtime`).
+        case local
+        case utc
+        /// An IANA zone name such as `Europe/Berlin`.
+        case named(String)
+    }
+
+    public let zone: Zone
+
+    public init(zone: Zone = .local) {
+        self.zone = zone
+    }
+
+    /// The start (Unix seconds) of the `resolution` bucket containing `time`. `monthStartDay`
+    /// (1–28) is the first day of a billing month; it only affects `.month`.
+    public func start(of resolution: Resolution, containing time: Int64, monthStartDay: Int = 1) -> Int64 {
+        switch resolution {
+        case .fiveMinutes:
+            return time - ((time % 300) + 300) % 300
+        case .hour:
+            return convert(time) { local in
+                local.tm_min = 0
+                local.tm_sec = 0
+            }
+        case .day:
+            return convert(time) { local in
+                (local.tm_hour, local.tm_min, local.tm_sec, local.tm_isdst) = (0, 0, 0, -1)
+            }
+        case .month:
+            let startDay = Int32(Swift.min(Swift.max(monthStartDay, 1), 28))
+            return convert(time) { local in
+                if local.tm_mday < startDay { local.tm_mon -= 1 }  // normalised by mktime/timegm
+                local.tm_mday = startDay
+                (local.tm_hour, local.tm_min, local.tm_sec, local.tm_isdst) = (0, 0, 0, -1)
+            }
+        case .year:
+            return convert(time) { local in
+                (local.tm_mon, local.tm_mday) = (0, 1)
+                (local.tm_hour, local.tm_min, local.tm_sec, local.tm_isdst) = (0, 0, 0, -1)
+            }
+        }
+    }
+
+    /// The end of the bucket that starts at `start`: the next bucket's start.
+    public func end(of resolution: Resolution, startingAt start: Int64, monthStartDay: Int = 1) -> Int64 {
+        // A point safely inside the next bucket, whatever DST does to this one's length.
+        let probe: Int64 = switch resolution {
+        case .fiveMinutes: 300
+        case .hour: 3600
+        case .day: 36 * 3600
+        case .month: 45 * 86400
+        case .year: 400 * 86400
+        }
+        return self.start(of: resolution, containing: start + probe, monthStartDay: monthStartDay)
+    }
+
+    /// Breaks `time` down in this zone, lets `adjust` move fields, and converts back.
+    private func convert(_ time: Int64, _ adjust: (inout tm) -> Void) -> Int64 {
+        var seconds = time_t(time)
+        var local = tm()
+        switch zone {
+        case .utc:
+            gmtime_r(&seconds, &local)
+            adjust(&local)
+            return Int64(timegm(&local))
+        case .local:
+            return Self.inProcessZone(seconds, &local, adjust)
+        case .named(let name):
+            return Self.zoneLock.withLock { _ in
+                let saved = getenv("TZ").map { String(cString: $0) }
+                setenv("TZ", name, 1)
+                tzset()
+                defer {
+                    if let saved { setenv("TZ", saved, 1) } else { unsetenv("TZ") }
+                    tzset()
+                }
+                return Self.inProcessZone(seconds, &local, adjust)
+            }
+        }
+    }
+
+    private static func inProcessZone(_ seconds: time_t, _ local: inout tm, _ adjust: (inout tm) -> Void) -> Int64 {
+        var seconds = seconds
+        localtime_r(&seconds, &local)
+        adjust(&local)
+        return Int64(mktime(&local))
+    }
+
+    /// Named zones are computed by switching `TZ`, which is process-wide: one at a time.
+    private static let zoneLock = Mutex(())
+}

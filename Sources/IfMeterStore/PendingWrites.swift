@@ -1,0 +1,106 @@
+import IfMeterCore
+
+/// What a bucket or total accumulates: traffic, and how many resets, gaps and implausible drops
+/// happened in it.
+public struct BucketTally: Hashable, Sendable {
+    public var traffic = Traffic.zero
+    public var resets = 0
+    public var gaps = 0
+    public var implausible = 0
+
+    public init(traffic: Traffic = .zero, resets: Int = 0, gaps: Int = 0, implausible: Int = 0) {
+        self.traffic = traffic
+        self.resets = resets
+        self.gaps = gaps
+        self.implausible = implausible
+    }
+
+    init(_ delta: MeterDelta) {
+        traffic = delta.traffic
+        resets = delta.flags.contains(.reset) ? 1 : 0
+        gaps = delta.flags.contains(.gap) ? 1 : 0
+        implausible = delta.flags.contains(.implausibleDropped) ? 1 : 0
+    }
+
+    static func += (lhs: inout BucketTally, rhs: BucketTally) {
+        lhs.traffic += rhs.traffic
+        lhs.resets += rhs.resets
+        lhs.gaps += rhs.gaps
+        lhs.implausible += rhs.implausible
+    }
+}
+
+/// What the daemon knows about an interface besides its traffic.
+public struct InterfaceRecord: Hashable, Sendable {
+    public var name: String
+    public var interfaceClass: String?
+    public var kind: String
+    public var mac: String
+    public var lastSeen: Double
+
+    public init(name: String, interfaceClass: String?, kind: String, mac: String, lastSeen: Double) {
+        self.name = name
+        self.interfaceClass = interfaceClass
+        self.kind = kind
+        self.mac = mac
+        self.lastSeen = lastSeen
+    }
+}
+
+/// The meter's output not yet in the database, already folded into buckets so memory stays
+/// bounded however long the disk stays full. Saved in one transaction with the meter state it
+/// belongs to; kept (and added to) when a save fails.
+public struct PendingWrites: Sendable {
+    struct BucketKey: Hashable, Sendable {
+        var name: String
+        var resolution: Resolution
+        var start: Int64
+    }
+
+    var buckets: [BucketKey: BucketTally] = [:]
+    var totals: [String: BucketTally] = [:]
+    var events: [CounterEvent] = []
+    var interfaces: [String: InterfaceRecord] = [:]
+    var meterState: MeterState?
+    /// Events left out because too many piled up unsaved; recorded as an event when saved.
+    var droppedEvents = 0
+
+    /// Events kept in memory while saves fail; beyond this only their number is kept.
+    static let maximumEvents = 100_000
+
+    public init() {}
+
+    public var isEmpty: Bool {
+        buckets.isEmpty && totals.isEmpty && events.isEmpty && interfaces.isEmpty && meterState == nil
+    }
+
+    /// Folds a meter output into every resolution's bucket and the all-time total.
+    public mutating func add(_ output: MeterOutput, calendar: BucketCalendar, monthStartDay: (String) -> Int) {
+        for delta in output.deltas {
+            let tally = BucketTally(delta)
+            let time = Int64(delta.at.rounded(.down))
+            for resolution in Resolution.allCases {
+                let start = calendar.start(of: resolution, containing: time,
+                                           monthStartDay: monthStartDay(delta.name))
+                buckets[BucketKey(name: delta.name, resolution: resolution, start: start), default: BucketTally()] += tally
+            }
+            totals[delta.name, default: BucketTally()] += tally
+        }
+        for event in output.events {
+            if events.count < Self.maximumEvents {
+                events.append(event)
+            } else {
+                droppedEvents += 1
+            }
+        }
+    }
+
+    /// The meter state to save with the traffic: always the newest.
+    public mutating func setMeterState(_ state: MeterState) {
+        meterState = state
+    }
+
+    public mutating func note(_ record: InterfaceRecord) {
+        interfaces[record.name] = record
+    }
+}

@@ -1,0 +1,162 @@
+import FoundationEssentials
+import IfMeterCore
+
+/// One bucket of history: traffic in `[start, end)` and what broke its continuity.
+public struct UsageRow: Hashable, Sendable {
+    public var start: Int64
+    public var end: Int64
+    public var tally: BucketTally
+
+    /// The labels this row carries (DESIGN §1).
+    public var labels: [EstimateLabel] {
+        var labels = EstimateLabel.always
+        if tally.resets > 0 { labels.append(.resetInPeriod) }
+        if tally.gaps > 0 { labels.append(.gapInPeriod) }
+        if tally.implausible > 0 { labels.append(.implausibleDropped) }
+        return labels
+    }
+}
+
+/// What history is about: one interface name, or every interface of a class.
+public enum UsageSubject: Hashable, Sendable {
+    case interface(String)
+    case interfaceClass(InterfaceClass)
+}
+
+/// A linear projection of the current period to its end, labelled as such.
+public struct Projection: Hashable, Sendable {
+    public var start: Int64
+    public var end: Int64
+    public var soFar: Traffic
+    /// `soFar` scaled from the elapsed part of the period to all of it.
+    public var projected: Traffic
+    /// How much of the period has passed, 0…1.
+    public var elapsedFraction: Double
+    public var labels: [EstimateLabel] { EstimateLabel.always + [.projection] }
+}
+
+/// A name the store has history for.
+public struct StoredInterface: Hashable, Sendable {
+    public var name: String
+    public var interfaceClass: String?
+    public var kind: String
+    public var firstSeen: Double
+    public var lastSeen: Double
+}
+
+extension Store {
+    /// Buckets of `resolution` for `subject` whose start lies in `[from, to)` (either bound
+    /// optional), oldest first. A class sums its interfaces bucket by bucket.
+    public func usage(_ subject: UsageSubject, resolution: Resolution, from: Int64? = nil,
+                      to: Int64? = nil) throws(StoreError) -> [UsageRow] {
+        let (filter, key): (String, String) = switch subject {
+        case .interface(let name): ("b.name = ?1", name)
+        case .interfaceClass(let interfaceClass):
+            ("b.name IN (SELECT name FROM interfaces WHERE class = ?1)", interfaceClass.rawValue)
+        }
+        let statement = try connection.prepare("""
+            SELECT b.start, sum(b.rx_bytes), sum(b.tx_bytes), sum(b.rx_packets), sum(b.tx_packets),
+                   sum(b.resets), sum(b.gaps), sum(b.implausible), min(b.name)
+            FROM buckets b
+            WHERE \(filter) AND b.resolution = ?2 AND b.start >= ?3 AND b.start < ?4
+            GROUP BY b.start ORDER BY b.start
+            """, "read")
+        statement.bind([.text(key), .text(resolution.rawValue), .int(from ?? Int64.min), .int(to ?? Int64.max)])
+        var rows: [UsageRow] = []
+        while try statement.step() {
+            let start = statement.int64(0)
+            let name = statement.text(8) ?? ""
+            rows.append(UsageRow(
+                start: start,
+                end: configuration.calendar.end(of: resolution, startingAt: start,
+                                                monthStartDay: configuration.monthStartDay(for: name)),
+                tally: Self.tally(statement, from: 1)))
+        }
+        return rows
+    }
+
+    /// Everything since the name was first seen, across all its epochs; nil if never seen.
+    public func total(_ name: String) throws(StoreError) -> (tally: BucketTally, since: Double)? {
+        let statement = try connection.prepare("""
+            SELECT t.rx_bytes, t.tx_bytes, t.rx_packets, t.tx_packets, t.resets, t.gaps,
+                   t.implausible, i.first_seen
+            FROM interfaces i LEFT JOIN totals t ON t.name = i.name WHERE i.name = ?1
+            """, "read")
+        statement.bind([.text(name)])
+        guard try statement.step() else { return nil }
+        return (Self.tally(statement, from: 0), statement.double(7))
+    }
+
+    /// The `limit` days with the most traffic (rx + tx) for `subject`, busiest first.
+    public func topDays(_ subject: UsageSubject, limit: Int) throws(StoreError) -> [UsageRow] {
+        let days = try usage(subject, resolution: .day)
+        let ranked = days.sorted {
+            let (a, b) = ($0.tally.traffic, $1.tally.traffic)
+            return (a.rxBytes &+ a.txBytes, $1.start) > (b.rxBytes &+ b.txBytes, $0.start)
+        }
+        return Array(ranked.prefix(limit))
+    }
+
+    /// Events in `[from, to)`, oldest first, optionally of one kind or one interface.
+    public func events(from: Double? = nil, to: Double? = nil, kind: CounterEvent.Kind? = nil,
+                       interface: String? = nil, limit: Int = 1000) throws(StoreError) -> [CounterEvent] {
+        let statement = try connection.prepare("""
+            SELECT at, kind, interface, ifindex, previous, current, delta, detail FROM events
+            WHERE at >= ?1 AND at < ?2 AND (?3 IS NULL OR kind = ?3) AND (?4 IS NULL OR interface = ?4)
+            ORDER BY at, id LIMIT ?5
+            """, "read")
+        statement.bind([.double(from ?? -Double.greatestFiniteMagnitude),
+                        .double(to ?? Double.greatestFiniteMagnitude),
+                        .optionalText(kind?.rawValue), .optionalText(interface), .int(Int64(limit))])
+        let decoder = JSONDecoder()
+        let traffic = { (text: String?) in
+            text.flatMap { try? decoder.decode(Traffic.self, from: Data($0.utf8)) }
+        }
+        var events: [CounterEvent] = []
+        while try statement.step() {
+            guard let kind = statement.text(1).flatMap(CounterEvent.Kind.init(rawValue:)) else { continue }
+            events.append(CounterEvent(
+                kind: kind, at: statement.double(0), interface: statement.text(2),
+                ifindex: statement.isNull(3) ? nil : Int32(statement.int64(3)),
+                previous: traffic(statement.text(4)), current: traffic(statement.text(5)),
+                delta: traffic(statement.text(6)), detail: statement.text(7) ?? ""))
+        }
+        return events
+    }
+
+    /// Every name with history.
+    public func interfaces() throws(StoreError) -> [StoredInterface] {
+        let statement = try connection.prepare(
+            "SELECT name, class, kind, first_seen, last_seen FROM interfaces ORDER BY name", "read")
+        var result: [StoredInterface] = []
+        while try statement.step() {
+            result.append(StoredInterface(
+                name: statement.text(0) ?? "", interfaceClass: statement.text(1),
+                kind: statement.text(2) ?? "", firstSeen: statement.double(3), lastSeen: statement.double(4)))
+        }
+        return result
+    }
+
+    /// The current day or month of `name` so far, and where it ends up at the same pace.
+    public func projection(_ name: String, resolution: Resolution, now: Int64) throws(StoreError) -> Projection {
+        let monthStartDay = configuration.monthStartDay(for: name)
+        let start = configuration.calendar.start(of: resolution, containing: now, monthStartDay: monthStartDay)
+        let end = configuration.calendar.end(of: resolution, startingAt: start, monthStartDay: monthStartDay)
+        let soFar = try usage(.interface(name), resolution: resolution, from: start, to: start + 1)
+            .first?.tally.traffic ?? .zero
+        let fraction = min(max(Double(now - start) / Double(end - start), 0), 1)
+        let scale = fraction > 0 ? 1 / fraction : 0
+        return Projection(
+            start: start, end: end, soFar: soFar,
+            projected: soFar.combined(with: .zero) { value, _ in UInt64((Double(value) * scale).rounded()) },
+            elapsedFraction: fraction)
+    }
+
+    static func tally(_ statement: Statement, from column: Int32) -> BucketTally {
+        BucketTally(
+            traffic: Traffic(rxBytes: statement.uint64(column), txBytes: statement.uint64(column + 1),
+                             rxPackets: statement.uint64(column + 2), txPackets: statement.uint64(column + 3)),
+            resets: Int(statement.int64(column + 4)), gaps: Int(statement.int64(column + 5)),
+            implausible: Int(statement.int64(column + 6)))
+    }
+}

@@ -1,0 +1,182 @@
+import CSQLite
+
+/// Why the store could not do what it was asked, naming the database file.
+public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Kind: Hashable, Sendable {
+        case cannotOpen
+        /// Not a database, not ifmeter's, or failing its integrity check. Never overwritten.
+        case corrupt
+        /// Written by a newer ifmeter; this build will not touch it.
+        case newerSchema(found: Int, supported: Int)
+        /// Another ifmeterd holds the database.
+        case locked(byPID: Int32?)
+        /// Disk full or quota reached: nothing was written; retry when there is space.
+        case full
+        /// The file or its directory cannot be written.
+        case readOnly
+        case io
+        case other
+    }
+
+    public var kind: Kind
+    public var path: String
+    /// What the store was doing, as a verb phrase: "open", "save to", "read".
+    public var operation: String
+    public var message: String
+
+    public var description: String {
+        "cannot \(operation) database \(path): \(message)"
+    }
+}
+
+/// A thin owner of one `sqlite3` connection: prepared statements, transactions, typed errors.
+final class SQLiteConnection {
+    let handle: OpaquePointer
+    let path: String
+
+    /// Opens `path`; creates it only when `create` is true (an existing file is never replaced).
+    init(path: String, create: Bool) throws(StoreError) {
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        guard code == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            sqlite3_close_v2(handle)
+            throw StoreError(kind: Self.kind(code), path: path, operation: "open", message: message)
+        }
+        self.handle = handle
+        self.path = path
+        sqlite3_extended_result_codes(handle, 1)
+    }
+
+    deinit {
+        sqlite3_close_v2(handle)
+    }
+
+    static func kind(_ code: Int32) -> StoreError.Kind {
+        switch code & 0xff {
+        case SQLITE_CORRUPT, SQLITE_NOTADB: .corrupt
+        case SQLITE_FULL: .full
+        case SQLITE_READONLY, SQLITE_PERM: .readOnly
+        case SQLITE_CANTOPEN: .cannotOpen
+        case SQLITE_IOERR: .io
+        case SQLITE_BUSY, SQLITE_LOCKED: .locked(byPID: nil)
+        default: .other
+        }
+    }
+
+    func error(_ code: Int32, _ operation: String) -> StoreError {
+        StoreError(kind: Self.kind(code), path: path, operation: operation,
+                   message: String(cString: sqlite3_errmsg(handle)))
+    }
+
+    /// Runs one or more statements that return no rows.
+    func execute(_ sql: String, _ operation: String) throws(StoreError) {
+        let code = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard code == SQLITE_OK else { throw error(code, operation) }
+    }
+
+    func prepare(_ sql: String, _ operation: String) throws(StoreError) -> Statement {
+        var statement: OpaquePointer?
+        let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard code == SQLITE_OK, let statement else { throw error(code, operation) }
+        return Statement(statement, connection: self, operation: operation)
+    }
+
+    /// `BEGIN IMMEDIATE` … `COMMIT`, rolled back if `body` or the commit fails.
+    func transaction<T>(_ operation: String, _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try execute("BEGIN IMMEDIATE", operation)
+        do {
+            let result = try body()
+            try execute("COMMIT", operation)
+            return result
+        } catch {
+            // After SQLITE_FULL and some I/O errors SQLite has already rolled back.
+            if sqlite3_get_autocommit(handle) == 0 { _ = sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
+            throw error
+        }
+    }
+
+    /// A single value from a pragma or query.
+    func scalarText(_ sql: String, _ operation: String) throws(StoreError) -> String? {
+        let statement = try prepare(sql, operation)
+        return try statement.step() ? statement.text(0) : nil
+    }
+
+    func scalarInt(_ sql: String, _ operation: String) throws(StoreError) -> Int64 {
+        let statement = try prepare(sql, operation)
+        return try statement.step() ? statement.int64(0) : 0
+    }
+}
+
+/// One prepared statement. Reset before every use, so it can be kept and reused.
+final class Statement {
+    private let handle: OpaquePointer
+    private unowned let connection: SQLiteConnection
+    private let operation: String
+
+    /// Tells SQLite to copy bound text (the Swift buffer does not outlive the call).
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    fileprivate init(_ handle: OpaquePointer, connection: SQLiteConnection, operation: String) {
+        self.handle = handle
+        self.connection = connection
+        self.operation = operation
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    /// Resets the statement and binds `values` to parameters 1…n.
+    @discardableResult
+    func bind(_ values: [SQLValue]) -> Statement {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            switch value {
+            case .null: sqlite3_bind_null(handle, index)
+            case .int(let number): sqlite3_bind_int64(handle, index, number)
+            case .double(let number): sqlite3_bind_double(handle, index, number)
+            case .text(let text): sqlite3_bind_text(handle, index, text, -1, Self.transient)
+            }
+        }
+        return self
+    }
+
+    /// Advances; true when a row is available.
+    func step() throws(StoreError) -> Bool {
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw connection.error(code, operation)
+        }
+    }
+
+    /// Runs a statement that returns no rows.
+    func run(_ values: [SQLValue]) throws(StoreError) {
+        bind(values)
+        _ = try step()
+    }
+
+    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    func text(_ column: Int32) -> String? {
+        sqlite3_column_text(handle, column).map { String(cString: $0) }
+    }
+    /// Counters are stored as SQLite's signed 64-bit integers, bit for bit.
+    func uint64(_ column: Int32) -> UInt64 { UInt64(bitPattern: int64(column)) }
+}
+
+enum SQLValue {
+    case null
+    case int(Int64)
+    case double(Double)
+    case text(String)
+
+    static func uint(_ value: UInt64) -> SQLValue { .int(Int64(bitPattern: value)) }
+    static func optionalText(_ value: String?) -> SQLValue { value.map(SQLValue.text) ?? .null }
+}

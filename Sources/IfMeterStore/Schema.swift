@@ -1,0 +1,81 @@
+/// The database layout, as forward migrations: migration `n` takes `PRAGMA user_version` from
+/// `n` to `n + 1`. Never edit a released migration; append a new one.
+enum Schema {
+    /// `PRAGMA application_id`: "ifmt". Marks the file as ifmeter's.
+    static let applicationID: Int64 = 0x6966_6D74
+
+    static var version: Int { migrations.count }
+
+    static let migrations: [String] = [
+        """
+        CREATE TABLE interfaces (
+            name TEXT PRIMARY KEY,
+            class TEXT,
+            kind TEXT,
+            mac TEXT,
+            alias TEXT,
+            first_seen REAL NOT NULL,
+            last_seen REAL NOT NULL
+        );
+        CREATE TABLE buckets (
+            name TEXT NOT NULL,
+            resolution TEXT NOT NULL,
+            start INTEGER NOT NULL,
+            rx_bytes INTEGER NOT NULL DEFAULT 0,
+            tx_bytes INTEGER NOT NULL DEFAULT 0,
+            rx_packets INTEGER NOT NULL DEFAULT 0,
+            tx_packets INTEGER NOT NULL DEFAULT 0,
+            resets INTEGER NOT NULL DEFAULT 0,
+            gaps INTEGER NOT NULL DEFAULT 0,
+            implausible INTEGER NOT NULL DEFAULT 0,
+            UNIQUE (name, resolution, start)
+        );
+        CREATE INDEX buckets_by_age ON buckets (resolution, start);
+        CREATE TABLE totals (
+            name TEXT PRIMARY KEY,
+            rx_bytes INTEGER NOT NULL DEFAULT 0,
+            tx_bytes INTEGER NOT NULL DEFAULT 0,
+            rx_packets INTEGER NOT NULL DEFAULT 0,
+            tx_packets INTEGER NOT NULL DEFAULT 0,
+            resets INTEGER NOT NULL DEFAULT 0,
+            gaps INTEGER NOT NULL DEFAULT 0,
+            implausible INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE TABLE epochs (
+            boot_id TEXT NOT NULL,
+            ifindex INTEGER NOT NULL,
+            generation INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            since REAL NOT NULL,
+            open INTEGER NOT NULL,
+            last_rx_bytes INTEGER NOT NULL,
+            last_tx_bytes INTEGER NOT NULL,
+            last_rx_packets INTEGER NOT NULL,
+            last_tx_packets INTEGER NOT NULL,
+            last_wall REAL NOT NULL,
+            last_boot_ns INTEGER NOT NULL,
+            counters_32bit INTEGER NOT NULL,
+            speed_bps INTEGER,
+            PRIMARY KEY (boot_id, ifindex, generation)
+        );
+        CREATE INDEX epochs_open ON epochs (open);
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY,
+            at REAL NOT NULL,
+            kind TEXT NOT NULL,
+            interface TEXT,
+            ifindex INTEGER,
+            previous TEXT,
+            current TEXT,
+            delta TEXT,
+            detail TEXT NOT NULL
+        );
+        CREATE INDEX events_by_time ON events (at);
+        CREATE TABLE meter (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        """,
+    ]
+}

@@ -1,0 +1,396 @@
+import CSQLite
+import FoundationEssentials
+import IfMeterCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How long each resolution is kept. Defaults are at least vnStat's: 5-minute 48 hours,
+/// hourly 4 days, daily 62 days, monthly 25 months, yearly and totals forever.
+public struct Retention: Hashable, Sendable {
+    /// Seconds; nil keeps forever.
+    public var fiveMinutes: Int64? = 48 * 3600
+    public var hours: Int64? = 4 * 86400
+    public var days: Int64? = 62 * 86400
+    /// Calendar months; nil keeps forever.
+    public var months: Int? = 25
+    /// Calendar years; nil keeps forever.
+    public var years: Int?
+    /// Seconds of events kept; nil keeps forever.
+    public var events: Int64?
+
+    public init() {}
+}
+
+public struct StoreConfiguration: Hashable, Sendable {
+    public var calendar = BucketCalendar()
+    public var retention = Retention()
+    /// First day (1–28) of each interface's billing month; others use `defaultMonthStartDay`.
+    public var monthStartDays: [String: Int] = [:]
+    public var defaultMonthStartDay = 1
+
+    public init() {}
+
+    public func monthStartDay(for name: String) -> Int {
+        monthStartDays[name] ?? defaultMonthStartDay
+    }
+}
+
+/// ifmeter's history in SQLite (DESIGN §4): one writer, WAL, `synchronous=FULL`.
+///
+/// Loss bound: a save is one transaction holding the traffic and the meter state it leads to.
+/// If the daemon is killed, the database holds the last save, and in the same boot the kernel
+/// counters still hold everything after it: the restarted meter counts it, nothing is lost. On
+/// power loss (a reboot, so the counters are gone too), the traffic since the last completed
+/// save is lost: at most one save interval. `FULL` makes each commit durable when it returns.
+public final class Store {
+    public let path: String
+    public let configuration: StoreConfiguration
+    let connection: SQLiteConnection
+    private let lockDescriptor: Int32
+    private let statements: Statements
+
+    /// Opens (or creates) the database at `path`, taking `path.lock` so no second ifmeterd
+    /// writes it. Refuses, without writing anything, a file that is not an ifmeter database,
+    /// fails its integrity check, or has a newer schema.
+    public init(path: String, configuration: StoreConfiguration = StoreConfiguration()) throws(StoreError) {
+        self.path = path
+        self.configuration = configuration
+        lockDescriptor = try Self.lock(path: path)
+        do {
+            let exists = access(path, F_OK) == 0
+            connection = try SQLiteConnection(path: path, create: !exists)
+            try Self.check(connection)
+            try Self.configure(connection)
+            try Self.migrate(connection)
+            statements = try Statements(connection)
+        } catch {
+            close(lockDescriptor)
+            throw error
+        }
+    }
+
+    deinit {
+        close(lockDescriptor)  // releases the flock
+    }
+
+    // MARK: Opening
+
+    /// An exclusive `flock` on `path.lock`, holding the owner's pid for the error message.
+    private static func lock(path: String) throws(StoreError) -> Int32 {
+        let lockPath = path + ".lock"
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw StoreError(kind: errno == EACCES || errno == EROFS ? .readOnly : .cannotOpen,
+                             path: path, operation: "open",
+                             message: "cannot create lock file \(lockPath): \(String(cString: strerror(errno)))")
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let error = errno
+            var buffer = [UInt8](repeating: 0, count: 32)
+            let count = read(fd, &buffer, buffer.count)
+            close(fd)
+            let pid = count > 0 ? Int32(String(decoding: buffer[..<count], as: UTF8.self)
+                .filter(\.isNumber)) : nil
+            guard error == EWOULDBLOCK else {
+                throw StoreError(kind: .io, path: path, operation: "lock",
+                                 message: "flock \(lockPath): \(String(cString: strerror(error)))")
+            }
+            let owner = pid.map { " (pid \($0))" } ?? ""
+            throw StoreError(kind: .locked(byPID: pid), path: path, operation: "open",
+                             message: "it is in use by another ifmeterd\(owner); only one may write it")
+        }
+        let pid = "\(getpid())\n"
+        _ = ftruncate(fd, 0)
+        _ = pid.withCString { pwrite(fd, $0, strlen($0), 0) }
+        return fd
+    }
+
+    /// Reads the header and schema before anything is written.
+    private static func check(_ connection: SQLiteConnection) throws(StoreError) {
+        let application = try connection.scalarInt("PRAGMA application_id", "open")
+        let version = Int(try connection.scalarInt("PRAGMA user_version", "open"))
+        let objects = try connection.scalarInt("SELECT count(*) FROM sqlite_master", "open")
+        if application != Schema.applicationID && !(application == 0 && version == 0 && objects == 0) {
+            throw StoreError(kind: .corrupt, path: connection.path, operation: "open",
+                             message: "it is not an ifmeter database (application_id \(application)); "
+                                 + "it was left untouched")
+        }
+        if version > Schema.version {
+            throw StoreError(kind: .newerSchema(found: version, supported: Schema.version),
+                             path: connection.path, operation: "open",
+                             message: "it has schema version \(version), written by a newer ifmeter; "
+                                 + "this one knows up to \(Schema.version). It was left untouched")
+        }
+        let integrity = try connection.scalarText("PRAGMA quick_check", "open")
+        guard integrity == "ok" else {
+            throw StoreError(kind: .corrupt, path: connection.path, operation: "open",
+                             message: "integrity check failed (\(integrity ?? "no answer")); "
+                                 + "it was left untouched")
+        }
+    }
+
+    private static func configure(_ connection: SQLiteConnection) throws(StoreError) {
+        try connection.execute("PRAGMA busy_timeout = 5000", "configure")
+        let mode = try connection.scalarText("PRAGMA journal_mode = WAL", "configure")
+        guard mode == "wal" else {
+            throw StoreError(kind: .other, path: connection.path, operation: "configure",
+                             message: "cannot switch to WAL journaling (got \(mode ?? "nothing"))")
+        }
+        try connection.execute("PRAGMA synchronous = FULL", "configure")
+    }
+
+    private static func migrate(_ connection: SQLiteConnection) throws(StoreError) {
+        var version = Int(try connection.scalarInt("PRAGMA user_version", "read"))
+        while version < Schema.version {
+            let next = version + 1
+            try connection.transaction("migrate") { () throws(StoreError) in
+                try connection.execute(Schema.migrations[version], "migrate")
+                try connection.execute("PRAGMA user_version = \(next)", "migrate")
+                try connection.execute("PRAGMA application_id = \(Schema.applicationID)", "migrate")
+            }
+            version = next
+        }
+    }
+
+    // MARK: Saving
+
+    /// Writes `pending` in one transaction and empties it. On failure nothing is written and
+    /// `pending` is kept for the next attempt.
+    public func save(_ pending: inout PendingWrites) throws(StoreError) {
+        guard !pending.isEmpty else { return }
+        let batch = pending
+        try connection.transaction("save to") { () throws(StoreError) in
+            for (key, tally) in batch.buckets {
+                try statements.upsertBucket.run(
+                    [.text(key.name), .text(key.resolution.rawValue), .int(key.start)] + Self.values(tally))
+            }
+            for (name, tally) in batch.totals {
+                try statements.upsertTotal.run([.text(name)] + Self.values(tally))
+            }
+            for event in batch.events {
+                try insert(event)
+            }
+            if batch.droppedEvents > 0 {
+                try insert(CounterEvent(
+                    kind: .gap, at: batch.events.last?.at ?? 0,
+                    detail: "\(batch.droppedEvents) event(s) were not stored: the database could "
+                        + "not be written for a long time"))
+            }
+            for record in batch.interfaces.values {
+                try statements.upsertInterface.run([
+                    .text(record.name), .optionalText(record.interfaceClass), .text(record.kind),
+                    .text(record.mac), .double(batch.meterState?.firstSeen[record.name] ?? record.lastSeen),
+                    .double(record.lastSeen),
+                ])
+            }
+            if let state = batch.meterState {
+                try saveMeterState(state)
+            }
+        }
+        pending = PendingWrites()
+    }
+
+    private static func values(_ tally: BucketTally) -> [SQLValue] {
+        [.uint(tally.traffic.rxBytes), .uint(tally.traffic.txBytes), .uint(tally.traffic.rxPackets),
+         .uint(tally.traffic.txPackets), .int(Int64(tally.resets)), .int(Int64(tally.gaps)),
+         .int(Int64(tally.implausible))]
+    }
+
+    private func insert(_ event: CounterEvent) throws(StoreError) {
+        try statements.insertEvent.run([
+            .double(event.at), .text(event.kind.rawValue), .optionalText(event.interface),
+            event.ifindex.map { .int(Int64($0)) } ?? .null,
+            .optionalText(Self.json(event.previous)), .optionalText(Self.json(event.current)),
+            .optionalText(Self.json(event.delta)), .text(event.detail),
+        ])
+    }
+
+    private func saveMeterState(_ state: MeterState) throws(StoreError) {
+        try statements.closeEpochs.run([])
+        for interface in state.interfaces {
+            let last = interface.last
+            try statements.upsertEpoch.run([
+                .text(interface.epoch.bootID), .int(Int64(interface.ifindex)),
+                .int(Int64(interface.epoch.generation)), .text(interface.name), .text(interface.kind),
+                .double(interface.epoch.since), .uint(last.rxBytes), .uint(last.txBytes),
+                .uint(last.rxPackets), .uint(last.txPackets), .double(interface.lastInstant.wall),
+                .uint(interface.lastInstant.sinceBootNanoseconds), .int(interface.countersAre32Bit ? 1 : 0),
+                interface.speedBitsPerSecond.map { .uint($0) } ?? .null,
+            ])
+        }
+        for (name, since) in state.firstSeen {
+            try statements.recordName.run([.text(name), .double(since)])
+        }
+        try statements.setMeter.run([.text("boot_id"), .text(state.bootID)])
+        if let instant = state.lastInstant {
+            try statements.setMeter.run([.text("last_wall"), .text(String(instant.wall))])
+            try statements.setMeter.run([.text("last_boot_ns"), .text(String(instant.sinceBootNanoseconds))])
+        }
+    }
+
+    static func json(_ traffic: Traffic?) -> String? {
+        guard let traffic else { return nil }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(traffic)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    // MARK: Loading
+
+    /// What the meter needs at start: the saved state (nil if there is none) and every name with
+    /// history, with when its counting began.
+    public func loadMeter() throws(StoreError) -> (state: MeterState?, knownNames: [String: Double]) {
+        var names: [String: Double] = [:]
+        let namesQuery = statements.allNames.bind([])
+        while try namesQuery.step() {
+            names[namesQuery.text(0) ?? ""] = namesQuery.double(1)
+        }
+        let meta = statements.meterValues.bind([])
+        var values: [String: String] = [:]
+        while try meta.step() {
+            values[meta.text(0) ?? ""] = meta.text(1)
+        }
+        guard let bootID = values["boot_id"] else { return (nil, names) }
+        var interfaces: [TrackedInterface] = []
+        let epochs = statements.openEpochs.bind([])
+        while try epochs.step() {
+            interfaces.append(TrackedInterface(
+                name: epochs.text(3) ?? "", ifindex: Int32(epochs.int64(1)), kind: epochs.text(4) ?? "",
+                epoch: Epoch(bootID: epochs.text(0) ?? "", ifindex: Int32(epochs.int64(1)),
+                             generation: Int(epochs.int64(2)), since: epochs.double(5)),
+                last: Traffic(rxBytes: epochs.uint64(6), txBytes: epochs.uint64(7),
+                              rxPackets: epochs.uint64(8), txPackets: epochs.uint64(9)),
+                lastInstant: MeterInstant(wall: epochs.double(10), sinceBootNanoseconds: epochs.uint64(11)),
+                countersAre32Bit: epochs.int64(12) != 0,
+                speedBitsPerSecond: epochs.isNull(13) ? nil : epochs.uint64(13)))
+        }
+        let lastInstant = values["last_wall"].flatMap(Double.init).flatMap { wall in
+            values["last_boot_ns"].flatMap(UInt64.init).map {
+                MeterInstant(wall: wall, sinceBootNanoseconds: $0)
+            }
+        }
+        let state = MeterState(bootID: bootID, interfaces: interfaces, firstSeen: names,
+                               lastInstant: lastInstant)
+        return (state, names)
+    }
+
+    // MARK: Retention
+
+    /// Deletes at most `limit` expired rows, oldest resolution first, in a short transaction of
+    /// its own so a large backlog never holds up a save. Returns how many were deleted; call
+    /// again while it returns `limit`.
+    @discardableResult
+    public func prune(now: Int64, limit: Int = 5000) throws(StoreError) -> Int {
+        var deleted = 0
+        for (resolution, cutoff) in cutoffs(now: now) where deleted < limit {
+            deleted += try connection.transaction("prune") { () throws(StoreError) -> Int in
+                try statements.pruneBuckets.run([.text(resolution.rawValue), .int(cutoff), .int(Int64(limit - deleted))])
+                return Int(sqlite3_changes(connection.handle))
+            }
+        }
+        if let age = configuration.retention.events, deleted < limit {
+            deleted += try connection.transaction("prune") { () throws(StoreError) -> Int in
+                try statements.pruneEvents.run([.double(Double(now - age)), .int(Int64(limit - deleted))])
+                return Int(sqlite3_changes(connection.handle))
+            }
+        }
+        return deleted
+    }
+
+    /// For each resolution with a limit, the bucket start before which rows expire.
+    func cutoffs(now: Int64) -> [(Resolution, Int64)] {
+        let retention = configuration.retention
+        let calendar = configuration.calendar
+        var result: [(Resolution, Int64)] = []
+        if let age = retention.fiveMinutes { result.append((.fiveMinutes, now - age)) }
+        if let age = retention.hours { result.append((.hour, now - age)) }
+        if let age = retention.days { result.append((.day, now - age)) }
+        // Calendar units: keep the current period and the `count - 1` before it. Month starts
+        // differ per interface by at most 27 days, so step from the calendar month.
+        if let count = retention.months {
+            var start = calendar.start(of: .month, containing: now)
+            for _ in 1..<max(count, 1) { start = calendar.start(of: .month, containing: start - 1) }
+            result.append((.month, start - 28 * 86400))
+        }
+        if let count = retention.years {
+            var start = calendar.start(of: .year, containing: now)
+            for _ in 1..<max(count, 1) { start = calendar.start(of: .year, containing: start - 1) }
+            result.append((.year, start))
+        }
+        return result
+    }
+}
+
+/// The statements a save and a load use, prepared once.
+struct Statements {
+    let upsertBucket, upsertTotal, insertEvent, upsertInterface, closeEpochs, upsertEpoch: Statement
+    let recordName, setMeter, allNames, meterValues, openEpochs, pruneBuckets, pruneEvents: Statement
+
+    init(_ connection: SQLiteConnection) throws(StoreError) {
+        let sums = """
+            rx_bytes = rx_bytes + excluded.rx_bytes, tx_bytes = tx_bytes + excluded.tx_bytes,
+            rx_packets = rx_packets + excluded.rx_packets, tx_packets = tx_packets + excluded.tx_packets,
+            resets = resets + excluded.resets, gaps = gaps + excluded.gaps,
+            implausible = implausible + excluded.implausible
+            """
+        upsertBucket = try connection.prepare("""
+            INSERT INTO buckets (name, resolution, start, rx_bytes, tx_bytes, rx_packets, tx_packets,
+                                 resets, gaps, implausible)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+            ON CONFLICT (name, resolution, start) DO UPDATE SET \(sums)
+            """, "save to")
+        upsertTotal = try connection.prepare("""
+            INSERT INTO totals (name, rx_bytes, tx_bytes, rx_packets, tx_packets, resets, gaps, implausible)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            ON CONFLICT (name) DO UPDATE SET \(sums)
+            """, "save to")
+        insertEvent = try connection.prepare("""
+            INSERT INTO events (at, kind, interface, ifindex, previous, current, delta, detail)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            """, "save to")
+        upsertInterface = try connection.prepare("""
+            INSERT INTO interfaces (name, class, kind, mac, first_seen, last_seen)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            ON CONFLICT (name) DO UPDATE SET class = coalesce(excluded.class, class),
+                kind = excluded.kind, mac = excluded.mac,
+                first_seen = min(first_seen, excluded.first_seen),
+                last_seen = max(last_seen, excluded.last_seen)
+            """, "save to")
+        recordName = try connection.prepare("""
+            INSERT INTO interfaces (name, kind, mac, first_seen, last_seen) VALUES (?1, '', '', ?2, ?2)
+            ON CONFLICT (name) DO UPDATE SET first_seen = min(first_seen, excluded.first_seen)
+            """, "save to")
+        closeEpochs = try connection.prepare("UPDATE epochs SET open = 0 WHERE open = 1", "save to")
+        upsertEpoch = try connection.prepare("""
+            INSERT INTO epochs (boot_id, ifindex, generation, name, kind, since, open,
+                                last_rx_bytes, last_tx_bytes, last_rx_packets, last_tx_packets,
+                                last_wall, last_boot_ns, counters_32bit, speed_bps)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+            ON CONFLICT (boot_id, ifindex, generation) DO UPDATE SET
+                name = excluded.name, kind = excluded.kind, open = 1,
+                last_rx_bytes = excluded.last_rx_bytes, last_tx_bytes = excluded.last_tx_bytes,
+                last_rx_packets = excluded.last_rx_packets, last_tx_packets = excluded.last_tx_packets,
+                last_wall = excluded.last_wall, last_boot_ns = excluded.last_boot_ns,
+                counters_32bit = excluded.counters_32bit, speed_bps = excluded.speed_bps
+            """, "save to")
+        setMeter = try connection.prepare("""
+            INSERT INTO meter (key, value) VALUES (?1, ?2)
+            ON CONFLICT (key) DO UPDATE SET value = excluded.value
+            """, "save to")
+        allNames = try connection.prepare("SELECT name, first_seen FROM interfaces", "read")
+        meterValues = try connection.prepare("SELECT key, value FROM meter", "read")
+        openEpochs = try connection.prepare("""
+            SELECT boot_id, ifindex, generation, name, kind, since, last_rx_bytes, last_tx_bytes,
+                   last_rx_packets, last_tx_packets, last_wall, last_boot_ns, counters_32bit, speed_bps
+            FROM epochs WHERE open = 1 ORDER BY ifindex
+            """, "read")
+        pruneBuckets = try connection.prepare("""
+            DELETE FROM buckets WHERE rowid IN
+                (SELECT rowid FROM buckets WHERE resolution = ?1 AND start < ?2 LIMIT ?3)
+            """, "prune")
+        pruneEvents = try connection.prepare("""
+            DELETE FROM events WHERE id IN (SELECT id FROM events WHERE at < ?1 LIMIT ?2)
+            """, "prune")
+    }
+}
