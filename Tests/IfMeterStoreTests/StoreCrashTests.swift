@@ -1,0 +1,62 @@
+import Foundation
+import IfMeterCore
+@testable import IfMeterStore
+import IfMeterTestSupport
+import Testing
+
+@Suite("Store under SIGKILL")
+struct StoreCrashTests {
+    /// Reads the writer's "saved N" lines until `count` have arrived; returns the last N.
+    func awaitSaves(_ pipe: Pipe, count: Int) -> Int {
+        var buffer = ""
+        var seen: [Int] = []
+        while seen.count < count {
+            let data = pipe.fileHandleForReading.availableData
+            if data.isEmpty { break }  // the writer exited
+            buffer += String(decoding: data, as: UTF8.self)
+            while let newline = buffer.firstIndex(of: "\n") {
+                let line = buffer[..<newline]
+                buffer = String(buffer[buffer.index(after: newline)...])
+                if line.hasPrefix("saved "), let step = Int(line.dropFirst(6)) { seen.append(step) }
+            }
+        }
+        return seen.last ?? 0
+    }
+
+    @Test("killed at random points 25 times: the database always opens, passes integrity_check, and totals match the saved meter state")
+    func killedMidWrite() throws {
+        let directory = try TemporaryDirectory()
+        let writer = Command.buildProductsDirectory + "/store-crash-writer"
+        var random = SystemRandomNumberGenerator()
+        var lastAcknowledged = 0
+        for round in 0..<25 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: writer)
+            process.arguments = [directory.database, "24"]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let acknowledged = awaitSaves(output, count: Int.random(in: 1...40, using: &random))
+            // Land the kill anywhere in the next save: mid-transaction, mid-commit, or between.
+            usleep(UInt32.random(in: 0...4000, using: &random))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .uncaughtSignal, "round \(round): the writer died on its own")
+            #expect(acknowledged > lastAcknowledged, "round \(round): the writer made progress")
+            lastAcknowledged = acknowledged
+
+            let store = try Store(path: directory.database)
+            #expect(try store.connection.scalarText("PRAGMA integrity_check", "check") == "ok")
+            let state = try #require(try store.loadMeter().state)
+            #expect(state.interfaces.count == 24)
+            for interface in state.interfaces {
+                let total = try #require(try store.total(interface.name))
+                let counted = interface.last.combined(with: Traffic(rxBytes: 1_000_000, txBytes: 1_000_000)) { $0 - $1 }
+                #expect(total.tally.traffic == counted, "round \(round): \(interface.name) totals and meter state disagree")
+            }
+            // Every save the writer reported done survived the kill.
+            let savedStep = Int(state.interfaces.first { $0.name == "if0" }!.last.rxBytes - 1_000_000) / 1000
+            #expect(savedStep >= acknowledged, "round \(round): save \(acknowledged) was reported but lost")
+        }
+    }
+}
