@@ -55,7 +55,7 @@ struct Lifetime {
         pending.setMeterState(meter.exportState())
     }
 
-    mutating func save() throws {
+    mutating func save() throws(StoreError) {
         try store.save(&pending)
     }
 }
