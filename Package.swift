@@ -32,7 +32,8 @@ let package = Package(
         .target(name: "IfMeterDaemon", dependencies: ["IfMeterCore", "IfMeterKernel"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
         // `make bench`: sample cost against a raw C RTM_GETSTATS dump of the same links.
-        .executableTarget(name: "ifmeter-bench", dependencies: ["IfMeterKernel", "CLinkStats"]),
+        .executableTarget(
+            name: "ifmeter-bench", dependencies: ["IfMeterKernel", "IfMeterStore", "CLinkStats", "CSQLite"]),
         // Network namespaces, processes and fixtures for the tests; never linked into a product.
         .target(name: "IfMeterTestSupport", path: "Tests/IfMeterTestSupport"),
         .testTarget(name: "IfMeterCoreTests", dependencies: ["IfMeterCore", "IfMeterTestSupport"]),

@@ -28,8 +28,8 @@ enum Schema {
             resets INTEGER NOT NULL DEFAULT 0,
             gaps INTEGER NOT NULL DEFAULT 0,
             implausible INTEGER NOT NULL DEFAULT 0,
-            UNIQUE (name, resolution, start)
-        );
+            PRIMARY KEY (name, resolution, start)
+        ) WITHOUT ROWID;
         CREATE INDEX buckets_by_age ON buckets (resolution, start);
         CREATE TABLE totals (
             name TEXT PRIMARY KEY,
@@ -57,6 +57,7 @@ enum Schema {
             last_boot_ns INTEGER NOT NULL,
             counters_32bit INTEGER NOT NULL,
             speed_bps INTEGER,
+            saved_in INTEGER NOT NULL,
             PRIMARY KEY (boot_id, ifindex, generation)
         );
         CREATE INDEX epochs_open ON epochs (open);

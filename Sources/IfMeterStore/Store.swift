@@ -49,6 +49,10 @@ public final class Store {
     let connection: SQLiteConnection
     private let lockDescriptor: Int32
     private let statements: Statements
+    /// Counts saves, so a save can tell the epochs it wrote from those it no longer tracks.
+    private var saveSequence: Int64
+    /// Names and first-seen times already in the database.
+    private var savedNames: [String: Double] = [:]
 
     /// Opens (or creates) the database at `path`, taking `path.lock` so no second ifmeterd
     /// writes it. Refuses, without writing anything, a file that is not an ifmeter database,
@@ -64,6 +68,8 @@ public final class Store {
             try Self.configure(connection)
             try Self.migrate(connection)
             statements = try Statements(connection)
+            saveSequence = Int64(try connection.scalarText(
+                "SELECT value FROM meter WHERE key = 'save_sequence'", "open") ?? "0") ?? 0
         } catch {
             close(lockDescriptor)
             throw error
@@ -185,9 +191,11 @@ public final class Store {
                 ])
             }
             if let state = batch.meterState {
-                try saveMeterState(state)
+                try saveMeterState(state, sequence: saveSequence + 1)
             }
         }
+        saveSequence += 1
+        if let state = batch.meterState { savedNames.merge(state.firstSeen) { _, new in new } }
         pending = PendingWrites()
     }
 
@@ -206,8 +214,9 @@ public final class Store {
         ])
     }
 
-    private func saveMeterState(_ state: MeterState) throws(StoreError) {
-        try statements.closeEpochs.run([])
+    /// Upserts the tracked epochs as open, then closes those this save did not mention.
+    /// Names are written only when new, so a steady save touches one row per interface.
+    private func saveMeterState(_ state: MeterState, sequence: Int64) throws(StoreError) {
         for interface in state.interfaces {
             let last = interface.last
             try statements.upsertEpoch.run([
@@ -216,13 +225,15 @@ public final class Store {
                 .double(interface.epoch.since), .uint(last.rxBytes), .uint(last.txBytes),
                 .uint(last.rxPackets), .uint(last.txPackets), .double(interface.lastInstant.wall),
                 .uint(interface.lastInstant.sinceBootNanoseconds), .int(interface.countersAre32Bit ? 1 : 0),
-                interface.speedBitsPerSecond.map { .uint($0) } ?? .null,
+                interface.speedBitsPerSecond.map { .uint($0) } ?? .null, .int(sequence),
             ])
         }
-        for (name, since) in state.firstSeen {
+        try statements.closeEpochs.run([.int(sequence)])
+        for (name, since) in state.firstSeen where savedNames[name] != since {
             try statements.recordName.run([.text(name), .double(since)])
         }
         try statements.setMeter.run([.text("boot_id"), .text(state.bootID)])
+        try statements.setMeter.run([.text("save_sequence"), .text(String(sequence))])
         if let instant = state.lastInstant {
             try statements.setMeter.run([.text("last_wall"), .text(String(instant.wall))])
             try statements.setMeter.run([.text("last_boot_ns"), .text(String(instant.sinceBootNanoseconds))])
@@ -246,6 +257,7 @@ public final class Store {
         while try namesQuery.step() {
             names[namesQuery.text(0) ?? ""] = namesQuery.double(1)
         }
+        savedNames = names
         let meta = statements.meterValues.bind([])
         var values: [String: String] = [:]
         while try meta.step() {
@@ -361,14 +373,15 @@ struct Statements {
             INSERT INTO interfaces (name, kind, mac, first_seen, last_seen) VALUES (?1, '', '', ?2, ?2)
             ON CONFLICT (name) DO UPDATE SET first_seen = min(first_seen, excluded.first_seen)
             """, "save to")
-        closeEpochs = try connection.prepare("UPDATE epochs SET open = 0 WHERE open = 1", "save to")
+        closeEpochs = try connection.prepare(
+            "UPDATE epochs SET open = 0 WHERE open = 1 AND saved_in < ?1", "save to")
         upsertEpoch = try connection.prepare("""
             INSERT INTO epochs (boot_id, ifindex, generation, name, kind, since, open,
                                 last_rx_bytes, last_tx_bytes, last_rx_packets, last_tx_packets,
-                                last_wall, last_boot_ns, counters_32bit, speed_bps)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                                last_wall, last_boot_ns, counters_32bit, speed_bps, saved_in)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
             ON CONFLICT (boot_id, ifindex, generation) DO UPDATE SET
-                name = excluded.name, kind = excluded.kind, open = 1,
+                name = excluded.name, kind = excluded.kind, open = 1, saved_in = excluded.saved_in,
                 last_rx_bytes = excluded.last_rx_bytes, last_tx_bytes = excluded.last_tx_bytes,
                 last_rx_packets = excluded.last_rx_packets, last_tx_packets = excluded.last_tx_packets,
                 last_wall = excluded.last_wall, last_boot_ns = excluded.last_boot_ns,
@@ -386,8 +399,9 @@ struct Statements {
             FROM epochs WHERE open = 1 ORDER BY ifindex
             """, "read")
         pruneBuckets = try connection.prepare("""
-            DELETE FROM buckets WHERE rowid IN
-                (SELECT rowid FROM buckets WHERE resolution = ?1 AND start < ?2 LIMIT ?3)
+            DELETE FROM buckets WHERE (name, resolution, start) IN
+                (SELECT name, resolution, start FROM buckets
+                 WHERE resolution = ?1 AND start < ?2 LIMIT ?3)
             """, "prune")
         pruneEvents = try connection.prepare("""
             DELETE FROM events WHERE id IN (SELECT id FROM events WHERE at < ?1 LIMIT ?2)
