@@ -3,11 +3,13 @@ SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
 
 .PHONY: run test build bench clean
 
-## Install dependencies, build, and show what ifmeterd sees on this machine.
+## Install dependencies, build, and run the daemon in the foreground on its embedded default
+## (as root: /var/lib/ifmeter, /run/ifmeter/ifmeterd.sock, /var/log/ifmeter; otherwise the
+## XDG state and runtime directories). Ctrl-C stops it cleanly.
 run:
 	scripts/install-deps
 	$(SWIFT) build -c release --product ifmeterd
-	"$$($(SWIFT) build -c release --show-bin-path)/ifmeterd" --probe
+	"$$($(SWIFT) build -c release --show-bin-path)/ifmeterd"
 
 ## Install dependencies, build, and run every test (kernel tests need root; they skip otherwise).
 test:

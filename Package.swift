@@ -14,6 +14,8 @@ let package = Package(
             pkgConfig: "libnl-route-3.0",
             providers: [.apt(["libnl-3-dev", "libnl-route-3-dev"])]
         ),
+        // Debian's libsystemd: sd-event (the daemon's loop), sd_notify, sd_listen_fds.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // Debian's libsqlite3.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The only C in the project: netlink dumps, link events, getifaddrs. No policy.
@@ -28,8 +30,12 @@ let package = Package(
         .target(name: "IfMeterKernel", dependencies: ["IfMeterCore", "CLinkStats"]),
         // History in SQLite: buckets, totals, epochs and meter state, events, retention.
         .target(name: "IfMeterStore", dependencies: ["IfMeterCore", "CSQLite"]),
+        // The socket protocol: request and response types, error codes, line framing.
+        .target(name: "IfMeterWire"),
         // Composition: command line, probe, (later) event loop, server, systemd.
-        .target(name: "IfMeterDaemon", dependencies: ["IfMeterCore", "IfMeterKernel"]),
+        .target(
+            name: "IfMeterDaemon",
+            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterStore", "IfMeterWire", "CSystemd"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
         // `make bench`: sample cost against a raw C RTM_GETSTATS dump of the same links.
         .executableTarget(

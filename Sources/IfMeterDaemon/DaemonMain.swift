@@ -23,6 +23,25 @@ public enum DaemonMain {
             return 0
         case .probe:
             return probe(options)
+        case .checkConfig, .serve:
+            let paths = Paths.resolve(options: options, environment: environment(), uid: getuid())
+            let config: DaemonConfig
+            do {
+                config = try DaemonConfig.load(path: paths.config, required: paths.configRequired)
+            } catch {
+                Diagnostics.error("\(error)")
+                return 1
+            }
+            if options.mode == .checkConfig {
+                print("\(paths.config): ok")
+                return 0
+            }
+            do {
+                return try Daemon(options: options, paths: paths, config: config).run()
+            } catch {
+                Diagnostics.error("\(error)")
+                return 1
+            }
         }
     }
 
@@ -45,6 +64,19 @@ public enum DaemonMain {
             printError("ifmeterd: \(error)")
             return 1
         }
+    }
+
+    static func environment() -> [String: String] {
+        var result: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let pair = String(cString: pointer)
+            if let equals = pair.firstIndex(of: "=") {
+                result[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+            }
+            entry += 1
+        }
+        return result
     }
 
     /// One `write(2)` per message, so lines from concurrent writers never interleave.

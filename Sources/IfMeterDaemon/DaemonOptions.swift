@@ -3,34 +3,54 @@ import IfMeterKernel
 /// `ifmeterd`'s command line.
 public struct DaemonOptions: Hashable, Sendable {
     public enum Mode: Hashable, Sendable {
-        case help, version, probe
+        case help, version, probe, serve, checkConfig
     }
 
-    public var mode: Mode
+    public var mode: Mode = .serve
     public var json = false
     /// Nil: netlink, falling back to getifaddrs.
     public var source: LinkSource?
     public var sysfsRoot = "/sys"
+    public var configPath: String?
+    public var socketPath: String?
+    public var stateDirectory: String?
+    public var logDirectory: String?
+    /// Overrides the config file's `interval`.
+    public var interval: UInt64?
 
     public static let usage = """
-        usage: ifmeterd --probe [--json] [--source netlink|getifaddrs] [--sysfs-root DIR]
+        usage: ifmeterd [--config FILE] [--socket PATH] [--state-dir DIR] [--log-dir DIR]
+                        [--interval SECONDS]
+               ifmeterd --check-config [--config FILE]
+               ifmeterd --probe [--json] [--source netlink|getifaddrs] [--sysfs-root DIR]
                ifmeterd --help | --version
 
-        Meters traffic per network interface from the kernel's own counters.
+        Meters traffic per network interface from the kernel's own counters, keeps history,
+        and answers on a Unix socket (docs/PROTOCOL.md). Runs in the foreground.
 
-          --probe         print every interface the daemon sees now: class and why, kind,
-                          state, kernel counters; then exit
-          --json          with --probe: JSON with sorted keys (see docs/PROBE.md)
-          --source S      read counters from netlink (default; falls back to getifaddrs
-                          with a warning) or getifaddrs only
-          --sysfs-root D  read sysfs under D instead of /sys (for testing classification)
-          --help          show this help
-          --version       show the version
+          --config FILE     config file (default /etc/ifmeter/ifmeterd.conf as root, else
+                            $XDG_CONFIG_HOME/ifmeter/ifmeterd.conf; see docs/CONFIG.md)
+          --socket PATH     listening socket (default /run/ifmeter/ifmeterd.sock as root,
+                            else $XDG_RUNTIME_DIR/ifmeter/ifmeterd.sock)
+          --state-dir DIR   database directory (default /var/lib/ifmeter as root, else
+                            $XDG_STATE_HOME/ifmeter)
+          --log-dir DIR     estimate log directory (default /var/log/ifmeter as root, else
+                            the state directory's log/)
+          --interval S      seconds between samples (overrides the config; at least 1)
+          --check-config    parse the config file, report the first problem, and exit
+          --probe           print every interface the daemon sees now: class and why, kind,
+                            state, kernel counters; then exit
+          --json            with --probe: JSON with sorted keys (see docs/PROBE.md)
+          --source S        with --probe: read counters from netlink (default; falls back to
+                            getifaddrs with a warning) or getifaddrs only
+          --sysfs-root D    read sysfs under D instead of /sys (for testing classification)
+          --help            show this help
+          --version         show the version
         """
 
     /// Parses the arguments after the program name.
     public init(arguments: [String]) throws(UsageError) {
-        var mode: Mode?
+        var explicitMode: Mode?
         var iterator = arguments.makeIterator()
         func value(for flag: String) throws(UsageError) -> String {
             guard let value = iterator.next(), !value.hasPrefix("--") else {
@@ -38,12 +58,16 @@ public struct DaemonOptions: Hashable, Sendable {
             }
             return value
         }
-        self.mode = .help
+        func choose(_ mode: Mode) {
+            // --help wins over everything; otherwise the first mode named is the one.
+            if explicitMode != .help { explicitMode = mode == .help ? .help : (explicitMode ?? mode) }
+        }
         while let argument = iterator.next() {
             switch argument {
-            case "--help", "-h": mode = .help
-            case "--version", "-V": mode = mode ?? .version
-            case "--probe": mode = mode == .help ? .help : .probe
+            case "--help", "-h": choose(.help)
+            case "--version", "-V": choose(.version)
+            case "--probe": choose(.probe)
+            case "--check-config": choose(.checkConfig)
             case "--json": json = true
             case "--source":
                 let name = try value(for: argument)
@@ -52,13 +76,20 @@ public struct DaemonOptions: Hashable, Sendable {
                 }
                 self.source = source
             case "--sysfs-root": sysfsRoot = try value(for: argument)
+            case "--config": configPath = try value(for: argument)
+            case "--socket": socketPath = try value(for: argument)
+            case "--state-dir": stateDirectory = try value(for: argument)
+            case "--log-dir": logDirectory = try value(for: argument)
+            case "--interval":
+                let text = try value(for: argument)
+                guard let seconds = UInt64(text), seconds >= 1 else {
+                    throw UsageError("--interval: expected whole seconds ≥ 1, got \"\(text)\"")
+                }
+                interval = seconds
             default: throw UsageError("unknown argument \"\(argument)\"")
             }
         }
-        guard let mode else {
-            throw UsageError("nothing to do: give --probe (the metering service is not built yet)")
-        }
-        self.mode = mode
+        mode = explicitMode ?? .serve
     }
 }
 

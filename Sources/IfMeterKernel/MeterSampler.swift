@@ -8,8 +8,19 @@ import IfMeterCore
 /// Its sockets belong to the network namespace of the thread that created it.
 public final class MeterSampler {
     public private(set) var meter: Meter
+    /// Every link the kernel has announced, by ifindex: metadata from the start dump and link
+    /// events, counters as of their last message (names are never re-read per sample).
+    public private(set) var links: [Int32: Link] = [:]
     private let dumps: NetlinkSocket
     public let events: LinkEventSocket
+    /// Adds what netlink does not say (the daemon reads link speed from sysfs) to each link
+    /// before the meter sees it; runs on dumps and events, never per sample.
+    public var annotate: (inout Link) -> Void = { _ in }
+
+    /// Replaces the meter's tunables (a config reload).
+    public func reconfigure(_ configuration: MeterConfiguration) {
+        meter.configuration = configuration
+    }
 
     /// Subscribes to link events first, so nothing that happens during the start dump is missed.
     public init(meter: Meter) throws(KernelError) {
@@ -20,7 +31,8 @@ public final class MeterSampler {
 
     /// The start dump: resumes, baselines and counts per the meter's rules.
     public func start(at instant: MeterInstant = SystemClock.now()) throws(KernelError) -> MeterOutput {
-        let links = try dumps.dumpLinks()
+        let links = try annotated(dumps.dumpLinks())
+        self.links = Dictionary(links.map { ($0.ifindex, $0) }) { _, last in last }
         return meter.start(links: links, at: instant)
     }
 
@@ -29,12 +41,30 @@ public final class MeterSampler {
         let batch = try events.readEvents()
         var output = MeterOutput()
         for event in batch.events {
-            output += meter.apply(event, at: instant)
+            switch event {
+            case .newOrChanged(var link):
+                annotate(&link)
+                links[link.ifindex] = link
+                output += meter.apply(.newOrChanged(link), at: instant)
+            case .deleted(let link):
+                links[link.ifindex] = nil
+                output += meter.apply(event, at: instant)
+            }
         }
         if batch.overflowed {
-            output += meter.resync(links: try dumps.dumpLinks(), at: instant)
+            let dump = try annotated(dumps.dumpLinks())
+            links = Dictionary(dump.map { ($0.ifindex, $0) }) { _, last in last }
+            output += meter.resync(links: dump, at: instant)
         }
         return output
+    }
+
+    private func annotated(_ links: [Link]) -> [Link] {
+        links.map { link in
+            var link = link
+            annotate(&link)
+            return link
+        }
     }
 
     /// One periodic sample: queued events first, then a counters-only dump.

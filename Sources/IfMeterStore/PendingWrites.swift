@@ -15,14 +15,15 @@ public struct BucketTally: Hashable, Sendable {
         self.implausible = implausible
     }
 
-    init(_ delta: MeterDelta) {
+    /// What one meter delta adds: its traffic, and one per reset, gap or implausible flag.
+    public init(_ delta: MeterDelta) {
         traffic = delta.traffic
         resets = delta.flags.contains(.reset) ? 1 : 0
         gaps = delta.flags.contains(.gap) ? 1 : 0
         implausible = delta.flags.contains(.implausibleDropped) ? 1 : 0
     }
 
-    static func += (lhs: inout BucketTally, rhs: BucketTally) {
+    public static func += (lhs: inout BucketTally, rhs: BucketTally) {
         lhs.traffic += rhs.traffic
         lhs.resets += rhs.resets
         lhs.gaps += rhs.gaps
@@ -95,9 +96,22 @@ public struct PendingWrites: Sendable {
         }
     }
 
+    /// The not yet saved part of `name`'s total.
+    public func unsavedTotal(for name: String) -> BucketTally? {
+        totals[name]
+    }
+
     /// The meter state to save with the traffic: always the newest.
     public mutating func setMeterState(_ state: MeterState) {
         meterState = state
+    }
+
+    /// Drops everything not yet saved about `name` (its history is being deleted).
+    public mutating func forget(_ name: String) {
+        buckets = buckets.filter { $0.key.name != name }
+        totals[name] = nil
+        events.removeAll { $0.interface == name }
+        interfaces[name] = nil
     }
 
     public mutating func note(_ record: InterfaceRecord) {

@@ -7,6 +7,12 @@ public struct UsageRow: Hashable, Sendable {
     public var end: Int64
     public var tally: BucketTally
 
+    public init(start: Int64, end: Int64, tally: BucketTally) {
+        self.start = start
+        self.end = end
+        self.tally = tally
+    }
+
     /// The labels this row carries (DESIGN §1).
     public var labels: [EstimateLabel] {
         var labels = EstimateLabel.always
@@ -85,6 +91,20 @@ extension Store {
         statement.bind([.text(name)])
         guard try statement.step() else { return nil }
         return (Self.tally(statement, from: 0), statement.double(7))
+    }
+
+    /// Every name's all-time total and first-seen time, in one query.
+    public func totals() throws(StoreError) -> [String: (tally: BucketTally, since: Double)] {
+        let statement = try connection.prepare("""
+            SELECT t.rx_bytes, t.tx_bytes, t.rx_packets, t.tx_packets, t.resets, t.gaps,
+                   t.implausible, i.first_seen, i.name
+            FROM interfaces i LEFT JOIN totals t ON t.name = i.name
+            """, "read")
+        var result: [String: (tally: BucketTally, since: Double)] = [:]
+        while try statement.step() {
+            result[statement.text(8) ?? ""] = (Self.tally(statement, from: 0), statement.double(7))
+        }
+        return result
     }
 
     /// The `limit` days with the most traffic (rx + tx) for `subject`, busiest first.

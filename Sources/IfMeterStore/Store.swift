@@ -45,72 +45,40 @@ public struct StoreConfiguration: Hashable, Sendable {
 /// save is lost: at most one save interval. `FULL` makes each commit durable when it returns.
 public final class Store {
     public let path: String
-    public let configuration: StoreConfiguration
+    /// Replaced on a config reload; affects buckets written and queries answered from then on.
+    public var configuration: StoreConfiguration
     let connection: SQLiteConnection
-    private let lockDescriptor: Int32
+    private let lock: StoreLock
     private let statements: Statements
     /// Counts saves, so a save can tell the epochs it wrote from those it no longer tracks.
     private var saveSequence: Int64
     /// Names and first-seen times already in the database.
     private var savedNames: [String: Double] = [:]
 
-    /// Opens (or creates) the database at `path`, taking `path.lock` so no second ifmeterd
-    /// writes it. Refuses, without writing anything, a file that is not an ifmeter database,
-    /// fails its integrity check, or has a newer schema.
-    public init(path: String, configuration: StoreConfiguration = StoreConfiguration()) throws(StoreError) {
+    /// Opens (or creates) the database at `path`, holding `lock` (taken here if not given) so
+    /// no second ifmeterd writes it. Refuses, without writing anything, a file that is not an
+    /// ifmeter database, fails its integrity check, or has a newer schema.
+    public init(
+        path: String, configuration: StoreConfiguration = StoreConfiguration(), lock: StoreLock? = nil
+    ) throws(StoreError) {
         self.path = path
         self.configuration = configuration
-        lockDescriptor = try Self.lock(path: path)
-        do {
-            let exists = access(path, F_OK) == 0
-            connection = try SQLiteConnection(path: path, create: !exists)
-            try Self.check(connection)
-            try Self.configure(connection)
-            try Self.migrate(connection)
-            statements = try Statements(connection)
-            saveSequence = Int64(try connection.scalarText(
-                "SELECT value FROM meter WHERE key = 'save_sequence'", "open") ?? "0") ?? 0
-        } catch {
-            close(lockDescriptor)
-            throw error
+        if let lock {
+            self.lock = lock
+        } else {
+            self.lock = try StoreLock(databasePath: path)
         }
-    }
-
-    deinit {
-        close(lockDescriptor)  // releases the flock
+        let exists = access(path, F_OK) == 0
+        connection = try SQLiteConnection(path: path, create: !exists)
+        try Self.check(connection)
+        try Self.configure(connection)
+        try Self.migrate(connection)
+        statements = try Statements(connection)
+        saveSequence = Int64(try connection.scalarText(
+            "SELECT value FROM meter WHERE key = 'save_sequence'", "open") ?? "0") ?? 0
     }
 
     // MARK: Opening
-
-    /// An exclusive `flock` on `path.lock`, holding the owner's pid for the error message.
-    private static func lock(path: String) throws(StoreError) -> Int32 {
-        let lockPath = path + ".lock"
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw StoreError(kind: errno == EACCES || errno == EROFS ? .readOnly : .cannotOpen,
-                             path: path, operation: "open",
-                             message: "cannot create lock file \(lockPath): \(String(cString: strerror(errno)))")
-        }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            let error = errno
-            var buffer = [UInt8](repeating: 0, count: 32)
-            let count = read(fd, &buffer, buffer.count)
-            close(fd)
-            let pid = count > 0 ? Int32(String(decoding: buffer[..<count], as: UTF8.self)
-                .filter(\.isNumber)) : nil
-            guard error == EWOULDBLOCK else {
-                throw StoreError(kind: .io, path: path, operation: "lock",
-                                 message: "flock \(lockPath): \(String(cString: strerror(error)))")
-            }
-            let owner = pid.map { " (pid \($0))" } ?? ""
-            throw StoreError(kind: .locked(byPID: pid), path: path, operation: "open",
-                             message: "it is in use by another ifmeterd\(owner); only one may write it")
-        }
-        let pid = "\(getpid())\n"
-        _ = ftruncate(fd, 0)
-        _ = pid.withCString { pwrite(fd, $0, strlen($0), 0) }
-        return fd
-    }
 
     /// Reads the header and schema before anything is written.
     private static func check(_ connection: SQLiteConnection) throws(StoreError) {
@@ -287,6 +255,23 @@ public final class Store {
         return (state, names)
     }
 
+    /// Deletes everything stored about `name`: buckets, total, closed epochs, events and its
+    /// record. Returns false if the name had no history. The meter's open epochs stay.
+    @discardableResult
+    public func forget(_ name: String) throws(StoreError) -> Bool {
+        try connection.transaction("forget in") { () throws(StoreError) -> Bool in
+            var removed = 0
+            for sql in ["DELETE FROM buckets WHERE name = ?1", "DELETE FROM totals WHERE name = ?1",
+                        "DELETE FROM epochs WHERE name = ?1 AND open = 0",
+                        "DELETE FROM events WHERE interface = ?1", "DELETE FROM interfaces WHERE name = ?1"] {
+                try connection.prepare(sql, "forget in").run([.text(name)])
+                removed += Int(sqlite3_changes(connection.handle))
+            }
+            savedNames[name] = nil
+            return removed > 0
+        }
+    }
+
     // MARK: Retention
 
     /// Deletes at most `limit` expired rows, oldest resolution first, in a short transaction of
@@ -406,5 +391,46 @@ struct Statements {
         pruneEvents = try connection.prepare("""
             DELETE FROM events WHERE id IN (SELECT id FROM events WHERE at < ?1 LIMIT ?2)
             """, "prune")
+    }
+}
+
+/// The writer's lock: an exclusive `flock` on `DATABASE.lock`, which holds the owner's pid for
+/// the error a second writer gets. Released when the value is. The file is never deleted
+/// (deleting lock files races with the next taker).
+public final class StoreLock: @unchecked Sendable {
+    private let fd: Int32
+
+    public init(databasePath path: String) throws(StoreError) {
+        let lockPath = path + ".lock"
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw StoreError(kind: errno == EACCES || errno == EROFS ? .readOnly : .cannotOpen,
+                             path: path, operation: "open",
+                             message: "cannot create lock file \(lockPath): \(String(cString: strerror(errno)))")
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let error = errno
+            var buffer = [UInt8](repeating: 0, count: 32)
+            let count = read(fd, &buffer, buffer.count)
+            close(fd)
+            let pid = count > 0 ? Int32(String(decoding: buffer[..<count], as: UTF8.self)
+                .filter(\.isNumber)) : nil
+            guard error == EWOULDBLOCK else {
+                throw StoreError(kind: .io, path: path, operation: "lock",
+                                 message: "flock \(lockPath): \(String(cString: strerror(error)))")
+            }
+            let owner = pid.map { " (pid \($0))" } ?? ""
+            throw StoreError(kind: .locked(byPID: pid), path: path, operation: "open",
+                             message: "it is in use by another ifmeterd\(owner); only one may write it")
+        }
+        let pid = "\(getpid())\n"
+        _ = ftruncate(fd, 0)
+        _ = pid.withCString { pwrite(fd, $0, strlen($0), 0) }
+        self.fd = fd
+    }
+
+
+    deinit {
+        close(fd)
     }
 }

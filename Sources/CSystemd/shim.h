@@ -1,0 +1,5 @@
+#ifndef IFMETER_CSYSTEMD_SHIM_H
+#define IFMETER_CSYSTEMD_SHIM_H
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+#endif

@@ -1,0 +1,318 @@
+import CSystemd
+import Dispatch
+import IfMeterCore
+import IfMeterKernel
+import IfMeterStore
+import IfMeterWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The running service: one sd-event loop owning the meter, the store, the socket, the estimate
+/// log and the timers. Start order: config → socket bound (clients are answered `ready: false`)
+/// → database opened, checked and loaded off the loop → first sample → ready.
+final class Daemon {
+    let loop: EventLoop
+    let options: DaemonOptions
+    let paths: Paths
+    var config: DaemonConfig
+    var server: Server!
+    var log: EstimateLog!
+    var classifier: Classifier
+    /// Verdicts by ifindex, with the name and kind they were made for.
+    var classifications: [Int32: (name: String, kind: String, verdict: Classification)] = [:]
+
+    private var lock: StoreLock?
+    var store: Store?
+    var sampler: MeterSampler?
+    var pending = PendingWrites()
+    /// Traffic per name since the last save, for the estimate log.
+    var logWindow: [String: (tally: BucketTally, epoch: Epoch)] = [:]
+    var logWindowStart: Double
+    var ready = false
+    let startedAt: Double
+    var lastSample: MeterInstant?
+    var lastSaveAt: Double?
+    var saveError: StoreError?
+
+    private var sources: [EventSource] = []
+    private var sampleTimer: EventSource?
+    private var saveTimer: EventSource?
+    private var eventSource: EventSource?
+    private var loadSource: EventSource?
+
+    init(options: DaemonOptions, paths: Paths, config: DaemonConfig) throws(DaemonError) {
+        self.options = options
+        self.paths = paths
+        self.config = config
+        loop = try EventLoop()
+        classifier = Classifier(rules: config.rules, sysfs: SysfsReader(root: options.sysfsRoot))
+        startedAt = SystemClock.now().wall
+        logWindowStart = startedAt
+    }
+
+    /// Runs until SIGTERM or SIGINT; returns the exit status.
+    func run() -> Int32 {
+        do {
+            try makeDirectories(paths.stateDirectory, mode: 0o755)
+            try makeDirectories(paths.logDirectory, mode: 0o755)
+            try makeDirectories(parentDirectory(paths.socket), mode: 0o755)
+            do {
+                lock = try StoreLock(databasePath: paths.database)
+            } catch {
+                throw DaemonError(error.description)
+            }
+            server = try Server(path: paths.socket, mode: config.socketMode, group: config.socketGroup,
+                                limits: limits, loop: loop)
+            server.onRequest = { [unowned self] request, client in self.handle(request, from: client) }
+            log = EstimateLog(path: paths.log, maxSize: config.logMaxSize, keep: config.logFiles)
+            sources.append(try loop.onSignal(SIGTERM) { [unowned self] in self.stop(signal: "SIGTERM") })
+            sources.append(try loop.onSignal(SIGINT) { [unowned self] in self.stop(signal: "SIGINT") })
+            sources.append(try loop.onSignal(SIGHUP) { [unowned self] in _ = self.reload(trigger: "SIGHUP") })
+            try startLoading()
+            notify("STATUS=loading \(paths.database)")
+            return try loop.run()
+        } catch {
+            Diagnostics.error("\(error)")
+            return 1
+        }
+    }
+
+    var limits: Server.Limits {
+        Server.Limits(maxLineLength: config.maxLineLength, maxClients: config.maxClients,
+                      clientBuffer: config.clientBuffer, idleTimeout: config.idleTimeout)
+    }
+
+    // MARK: Start
+
+    /// Opens, checks and loads the database on another thread, so a slow disk or a large
+    /// integrity check never keeps clients from hearing `ready: false`.
+    private func startLoading() throws(DaemonError) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw DaemonError.system("pipe", errno) }
+        let (readEnd, writeEnd) = (fds[0], fds[1])
+        let outcome = LoadOutcome()
+        let path = paths.database
+        let configuration = config.storeConfiguration
+        let lock = self.lock
+        DispatchQueue.global().async {
+            do throws(StoreError) {
+                let store = try Store(path: path, configuration: configuration, lock: lock)
+                let loaded = try store.loadMeter()
+                outcome.result = .success((store, loaded.state, loaded.knownNames))
+            } catch {
+                outcome.result = .failure(error)
+            }
+            var byte: UInt8 = 1
+            _ = write(writeEnd, &byte, 1)
+        }
+        loadSource = try loop.watch(fd: readEnd, events: UInt32(EPOLLIN.rawValue)) { [unowned self] _ in
+            self.loadSource = nil
+            close(readEnd)
+            close(writeEnd)
+            self.finishStart(outcome.result!)
+        }
+    }
+
+    private func finishStart(_ result: Result<(Store, MeterState?, [String: Double]), StoreError>) {
+        do {
+            let (store, state, names) = try result.get()
+            self.store = store
+            let bootID = try SystemClock.bootID()
+            let sampler = try MeterSampler(meter: Meter(
+                bootID: bootID, configuration: config.meterConfiguration, restoring: state, knownNames: names))
+            let sysfs = classifier.sysfs
+            sampler.annotate = { link in link.speedBitsPerSecond = sysfs.facts(for: link.name).speedBitsPerSecond }
+            self.sampler = sampler
+            eventSource = try loop.watch(fd: sampler.events.fileDescriptor, events: UInt32(EPOLLIN.rawValue)) {
+                [unowned self] _ in self.drainEvents()
+            }
+            let now = SystemClock.now()
+            take(try sampler.start(at: now))
+            lastSample = now
+            ready = true
+            save()
+            try scheduleTimers()
+            let count = sampler.links.count
+            Diagnostics.notice("ready: \(count) interfaces, database \(paths.database), socket \(paths.socket)")
+            notify("READY=1\nSTATUS=metering \(count) interfaces")
+        } catch let error as StoreError {
+            fail(error.description)
+        } catch {
+            fail("cannot start metering: \(error)")
+        }
+    }
+
+    private func fail(_ message: String) {
+        Diagnostics.error(message)
+        server?.shutdown()
+        loop.exit(1)
+    }
+
+    private func scheduleTimers() throws(DaemonError) {
+        sampleTimer = try loop.every(interval * 1_000_000) { [unowned self] in self.sample() }
+        saveTimer = try loop.every(config.saveInterval * 1_000_000) { [unowned self] in self.save() }
+    }
+
+    // MARK: Metering
+
+    /// The sampling interval in force: the command line's, else the config's.
+    var interval: UInt64 { options.interval ?? config.interval }
+
+    func sample() {
+        guard let sampler else { return }
+        do {
+            let now = SystemClock.now()
+            take(try sampler.sample(at: now))
+            lastSample = now
+            broadcastRates(at: now)
+        } catch {
+            Diagnostics.error("sample failed: \(error)")
+        }
+    }
+
+    private func drainEvents() {
+        guard let sampler else { return }
+        do {
+            let output = try sampler.drainEvents()
+            take(output)
+            // A deleted interface's final counters are banked at once.
+            if output.events.contains(where: { $0.kind == .deleted }) { save() }
+        } catch {
+            Diagnostics.error("reading link events failed: \(error)")
+        }
+    }
+
+    /// The verdict for a link, recomputed only when its name or kind changed.
+    func classification(of link: Link) -> Classification {
+        if let cached = classifications[link.ifindex], cached.name == link.name, cached.kind == link.kind {
+            return cached.verdict
+        }
+        let verdict = classifier.classify(link)
+        classifications[link.ifindex] = (link.name, link.kind, verdict)
+        return verdict
+    }
+
+    private func isIgnored(_ ifindex: Int32?) -> Bool {
+        guard let ifindex, let link = sampler?.links[ifindex] else { return false }
+        if case .ignored = classification(of: link) { return true }
+        return false
+    }
+
+    /// Routes meter output to the pending save, the estimate log and watchers; interfaces a
+    /// config rule ignores are dropped here.
+    func take(_ output: MeterOutput) {
+        var kept = MeterOutput()
+        kept.deltas = output.deltas.filter { !isIgnored($0.ifindex) }
+        kept.events = output.events.filter { !isIgnored($0.ifindex) }
+        guard let store else { return }
+        pending.add(kept, calendar: store.configuration.calendar, monthStartDay: store.configuration.monthStartDay(for:))
+        for delta in kept.deltas {
+            var entry = logWindow[delta.name] ?? (BucketTally(), delta.epoch)
+            entry.tally += BucketTally(delta)
+            entry.epoch = delta.epoch
+            logWindow[delta.name] = entry
+        }
+        for event in kept.events {
+            log.append(LineEncoder.encode(EventRecord(event)))
+            broadcast(event)
+            if event.kind == .reboot || event.kind == .implausible || event.kind == .clockJump {
+                Diagnostics.warning("\(event.kind.rawValue)\(event.interface.map { " on \($0)" } ?? ""): \(event.detail)")
+            }
+        }
+    }
+
+    /// Writes pending traffic with the meter state, prunes a little, and closes the estimate
+    /// log's window. A failing save keeps everything for the next one.
+    func save() {
+        guard let store, let sampler else { return }
+        let now = SystemClock.now().wall
+        for link in sampler.links.values where !isIgnored(link.ifindex) {
+            pending.note(InterfaceRecord(name: link.name, interfaceClass: classification(of: link).label,
+                                         kind: link.kind, mac: link.address, lastSeen: now))
+        }
+        pending.setMeterState(sampler.meter.exportState())
+        do {
+            try store.save(&pending)
+            try store.prune(now: Int64(now))
+            if saveError != nil { Diagnostics.notice("saving to \(store.path) works again") }
+            saveError = nil
+            lastSaveAt = now
+        } catch {
+            if saveError != error {
+                Diagnostics.error("\(error); counting goes on in memory and the save will be retried")
+            }
+            saveError = error
+        }
+        writeLogWindow(until: now)
+    }
+
+    private func writeLogWindow(until end: Double) {
+        for (name, entry) in logWindow.sorted(by: { $0.key < $1.key }) {
+            let link = sampler?.links.values.first { $0.name == name }
+            let verdict = link.map(classification(of:))
+            log.append(LineEncoder.encode(EstimateRecord(
+                name: name, classification: verdict, start: logWindowStart, end: end,
+                tally: entry.tally, epoch: entry.epoch)))
+        }
+        logWindow = [:]
+        logWindowStart = end
+    }
+
+    // MARK: Lifecycle
+
+    private func stop(signal: String) {
+        Diagnostics.notice("\(signal): stopping")
+        notify("STOPPING=1")
+        if ready {
+            sample()
+            save()
+        }
+        server.shutdown()
+        loop.exit(0)
+    }
+
+    /// Re-reads the config file; on any error the running configuration stays. Returns the
+    /// error, if any, for the `reload` command.
+    func reload(trigger: String) -> ConfigError? {
+        notify("RELOADING=1")
+        defer { notify("READY=1") }
+        log.reopen()
+        let fresh: DaemonConfig
+        do {
+            fresh = try DaemonConfig.load(path: paths.config, required: paths.configRequired)
+        } catch {
+            Diagnostics.error("\(trigger): \(error); keeping the running configuration")
+            return error
+        }
+        config = fresh
+        classifier.rules = fresh.rules
+        classifications = [:]
+        store?.configuration = fresh.storeConfiguration
+        sampler?.reconfigure(fresh.meterConfiguration)
+        server.limits = limits
+        log.maxSize = fresh.logMaxSize
+        log.keep = fresh.logFiles
+        if ready {
+            sampleTimer?.setInterval(interval * 1_000_000, now: loop.now)
+            saveTimer?.setInterval(fresh.saveInterval * 1_000_000, now: loop.now)
+        }
+        Diagnostics.notice("\(trigger): configuration reloaded from \(paths.config)")
+        return nil
+    }
+
+    /// Tells systemd (when it is listening) about state changes.
+    func notify(_ state: String) {
+        _ = sd_notify(0, state)
+    }
+
+    private func parentDirectory(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}
+
+/// The background load's result, handed to the loop thread through a pipe.
+private final class LoadOutcome: @unchecked Sendable {
+    var result: Result<(Store, MeterState?, [String: Double]), StoreError>?
+}

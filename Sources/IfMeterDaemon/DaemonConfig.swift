@@ -1,0 +1,239 @@
+import IfMeterCore
+import IfMeterStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything `ifmeterd.conf` can set, with its defaults (docs/CONFIG.md lists each key).
+public struct DaemonConfig: Hashable, Sendable {
+    /// Seconds between samples.
+    public var interval: UInt64 = 30
+    /// Seconds between saves to the database.
+    public var saveInterval: UInt64 = 60
+    public var timeZone: BucketCalendar.Zone = .local
+    public var monthStartDay = 1
+    public var monthStartDays: [String: Int] = [:]
+    /// Bytes per second no interface can exceed (rule 7); nil: none.
+    public var maxBytesPerSecond: UInt64?
+    public var speedMargin = 2.0
+    public var rules: [ClassRule] = []
+    public var retention = Retention()
+    /// The estimate log rotates past this many bytes.
+    public var logMaxSize: UInt64 = 10 << 20
+    /// Rotated estimate log files kept besides the current one.
+    public var logFiles = 5
+    public var socketMode: mode_t = 0o666
+    public var socketGroup: gid_t?
+    /// Members may run admin commands (`reload`, `forget`), besides root.
+    public var adminGroup: gid_t?
+    public var maxLineLength = 65536
+    public var maxClients = 64
+    /// Unsent output one client may have queued before it is cut off.
+    public var clientBuffer = 1 << 20
+    /// Seconds a client may stay silent (watchers excepted).
+    public var idleTimeout: UInt64 = 300
+
+    public init() {}
+
+    public var storeConfiguration: StoreConfiguration {
+        var configuration = StoreConfiguration()
+        configuration.calendar = BucketCalendar(zone: timeZone)
+        configuration.retention = retention
+        configuration.defaultMonthStartDay = monthStartDay
+        configuration.monthStartDays = monthStartDays
+        return configuration
+    }
+
+    public var meterConfiguration: MeterConfiguration {
+        var configuration = MeterConfiguration()
+        configuration.maxBytesPerSecond = maxBytesPerSecond
+        configuration.speedMargin = speedMargin
+        return configuration
+    }
+
+    // MARK: Parsing
+
+    /// Reads a config file. A missing file is the defaults only if `required` is false.
+    public static func load(path: String, required: Bool) throws(ConfigError) -> DaemonConfig {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT && !required { return DaemonConfig() }
+            throw ConfigError(file: path, line: nil, message: "cannot read: \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(fd, &chunk, chunk.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else {
+                throw ConfigError(file: path, line: nil, message: "cannot read: \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { break }
+            bytes += chunk[..<count]
+            guard bytes.count <= 1 << 20 else {
+                throw ConfigError(file: path, line: nil, message: "larger than 1 MiB; is this the right file?")
+            }
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw ConfigError(file: path, line: nil, message: "not UTF-8 text")
+        }
+        return try parse(text, file: path)
+    }
+
+    /// Parses `key = value` lines; `#` starts a comment. Every problem names file and line.
+    public static func parse(_ text: String, file: String) throws(ConfigError) -> DaemonConfig {
+        var config = DaemonConfig()
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
+            let trimmed = line.trimmingSpaces()
+            if trimmed.isEmpty { continue }
+            let fail = { (message: String) in ConfigError(file: file, line: index + 1, message: message) }
+            guard let equals = trimmed.firstIndex(of: "=") else {
+                throw fail("expected KEY = VALUE, got \"\(trimmed)\"")
+            }
+            let key = trimmed[..<equals].trimmingSpaces()
+            let value = trimmed[trimmed.index(after: equals)...].trimmingSpaces()
+            do {
+                try config.set(key: key, value: value)
+            } catch {
+                throw fail(error.description)
+            }
+        }
+        return config
+    }
+
+    /// Applies one setting; the error says what was wrong with it.
+    mutating func set(key: String, value: String) throws(ValueError) {
+        if key.hasPrefix("month_start_day[") && key.hasSuffix("]") {
+            let name = String(key.dropFirst("month_start_day[".count).dropLast())
+            guard !name.isEmpty else { throw ValueError("month_start_day[…] needs an interface name") }
+            monthStartDays[name] = try Self.integer(value, key: key, in: 1...28)
+            return
+        }
+        switch key {
+        case "interval": interval = UInt64(try Self.seconds(value, key: key, minimum: 1))
+        case "save_interval": saveInterval = UInt64(try Self.seconds(value, key: key, minimum: 1))
+        case "time_zone":
+            switch value {
+            case "local": timeZone = .local
+            case "utc", "UTC": timeZone = .utc
+            default: throw ValueError("time_zone: expected local or utc, got \"\(value)\"")
+            }
+        case "month_start_day": monthStartDay = try Self.integer(value, key: key, in: 1...28)
+        case "max_bandwidth":
+            let rate = try Self.bandwidth(value, key: key)
+            maxBytesPerSecond = rate == 0 ? nil : rate
+        case "speed_margin":
+            guard let margin = Double(value), margin >= 1 else {
+                throw ValueError("speed_margin: expected a number ≥ 1, got \"\(value)\"")
+            }
+            speedMargin = margin
+        case "classify":
+            do {
+                rules.append(try ClassRule(parsing: value))
+            } catch {
+                throw ValueError("classify: \(error)")
+            }
+        case "retention_5min": retention.fiveMinutes = try Self.optionalSeconds(value, key: key)
+        case "retention_hour": retention.hours = try Self.optionalSeconds(value, key: key)
+        case "retention_day": retention.days = try Self.optionalSeconds(value, key: key)
+        case "retention_month": retention.months = try Self.optionalCount(value, key: key)
+        case "retention_year": retention.years = try Self.optionalCount(value, key: key)
+        case "retention_events": retention.events = try Self.optionalSeconds(value, key: key)
+        case "log_max_size": logMaxSize = try Self.size(value, key: key, minimum: 4096)
+        case "log_files": logFiles = try Self.integer(value, key: key, in: 0...1000)
+        case "socket_mode":
+            guard let mode = mode_t(value, radix: 8), mode <= 0o777 else {
+                throw ValueError("socket_mode: expected octal permissions such as 0660, got \"\(value)\"")
+            }
+            socketMode = mode
+        case "socket_group": socketGroup = try Self.group(value, key: key)
+        case "admin_group": adminGroup = try Self.group(value, key: key)
+        case "max_line_length": maxLineLength = Int(try Self.size(value, key: key, minimum: 256))
+        case "max_clients": maxClients = try Self.integer(value, key: key, in: 1...65536)
+        case "client_buffer": clientBuffer = Int(try Self.size(value, key: key, minimum: 4096))
+        case "idle_timeout": idleTimeout = UInt64(try Self.seconds(value, key: key, minimum: 1))
+        default: throw ValueError("unknown key \"\(key)\" (see docs/CONFIG.md)")
+        }
+    }
+
+    struct ValueError: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    static func integer(_ value: String, key: String, in range: ClosedRange<Int>) throws(ValueError) -> Int {
+        guard let number = Int(value), range.contains(number) else {
+            throw ValueError("\(key): expected a whole number from \(range.lowerBound) to \(range.upperBound), got \"\(value)\"")
+        }
+        return number
+    }
+
+    /// `90`, `90s`, `15m`, `48h`, `62d`.
+    static func seconds(_ value: String, key: String, minimum: Int64) throws(ValueError) -> Int64 {
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        let (digits, unit) = value.last.flatMap { units[$0] }.map { (value.dropLast(), $0) } ?? (Substring(value), 1)
+        guard let number = Int64(digits), number >= 0, number <= Int64.max / unit, number * unit >= minimum else {
+            throw ValueError("\(key): expected a duration of at least \(minimum) s such as 30, 15m, 48h or 62d, got \"\(value)\"")
+        }
+        return number * unit
+    }
+
+    static func optionalSeconds(_ value: String, key: String) throws(ValueError) -> Int64? {
+        value == "forever" ? nil : try seconds(value, key: key, minimum: 1)
+    }
+
+    static func optionalCount(_ value: String, key: String) throws(ValueError) -> Int? {
+        value == "forever" ? nil : try integer(value, key: key, in: 1...100_000)
+    }
+
+    /// `4096`, `512K`, `10M`, `1G` (powers of 1024).
+    static func size(_ value: String, key: String, minimum: UInt64) throws(ValueError) -> UInt64 {
+        let units: [Character: UInt64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        let (digits, unit) = value.last.flatMap { units[$0] }.map { (value.dropLast(), $0) } ?? (Substring(value), 1)
+        guard let number = UInt64(digits), number <= UInt64.max / unit, number * unit >= minimum else {
+            throw ValueError("\(key): expected a size of at least \(minimum) bytes such as 512K or 10M, got \"\(value)\"")
+        }
+        return number * unit
+    }
+
+    /// Bytes per second: `125000`, or with a unit: `100Mbit`, `1Gbit`, `50MB` (SI, per second).
+    static func bandwidth(_ value: String, key: String) throws(ValueError) -> UInt64 {
+        let units: [(String, Double)] = [
+            ("Gbit", 1e9 / 8), ("Mbit", 1e6 / 8), ("Kbit", 1e3 / 8), ("bit", 1.0 / 8),
+            ("GB", 1e9), ("MB", 1e6), ("KB", 1e3), ("B", 1),
+        ]
+        let (digits, unit) = units.first { value.hasSuffix($0.0) }.map { (value.dropLast($0.0.count), $0.1) }
+            ?? (Substring(value), 1)
+        guard let number = Double(digits), number >= 0, number * unit < 1.8e19 else {
+            throw ValueError("\(key): expected bytes per second, or a rate such as 100Mbit or 1Gbit, got \"\(value)\"")
+        }
+        return UInt64(number * unit)
+    }
+
+    static func group(_ name: String, key: String) throws(ValueError) -> gid_t {
+        guard let entry = getgrnam(name) else { throw ValueError("\(key): no group named \"\(name)\"") }
+        return entry.pointee.gr_gid
+    }
+}
+
+/// A config file that cannot be used: the file, the line, and what is wrong there.
+public struct ConfigError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var file: String
+    public var line: Int?
+    public var message: String
+
+    public var description: String {
+        line.map { "\(file):\($0): \(message)" } ?? "\(file): \(message)"
+    }
+}
+
+extension StringProtocol {
+    func trimmingSpaces() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
+        guard let first = firstIndex(where: { !isSpace($0) }),
+              let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(self[first...last])
+    }
+}

@@ -1,0 +1,266 @@
+import IfMeterCore
+import IfMeterKernel
+import IfMeterStore
+import IfMeterWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The socket API (docs/PROTOCOL.md): one handler per command, answered on the loop.
+extension Daemon {
+    static let commands = ["status", "interfaces", "usage", "events", "sample", "watch", "reload", "forget"]
+
+    func handle(_ request: Request, from client: Server.Client) {
+        let id = request.id
+        guard let version = request.v else {
+            return fail(.badRequest, "field \"v\" is missing (this ifmeterd speaks protocol \(protocolVersion))", id, client)
+        }
+        guard version == protocolVersion else {
+            return fail(.unsupportedVersion, "protocol version \(version) is not supported; this ifmeterd speaks \(protocolVersion)", id, client)
+        }
+        guard let command = request.cmd else { return fail(.badRequest, "field \"cmd\" is missing", id, client) }
+        guard Self.commands.contains(command) else {
+            return fail(.unknownCommand, "unknown command \"\(command)\"; known: \(Self.commands.joined(separator: ", "))", id, client)
+        }
+        guard ready || command == "status" else {
+            return fail(.notReady, "ifmeterd is starting (loading its database and taking the first sample); ask again shortly", id, client)
+        }
+        do {
+            switch command {
+            case "status": reply(status(), id, client)
+            case "interfaces": reply(interfaces(), id, client)
+            case "usage": reply(try usage(request), id, client)
+            case "events": reply(try events(request), id, client)
+            case "sample":
+                sample()
+                reply(SampleResult(sampledAt: lastSample?.wall ?? 0, interfaces: sampler?.links.count ?? 0), id, client)
+            case "watch":
+                client.watchID = .some(id)
+                server.send(LineEncoder.encode(Response.success(rates(at: lastSample?.wall ?? 0), id: id, stream: "rates")), to: client)
+            case "reload":
+                try requireAdmin(client)
+                if let error = reload(trigger: "reload requested by uid \(client.uid)") {
+                    throw WireError(.configError, "\(error); the running configuration stays")
+                }
+                reply(AdminResult(done: "configuration reloaded from \(paths.config)"), id, client)
+            default:  // forget
+                try requireAdmin(client)
+                let name = try required(request.interface, "interface")
+                guard let store else { throw WireError(.notReady, "no database yet") }
+                let known = sampler?.links.values.contains { $0.name == name } ?? false
+                guard try store.forget(name) || known else {
+                    throw WireError(.unknownInterface, "no interface named \"\(name)\" has ever been seen")
+                }
+                pending.forget(name)
+                reply(AdminResult(done: "history of \(name) deleted"), id, client)
+            }
+        } catch let error as WireError {
+            fail(error.code, error.message, id, client)
+        } catch let error as StoreError {
+            fail(.storeError, error.description, id, client)
+        } catch {
+            fail(.storeError, "\(error)", id, client)
+        }
+    }
+
+    private func reply<T: Encodable & Sendable>(_ result: T, _ id: RequestID?, _ client: Server.Client) {
+        server.send(LineEncoder.encode(Response.success(result, id: id)), to: client)
+    }
+
+    private func fail(_ code: ErrorCode, _ message: String, _ id: RequestID?, _ client: Server.Client) {
+        server.send(LineEncoder.failure(WireError(code, message, id: id)), to: client)
+    }
+
+    private func required(_ value: String?, _ field: String) throws(WireError) -> String {
+        guard let value, !value.isEmpty else { throw WireError(.badRequest, "field \"\(field)\" is missing") }
+        return value
+    }
+
+    /// Root, the daemon's own user, and members of `admin_group` may change state.
+    private func requireAdmin(_ client: Server.Client) throws(WireError) {
+        let member = config.adminGroup.map(client.groups.contains) ?? false
+        guard client.uid == 0 || client.uid == getuid() || member else {
+            throw WireError(.permissionDenied, "only root, uid \(getuid()) or the admin group may do this (you are uid \(client.uid))")
+        }
+    }
+
+    // MARK: Commands
+
+    func status() -> StatusResult {
+        StatusResult(
+            ready: ready, version: IfMeterVersion.string, pid: getpid(), startedAt: startedAt,
+            interval: interval, saveInterval: config.saveInterval,
+            lastSampleAt: ready ? lastSample?.wall : nil, source: ready ? "netlink" : nil,
+            interfaces: ready ? sampler?.links.count : nil,
+            store: ready ? StoreHealth(path: paths.database, healthy: saveError == nil,
+                                       lastSaveAt: lastSaveAt, error: saveError?.description) : nil,
+            socket: paths.socket)
+    }
+
+    func interfaces() -> InterfacesResult {
+        guard let sampler else { return InterfacesResult(interfaces: [], footnote: EstimateLabel.footnote) }
+        let saved = (try? store?.totals()) ?? [:]
+        let entries = sampler.links.values.sorted { $0.ifindex < $1.ifindex }.map { link -> InterfaceResult in
+            let verdict = classification(of: link)
+            var tally = saved[link.name]?.tally ?? BucketTally()
+            if let unsaved = pending.unsavedTotal(for: link.name) { tally += unsaved }
+            let tracked = sampler.meter.tracked[link.ifindex]
+            let rate = sampler.meter.rates[link.ifindex].flatMap { rate in
+                rate.isMeasured ? RateResult(
+                    rxBytesPerSecond: rate.rxBytesPerSecond, txBytesPerSecond: rate.txBytesPerSecond,
+                    smoothedRxBytesPerSecond: rate.smoothedRxBytesPerSecond,
+                    smoothedTxBytesPerSecond: rate.smoothedTxBytesPerSecond) : nil
+            }
+            var labels = EstimateLabel.always
+            if case .classified(.tunnel, _) = verdict { labels.append(.tunnelDoubleCounted) }
+            if tally.resets > 0 { labels.append(.resetInPeriod) }
+            if tally.gaps > 0 { labels.append(.gapInPeriod) }
+            if tally.implausible > 0 { labels.append(.implausibleDropped) }
+            return InterfaceResult(
+                name: link.name, ifindex: link.ifindex, class: verdict.label, classReason: verdict.reason,
+                kind: link.kind, operstate: link.operState.rawValue,
+                rxBytes: tally.traffic.rxBytes, txBytes: tally.traffic.txBytes,
+                rxPackets: tally.traffic.rxPackets, txPackets: tally.traffic.txPackets,
+                epoch: tracked.map { EpochResult(
+                    bootID: $0.epoch.bootID, ifindex: $0.ifindex, generation: $0.epoch.generation,
+                    since: $0.epoch.since, rxBytes: $0.last.rxBytes, txBytes: $0.last.txBytes,
+                    rxPackets: $0.last.rxPackets, txPackets: $0.last.txPackets) },
+                rate: rate,
+                continuity: ContinuityResult(
+                    since: saved[link.name]?.since ?? sampler.meter.firstSeen[link.name],
+                    resets: tally.resets, gaps: tally.gaps, implausibleDropped: tally.implausible),
+                labels: labels.map(\.rawValue))
+        }
+        return InterfacesResult(interfaces: entries, footnote: EstimateLabel.footnote)
+    }
+
+    func usage(_ request: Request) throws -> UsageResult {
+        guard let store else { throw WireError(.notReady, "no database yet") }
+        let subject: UsageSubject
+        switch (request.interface, request.class) {
+        case (let name?, nil):
+            guard try isKnown(name) else {
+                throw WireError(.unknownInterface, "no interface named \"\(name)\" has ever been seen")
+            }
+            subject = .interface(name)
+        case (nil, let className?):
+            guard let interfaceClass = InterfaceClass(rawValue: className) else {
+                throw WireError(.badRequest, "unknown class \"\(className)\"; known: \(InterfaceClass.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            subject = .interfaceClass(interfaceClass)
+        default:
+            throw WireError(.badRequest, "give exactly one of \"interface\" and \"class\"")
+        }
+        let period = try required(request.period, "period")
+        save()  // answer from everything counted so far
+        let rows: [UsageRowResult]
+        if period == "total" {
+            rows = try totalRows(subject, store: store)
+        } else {
+            guard let resolution = Resolution(rawValue: period) else {
+                throw WireError(.badRequest, "unknown period \"\(period)\"; known: 5min, hour, day, month, year, total")
+            }
+            rows = try store.usage(subject, resolution: resolution,
+                                   from: request.from.map { Int64($0.seconds.rounded(.down)) },
+                                   to: request.to.map { Int64($0.seconds.rounded(.up)) }).map(Self.row)
+        }
+        var projection: ProjectionResult?
+        if request.projection == true, case .interface(let name) = subject,
+           let resolution = Resolution(rawValue: period), resolution == .day || resolution == .month {
+            let projected = try store.projection(name, resolution: resolution, now: Int64(SystemClock.now().wall))
+            projection = ProjectionResult(
+                start: Double(projected.start), end: Double(projected.end),
+                elapsedFraction: projected.elapsedFraction, rxBytes: projected.projected.rxBytes,
+                txBytes: projected.projected.txBytes, labels: projected.labels.map(\.rawValue))
+        }
+        return UsageResult(
+            interface: request.interface, class: request.class, period: period, rows: rows,
+            projection: projection, footnote: EstimateLabel.footnote)
+    }
+
+    private func isKnown(_ name: String) throws -> Bool {
+        if sampler?.meter.firstSeen[name] != nil { return true }
+        return try store?.total(name) != nil
+    }
+
+    private func totalRows(_ subject: UsageSubject, store: Store) throws -> [UsageRowResult] {
+        let all = try store.totals()
+        let members: [(tally: BucketTally, since: Double)]
+        switch subject {
+        case .interface(let name): members = all[name].map { [$0] } ?? []
+        case .interfaceClass(let interfaceClass):
+            let names = Set(try store.interfaces().filter { $0.interfaceClass == interfaceClass.rawValue }.map(\.name))
+            members = all.filter { names.contains($0.key) }.map(\.value)
+        }
+        guard let since = members.map(\.since).min() else { return [] }
+        var tally = BucketTally()
+        for member in members { tally += member.tally }
+        return [Self.row(UsageRow(start: Int64(since), end: Int64(SystemClock.now().wall.rounded(.up)), tally: tally))]
+    }
+
+    static func row(_ row: UsageRow) -> UsageRowResult {
+        UsageRowResult(
+            start: Double(row.start), end: Double(row.end), rxBytes: row.tally.traffic.rxBytes,
+            txBytes: row.tally.traffic.txBytes, rxPackets: row.tally.traffic.rxPackets,
+            txPackets: row.tally.traffic.txPackets,
+            continuity: ContinuityResult(since: nil, resets: row.tally.resets, gaps: row.tally.gaps,
+                                         implausibleDropped: row.tally.implausible),
+            labels: row.labels.map(\.rawValue))
+    }
+
+    func events(_ request: Request) throws -> EventsResult {
+        guard let store else { throw WireError(.notReady, "no database yet") }
+        let kind = try request.kind.map { name throws(WireError) -> CounterEvent.Kind in
+            guard let kind = CounterEvent.Kind(rawValue: name) else {
+                throw WireError(.badRequest, "unknown event kind \"\(name)\"; known: \(CounterEvent.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return kind
+        }
+        let limit = request.limit ?? 1000
+        guard (1...100_000).contains(limit) else { throw WireError(.badRequest, "\"limit\" must be 1 to 100000") }
+        save()
+        let events = try store.events(from: request.from?.seconds, to: request.to?.seconds, kind: kind,
+                                      interface: request.interface, limit: limit)
+        return EventsResult(events: events.map(EventResult.init))
+    }
+
+    // MARK: Watchers
+
+    func rates(at time: Double) -> RatesResult {
+        guard let sampler else { return RatesResult(at: time, interfaces: []) }
+        let entries = sampler.links.values.sorted { $0.ifindex < $1.ifindex }.compactMap { link -> RatesResult.Entry? in
+            guard let rate = sampler.meter.rates[link.ifindex], rate.isMeasured else { return nil }
+            return RatesResult.Entry(name: link.name, rate: RateResult(
+                rxBytesPerSecond: rate.rxBytesPerSecond, txBytesPerSecond: rate.txBytesPerSecond,
+                smoothedRxBytesPerSecond: rate.smoothedRxBytesPerSecond,
+                smoothedTxBytesPerSecond: rate.smoothedTxBytesPerSecond))
+        }
+        return RatesResult(at: time, interfaces: entries)
+    }
+
+    func broadcastRates(at instant: MeterInstant) {
+        let watchers = server.clients.values.filter { $0.watchID != nil }
+        guard !watchers.isEmpty else { return }
+        let result = rates(at: instant.wall)
+        for client in watchers {
+            server.send(LineEncoder.encode(Response.success(result, id: client.watchID!, stream: "rates")), to: client)
+        }
+    }
+
+    func broadcast(_ event: CounterEvent) {
+        for client in server.clients.values where client.watchID != nil {
+            server.send(LineEncoder.encode(Response.success(EventResult(event), id: client.watchID!, stream: "event")), to: client)
+        }
+    }
+}
+
+extension EventResult {
+    init(_ event: CounterEvent) {
+        let traffic = { (value: Traffic?) in
+            value.map { TrafficResult(rxBytes: $0.rxBytes, txBytes: $0.txBytes, rxPackets: $0.rxPackets, txPackets: $0.txPackets) }
+        }
+        self.init(at: event.at, kind: event.kind.rawValue, interface: event.interface, ifindex: event.ifindex,
+                  previous: traffic(event.previous), current: traffic(event.current),
+                  delta: traffic(event.delta), detail: event.detail)
+    }
+}

@@ -1,0 +1,72 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The estimate log: JSON Lines appended with one `write(2)` per record (so a reader never sees
+/// half of one, and a crash leaves at most a torn last line), rotated by size keeping `keep`
+/// older files (`estimates.jsonl.1` newest), reopened on SIGHUP for external rotation.
+final class EstimateLog {
+    let path: String
+    var maxSize: UInt64
+    var keep: Int
+    private var fd: Int32 = -1
+    private var size: UInt64 = 0
+    /// The last failure, reported once until writing works again.
+    private(set) var failure: String?
+
+    init(path: String, maxSize: UInt64, keep: Int) {
+        self.path = path
+        self.maxSize = maxSize
+        self.keep = keep
+        reopen()
+    }
+
+    deinit {
+        if fd >= 0 { close(fd) }
+    }
+
+    /// Opens (again) the file at `path`, as after an external rotation.
+    func reopen() {
+        if fd >= 0 { close(fd) }
+        fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            report("cannot open estimate log \(path): \(String(cString: strerror(errno)))")
+            return
+        }
+        var info = stat()
+        fstat(fd, &info)
+        size = UInt64(info.st_size)
+        failure = nil
+    }
+
+    /// Appends one record (a complete line).
+    func append(_ record: [UInt8]) {
+        if size > 0 && size + UInt64(record.count) > maxSize { rotate() }
+        guard fd >= 0 else { return }
+        let written = record.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if written == record.count {
+            size += UInt64(written)
+            failure = nil
+        } else {
+            report("cannot write estimate log \(path): \(written < 0 ? String(cString: strerror(errno)) : "short write")")
+        }
+    }
+
+    private func rotate() {
+        if keep == 0 {
+            unlink(path)
+        } else {
+            unlink("\(path).\(keep)")
+            for index in stride(from: keep - 1, through: 1, by: -1) {
+                rename("\(path).\(index)", "\(path).\(index + 1)")
+            }
+            rename(path, "\(path).1")
+        }
+        reopen()
+    }
+
+    private func report(_ message: String) {
+        if failure != message { Diagnostics.error(message) }
+        failure = message
+    }
+}

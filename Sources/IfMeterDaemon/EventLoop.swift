@@ -1,0 +1,139 @@
+import CSystemd
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon's one loop: libsystemd's sd-event, which puts I/O, timers, signals and the
+/// systemd watchdog in one place. Handlers run on the loop's thread, one at a time.
+final class EventLoop {
+    let handle: OpaquePointer
+
+    init() throws(DaemonError) {
+        var handle: OpaquePointer?
+        let result = sd_event_new(&handle)
+        guard result >= 0, let handle else { throw DaemonError.system("sd_event_new", -result) }
+        self.handle = handle
+        // Sends WATCHDOG=1 at half of WATCHDOG_USEC from the loop itself when systemd asks for
+        // it, so a stuck loop is noticed.
+        _ = sd_event_set_watchdog(handle, 1)
+    }
+
+    deinit {
+        sd_event_unref(handle)
+    }
+
+    /// Runs until ``exit(_:)``; returns its code.
+    func run() throws(DaemonError) -> Int32 {
+        let result = sd_event_loop(handle)
+        guard result >= 0 else { throw DaemonError.system("sd_event_loop", -result) }
+        return result
+    }
+
+    func exit(_ code: Int32) {
+        _ = sd_event_exit(handle, code)
+    }
+
+    /// `CLOCK_MONOTONIC` now, in microseconds, as sd-event sees it.
+    var now: UInt64 {
+        var usec: UInt64 = 0
+        _ = sd_event_now(handle, CLOCK_MONOTONIC, &usec)
+        return usec
+    }
+
+    /// Calls `handler` with the `EPOLL*` events whenever `fd` is ready for `events`.
+    func watch(fd: Int32, events: UInt32, _ handler: @escaping (UInt32) -> Void) throws(DaemonError) -> EventSource {
+        let box = Unmanaged.passRetained(HandlerBox(io: handler))
+        var source: OpaquePointer?
+        let result = sd_event_add_io(handle, &source, fd, events, { _, _, revents, userdata in
+            Unmanaged<HandlerBox>.fromOpaque(userdata!).takeUnretainedValue().io?(revents)
+            return 0
+        }, box.toOpaque())
+        guard result >= 0, let source else {
+            box.release()
+            throw DaemonError.system("sd_event_add_io", -result)
+        }
+        return EventSource(source, box: box)
+    }
+
+    /// Calls `handler` every `interval` microseconds (first call after one interval).
+    func every(_ interval: UInt64, _ handler: @escaping () -> Void) throws(DaemonError) -> EventSource {
+        let box = Unmanaged.passRetained(HandlerBox(timer: handler))
+        var source: OpaquePointer?
+        let result = sd_event_add_time_relative(handle, &source, CLOCK_MONOTONIC, interval, 0, { source, _, userdata in
+            let box = Unmanaged<HandlerBox>.fromOpaque(userdata!).takeUnretainedValue()
+            // Re-arm from the scheduled time, not from now, so the period does not drift.
+            var next: UInt64 = 0
+            _ = sd_event_source_get_time(source, &next)
+            _ = sd_event_source_set_time(source, next + box.interval)
+            _ = sd_event_source_set_enabled(source, Int32(SD_EVENT_ON))
+            box.timer?()
+            return 0
+        }, box.toOpaque())
+        guard result >= 0, let source else {
+            box.release()
+            throw DaemonError.system("sd_event_add_time_relative", -result)
+        }
+        box.takeUnretainedValue().interval = interval
+        _ = sd_event_source_set_enabled(source, Int32(SD_EVENT_ON))
+        return EventSource(source, box: box)
+    }
+
+    /// Calls `handler` when `signal` arrives (it is blocked for the process first, as sd-event
+    /// requires).
+    func onSignal(_ signal: Int32, _ handler: @escaping () -> Void) throws(DaemonError) -> EventSource {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, signal)
+        sigprocmask(SIG_BLOCK, &set, nil)
+        let box = Unmanaged.passRetained(HandlerBox(timer: handler))
+        var source: OpaquePointer?
+        let result = sd_event_add_signal(handle, &source, signal, { _, _, userdata in
+            Unmanaged<HandlerBox>.fromOpaque(userdata!).takeUnretainedValue().timer?()
+            return 0
+        }, box.toOpaque())
+        guard result >= 0, let source else {
+            box.release()
+            throw DaemonError.system("sd_event_add_signal", -result)
+        }
+        return EventSource(source, box: box)
+    }
+}
+
+/// Keeps a handler alive for as long as its sd-event source exists.
+final class HandlerBox {
+    let io: ((UInt32) -> Void)?
+    let timer: (() -> Void)?
+    var interval: UInt64 = 0
+
+    init(io: ((UInt32) -> Void)? = nil, timer: (() -> Void)? = nil) {
+        self.io = io
+        self.timer = timer
+    }
+}
+
+/// An sd-event source; removed from the loop when released.
+final class EventSource {
+    private let handle: OpaquePointer
+    private let box: Unmanaged<HandlerBox>
+
+    fileprivate init(_ handle: OpaquePointer, box: Unmanaged<HandlerBox>) {
+        self.handle = handle
+        self.box = box
+    }
+
+    deinit {
+        sd_event_source_disable_unref(handle)
+        box.release()
+    }
+
+    /// Changes the `EPOLL*` events an I/O source waits for.
+    func setEvents(_ events: UInt32) {
+        _ = sd_event_source_set_io_events(handle, events)
+    }
+
+    /// Changes a repeating timer's period; the next call comes one period from now.
+    func setInterval(_ interval: UInt64, now: UInt64) {
+        box.takeUnretainedValue().interval = interval
+        _ = sd_event_source_set_time(handle, now + interval)
+    }
+}

@@ -1,0 +1,66 @@
+import IfMeterCore
+import IfMeterStore
+import IfMeterWire
+
+/// One estimate-log line per interface per save window (docs/LOG.md).
+struct EstimateRecord: Encodable {
+    var type = "estimate"
+    var interface: String
+    var `class`: String?
+    var start: Double
+    var end: Double
+    var rxBytes: UInt64
+    var txBytes: UInt64
+    var rxPackets: UInt64
+    var txPackets: UInt64
+    var continuity: ContinuityResult
+    var epoch: EpochKey
+    var labels: [String]
+
+    struct EpochKey: Encodable {
+        var bootID: String
+        var ifindex: Int32
+        var generation: Int
+        enum CodingKeys: String, CodingKey { case bootID = "boot_id", ifindex, generation }
+    }
+
+    init(name: String, classification: Classification?, start: Double, end: Double, tally: BucketTally, epoch: Epoch) {
+        interface = name
+        self.class = classification?.label
+        self.start = start
+        self.end = end
+        (rxBytes, txBytes) = (tally.traffic.rxBytes, tally.traffic.txBytes)
+        (rxPackets, txPackets) = (tally.traffic.rxPackets, tally.traffic.txPackets)
+        continuity = ContinuityResult(since: nil, resets: tally.resets, gaps: tally.gaps, implausibleDropped: tally.implausible)
+        self.epoch = EpochKey(bootID: epoch.bootID, ifindex: epoch.ifindex, generation: epoch.generation)
+        var labels = EstimateLabel.always
+        if case .classified(.tunnel, _)? = classification { labels.append(.tunnelDoubleCounted) }
+        if tally.resets > 0 { labels.append(.resetInPeriod) }
+        if tally.gaps > 0 { labels.append(.gapInPeriod) }
+        if tally.implausible > 0 { labels.append(.implausibleDropped) }
+        self.labels = labels.map(\.rawValue)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case type, interface, `class`, start, end, rxBytes = "rx_bytes", txBytes = "tx_bytes"
+        case rxPackets = "rx_packets", txPackets = "tx_packets", continuity, epoch, labels
+    }
+}
+
+/// One estimate-log line per counter event.
+struct EventRecord: Encodable {
+    var type = "event"
+    var event: EventResult
+
+    init(_ event: CounterEvent) {
+        self.event = EventResult(event)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try event.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(type, forKey: .type)
+    }
+
+    enum CodingKeys: String, CodingKey { case type }
+}

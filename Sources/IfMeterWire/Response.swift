@@ -1,0 +1,77 @@
+import FoundationEssentials
+
+/// The documented error codes (docs/PROTOCOL.md).
+public enum ErrorCode: String, Hashable, Sendable, Codable, CaseIterable {
+    /// The line is not a JSON object, or a field has the wrong type.
+    case badJSON = "bad_json"
+    /// A field is missing or has a value the command does not accept.
+    case badRequest = "bad_request"
+    case unsupportedVersion = "unsupported_version"
+    case unknownCommand = "unknown_command"
+    case lineTooLong = "line_too_long"
+    case tooManyClients = "too_many_clients"
+    /// The daemon has not loaded its database and taken its first sample yet.
+    case notReady = "not_ready"
+    /// An interface name ifmeter has never seen.
+    case unknownInterface = "unknown_interface"
+    /// An admin command from a peer that is neither root nor in the admin group.
+    case permissionDenied = "permission_denied"
+    case idleTimeout = "idle_timeout"
+    /// A `watch` client that did not read its stream fast enough.
+    case slowClient = "slow_client"
+    /// The database could not answer.
+    case storeError = "store_error"
+    /// `reload` found a bad config file; the old configuration stays in force.
+    case configError = "config_error"
+}
+
+public struct WireError: Error, Hashable, Sendable, Codable {
+    public var code: ErrorCode
+    public var message: String
+    /// The request's id, when it could be read.
+    public var id: RequestID?
+
+    public init(_ code: ErrorCode, _ message: String, id: RequestID? = nil) {
+        self.code = code
+        self.message = message
+        self.id = id
+    }
+
+    enum CodingKeys: String, CodingKey { case code, message }
+}
+
+/// One response line.
+public struct Response<Result: Encodable & Sendable>: Encodable, Sendable {
+    public var v = protocolVersion
+    public var id: RequestID?
+    public var ok: Bool
+    /// Present on `watch` stream lines: what this line carries (`rates`, `events`).
+    public var stream: String?
+    public var result: Result?
+    public var error: WireError?
+
+    public static func success(_ result: Result, id: RequestID?, stream: String? = nil) -> Response {
+        Response(id: id, ok: true, stream: stream, result: result, error: nil)
+    }
+}
+
+/// Encodes responses as single lines, keys sorted for a stable wire format.
+public enum LineEncoder {
+    public static func encode<T: Encodable>(_ value: T) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Our response types hold only strings, numbers, booleans and arrays of them.
+        var bytes = [UInt8](try! encoder.encode(value))
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+
+    public static func failure(_ error: WireError) -> [UInt8] {
+        encode(Response<Empty>(id: error.id, ok: false, stream: nil, result: nil, error: error))
+    }
+}
+
+/// A result with no fields.
+public struct Empty: Codable, Hashable, Sendable {
+    public init() {}
+}

@@ -1,0 +1,326 @@
+/// Result shapes of the socket API (docs/PROTOCOL.md). Times are Unix seconds; byte and
+/// packet counts are integers; absent keys mean "not known", never zero.
+
+public struct StoreHealth: Codable, Hashable, Sendable {
+    public var path: String
+    /// False while saves fail; counting goes on in memory and saves are retried.
+    public var healthy: Bool
+    public var lastSaveAt: Double?
+    public var error: String?
+
+    public init(path: String, healthy: Bool, lastSaveAt: Double?, error: String?) {
+        self.path = path
+        self.healthy = healthy
+        self.lastSaveAt = lastSaveAt
+        self.error = error
+    }
+
+    enum CodingKeys: String, CodingKey { case path, healthy, lastSaveAt = "last_save_at", error }
+}
+
+public struct StatusResult: Codable, Hashable, Sendable {
+    public var ready: Bool
+    public var version: String
+    public var pid: Int32
+    public var startedAt: Double
+    public var interval: UInt64
+    public var saveInterval: UInt64
+    public var lastSampleAt: Double?
+    public var source: String?
+    public var interfaces: Int?
+    public var store: StoreHealth?
+    public var socket: String
+
+    public init(ready: Bool, version: String, pid: Int32, startedAt: Double, interval: UInt64,
+                saveInterval: UInt64, lastSampleAt: Double?, source: String?, interfaces: Int?,
+                store: StoreHealth?, socket: String) {
+        self.ready = ready
+        self.version = version
+        self.pid = pid
+        self.startedAt = startedAt
+        self.interval = interval
+        self.saveInterval = saveInterval
+        self.lastSampleAt = lastSampleAt
+        self.source = source
+        self.interfaces = interfaces
+        self.store = store
+        self.socket = socket
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case ready, version, pid, startedAt = "started_at", interval, saveInterval = "save_interval"
+        case lastSampleAt = "last_sample_at", source, interfaces, store, socket
+    }
+}
+
+/// Counts that explain a figure: counter restarts, sampling gaps, implausible drops.
+public struct ContinuityResult: Codable, Hashable, Sendable {
+    public var since: Double?
+    public var resets: Int
+    public var gaps: Int
+    public var implausibleDropped: Int
+
+    public init(since: Double?, resets: Int, gaps: Int, implausibleDropped: Int) {
+        self.since = since
+        self.resets = resets
+        self.gaps = gaps
+        self.implausibleDropped = implausibleDropped
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case since, resets, gaps, implausibleDropped = "implausible_dropped"
+    }
+}
+
+public struct RateResult: Codable, Hashable, Sendable {
+    public var rxBytesPerSecond: Double
+    public var txBytesPerSecond: Double
+    public var smoothedRxBytesPerSecond: Double
+    public var smoothedTxBytesPerSecond: Double
+
+    public init(rxBytesPerSecond: Double, txBytesPerSecond: Double, smoothedRxBytesPerSecond: Double,
+                smoothedTxBytesPerSecond: Double) {
+        self.rxBytesPerSecond = rxBytesPerSecond
+        self.txBytesPerSecond = txBytesPerSecond
+        self.smoothedRxBytesPerSecond = smoothedRxBytesPerSecond
+        self.smoothedTxBytesPerSecond = smoothedTxBytesPerSecond
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case rxBytesPerSecond = "rx_bytes_per_second", txBytesPerSecond = "tx_bytes_per_second"
+        case smoothedRxBytesPerSecond = "smoothed_rx_bytes_per_second"
+        case smoothedTxBytesPerSecond = "smoothed_tx_bytes_per_second"
+    }
+}
+
+/// The kernel counter epoch an interface is in now.
+public struct EpochResult: Codable, Hashable, Sendable {
+    public var bootID: String
+    public var ifindex: Int32
+    public var generation: Int
+    public var since: Double
+    /// The raw kernel counters last read in this epoch.
+    public var rxBytes: UInt64
+    public var txBytes: UInt64
+    public var rxPackets: UInt64
+    public var txPackets: UInt64
+
+    public init(bootID: String, ifindex: Int32, generation: Int, since: Double, rxBytes: UInt64,
+                txBytes: UInt64, rxPackets: UInt64, txPackets: UInt64) {
+        self.bootID = bootID
+        self.ifindex = ifindex
+        self.generation = generation
+        self.since = since
+        self.rxBytes = rxBytes
+        self.txBytes = txBytes
+        self.rxPackets = rxPackets
+        self.txPackets = txPackets
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case bootID = "boot_id", ifindex, generation, since, rxBytes = "rx_bytes", txBytes = "tx_bytes"
+        case rxPackets = "rx_packets", txPackets = "tx_packets"
+    }
+}
+
+public struct InterfaceResult: Codable, Hashable, Sendable {
+    public var name: String
+    public var ifindex: Int32
+    public var `class`: String
+    public var classReason: String
+    public var kind: String
+    public var operstate: String
+    /// Since the name's history began, across all its epochs.
+    public var rxBytes: UInt64
+    public var txBytes: UInt64
+    public var rxPackets: UInt64
+    public var txPackets: UInt64
+    public var epoch: EpochResult?
+    public var rate: RateResult?
+    public var continuity: ContinuityResult
+    public var labels: [String]
+
+    public init(name: String, ifindex: Int32, class: String, classReason: String, kind: String,
+                operstate: String, rxBytes: UInt64, txBytes: UInt64, rxPackets: UInt64, txPackets: UInt64,
+                epoch: EpochResult?, rate: RateResult?, continuity: ContinuityResult, labels: [String]) {
+        self.name = name
+        self.ifindex = ifindex
+        self.class = `class`
+        self.classReason = classReason
+        self.kind = kind
+        self.operstate = operstate
+        self.rxBytes = rxBytes
+        self.txBytes = txBytes
+        self.rxPackets = rxPackets
+        self.txPackets = txPackets
+        self.epoch = epoch
+        self.rate = rate
+        self.continuity = continuity
+        self.labels = labels
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, ifindex, `class`, classReason = "class_reason", kind, operstate
+        case rxBytes = "rx_bytes", txBytes = "tx_bytes", rxPackets = "rx_packets", txPackets = "tx_packets"
+        case epoch, rate, continuity, labels
+    }
+}
+
+public struct InterfacesResult: Codable, Hashable, Sendable {
+    public var interfaces: [InterfaceResult]
+    public var footnote: String
+    public init(interfaces: [InterfaceResult], footnote: String) {
+        self.interfaces = interfaces
+        self.footnote = footnote
+    }
+}
+
+public struct UsageRowResult: Codable, Hashable, Sendable {
+    public var start: Double
+    public var end: Double
+    public var rxBytes: UInt64
+    public var txBytes: UInt64
+    public var rxPackets: UInt64
+    public var txPackets: UInt64
+    public var continuity: ContinuityResult
+    public var labels: [String]
+
+    public init(start: Double, end: Double, rxBytes: UInt64, txBytes: UInt64, rxPackets: UInt64,
+                txPackets: UInt64, continuity: ContinuityResult, labels: [String]) {
+        self.start = start
+        self.end = end
+        self.rxBytes = rxBytes
+        self.txBytes = txBytes
+        self.rxPackets = rxPackets
+        self.txPackets = txPackets
+        self.continuity = continuity
+        self.labels = labels
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case start, end, rxBytes = "rx_bytes", txBytes = "tx_bytes", rxPackets = "rx_packets"
+        case txPackets = "tx_packets", continuity, labels
+    }
+}
+
+public struct ProjectionResult: Codable, Hashable, Sendable {
+    public var start: Double
+    public var end: Double
+    public var elapsedFraction: Double
+    public var rxBytes: UInt64
+    public var txBytes: UInt64
+    public var labels: [String]
+
+    public init(start: Double, end: Double, elapsedFraction: Double, rxBytes: UInt64, txBytes: UInt64,
+                labels: [String]) {
+        self.start = start
+        self.end = end
+        self.elapsedFraction = elapsedFraction
+        self.rxBytes = rxBytes
+        self.txBytes = txBytes
+        self.labels = labels
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case start, end, elapsedFraction = "elapsed_fraction", rxBytes = "rx_bytes", txBytes = "tx_bytes", labels
+    }
+}
+
+public struct UsageResult: Codable, Hashable, Sendable {
+    public var interface: String?
+    public var `class`: String?
+    public var period: String
+    public var rows: [UsageRowResult]
+    public var projection: ProjectionResult?
+    public var footnote: String
+
+    public init(interface: String?, class: String?, period: String, rows: [UsageRowResult],
+                projection: ProjectionResult?, footnote: String) {
+        self.interface = interface
+        self.class = `class`
+        self.period = period
+        self.rows = rows
+        self.projection = projection
+        self.footnote = footnote
+    }
+}
+
+/// Raw counters in an event.
+public struct TrafficResult: Codable, Hashable, Sendable {
+    public var rxBytes: UInt64
+    public var txBytes: UInt64
+    public var rxPackets: UInt64
+    public var txPackets: UInt64
+
+    public init(rxBytes: UInt64, txBytes: UInt64, rxPackets: UInt64, txPackets: UInt64) {
+        self.rxBytes = rxBytes
+        self.txBytes = txBytes
+        self.rxPackets = rxPackets
+        self.txPackets = txPackets
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case rxBytes = "rx_bytes", txBytes = "tx_bytes", rxPackets = "rx_packets", txPackets = "tx_packets"
+    }
+}
+
+public struct EventResult: Codable, Hashable, Sendable {
+    public var at: Double
+    public var kind: String
+    public var interface: String?
+    public var ifindex: Int32?
+    public var previous: TrafficResult?
+    public var current: TrafficResult?
+    public var delta: TrafficResult?
+    public var detail: String
+
+    public init(at: Double, kind: String, interface: String?, ifindex: Int32?, previous: TrafficResult?,
+                current: TrafficResult?, delta: TrafficResult?, detail: String) {
+        self.at = at
+        self.kind = kind
+        self.interface = interface
+        self.ifindex = ifindex
+        self.previous = previous
+        self.current = current
+        self.delta = delta
+        self.detail = detail
+    }
+}
+
+public struct EventsResult: Codable, Hashable, Sendable {
+    public var events: [EventResult]
+    public init(events: [EventResult]) { self.events = events }
+}
+
+/// One `watch` stream line after each sample.
+public struct RatesResult: Codable, Hashable, Sendable {
+    public struct Entry: Codable, Hashable, Sendable {
+        public var name: String
+        public var rate: RateResult
+        public init(name: String, rate: RateResult) {
+            self.name = name
+            self.rate = rate
+        }
+    }
+    public var at: Double
+    public var interfaces: [Entry]
+    public init(at: Double, interfaces: [Entry]) {
+        self.at = at
+        self.interfaces = interfaces
+    }
+}
+
+public struct SampleResult: Codable, Hashable, Sendable {
+    public var sampledAt: Double
+    public var interfaces: Int
+    public init(sampledAt: Double, interfaces: Int) {
+        self.sampledAt = sampledAt
+        self.interfaces = interfaces
+    }
+    enum CodingKeys: String, CodingKey { case sampledAt = "sampled_at", interfaces }
+}
+
+public struct AdminResult: Codable, Hashable, Sendable {
+    public var done: String
+    public init(done: String) { self.done = done }
+}
