@@ -53,6 +53,7 @@ let package = Package(
         .executableTarget(
             name: "store-crash-writer", dependencies: ["IfMeterStore", "IfMeterCore"],
             path: "Tests/StoreCrashWriter"),
+        .testTarget(name: "IfMeterDaemonTests", dependencies: ["IfMeterDaemon", "IfMeterCore", "IfMeterStore"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ifmeterd", "IfMeterTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -47,6 +47,9 @@ final class SQLiteConnection {
         self.handle = handle
         self.path = path
         sqlite3_extended_result_codes(handle, 1)
+        // Another program may hold the file briefly (a backup, the sqlite3 shell): wait for it
+        // rather than fail, from the very first read.
+        sqlite3_busy_timeout(handle, 10_000)
     }
 
     deinit {

@@ -105,7 +105,6 @@ public final class Store {
     }
 
     private static func configure(_ connection: SQLiteConnection) throws(StoreError) {
-        try connection.execute("PRAGMA busy_timeout = 5000", "configure")
         let mode = try connection.scalarText("PRAGMA journal_mode = WAL", "configure")
         guard mode == "wal" else {
             throw StoreError(kind: .other, path: connection.path, operation: "configure",

@@ -147,7 +147,7 @@ struct CommandLineTests {
         (["--probe", "--source", "bogus"], "unknown source \"bogus\" (expected netlink or getifaddrs)"),
         (["--frobnicate"], "unknown argument \"--frobnicate\""),
         (["--probe", "--source"], "--source needs a value"),
-        ([], "nothing to do: give --probe"),
+        (["--interval", "0"], "--interval: expected whole seconds ≥ 1, got \"0\""),
     ])
     func usageErrors(_ arguments: [String], _ message: String) throws {
         let result = try Command.run([Daemon.path] + arguments)

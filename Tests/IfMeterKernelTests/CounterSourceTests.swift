@@ -82,25 +82,3 @@ struct CounterSourceTests {
         #expect(Set(fallback.map(\.name)) == expected)
     }
 }
-
-/// Traffic through a tun device with nothing else on it (IPv6 off, tun has no ARP).
-enum TunTraffic {
-    static func push(through tun: TunDevice, in namespace: NetworkNamespace, written: Int,
-                     writtenPayload: Int, read: Int, readPayload: Int) throws {
-        try namespace.ip("address", "add", "10.88.0.1/24", "dev", tun.name)
-        try namespace.ip("link", "set", tun.name, "up")
-        let receiver = try namespace.inside { try UDPSocket(bindTo: "10.88.0.1", port: 9999) }
-        let packet = TunDevice.udpPacket(from: [10, 88, 0, 2], to: [10, 88, 0, 1], port: 9999,
-                                         payload: writtenPayload)
-        for _ in 0..<written {
-            try tun.write(packet)
-            try receiver.receive(timeoutMilliseconds: 5000)
-        }
-        let sender = try namespace.inside { try UDPSocket(bindTo: "10.88.0.1", port: 0) }
-        for _ in 0..<read {
-            try sender.send([UInt8](repeating: 1, count: readPayload), to: "10.88.0.2", port: 7777)
-            let size = try tun.read(timeoutMilliseconds: 5000)
-            #expect(size == readPayload + 28)
-        }
-    }
-}

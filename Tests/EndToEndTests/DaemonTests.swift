@@ -1,0 +1,92 @@
+import Foundation
+import IfMeterTestSupport
+import Testing
+
+/// Field access on decoded JSON.
+extension Dictionary where Key == String, Value == Any {
+    subscript(path path: String) -> Any? {
+        var current: Any? = self
+        for key in path.split(separator: ".") {
+            current = (current as? [String: Any])?[String(key)]
+        }
+        return current
+    }
+    func int(_ path: String) -> UInt64? { (self[path: path] as? NSNumber)?.uint64Value }
+    func string(_ path: String) -> String? { self[path: path] as? String }
+}
+
+func interface(_ name: String, in reply: [String: Any]) throws -> [String: Any] {
+    let list = try #require(reply[path: "result.interfaces"] as? [[String: Any]])
+    return try #require(list.first { $0["name"] as? String == name }, "\(name) not listed")
+}
+
+/// The real `ifmeterd` in namespaces the tests create, counting traffic the tests generate.
+@Suite("ifmeterd end to end", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
+struct DaemonEndToEndTests {
+    @Test("sample, then interfaces: exactly the kernel's bytes for known traffic")
+    func knownTraffic() throws {
+        let pair = try VethPair(subnet: 82)
+        let daemon = try DaemonProcess(namespace: pair.left, config: "interval = 3600\n")
+        try daemon.start()
+        try pair.sendLeftToRight(count: 200, payload: 500)
+        try pair.sendRightToLeft(count: 30, payload: 100)
+        let client = try daemon.client()
+        let sample = try client.request(#"{"v":1,"id":1,"cmd":"sample"}"#)
+        #expect(sample["ok"] as? Bool == true)
+        let va = try interface("va", in: try client.request(#"{"v":1,"id":2,"cmd":"interfaces"}"#))
+        #expect(va.int("tx_bytes") == 200 * 542 && va.int("tx_packets") == 200)
+        #expect(va.int("rx_bytes") == 30 * 142 && va.int("rx_packets") == 30)
+        #expect(va.int("tx_bytes") == (try pair.left.sysfsCounter("va", "tx_bytes")))
+        #expect(va.string("class") == "virtual" && va.string("class_reason") == "netlink kind veth")
+        #expect((va["labels"] as? [String])?.starts(with: ["estimate", "interface-counters", "not-per-app", "includes-overhead"]) == true)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("a tun deleted between polls is counted in full from its delete message")
+    func tunDeletedBetweenPolls() throws {
+        let namespace = try NetworkNamespace()
+        let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\n")
+        try daemon.start()
+        let tun = try namespace.inside { try TunDevice(name: "tund0") }
+        try TunTraffic.push(through: tun, in: namespace, written: 10, writtenPayload: 400, read: 6, readPayload: 100)
+        tun.close()
+        let client = try daemon.client()
+        let deadline = Date().addingTimeInterval(10)
+        var total: [String: Any] = [:]
+        repeat {
+            let reply = try client.request(#"{"v":1,"id":1,"cmd":"usage","interface":"tund0","period":"total"}"#)
+            total = (reply[path: "result.rows"] as? [[String: Any]])?.first ?? [:]
+            if total.int("rx_bytes") == 10 * 428 { break }
+            usleep(50_000)
+        } while Date() < deadline
+        #expect(total.int("rx_bytes") == 10 * 428 && total.int("tx_bytes") == 6 * 128)
+        #expect(total.int("rx_packets") == 10 && total.int("tx_packets") == 6)
+        let events = try client.request(#"{"v":1,"id":2,"cmd":"events","interface":"tund0"}"#)
+        let kinds = (events[path: "result.events"] as? [[String: Any]])?.compactMap { $0["kind"] as? String }
+        #expect(kinds == ["appeared", "deleted"])
+    }
+
+    @Test("SIGTERM, traffic while stopped, restart: nothing lost; the estimate log adds up")
+    func restartLosesNothing() throws {
+        let pair = try VethPair(subnet: 83)
+        let daemon = try DaemonProcess(namespace: pair.left, config: "interval = 3600\n")
+        try daemon.start()
+        try pair.sendLeftToRight(count: 50, payload: 1000)
+        #expect(daemon.stop() == 0)
+        try pair.sendLeftToRight(count: 70, payload: 300)   // while nobody is counting
+        try daemon.start()
+        let client = try daemon.client()
+        _ = try client.request(#"{"v":1,"id":1,"cmd":"sample"}"#)
+        let total = try client.request(#"{"v":1,"id":2,"cmd":"usage","interface":"va","period":"total"}"#)
+        let row = try #require((total[path: "result.rows"] as? [[String: Any]])?.first)
+        let expected = UInt64(50 * 1042 + 70 * 342)
+        #expect(row.int("tx_bytes") == expected && row.int("tx_packets") == 120)
+        #expect((row["labels"] as? [String])?.contains("gap-in-period") == true)
+        #expect(daemon.stop() == 0)
+
+        let estimates = try daemon.logRecords().filter { $0["type"] as? String == "estimate" && $0["interface"] as? String == "va" }
+        #expect(estimates.compactMap { $0.int("tx_bytes") }.reduce(0, +) == expected)
+        #expect(estimates.compactMap { $0.int("tx_packets") }.reduce(0, +) == 120)
+        #expect(try daemon.logRecords().contains { $0["type"] as? String == "event" && $0["kind"] as? String == "gap" })
+    }
+}

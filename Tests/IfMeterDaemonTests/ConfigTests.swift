@@ -1,0 +1,146 @@
+import Foundation
+import IfMeterCore
+@testable import IfMeterDaemon
+import IfMeterStore
+import Testing
+
+@Suite("Config file")
+struct ConfigTests {
+    static var exampleFile: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/examples/ifmeterd.conf").path
+    }
+
+    @Test("the documented example parses to exactly the defaults")
+    func exampleIsDefaults() throws {
+        #expect(try DaemonConfig.load(path: Self.exampleFile, required: true) == DaemonConfig())
+    }
+
+    @Test("every key is parsed")
+    func everyKey() throws {
+        let config = try DaemonConfig.parse("""
+            interval = 5s
+            save_interval = 2m
+            time_zone = utc
+            month_start_day = 3
+            month_start_day[wwan0] = 15   # billing cycle
+            max_bandwidth = 100Mbit
+            speed_margin = 1.5
+            classify = usb0 = cellular
+            classify = veth* = ignore
+            retention_5min = 12h
+            retention_hour = 2d
+            retention_day = forever
+            retention_month = 13
+            retention_year = 10
+            retention_events = 400d
+            log_max_size = 512K
+            log_files = 0
+            socket_mode = 0660
+            socket_group = root
+            admin_group = root
+            max_line_length = 1K
+            max_clients = 3
+            client_buffer = 8K
+            idle_timeout = 45
+            """, file: "test.conf")
+        var expected = DaemonConfig()
+        expected.interval = 5
+        expected.saveInterval = 120
+        expected.timeZone = .utc
+        expected.monthStartDay = 3
+        expected.monthStartDays = ["wwan0": 15]
+        expected.maxBytesPerSecond = 12_500_000
+        expected.speedMargin = 1.5
+        expected.rules = [ClassRule(pattern: "usb0", action: .assign(.cellular)),
+                          ClassRule(pattern: "veth*", action: .ignore)]
+        expected.retention.fiveMinutes = 12 * 3600
+        expected.retention.hours = 2 * 86400
+        expected.retention.days = nil
+        expected.retention.months = 13
+        expected.retention.years = 10
+        expected.retention.events = 400 * 86400
+        expected.logMaxSize = 512 * 1024
+        expected.logFiles = 0
+        expected.socketMode = 0o660
+        expected.socketGroup = 0
+        expected.adminGroup = 0
+        expected.maxLineLength = 1024
+        expected.maxClients = 3
+        expected.clientBuffer = 8192
+        expected.idleTimeout = 45
+        #expect(config == expected)
+        #expect(config.storeConfiguration.monthStartDay(for: "wwan0") == 15)
+        #expect(config.storeConfiguration.monthStartDay(for: "eth0") == 3)
+        #expect(config.meterConfiguration.maxBytesPerSecond == 12_500_000)
+    }
+
+    @Test("a bad line is reported with file and line, and what is wrong", arguments: [
+        ("interval = 0", "test.conf:2: interval: expected a duration of at least 1 s such as 30, 15m, 48h or 62d, got \"0\""),
+        ("colour = blue", "test.conf:2: unknown key \"colour\" (see docs/CONFIG.md)"),
+        ("interval 30", "test.conf:2: expected KEY = VALUE, got \"interval 30\""),
+        ("time_zone = mars", "test.conf:2: time_zone: expected local or utc, got \"mars\""),
+        ("month_start_day = 31", "test.conf:2: month_start_day: expected a whole number from 1 to 28, got \"31\""),
+        ("classify = usb0 = modem", "test.conf:2: classify: unknown interface class \"modem\" (expected one of: loopback, wifi, cellular, tunnel, virtual, ethernet, other, ignore)"),
+        ("max_bandwidth = fast", "test.conf:2: max_bandwidth: expected bytes per second, or a rate such as 100Mbit or 1Gbit, got \"fast\""),
+        ("socket_mode = 999", "test.conf:2: socket_mode: expected octal permissions such as 0660, got \"999\""),
+        ("socket_group = no-such-group-here", "test.conf:2: socket_group: no group named \"no-such-group-here\""),
+        ("log_max_size = 10X", "test.conf:2: log_max_size: expected a size of at least 4096 bytes such as 512K or 10M, got \"10X\""),
+        ("month_start_day[] = 3", "test.conf:2: month_start_day[…] needs an interface name"),
+    ])
+    func badLine(_ line: String, _ message: String) {
+        #expect(throws: ConfigError.self) { try DaemonConfig.parse("# ok\n\(line)\n", file: "test.conf") }
+        do {
+            _ = try DaemonConfig.parse("# ok\n\(line)\n", file: "test.conf")
+        } catch {
+            #expect(error.description == message)
+        }
+    }
+
+    @Test("a missing default file means defaults; a missing named file is an error")
+    func missingFile() throws {
+        #expect(try DaemonConfig.load(path: "/nonexistent/ifmeterd.conf", required: false) == DaemonConfig())
+        #expect(throws: ConfigError(file: "/nonexistent/ifmeterd.conf", line: nil,
+                                    message: "cannot read: No such file or directory")) {
+            try DaemonConfig.load(path: "/nonexistent/ifmeterd.conf", required: true)
+        }
+    }
+}
+
+@Suite("Paths")
+struct PathsTests {
+    func resolve(_ arguments: [String], _ environment: [String: String], uid: uid_t) throws -> Paths {
+        Paths.resolve(options: try DaemonOptions(arguments: arguments), environment: environment, uid: uid)
+    }
+
+    @Test("root defaults, systemd's directories, XDG for users, flags over all")
+    func precedence() throws {
+        let root = try resolve([], [:], uid: 0)
+        #expect(root == Paths(config: "/etc/ifmeter/ifmeterd.conf", configRequired: false,
+                              stateDirectory: "/var/lib/ifmeter", socket: "/run/ifmeter/ifmeterd.sock",
+                              logDirectory: "/var/log/ifmeter"))
+        let systemd = try resolve([], ["STATE_DIRECTORY": "/var/lib/private/ifmeter", "RUNTIME_DIRECTORY": "/run/ifmeter:/run/other",
+                                       "LOGS_DIRECTORY": "/var/log/ifm", "CONFIGURATION_DIRECTORY": "/etc/ifm"], uid: 0)
+        #expect(systemd.stateDirectory == "/var/lib/private/ifmeter" && systemd.socket == "/run/ifmeter/ifmeterd.sock")
+        #expect(systemd.logDirectory == "/var/log/ifm" && systemd.config == "/etc/ifm/ifmeterd.conf")
+        let user = try resolve([], ["HOME": "/home/ann", "XDG_RUNTIME_DIR": "/run/user/1000"], uid: 1000)
+        #expect(user == Paths(config: "/home/ann/.config/ifmeter/ifmeterd.conf", configRequired: false,
+                              stateDirectory: "/home/ann/.local/state/ifmeter",
+                              socket: "/run/user/1000/ifmeter/ifmeterd.sock",
+                              logDirectory: "/home/ann/.local/state/ifmeter/log"))
+        let noRuntime = try resolve([], ["HOME": "/home/ann"], uid: 1000)
+        #expect(noRuntime.socket == "/home/ann/.local/state/ifmeter/ifmeterd.sock")
+        let flags = try resolve(["--config", "/c", "--socket", "/s", "--state-dir", "/d", "--log-dir", "/l"],
+                                ["STATE_DIRECTORY": "/x"], uid: 0)
+        #expect(flags == Paths(config: "/c", configRequired: true, stateDirectory: "/d", socket: "/s", logDirectory: "/l"))
+    }
+
+    @Test("--interval must be whole seconds of at least 1")
+    func intervalFlag() throws {
+        #expect(try DaemonOptions(arguments: ["--interval", "5"]).interval == 5)
+        #expect(throws: UsageError("--interval: expected whole seconds ≥ 1, got \"0\"")) {
+            try DaemonOptions(arguments: ["--interval", "0"])
+        }
+        #expect(try DaemonOptions(arguments: []).mode == .serve)
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real `ifmeterd` the test starts (optionally inside a network namespace), with a state
+/// directory, socket and log of its own; killed and cleaned up when released.
+public final class DaemonProcess: @unchecked Sendable {
+    public let directory: String
+    public let namespace: NetworkNamespace?
+    public var socket: String { directory + "/ifmeterd.sock" }
+    public var stateDirectory: String { directory + "/state" }
+    public var logDirectory: String { directory + "/log" }
+    public var config: String { directory + "/ifmeterd.conf" }
+    public var stderrPath: String { directory + "/stderr" }
+    private var process: Process?
+
+    public static var binary: String { Command.buildProductsDirectory + "/ifmeterd" }
+
+    public init(namespace: NetworkNamespace? = nil, config: String = "") throws {
+        directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("ifmeterd-\(UUID().uuidString)").path
+        self.namespace = namespace
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try config.write(toFile: self.config, atomically: true, encoding: .utf8)
+    }
+
+    deinit {
+        if let process, process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    public var arguments: [String] {
+        [Self.binary, "--config", config, "--socket", socket, "--state-dir", stateDirectory, "--log-dir", logDirectory]
+    }
+
+    /// Starts the daemon; with `waitForReady`, returns once `status` says ready.
+    public func start(extraArguments: [String] = [], waitForReady: Bool = true) throws {
+        let process = Process()
+        let command = (namespace.map { ["ip", "netns", "exec", $0.name] } ?? []) + arguments + extraArguments
+        process.executableURL = URL(fileURLWithPath: try Command.resolve(command[0]))
+        process.arguments = Array(command.dropFirst())
+        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        let stderr = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
+        try stderr.seekToEnd()
+        process.standardError = stderr
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        if waitForReady { try awaitReady() }
+    }
+
+    /// Polls `status` until it says ready (or the deadline passes, or the daemon exits).
+    public func awaitReady(seconds: Double = 20) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if let process, !process.isRunning {
+                throw CommandFailed(command: arguments, result: CommandResult(
+                    status: process.terminationStatus, stdout: "", stderr: stderrText))
+            }
+            if let client = try? SocketClient(path: socket),
+               let reply = try? client.request(#"{"v":1,"id":0,"cmd":"status"}"#),
+               (reply["result"] as? [String: Any])?["ready"] as? Bool == true {
+                return
+            }
+            usleep(20_000)
+        }
+        throw CommandFailed(command: arguments, result: CommandResult(status: -1, stdout: "", stderr: "not ready in \(seconds) s: \(stderrText)"))
+    }
+
+    /// Sends `signal` and waits for the process to exit; returns its status.
+    @discardableResult
+    public func stop(_ signal: Int32 = SIGTERM) -> Int32 {
+        guard let process else { return -1 }
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    public func signal(_ signal: Int32) {
+        if let process { kill(process.processIdentifier, signal) }
+    }
+
+    public var pid: Int32 { process?.processIdentifier ?? 0 }
+    public var isRunning: Bool { process?.isRunning ?? false }
+
+    public var stderrText: String {
+        (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
+    }
+
+    public func client() throws -> SocketClient {
+        try SocketClient(path: socket)
+    }
+
+    /// Lines of the current estimate log, parsed.
+    public func logRecords() throws -> [[String: Any]] {
+        let text = (try? String(contentsOfFile: logDirectory + "/estimates.jsonl", encoding: .utf8)) ?? ""
+        return try text.split(separator: "\n").map { try SocketClient.decode(String($0)) }
+    }
+}
