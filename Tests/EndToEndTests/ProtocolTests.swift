@@ -1,0 +1,258 @@
+import Foundation
+import IfMeterTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The socket API against the real daemon (in a namespace of its own, so its interfaces are
+/// the test's): every command, every error, limits, concurrency, readiness, reload.
+@Suite("Socket protocol", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
+struct ProtocolTests {
+    func daemon(_ config: String = "interval = 3600\n", start: Bool = true) throws -> (NetworkNamespace, DaemonProcess) {
+        let namespace = try NetworkNamespace()
+        let daemon = try DaemonProcess(namespace: namespace, config: config)
+        if start { try daemon.start() }
+        return (namespace, daemon)
+    }
+
+    func errorCode(_ reply: [String: Any]) -> String? { reply.string("error.code") }
+
+    @Test("every command answers with its documented shape")
+    func everyCommand() throws {
+        let (_, daemon) = try daemon()
+        let client = try daemon.client()
+        let status = try client.request(#"{"v":1,"id":1,"cmd":"status"}"#)
+        #expect(status["v"] as? Int == 1 && status["id"] as? Int == 1 && status["ok"] as? Bool == true)
+        #expect(status[path: "result.ready"] as? Bool == true)
+        #expect(status.int("result.pid") == UInt64(daemon.pid) && status.int("result.interfaces") == 1)
+        #expect(status.string("result.source") == "netlink" && status[path: "result.store.healthy"] as? Bool == true)
+        #expect(try interface("lo", in: client.request(#"{"v":1,"id":2,"cmd":"interfaces"}"#)).string("class") == "loopback")
+        let usage = try client.request(#"{"v":1,"id":3,"cmd":"usage","interface":"lo","period":"day","projection":true}"#)
+        #expect(usage[path: "result.rows"] is [Any] && usage.string("result.period") == "day")
+        #expect((usage[path: "result.projection.labels"] as? [String])?.contains("projection") == true)
+        let byClass = try client.request(#"{"v":1,"id":4,"cmd":"usage","class":"loopback","period":"total"}"#)
+        #expect(byClass["ok"] as? Bool == true)
+        let events = try client.request(#"{"v":1,"id":5,"cmd":"events","kind":"first-sight"}"#)
+        #expect((events[path: "result.events"] as? [[String: Any]])?.first?["interface"] as? String == "lo")
+        let sample = try client.request(#"{"v":1,"id":"s","cmd":"sample"}"#)
+        #expect(sample["id"] as? String == "s" && sample.int("result.interfaces") == 1)
+        let reload = try client.request(#"{"v":1,"id":6,"cmd":"reload"}"#)
+        #expect(reload["ok"] as? Bool == true)
+        let forget = try client.request(#"{"v":1,"id":7,"cmd":"forget","interface":"lo"}"#)
+        #expect(forget["ok"] as? Bool == true)
+        let watch = try client.request(#"{"v":1,"id":8,"cmd":"watch"}"#)
+        #expect(watch.string("stream") == "rates" && watch[path: "result.interfaces"] is [Any])
+    }
+
+    @Test("each bad request gets its error, and the connection stays usable", arguments: [
+        ("not json", "bad_json"),
+        (#"[1,2]"#, "bad_json"),
+        (#"{"v":"1","cmd":"status"}"#, "bad_json"),
+        (#"{"cmd":"status"}"#, "bad_request"),
+        (#"{"v":2,"cmd":"status"}"#, "unsupported_version"),
+        (#"{"v":1}"#, "bad_request"),
+        (#"{"v":1,"cmd":"frobnicate"}"#, "unknown_command"),
+        (#"{"v":1,"cmd":"usage","interface":"lo"}"#, "bad_request"),
+        (#"{"v":1,"cmd":"usage","period":"day"}"#, "bad_request"),
+        (#"{"v":1,"cmd":"usage","interface":"lo","class":"wifi","period":"day"}"#, "bad_request"),
+        (#"{"v":1,"cmd":"usage","interface":"wlan9","period":"day"}"#, "unknown_interface"),
+        (#"{"v":1,"cmd":"usage","class":"modem","period":"day"}"#, "bad_request"),
+        (#"{"v":1,"cmd":"usage","interface":"lo","period":"week"}"#, "bad_request"),
+        (#"{"v":1,"cmd":"usage","interface":"lo","period":"day","from":"yesterday"}"#, "bad_json"),
+        (#"{"v":1,"cmd":"events","kind":"explosion"}"#, "bad_request"),
+        (#"{"v":1,"cmd":"events","limit":0}"#, "bad_request"),
+        (#"{"v":1,"cmd":"forget"}"#, "bad_request"),
+        (#"{"v":1,"cmd":"forget","interface":"wlan9"}"#, "unknown_interface"),
+    ])
+    func badRequests(_ line: String, _ code: String) throws {
+        let (_, daemon) = try daemon()
+        let client = try daemon.client()
+        let reply = try client.request(line)
+        #expect(reply["ok"] as? Bool == false)
+        #expect(errorCode(reply) == code, "\(line) → \(reply)")
+        #expect(!(reply.string("error.message") ?? "").isEmpty)
+        #expect(try client.request(#"{"v":1,"id":9,"cmd":"status"}"#)["ok"] as? Bool == true)
+    }
+
+    @Test("an oversize line is refused and discarded; the next request on the line works")
+    func oversizeLine() throws {
+        let (_, daemon) = try daemon("interval = 3600\nmax_line_length = 1K\n")
+        let client = try daemon.client()
+        let huge = #"{"v":1,"id":1,"cmd":"status","interface":""# + String(repeating: "x", count: 5000) + #""}"#
+        let reply = try client.request(huge)
+        #expect(errorCode(reply) == "line_too_long")
+        #expect(try client.request(#"{"v":1,"id":2,"cmd":"status"}"#)["id"] as? Int == 2)
+    }
+
+    @Test("pipelined requests are answered in order")
+    func pipelined() throws {
+        let (_, daemon) = try daemon()
+        let client = try daemon.client()
+        try client.send((1...20).map { #"{"v":1,"id":\#($0),"cmd":"status"}"# + "\n" }.joined())
+        let ids = try (1...20).map { _ in try SocketClient.decode(try #require(try client.readLine()))["id"] as? Int }
+        #expect(ids == Array(1...20))
+    }
+
+    @Test("100 concurrent clients while sampling every second")
+    func concurrentClients() throws {
+        let (_, daemon) = try daemon("interval = 1\nmax_clients = 128\n")
+        let failures = NSLock()
+        nonisolated(unsafe) var problems: [String] = []
+        DispatchQueue.concurrentPerform(iterations: 100) { index in
+            do {
+                let client = try daemon.client()
+                for round in 0..<10 {
+                    let command = round % 2 == 0 ? "status" : "interfaces"
+                    let reply = try client.request(#"{"v":1,"id":\#(index * 100 + round),"cmd":"\#(command)"}"#)
+                    if reply["ok"] as? Bool != true || reply["id"] as? Int != index * 100 + round {
+                        failures.withLock { problems.append("\(index): \(reply)") }
+                    }
+                }
+            } catch {
+                failures.withLock { problems.append("\(index): \(error)") }
+            }
+        }
+        #expect(problems.isEmpty, "\(problems.prefix(3))")
+        #expect(daemon.isRunning)
+    }
+
+    @Test("more clients than max_clients: the extra one is told why and closed")
+    func tooManyClients() throws {
+        let (_, daemon) = try daemon("interval = 3600\nmax_clients = 2\n")
+        let first = try daemon.client(), second = try daemon.client()
+        _ = try first.request(#"{"v":1,"cmd":"status"}"#)
+        _ = try second.request(#"{"v":1,"cmd":"status"}"#)
+        let third = try daemon.client()
+        let refusal = try SocketClient.decode(try #require(try third.readLine()))
+        #expect(errorCode(refusal) == "too_many_clients")
+        #expect(try third.readLine() == nil)
+        #expect(try first.request(#"{"v":1,"cmd":"status"}"#)["ok"] as? Bool == true)
+    }
+
+    @Test("a watcher that never reads is cut off; everyone else is served meanwhile")
+    func slowWatcher() throws {
+        let (_, daemon) = try daemon("interval = 1\nclient_buffer = 4K\n")
+        let slow = try daemon.client()
+        try slow.send(#"{"v":1,"id":1,"cmd":"watch"}"# + "\n")
+        // Ask for far more than the socket and client_buffer hold, and read none of it. The
+        // daemon may cut the connection before all of it is sent: that is the point.
+        try? slow.send(String(repeating: #"{"v":1,"cmd":"interfaces"}"# + "\n", count: 4000))
+        let other = try daemon.client()
+        let started = Date()
+        for _ in 0..<20 { #expect(try other.request(#"{"v":1,"cmd":"status"}"#)["ok"] as? Bool == true) }
+        #expect(Date().timeIntervalSince(started) < 5)
+        // Draining the slow client ends in EOF, or a reset because the daemon closed it with our
+        // unread requests still queued; either way it was disconnected, not left hanging.
+        var lines = 0
+        do {
+            while try slow.readLine(timeoutMilliseconds: 5000) != nil { lines += 1 }
+        } catch let error as POSIXError where error.code == .ECONNRESET {}
+        #expect(lines < 4000, "cut off before all its answers")
+        #expect(daemon.isRunning)
+    }
+
+    @Test("a silent client is disconnected after idle_timeout; a watcher is not")
+    func idleTimeout() throws {
+        let (_, daemon) = try daemon("interval = 1\nidle_timeout = 1\n")
+        let silent = try daemon.client()
+        let watcher = try daemon.client()
+        _ = try watcher.request(#"{"v":1,"id":1,"cmd":"watch"}"#)
+        let notice = try SocketClient.decode(try #require(try silent.readLine(timeoutMilliseconds: 5000)))
+        #expect(errorCode(notice) == "idle_timeout")
+        #expect(try silent.readLine() == nil)
+        // Three more seconds of rate lines: the watcher was kept.
+        var rates = 0
+        let deadline = Date().addingTimeInterval(3)
+        while Date() < deadline, let line = try watcher.readLine(timeoutMilliseconds: 3000) {
+            if (try SocketClient.decode(line)).string("stream") == "rates" { rates += 1 }
+        }
+        #expect(rates >= 2)
+    }
+
+    @Test("admin commands are refused to a non-root peer (nobody)")
+    func adminRefusedToNobody() throws {
+        let (_, daemon) = try daemon()
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: daemon.directory)
+        let script = """
+            import json, socket, sys
+            s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f = s.makefile("rwb")
+            for cmd in ("reload", "forget", "status"):
+                f.write(json.dumps({"v": 1, "id": cmd, "cmd": cmd, "interface": "lo"}).encode() + b"\\n"); f.flush()
+                print(f.readline().decode().strip())
+            """
+        let result = try Command.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                                      "/usr/bin/python3", "-c", script, daemon.socket])
+        #expect(result.status == 0, "\(result.stderr)")
+        let replies = try result.stdout.split(separator: "\n").map { try SocketClient.decode(String($0)) }
+        #expect(replies.count == 3)
+        #expect(replies.prefix(2).allSatisfy { errorCode($0) == "permission_denied" })
+        #expect(replies.last?["ok"] as? Bool == true)
+    }
+
+    @Test("a request while the database is still loading gets ready:false, never zeros")
+    func readiness() throws {
+        let (_, daemon) = try daemon()
+        #expect(daemon.stop() == 0)
+        // Hold the database the way a backup would, so opening it waits.
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        holder.arguments = ["-c", """
+            import sqlite3, sys, time
+            c = sqlite3.connect(sys.argv[1], isolation_level=None)
+            c.execute("PRAGMA locking_mode=EXCLUSIVE"); c.execute("BEGIN EXCLUSIVE")
+            print("locked", flush=True); time.sleep(3); c.execute("COMMIT")
+            """, daemon.stateDirectory + "/ifmeter.db"]
+        let holderOutput = Pipe()
+        holder.standardOutput = holderOutput
+        try holder.run()
+        defer { holder.waitUntilExit() }
+        _ = holderOutput.fileHandleForReading.availableData  // "locked"
+        try daemon.start(waitForReady: false)
+        var client: SocketClient?
+        let deadline = Date().addingTimeInterval(5)
+        while client == nil && Date() < deadline {
+            client = try? daemon.client()
+            if client == nil { usleep(10_000) }
+        }
+        let early = try #require(client)
+        let status = try early.request(#"{"v":1,"id":1,"cmd":"status"}"#)
+        #expect(status[path: "result.ready"] as? Bool == false)
+        #expect(status[path: "result.interfaces"] == nil && status[path: "result.last_sample_at"] == nil)
+        let interfaces = try early.request(#"{"v":1,"id":2,"cmd":"interfaces"}"#)
+        #expect(errorCode(interfaces) == "not_ready" && interfaces["result"] == nil)
+        try daemon.awaitReady()
+        #expect(try early.request(#"{"v":1,"id":3,"cmd":"status"}"#)[path: "result.ready"] as? Bool == true)
+    }
+
+    @Test("SIGHUP and reload: a good config is applied, a bad one is refused and the old one stays")
+    func reload() throws {
+        let (_, daemon) = try daemon("interval = 30\n")
+        let client = try daemon.client()
+        #expect(try client.request(#"{"v":1,"cmd":"status"}"#).int("result.interval") == 30)
+        try "interval = 7\n".write(toFile: daemon.config, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        let deadline = Date().addingTimeInterval(5)
+        while try client.request(#"{"v":1,"cmd":"status"}"#).int("result.interval") != 7 && Date() < deadline {
+            usleep(20_000)
+        }
+        #expect(try client.request(#"{"v":1,"cmd":"status"}"#).int("result.interval") == 7)
+
+        try "interval = 7\ninterval = soon\n".write(toFile: daemon.config, atomically: true, encoding: .utf8)
+        let refused = try client.request(#"{"v":1,"id":1,"cmd":"reload"}"#)
+        #expect(errorCode(refused) == "config_error")
+        #expect(refused.string("error.message")?.hasPrefix("\(daemon.config):2: interval:") == true)
+        #expect(try client.request(#"{"v":1,"cmd":"status"}"#).int("result.interval") == 7)
+        #expect(daemon.stderrText.contains("\(daemon.config):2: interval: expected a duration"))
+        #expect(daemon.stderrText.contains("keeping the running configuration"))
+    }
+
+    @Test("a bad config at start: the daemon does not start, and says where")
+    func badConfigAtStart() throws {
+        let (_, daemon) = try daemon("interval = 30\nsocket_mode = rwx\n", start: false)
+        let result = try Command.run(daemon.arguments)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("\(daemon.config):2: socket_mode: expected octal permissions"))
+        #expect(!FileManager.default.fileExists(atPath: daemon.socket))
+    }
+}
