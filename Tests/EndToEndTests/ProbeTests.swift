@@ -140,7 +140,7 @@ struct CommandLineTests {
     func informational(_ arguments: [String]) throws {
         let result = try Command.run([Daemon.path] + arguments)
         #expect(result.status == 0)
-        #expect(result.stdout.contains(arguments == ["--version"] ? "ifmeterd 0.1.0" : "usage: ifmeterd --probe"))
+        #expect(result.stdout.contains(arguments == ["--version"] ? "ifmeterd 0.1.0" : "ifmeterd --probe [--json]"))
     }
 
     @Test("bad arguments: exit 64 and say what is wrong", arguments: [
