@@ -26,6 +26,9 @@ final class Daemon {
     var store: Store?
     var sampler: MeterSampler?
     var pending = PendingWrites()
+    /// Every name's saved all-time total, kept in step with the database so `interfaces` never
+    /// queries it.
+    var savedTotals: [String: BucketTally] = [:]
     /// Traffic per name since the last save, for the estimate log.
     var logWindow: [String: (tally: BucketTally, epoch: Epoch)] = [:]
     var logWindowStart: Double
@@ -118,6 +121,7 @@ final class Daemon {
         do {
             let (store, state, names) = try result.get()
             self.store = store
+            savedTotals = try store.totals().mapValues(\.tally)
             let bootID = try SystemClock.bootID()
             let sampler = try MeterSampler(meter: Meter(
                 bootID: bootID, configuration: config.meterConfiguration, restoring: state, knownNames: names))
@@ -232,8 +236,10 @@ final class Daemon {
                                          kind: link.kind, mac: link.address, lastSeen: now))
         }
         pending.setMeterState(sampler.meter.exportState())
+        let saving = pending.unsavedTotals
         do {
             try store.save(&pending)
+            for (name, tally) in saving { savedTotals[name, default: BucketTally()] += tally }
             try store.prune(now: Int64(now))
             if saveError != nil { Diagnostics.notice("saving to \(store.path) works again") }
             saveError = nil

@@ -52,6 +52,7 @@ extension Daemon {
                     throw WireError(.unknownInterface, "no interface named \"\(name)\" has ever been seen")
                 }
                 pending.forget(name)
+                savedTotals[name] = nil
                 reply(AdminResult(done: "history of \(name) deleted"), id, client)
             }
         } catch let error as WireError {
@@ -99,11 +100,11 @@ extension Daemon {
 
     func interfaces() -> InterfacesResult {
         guard let sampler else { return InterfacesResult(interfaces: [], footnote: EstimateLabel.footnote) }
-        let saved = (try? store?.totals()) ?? [:]
+        let unsaved = pending.unsavedTotals
         let entries = sampler.links.values.sorted { $0.ifindex < $1.ifindex }.map { link -> InterfaceResult in
             let verdict = classification(of: link)
-            var tally = saved[link.name]?.tally ?? BucketTally()
-            if let unsaved = pending.unsavedTotal(for: link.name) { tally += unsaved }
+            var tally = savedTotals[link.name] ?? BucketTally()
+            if let more = unsaved[link.name] { tally += more }
             let tracked = sampler.meter.tracked[link.ifindex]
             let rate = sampler.meter.rates[link.ifindex].flatMap { rate in
                 rate.isMeasured ? RateResult(
@@ -127,7 +128,7 @@ extension Daemon {
                     rxPackets: $0.last.rxPackets, txPackets: $0.last.txPackets) },
                 rate: rate,
                 continuity: ContinuityResult(
-                    since: saved[link.name]?.since ?? sampler.meter.firstSeen[link.name],
+                    since: sampler.meter.firstSeen[link.name],
                     resets: tally.resets, gaps: tally.gaps, implausibleDropped: tally.implausible),
                 labels: labels.map(\.rawValue))
         }

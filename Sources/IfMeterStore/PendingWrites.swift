@@ -96,10 +96,8 @@ public struct PendingWrites: Sendable {
         }
     }
 
-    /// The not yet saved part of `name`'s total.
-    public func unsavedTotal(for name: String) -> BucketTally? {
-        totals[name]
-    }
+    /// The not yet saved part of each name's total.
+    public var unsavedTotals: [String: BucketTally] { totals }
 
     /// The meter state to save with the traffic: always the newest.
     public mutating func setMeterState(_ state: MeterState) {

@@ -1,4 +1,4 @@
-// `make bench`. usage: ifmeter-bench links [ROUNDS] | store DIRECTORY
+// `make bench`. usage: ifmeter-bench links [ROUNDS] | store DIRECTORY | daemon SOCKET
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,8 +8,9 @@ do {
     switch arguments.first {
     case "links": try linkBenchmark(rounds: arguments.dropFirst().first.flatMap { Int($0) } ?? 300)
     case "store" where arguments.count == 2: try storeBenchmark(directory: arguments[1])
+    case "daemon" where arguments.count == 2: try daemonBenchmark(socket: arguments[1])
     default:
-        print("usage: ifmeter-bench links [ROUNDS] | store DIRECTORY")
+        print("usage: ifmeter-bench links [ROUNDS] | store DIRECTORY | daemon SOCKET")
         exit(64)
     }
 } catch {

@@ -1,0 +1,78 @@
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Round-trip latency of `status` and `interfaces` against a running ifmeterd: one client in
+/// a loop, then 50 clients at once. Prints medians and 99th percentiles in microseconds.
+func daemonBenchmark(socket path: String) throws {
+    // `interfaces` answers with every link (about 630 bytes each), so it gets fewer rounds.
+    for (command, rounds) in [("status", 2000), ("interfaces", 100)] {
+        let single = try latencies(path: path, command: command, clients: 1, requests: rounds)
+        let many = try latencies(path: path, command: command, clients: 50, requests: max(rounds / 10, 10))
+        print("\(command): 1 client median \(percentile(single, 0.5)) us p99 \(percentile(single, 0.99)) us; "
+              + "50 clients median \(percentile(many, 0.5)) us p99 \(percentile(many, 0.99)) us")
+    }
+}
+
+private func percentile(_ values: [UInt64], _ fraction: Double) -> UInt64 {
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))] / 1000
+}
+
+private func latencies(path: String, command: String, clients: Int, requests: Int) throws -> [UInt64] {
+    let results = Mutex<[UInt64]>([])
+    let failure = Mutex<String?>(nil)
+    DispatchQueue.concurrentPerform(iterations: clients) { _ in
+        do {
+            let connection = try Connection(path: path)
+            var mine: [UInt64] = []
+            let line = Array("{\"v\":1,\"cmd\":\"\(command)\"}\n".utf8)
+            for _ in 0..<requests {
+                let start = nanoseconds()
+                try connection.roundTrip(line)
+                mine.append(nanoseconds() - start)
+            }
+            results.withLock { $0 += mine }
+        } catch {
+            failure.withLock { $0 = "\(error)" }
+        }
+    }
+    if let message = failure.withLock({ $0 }) { throw BenchmarkError(message) }
+    return results.withLock { $0 }
+}
+
+/// A blocking client that reads exactly one response line per request.
+private final class Connection {
+    let fd: Int32
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+
+    init(path: String) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else { throw BenchmarkError("cannot connect to \(path)") }
+    }
+
+    deinit { close(fd) }
+
+    func roundTrip(_ line: [UInt8]) throws {
+        guard line.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == line.count else {
+            throw BenchmarkError("send failed")
+        }
+        var filled = 0
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + filled, $0.count - filled, 0) }
+            guard count > 0 else { throw BenchmarkError("connection closed") }
+            filled += count
+            if buffer[filled - 1] == UInt8(ascii: "\n") { return }
+        }
+    }
+}
