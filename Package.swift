@@ -31,7 +31,7 @@ let package = Package(
         // History in SQLite: buckets, totals, epochs and meter state, events, retention.
         .target(name: "IfMeterStore", dependencies: ["IfMeterCore", "CSQLite"]),
         // The socket protocol: request and response types, error codes, line framing.
-        .target(name: "IfMeterWire"),
+        .target(name: "IfMeterWire", dependencies: ["IfMeterCore"]),
         // Composition: command line, probe, (later) event loop, server, systemd.
         .target(
             name: "IfMeterDaemon",

@@ -20,6 +20,12 @@ public enum CounterStep: Hashable, Sendable {
     /// backwards is a wrap when the wrapped delta is at most `wrapLimit`; otherwise the whole
     /// set is a reset.
     public init(from previous: Traffic, to current: Traffic, is32Bit: Bool, wrapLimit: UInt64) {
+        // The case of nearly every sample, without building arrays.
+        if current.rxBytes >= previous.rxBytes, current.txBytes >= previous.txBytes,
+           current.rxPackets >= previous.rxPackets, current.txPackets >= previous.txPackets {
+            self = .advanced(current.combined(with: previous, -))
+            return
+        }
         let before = previous.values, now = current.values
         var deltas: [UInt64] = []
         var wrapped: [String] = []

@@ -60,15 +60,20 @@ public struct SysfsReader: Sendable {
         facts.devtype = Self.readFile("\(base)/uevent").flatMap(Self.devtype(fromUevent:))
         facts.tunFlags = Self.readFile("\(base)/tun_flags").flatMap(Self.parseNumber)
         facts.hasDevice = Self.exists("\(base)/device")
-        if let megabits = Self.readFile("\(base)/speed").flatMap({ Int64($0.trimmingWhitespace()) }),
-           megabits > 0 {
-            facts.speedBitsPerSecond = UInt64(megabits) * 1_000_000
-        }
+        facts.speedBitsPerSecond = speed(of: interfaceName)
         if facts.hasDevice {
             facts.driver = Self.resolve("\(base)/device/driver").map(Self.lastComponent)
             facts.hasSiblingTTY = Self.resolve("\(base)/device").map(Self.siblingHasTTY) ?? false
         }
         return facts
+    }
+
+    /// Link speed from `speed` alone, in bits per second; nil when unknown or down.
+    public func speed(of interfaceName: String) -> UInt64? {
+        guard !interfaceName.contains("/"), interfaceName != ".", interfaceName != ".." else { return nil }
+        guard let megabits = Self.readFile("\(root)/class/net/\(interfaceName)/speed")
+            .flatMap({ Int64($0.trimmingWhitespace()) }), megabits > 0 else { return nil }
+        return UInt64(megabits) * 1_000_000
     }
 
     static func devtype(fromUevent text: String) -> String? {

@@ -126,7 +126,7 @@ final class Daemon {
             let sampler = try MeterSampler(meter: Meter(
                 bootID: bootID, configuration: config.meterConfiguration, restoring: state, knownNames: names))
             let sysfs = classifier.sysfs
-            sampler.annotate = { link in link.speedBitsPerSecond = sysfs.facts(for: link.name).speedBitsPerSecond }
+            sampler.annotate = { link in link.speedBitsPerSecond = sysfs.speed(of: link.name) }
             self.sampler = sampler
             eventSource = try loop.watch(fd: sampler.events.fileDescriptor, events: UInt32(EPOLLIN.rawValue)) {
                 [unowned self] _ in self.drainEvents()
@@ -244,6 +244,7 @@ final class Daemon {
             if saveError != nil { Diagnostics.notice("saving to \(store.path) works again") }
             saveError = nil
             lastSaveAt = now
+            notify("STATUS=metering \(sampler.links.count) interfaces; last sample \(Int(lastSample?.wall ?? now))")
         } catch {
             if saveError != error {
                 Diagnostics.error("\(error); counting goes on in memory and the save will be retried")

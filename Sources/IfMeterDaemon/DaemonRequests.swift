@@ -127,7 +127,7 @@ extension Daemon {
                     since: $0.epoch.since, rxBytes: $0.last.rxBytes, txBytes: $0.last.txBytes,
                     rxPackets: $0.last.rxPackets, txPackets: $0.last.txPackets) },
                 rate: rate,
-                continuity: ContinuityResult(
+                continuity: Continuity(
                     since: sampler.meter.firstSeen[link.name],
                     resets: tally.resets, gaps: tally.gaps, implausibleDropped: tally.implausible),
                 labels: labels.map(\.rawValue))
@@ -204,7 +204,7 @@ extension Daemon {
             start: Double(row.start), end: Double(row.end), rxBytes: row.tally.traffic.rxBytes,
             txBytes: row.tally.traffic.txBytes, rxPackets: row.tally.traffic.rxPackets,
             txPackets: row.tally.traffic.txPackets,
-            continuity: ContinuityResult(since: nil, resets: row.tally.resets, gaps: row.tally.gaps,
+            continuity: Continuity(since: nil, resets: row.tally.resets, gaps: row.tally.gaps,
                                          implausibleDropped: row.tally.implausible),
             labels: row.labels.map(\.rawValue))
     }
@@ -222,7 +222,7 @@ extension Daemon {
         save()
         let events = try store.events(from: request.from?.seconds, to: request.to?.seconds, kind: kind,
                                       interface: request.interface, limit: limit)
-        return EventsResult(events: events.map(EventResult.init))
+        return EventsResult(events: events)
     }
 
     // MARK: Watchers
@@ -250,18 +250,7 @@ extension Daemon {
 
     func broadcast(_ event: CounterEvent) {
         for client in server.clients.values where client.watchID != nil {
-            server.send(LineEncoder.encode(Response.success(EventResult(event), id: client.watchID!, stream: "event")), to: client)
+            server.send(LineEncoder.encode(Response.success(event, id: client.watchID!, stream: "event")), to: client)
         }
-    }
-}
-
-extension EventResult {
-    init(_ event: CounterEvent) {
-        let traffic = { (value: Traffic?) in
-            value.map { TrafficResult(rxBytes: $0.rxBytes, txBytes: $0.txBytes, rxPackets: $0.rxPackets, txPackets: $0.txPackets) }
-        }
-        self.init(at: event.at, kind: event.kind.rawValue, interface: event.interface, ifindex: event.ifindex,
-                  previous: traffic(event.previous), current: traffic(event.current),
-                  delta: traffic(event.delta), detail: event.detail)
     }
 }

@@ -13,7 +13,7 @@ struct EstimateRecord: Encodable {
     var txBytes: UInt64
     var rxPackets: UInt64
     var txPackets: UInt64
-    var continuity: ContinuityResult
+    var continuity: Continuity
     var epoch: EpochKey
     var labels: [String]
 
@@ -31,7 +31,7 @@ struct EstimateRecord: Encodable {
         self.end = end
         (rxBytes, txBytes) = (tally.traffic.rxBytes, tally.traffic.txBytes)
         (rxPackets, txPackets) = (tally.traffic.rxPackets, tally.traffic.txPackets)
-        continuity = ContinuityResult(since: nil, resets: tally.resets, gaps: tally.gaps, implausibleDropped: tally.implausible)
+        continuity = Continuity(since: nil, resets: tally.resets, gaps: tally.gaps, implausibleDropped: tally.implausible)
         self.epoch = EpochKey(bootID: epoch.bootID, ifindex: epoch.ifindex, generation: epoch.generation)
         var labels = EstimateLabel.always
         if case .classified(.tunnel, _)? = classification { labels.append(.tunnelDoubleCounted) }
@@ -50,10 +50,10 @@ struct EstimateRecord: Encodable {
 /// One estimate-log line per counter event.
 struct EventRecord: Encodable {
     var type = "event"
-    var event: EventResult
+    var event: CounterEvent
 
     init(_ event: CounterEvent) {
-        self.event = EventResult(event)
+        self.event = event
     }
 
     func encode(to encoder: any Encoder) throws {

@@ -1,3 +1,5 @@
+import IfMeterCore
+
 /// Result shapes of the socket API (docs/PROTOCOL.md). Times are Unix seconds; byte and
 /// packet counts are integers; absent keys mean "not known", never zero.
 
@@ -50,25 +52,6 @@ public struct StatusResult: Codable, Hashable, Sendable {
     enum CodingKeys: String, CodingKey {
         case ready, version, pid, startedAt = "started_at", interval, saveInterval = "save_interval"
         case lastSampleAt = "last_sample_at", source, interfaces, store, socket
-    }
-}
-
-/// Counts that explain a figure: counter restarts, sampling gaps, implausible drops.
-public struct ContinuityResult: Codable, Hashable, Sendable {
-    public var since: Double?
-    public var resets: Int
-    public var gaps: Int
-    public var implausibleDropped: Int
-
-    public init(since: Double?, resets: Int, gaps: Int, implausibleDropped: Int) {
-        self.since = since
-        self.resets = resets
-        self.gaps = gaps
-        self.implausibleDropped = implausibleDropped
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case since, resets, gaps, implausibleDropped = "implausible_dropped"
     }
 }
 
@@ -137,12 +120,12 @@ public struct InterfaceResult: Codable, Hashable, Sendable {
     public var txPackets: UInt64
     public var epoch: EpochResult?
     public var rate: RateResult?
-    public var continuity: ContinuityResult
+    public var continuity: Continuity
     public var labels: [String]
 
     public init(name: String, ifindex: Int32, class: String, classReason: String, kind: String,
                 operstate: String, rxBytes: UInt64, txBytes: UInt64, rxPackets: UInt64, txPackets: UInt64,
-                epoch: EpochResult?, rate: RateResult?, continuity: ContinuityResult, labels: [String]) {
+                epoch: EpochResult?, rate: RateResult?, continuity: Continuity, labels: [String]) {
         self.name = name
         self.ifindex = ifindex
         self.class = `class`
@@ -182,11 +165,11 @@ public struct UsageRowResult: Codable, Hashable, Sendable {
     public var txBytes: UInt64
     public var rxPackets: UInt64
     public var txPackets: UInt64
-    public var continuity: ContinuityResult
+    public var continuity: Continuity
     public var labels: [String]
 
     public init(start: Double, end: Double, rxBytes: UInt64, txBytes: UInt64, rxPackets: UInt64,
-                txPackets: UInt64, continuity: ContinuityResult, labels: [String]) {
+                txPackets: UInt64, continuity: Continuity, labels: [String]) {
         self.start = start
         self.end = end
         self.rxBytes = rxBytes
@@ -245,51 +228,9 @@ public struct UsageResult: Codable, Hashable, Sendable {
     }
 }
 
-/// Raw counters in an event.
-public struct TrafficResult: Codable, Hashable, Sendable {
-    public var rxBytes: UInt64
-    public var txBytes: UInt64
-    public var rxPackets: UInt64
-    public var txPackets: UInt64
-
-    public init(rxBytes: UInt64, txBytes: UInt64, rxPackets: UInt64, txPackets: UInt64) {
-        self.rxBytes = rxBytes
-        self.txBytes = txBytes
-        self.rxPackets = rxPackets
-        self.txPackets = txPackets
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case rxBytes = "rx_bytes", txBytes = "tx_bytes", rxPackets = "rx_packets", txPackets = "tx_packets"
-    }
-}
-
-public struct EventResult: Codable, Hashable, Sendable {
-    public var at: Double
-    public var kind: String
-    public var interface: String?
-    public var ifindex: Int32?
-    public var previous: TrafficResult?
-    public var current: TrafficResult?
-    public var delta: TrafficResult?
-    public var detail: String
-
-    public init(at: Double, kind: String, interface: String?, ifindex: Int32?, previous: TrafficResult?,
-                current: TrafficResult?, delta: TrafficResult?, detail: String) {
-        self.at = at
-        self.kind = kind
-        self.interface = interface
-        self.ifindex = ifindex
-        self.previous = previous
-        self.current = current
-        self.delta = delta
-        self.detail = detail
-    }
-}
-
 public struct EventsResult: Codable, Hashable, Sendable {
-    public var events: [EventResult]
-    public init(events: [EventResult]) { self.events = events }
+    public var events: [CounterEvent]
+    public init(events: [CounterEvent]) { self.events = events }
 }
 
 /// One `watch` stream line after each sample.

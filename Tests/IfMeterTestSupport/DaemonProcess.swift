@@ -14,6 +14,9 @@ public final class DaemonProcess: @unchecked Sendable {
     public var config: String { directory + "/ifmeterd.conf" }
     public var stderrPath: String { directory + "/stderr" }
     private var process: Process?
+    /// Kept open while the daemon may write to it: released early, its descriptor would be
+    /// closed under the running process and could be reused by another test's file.
+    private var stderrHandle: FileHandle?
 
     public static var binary: String { Command.buildProductsDirectory + "/ifmeterd" }
 
@@ -46,6 +49,7 @@ public final class DaemonProcess: @unchecked Sendable {
         FileManager.default.createFile(atPath: stderrPath, contents: nil)
         let stderr = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
         try stderr.seekToEnd()
+        stderrHandle = stderr
         process.standardError = stderr
         process.standardOutput = FileHandle.nullDevice
         try process.run()

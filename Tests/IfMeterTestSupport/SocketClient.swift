@@ -19,11 +19,9 @@ public final class SocketClient: @unchecked Sendable {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
-        guard result == 0 else {
-            let error = errno
-            close(fd)
-            throw POSIXError(.init(rawValue: error) ?? .EIO)
-        }
+        // No close here: a throwing class initializer still runs deinit, which closes it. A
+        // second close could hit a descriptor another thread has opened meanwhile.
+        guard result == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
     }
 
     deinit { close(fd) }

@@ -21,11 +21,8 @@ public final class TunDevice: @unchecked Sendable {
         }
         request.ifr_ifru.ifru_flags = 0x0001 | 0x1000  // IFF_TUN | IFF_NO_PI, <linux/if_tun.h>
         let tunSetIff: UInt = 0x4004_54ca  // TUNSETIFF = _IOW('T', 202, int)
-        guard ioctl(fd, tunSetIff, &request) == 0 else {
-            let error = errno
-            _ = Glibc.close(fd)
-            throw POSIXError(.init(rawValue: error) ?? .EIO)
-        }
+        // deinit closes the descriptor, also when this initializer throws.
+        guard ioctl(fd, tunSetIff, &request) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
     }
 
     deinit { close() }

@@ -16,10 +16,8 @@ public final class UDPSocket: @unchecked Sendable {
                 bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard result == 0 else {
-            close(fd)
-            throw POSIXError(.init(rawValue: errno) ?? .EIO)
-        }
+        // deinit closes the descriptor, also when this initializer throws.
+        guard result == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
     }
 
     deinit { close(fd) }
