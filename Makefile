@@ -1,7 +1,15 @@
 # The two commands README.md names: `make run` and `make test`.
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
 
-.PHONY: run test build bench clean
+PREFIX ?= /usr/local
+DESTDIR ?=
+# `make install CONFIG=debug` installs the debug build (the tests do, to reuse theirs).
+CONFIG ?= release
+BINDIR = $(PREFIX)/bin
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+DOCDIR = $(PREFIX)/share/doc/ifmeter
+
+.PHONY: run test build bench install install-files uninstall clean
 
 ## Install dependencies, build, and run the daemon in the foreground on its embedded default
 ## (as root: /var/lib/ifmeter, /run/ifmeter/ifmeterd.sock, /var/log/ifmeter; otherwise the
@@ -25,6 +33,29 @@ build:
 bench:
 	scripts/install-deps
 	scripts/bench
+
+## Build, then install the daemon, its systemd units (paths filled in) and its documentation.
+install:
+	scripts/install-deps
+	$(SWIFT) build -c $(CONFIG) --product ifmeterd
+	$(MAKE) install-files BUILT="$$($(SWIFT) build -c $(CONFIG) --show-bin-path)"
+
+## Install what is already built in BUILT (no SwiftPM involved: the tests call this while
+## their own build holds SwiftPM's lock).
+install-files:
+	test -x "$(BUILT)/ifmeterd"
+	install -D -m 0755 "$(BUILT)/ifmeterd" "$(DESTDIR)$(BINDIR)/ifmeterd"
+	install -d "$(DESTDIR)$(UNITDIR)" "$(DESTDIR)$(DOCDIR)/examples"
+	for unit in ifmeterd.service ifmeterd.socket; do \
+	  sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' "systemd/$$unit" > "$(DESTDIR)$(UNITDIR)/$$unit"; \
+	  chmod 0644 "$(DESTDIR)$(UNITDIR)/$$unit"; \
+	done
+	install -m 0644 README.md docs/*.md "$(DESTDIR)$(DOCDIR)/"
+	install -m 0644 docs/examples/ifmeterd.conf "$(DESTDIR)$(DOCDIR)/examples/ifmeterd.conf"
+
+uninstall:
+	rm -f "$(DESTDIR)$(BINDIR)/ifmeterd" "$(DESTDIR)$(UNITDIR)/ifmeterd.service" "$(DESTDIR)$(UNITDIR)/ifmeterd.socket"
+	rm -rf "$(DESTDIR)$(DOCDIR)"
 
 clean:
 	rm -rf .build

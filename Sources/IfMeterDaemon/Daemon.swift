@@ -135,11 +135,11 @@ final class Daemon {
             take(try sampler.start(at: now))
             lastSample = now
             ready = true
-            save()
             try scheduleTimers()
             let count = sampler.links.count
             Diagnostics.notice("ready: \(count) interfaces, database \(paths.database), socket \(paths.socket)")
             notify("READY=1\nSTATUS=metering \(count) interfaces")
+            save()
         } catch let error as StoreError {
             fail(error.description)
         } catch {
@@ -198,7 +198,9 @@ final class Daemon {
     }
 
     private func isIgnored(_ ifindex: Int32?) -> Bool {
-        guard let ifindex, let link = sampler?.links[ifindex] else { return false }
+        // Only a config rule can ignore; without one, no link needs classifying here.
+        guard classifier.rules.contains(where: { $0.action == .ignore }),
+              let ifindex, let link = sampler?.links[ifindex] else { return false }
         if case .ignored = classification(of: link) { return true }
         return false
     }

@@ -4,7 +4,9 @@ import Glibc
 #endif
 
 /// A real `ifmeterd` the test starts (optionally inside a network namespace), with a state
-/// directory, socket and log of its own; killed and cleaned up when released.
+/// directory, socket and log of its own; killed and cleaned up when released. Its directory
+/// carries the test process's pid, so daemons a crashed test run left behind are killed by the
+/// next run (``reapStale()``).
 public final class DaemonProcess: @unchecked Sendable {
     public let directory: String
     public let namespace: NetworkNamespace?
@@ -20,9 +22,29 @@ public final class DaemonProcess: @unchecked Sendable {
 
     public static var binary: String { Command.buildProductsDirectory + "/ifmeterd" }
 
+    private static let reaped: Void = reapStale()
+
+    /// Kills `ifmeterd` processes started from an `ifmeterd-<pid>-…` directory whose test
+    /// process is gone.
+    static func reapStale() {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return }
+        for entry in entries {
+            guard let pid = Int32(entry),
+                  let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
+            let arguments = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            guard arguments.first?.hasSuffix("/ifmeterd") == true,
+                  let directory = arguments.first(where: { $0.contains("/ifmeterd-") }),
+                  let owner = directory.components(separatedBy: "/ifmeterd-").last?.split(separator: "-").first
+                      .flatMap({ Int32($0) }),
+                  owner != getpid(), kill(owner, 0) != 0, errno == ESRCH else { continue }
+            kill(pid, SIGKILL)
+        }
+    }
+
     public init(namespace: NetworkNamespace? = nil, config: String = "") throws {
+        _ = Self.reaped
         directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("ifmeterd-\(UUID().uuidString)").path
+            .appendingPathComponent("ifmeterd-\(getpid())-\(UUID().uuidString)").path
         self.namespace = namespace
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try config.write(toFile: self.config, atomically: true, encoding: .utf8)
@@ -41,9 +63,15 @@ public final class DaemonProcess: @unchecked Sendable {
     }
 
     /// Starts the daemon; with `waitForReady`, returns once `status` says ready.
-    public func start(extraArguments: [String] = [], waitForReady: Bool = true) throws {
+    public func start(
+        extraArguments: [String] = [], environment: [String: String] = [:], prefix: [String] = [],
+        waitForReady: Bool = true
+    ) throws {
         let process = Process()
-        let command = (namespace.map { ["ip", "netns", "exec", $0.name] } ?? []) + arguments + extraArguments
+        let command = (namespace.map { ["ip", "netns", "exec", $0.name] } ?? []) + prefix + arguments + extraArguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         process.executableURL = URL(fileURLWithPath: try Command.resolve(command[0]))
         process.arguments = Array(command.dropFirst())
         FileManager.default.createFile(atPath: stderrPath, contents: nil)

@@ -1,0 +1,147 @@
+import Foundation
+import IfMeterTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The systemd side: units as `make install` writes them, socket activation, sd_notify.
+@Suite("systemd", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
+struct SystemdTests {
+    static var packageRoot: String { Daemon.packageRoot }
+
+    /// `make install-files` (what `make install` runs after building) into a scratch root from
+    /// this build; ExecStart pointed at it so `verify` can check the command.
+    func installedUnits() throws -> (directory: String, destdir: TemporaryPath) {
+        let destdir = try TemporaryPath()
+        try Command.check(["make", "-C", Self.packageRoot, "install-files", "BUILT=\(Command.buildProductsDirectory)",
+                           "DESTDIR=\(destdir.path)", "PREFIX=/usr"])
+        let units = destdir.path + "/usr/lib/systemd/system"
+        let service = units + "/ifmeterd.service"
+        let text = try String(contentsOfFile: service, encoding: .utf8)
+        #expect(text.contains("ExecStart=/usr/bin/ifmeterd\n"))
+        try text.replacingOccurrences(of: "ExecStart=/usr/bin/ifmeterd", with: "ExecStart=\(DaemonProcess.binary)")
+            .write(toFile: service, atomically: true, encoding: .utf8)
+        return (units, destdir)
+    }
+
+    @Test("systemd-analyze verify has nothing to say about the installed units")
+    func verify() throws {
+        let (units, destdir) = try installedUnits()
+        let result = try Command.run(["systemd-analyze", "verify", units + "/ifmeterd.service", units + "/ifmeterd.socket"])
+        #expect(result.status == 0)
+        #expect(result.stdout.isEmpty && result.stderr.isEmpty, "\(result.stderr)")
+        withExtendedLifetime(destdir) {}
+    }
+
+    @Test("the exposure score is no worse than the one recorded in docs/SYSTEMD.md")
+    func securityScore() throws {
+        let (units, destdir) = try installedUnits()
+        let result = try Command.run(["systemd-analyze", "security", "--offline=yes", units + "/ifmeterd.service"])
+        let line = try #require(result.stdout.split(separator: "\n").last { $0.contains("Overall exposure level") })
+        let score = try #require(Double(line.split(separator: ":").last!.split(separator: " ").first!))
+        let docs = try String(contentsOfFile: Self.packageRoot + "/docs/SYSTEMD.md", encoding: .utf8)
+        let recorded = try #require(docs.split(separator: "\n").first { $0.hasPrefix("Exposure score: ") }
+            .flatMap { Double($0.dropFirst("Exposure score: ".count)) })
+        #expect(score <= recorded, "exposure \(score) rose above the recorded \(recorded)")
+        withExtendedLifetime(destdir) {}
+    }
+
+    @Test("under systemd-socket-activate the first client is answered; the socket is left in place")
+    func socketActivation() throws {
+        let namespace = try NetworkNamespace()
+        let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\n")
+        try daemon.start(prefix: ["systemd-socket-activate", "-l", daemon.socket], waitForReady: false)
+        var client: SocketClient?
+        let deadline = Date().addingTimeInterval(10)
+        while client == nil && Date() < deadline {
+            client = try? daemon.client()
+            if client == nil { usleep(10_000) }
+        }
+        let first = try #require(client)
+        // The connection that caused the activation is answered (ready or not yet).
+        let status = try first.request(#"{"v":1,"id":1,"cmd":"status"}"#)
+        #expect(status["ok"] as? Bool == true && status.int("result.pid") == UInt64(daemon.pid))
+        try daemon.awaitReady()
+        #expect(daemon.stop() == 0)
+        var info = stat()
+        #expect(lstat(daemon.socket, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK,
+                "a socket ifmeterd did not create must not be unlinked")
+    }
+
+    @Test("sd_notify: READY after the first sample, WATCHDOG at half the period, RELOADING/READY on SIGHUP, STOPPING on SIGTERM")
+    func notify() throws {
+        let namespace = try NetworkNamespace()
+        let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\n")
+        let listener = try NotifyListener(path: daemon.directory + "/notify.sock")
+        try daemon.start(environment: ["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "1000000"], waitForReady: false)
+
+        let ready = try listener.await { $0.contains("READY=1") }
+        #expect(ready.contains("STATUS=metering 1 interfaces"))
+        let status = try daemon.client().request(#"{"v":1,"cmd":"status"}"#)
+        #expect(status[path: "result.ready"] as? Bool == true && status[path: "result.last_sample_at"] != nil)
+
+        let start = Date()
+        var pings = 0
+        while Date().timeIntervalSince(start) < 3 {
+            if let message = try? listener.receive(timeoutMilliseconds: 1000), message.contains("WATCHDOG=1") { pings += 1 }
+        }
+        #expect((4...9).contains(pings), "WATCHDOG=1 every 0.5 s for 3 s, got \(pings)")
+
+        daemon.signal(SIGHUP)
+        let reloading = try listener.await { $0.contains("RELOADING=1") }
+        #expect(reloading.contains("RELOADING=1"))
+        _ = try listener.await { $0.contains("READY=1") }
+
+        daemon.signal(SIGTERM)
+        _ = try listener.await { $0.contains("STOPPING=1") }
+        #expect(daemon.stop() == 0)
+    }
+}
+
+/// A scratch directory removed when released.
+final class TemporaryPath: @unchecked Sendable {
+    let path: String
+    init() throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("ifmeter-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// The systemd side of `NOTIFY_SOCKET`: a datagram socket that collects what the daemon says.
+final class NotifyListener {
+    let path: String
+    let fd: Int32
+
+    init(path: String) throws {
+        self.path = path
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+    }
+
+    deinit { close(fd) }
+
+    func receive(timeoutMilliseconds: Int32) throws -> String {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, timeoutMilliseconds) == 1 else { throw POSIXError(.ETIMEDOUT) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = recv(fd, &buffer, buffer.count, 0)
+        return String(decoding: buffer[..<max(count, 0)], as: UTF8.self)
+    }
+
+    /// Receives until a message satisfies `match` (10 s at most); returns it.
+    func await(_ match: (String) -> Bool) throws -> String {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let message = try? receive(timeoutMilliseconds: 500), match(message) { return message }
+        }
+        throw POSIXError(.ETIMEDOUT)
+    }
+}
