@@ -1,5 +1,4 @@
 import CSystemd
-import Dispatch
 import IfMeterCore
 import IfMeterKernel
 import IfMeterStore
@@ -98,7 +97,9 @@ final class Daemon {
         let path = paths.database
         let configuration = config.storeConfiguration
         let lock = self.lock
-        DispatchQueue.global().async {
+        // A plain thread, not Dispatch: libdispatch's workers adjust their priority, which the
+        // service's syscall filter (~@resources) refuses.
+        try BackgroundThread.run {
             do throws(StoreError) {
                 let store = try Store(path: path, configuration: configuration, lock: lock)
                 let loaded = try store.loadMeter()
@@ -324,4 +325,27 @@ final class Daemon {
 /// The background load's result, handed to the loop thread through a pipe.
 private final class LoadOutcome: @unchecked Sendable {
     var result: Result<(Store, MeterState?, [String: Double]), StoreError>?
+}
+
+/// Runs one closure on a new detached pthread.
+enum BackgroundThread {
+    static func run(_ body: @escaping @Sendable () -> Void) throws(DaemonError) {
+        let box = Unmanaged.passRetained(ClosureBox(body)).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(&thread, nil, { context in
+            let box = Unmanaged<ClosureBox>.fromOpaque(context!).takeRetainedValue()
+            box.body()
+            return nil
+        }, box)
+        guard result == 0 else {
+            Unmanaged<ClosureBox>.fromOpaque(box).release()
+            throw DaemonError.system("pthread_create", result)
+        }
+        pthread_detach(thread)
+    }
+
+    private final class ClosureBox {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
 }

@@ -19,7 +19,7 @@ struct SystemdTests {
         let units = destdir.path + "/usr/lib/systemd/system"
         let service = units + "/ifmeterd.service"
         let text = try String(contentsOfFile: service, encoding: .utf8)
-        #expect(text.contains("ExecStart=/usr/bin/ifmeterd\n"))
+        #expect(text.contains("ExecStart=/usr/bin/ifmeterd --socket /run/ifmeter/ifmeterd.sock\n"))
         try text.replacingOccurrences(of: "ExecStart=/usr/bin/ifmeterd", with: "ExecStart=\(DaemonProcess.binary)")
             .write(toFile: service, atomically: true, encoding: .utf8)
         return (units, destdir)
@@ -96,6 +96,24 @@ struct SystemdTests {
         daemon.signal(SIGTERM)
         _ = try listener.await { $0.contains("STOPPING=1") }
         #expect(daemon.stop() == 0)
+    }
+}
+
+/// The units under a real systemd: booted in a container so the hardening is enforced.
+@Suite("systemd in a container",
+       .enabled(if: getuid() == 0 && (try? Command.resolve("systemd-nspawn")) != nil
+                    && (try? Command.resolve("debootstrap")) != nil,
+                "needs root, systemd-nspawn (systemd-container) and debootstrap"))
+struct SystemdContainerTests {
+    @Test("the service starts, runs unprivileged under its seccomp filter and MemoryDenyWriteExecute, answers, reloads and stops cleanly")
+    func bootedContainer() throws {
+        let result = try Command.run([Daemon.packageRoot + "/Tests/tools/systemd-container-test",
+                                      DaemonProcess.binary, Daemon.packageRoot + "/systemd"])
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        for check in ["ok: ifmeterd.service active", "with a seccomp filter, no new privileges, no capabilities",
+                      "\"ready\":true", "ok: reload", "ok: no restarts, no refused system calls", "ok: clean stop"] {
+            #expect(result.stdout.contains(check), "missing: \(check)")
+        }
     }
 }
 
