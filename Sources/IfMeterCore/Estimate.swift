@@ -91,11 +91,9 @@ public struct Estimate: Hashable, Sendable, Codable {
     static func labels(classes: Set<InterfaceClass>, continuity: Continuity, excludedClasses: Bool)
         -> [EstimateLabel]
     {
-        var labels = EstimateLabel.always
-        if classes.contains(.tunnel) { labels.append(.tunnelDoubleCounted) }
-        if continuity.resets > 0 { labels.append(.resetInPeriod) }
-        if continuity.gaps > 0 { labels.append(.gapInPeriod) }
-        if continuity.implausibleDropped > 0 { labels.append(.implausibleDropped) }
+        var labels = EstimateLabel.labels(
+            tunnel: classes.contains(.tunnel), resets: continuity.resets, gaps: continuity.gaps,
+            implausibleDropped: continuity.implausibleDropped)
         if excludedClasses { labels.append(.excludesLoopbackVirtualTunnel) }
         return labels
     }

@@ -25,6 +25,16 @@ public enum EstimateLabel: String, Hashable, Sendable, Codable, CaseIterable {
         .estimate, .interfaceCounters, .notPerApp, .includesOverhead,
     ]
 
+    /// The labels of a figure: always the four, then what applies to its class and period.
+    public static func labels(tunnel: Bool, resets: Int, gaps: Int, implausibleDropped: Int) -> [EstimateLabel] {
+        var labels = always
+        if tunnel { labels.append(.tunnelDoubleCounted) }
+        if resets > 0 { labels.append(.resetInPeriod) }
+        if gaps > 0 { labels.append(.gapInPeriod) }
+        if implausibleDropped > 0 { labels.append(.implausibleDropped) }
+        return labels
+    }
+
     /// The one-line footnote human output ends with.
     public static let footnote =
         "Estimates from interface counters: they include protocol overhead, are not per-application, "

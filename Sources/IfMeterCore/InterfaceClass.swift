@@ -17,6 +17,12 @@ public enum Classification: Hashable, Sendable {
         }
     }
 
+    /// Tunnels count traffic that is counted again on the link beneath them.
+    public var isTunnel: Bool {
+        if case .classified(.tunnel, _) = self { return true }
+        return false
+    }
+
     /// The class name as reported in `class`: one of ``InterfaceClass`` or `ignored`.
     public var label: String {
         switch self {

@@ -106,17 +106,8 @@ extension Daemon {
             var tally = savedTotals[link.name] ?? BucketTally()
             if let more = unsaved[link.name] { tally += more }
             let tracked = sampler.meter.tracked[link.ifindex]
-            let rate = sampler.meter.rates[link.ifindex].flatMap { rate in
-                rate.isMeasured ? RateResult(
-                    rxBytesPerSecond: rate.rxBytesPerSecond, txBytesPerSecond: rate.txBytesPerSecond,
-                    smoothedRxBytesPerSecond: rate.smoothedRxBytesPerSecond,
-                    smoothedTxBytesPerSecond: rate.smoothedTxBytesPerSecond) : nil
-            }
-            var labels = EstimateLabel.always
-            if case .classified(.tunnel, _) = verdict { labels.append(.tunnelDoubleCounted) }
-            if tally.resets > 0 { labels.append(.resetInPeriod) }
-            if tally.gaps > 0 { labels.append(.gapInPeriod) }
-            if tally.implausible > 0 { labels.append(.implausibleDropped) }
+            let rate = sampler.meter.rates[link.ifindex].flatMap(RateResult.init(measured:))
+            let labels = tally.labels(tunnel: verdict.isTunnel)
             return InterfaceResult(
                 name: link.name, ifindex: link.ifindex, class: verdict.label, classReason: verdict.reason,
                 kind: link.kind, operstate: link.operState.rawValue,
@@ -230,11 +221,8 @@ extension Daemon {
     func rates(at time: Double) -> RatesResult {
         guard let sampler else { return RatesResult(at: time, interfaces: []) }
         let entries = sampler.links.values.sorted { $0.ifindex < $1.ifindex }.compactMap { link -> RatesResult.Entry? in
-            guard let rate = sampler.meter.rates[link.ifindex], rate.isMeasured else { return nil }
-            return RatesResult.Entry(name: link.name, rate: RateResult(
-                rxBytesPerSecond: rate.rxBytesPerSecond, txBytesPerSecond: rate.txBytesPerSecond,
-                smoothedRxBytesPerSecond: rate.smoothedRxBytesPerSecond,
-                smoothedTxBytesPerSecond: rate.smoothedTxBytesPerSecond))
+            sampler.meter.rates[link.ifindex].flatMap(RateResult.init(measured:))
+                .map { RatesResult.Entry(name: link.name, rate: $0) }
         }
         return RatesResult(at: time, interfaces: entries)
     }
@@ -252,5 +240,15 @@ extension Daemon {
         for client in server.clients.values where client.watchID != nil {
             server.send(LineEncoder.encode(Response.success(event, id: client.watchID!, stream: "event")), to: client)
         }
+    }
+}
+
+extension RateResult {
+    /// The rates of one interface, once a full interval has been measured.
+    init?(measured rate: Rate) {
+        guard rate.isMeasured else { return nil }
+        self.init(rxBytesPerSecond: rate.rxBytesPerSecond, txBytesPerSecond: rate.txBytesPerSecond,
+                  smoothedRxBytesPerSecond: rate.smoothedRxBytesPerSecond,
+                  smoothedTxBytesPerSecond: rate.smoothedTxBytesPerSecond)
     }
 }

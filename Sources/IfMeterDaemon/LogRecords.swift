@@ -14,15 +14,8 @@ struct EstimateRecord: Encodable {
     var rxPackets: UInt64
     var txPackets: UInt64
     var continuity: Continuity
-    var epoch: EpochKey
+    var epoch: Epoch
     var labels: [String]
-
-    struct EpochKey: Encodable {
-        var bootID: String
-        var ifindex: Int32
-        var generation: Int
-        enum CodingKeys: String, CodingKey { case bootID = "boot_id", ifindex, generation }
-    }
 
     init(name: String, classification: Classification?, start: Double, end: Double, tally: BucketTally, epoch: Epoch) {
         interface = name
@@ -32,13 +25,8 @@ struct EstimateRecord: Encodable {
         (rxBytes, txBytes) = (tally.traffic.rxBytes, tally.traffic.txBytes)
         (rxPackets, txPackets) = (tally.traffic.rxPackets, tally.traffic.txPackets)
         continuity = Continuity(since: nil, resets: tally.resets, gaps: tally.gaps, implausibleDropped: tally.implausible)
-        self.epoch = EpochKey(bootID: epoch.bootID, ifindex: epoch.ifindex, generation: epoch.generation)
-        var labels = EstimateLabel.always
-        if case .classified(.tunnel, _)? = classification { labels.append(.tunnelDoubleCounted) }
-        if tally.resets > 0 { labels.append(.resetInPeriod) }
-        if tally.gaps > 0 { labels.append(.gapInPeriod) }
-        if tally.implausible > 0 { labels.append(.implausibleDropped) }
-        self.labels = labels.map(\.rawValue)
+        self.epoch = epoch
+        labels = tally.labels(tunnel: classification?.isTunnel ?? false).map(\.rawValue)
     }
 
     enum CodingKeys: String, CodingKey {

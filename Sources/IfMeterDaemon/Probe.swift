@@ -62,8 +62,9 @@ public struct ProbeReport: Encodable, Sendable {
         interfaces = listing.links.sorted { $0.ifindex < $1.ifindex }.map { link in
             let facts = classifier.sysfs.facts(for: link.name)
             let classification = classifier.classify(link, facts: facts)
-            var labels = EstimateLabel.always + [.kernelCountersSinceCreation]
-            if case .classified(.tunnel, _) = classification { labels.append(.tunnelDoubleCounted) }
+            var labels = EstimateLabel.labels(
+                tunnel: classification.isTunnel, resets: 0, gaps: 0, implausibleDropped: 0)
+            labels.append(.kernelCountersSinceCreation)
             if link.countersAre32Bit { labels.append(.counters32Bit) }
             let counters = link.counters
             return Interface(

@@ -23,6 +23,11 @@ public struct BucketTally: Hashable, Sendable {
         implausible = delta.flags.contains(.implausibleDropped) ? 1 : 0
     }
 
+    /// The labels of a figure with this tally (DESIGN §1).
+    public func labels(tunnel: Bool) -> [EstimateLabel] {
+        EstimateLabel.labels(tunnel: tunnel, resets: resets, gaps: gaps, implausibleDropped: implausible)
+    }
+
     public static func += (lhs: inout BucketTally, rhs: BucketTally) {
         lhs.traffic += rhs.traffic
         lhs.resets += rhs.resets

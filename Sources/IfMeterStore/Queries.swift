@@ -14,13 +14,7 @@ public struct UsageRow: Hashable, Sendable {
     }
 
     /// The labels this row carries (DESIGN §1).
-    public var labels: [EstimateLabel] {
-        var labels = EstimateLabel.always
-        if tally.resets > 0 { labels.append(.resetInPeriod) }
-        if tally.gaps > 0 { labels.append(.gapInPeriod) }
-        if tally.implausible > 0 { labels.append(.implausibleDropped) }
-        return labels
-    }
+    public var labels: [EstimateLabel] { tally.labels(tunnel: false) }
 }
 
 /// What history is about: one interface name, or every interface of a class.
