@@ -30,6 +30,8 @@ final class Daemon {
     var savedTotals: [String: BucketTally] = [:]
     /// Traffic per name since the last save, for the estimate log.
     var logWindow: [String: (tally: BucketTally, epoch: Epoch)] = [:]
+    /// Events since the last save: written to the estimate log when the database gets them.
+    var logEvents: [CounterEvent] = []
     var logWindowStart: Double
     var ready = false
     let startedAt: Double
@@ -220,8 +222,8 @@ final class Daemon {
             entry.epoch = delta.epoch
             logWindow[delta.name] = entry
         }
+        logEvents += kept.events
         for event in kept.events {
-            log.append(LineEncoder.encode(EventRecord(event)))
             broadcast(event)
             if event.kind == .reboot || event.kind == .implausible || event.kind == .clockJump {
                 Diagnostics.warning("\(event.kind.rawValue)\(event.interface.map { " on \($0)" } ?? ""): \(event.detail)")
@@ -257,7 +259,13 @@ final class Daemon {
         writeLogWindow(until: now)
     }
 
+    /// Writes the events and per-interface estimates since the last save: the log and the
+    /// database are written together, and the encoding stays off the start and sample paths.
     private func writeLogWindow(until end: Double) {
+        for event in logEvents {
+            log.append(LineEncoder.encode(EventRecord(event)))
+        }
+        logEvents = []
         for (name, entry) in logWindow.sorted(by: { $0.key < $1.key }) {
             let link = sampler?.links.values.first { $0.name == name }
             let verdict = link.map(classification(of:))
