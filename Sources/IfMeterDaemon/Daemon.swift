@@ -242,8 +242,12 @@ final class Daemon {
         }
         pending.setMeterState(sampler.meter.exportState())
         let saving = pending.unsavedTotals
+        let dropped = pending.droppedEvents
         do {
             try store.save(&pending)
+            if dropped > 0 {
+                Diagnostics.warning("\(dropped) counter events were not stored: the database could not be written for too long")
+            }
             for (name, tally) in saving { savedTotals[name, default: BucketTally()] += tally }
             try store.prune(now: Int64(now))
             if saveError != nil { Diagnostics.notice("saving to \(store.path) works again") }

@@ -20,7 +20,6 @@ final class Server {
         let fd: Int32
         /// From `SO_PEERCRED` / `SO_PEERGROUPS` at accept time.
         let uid: uid_t
-        let pid: pid_t
         let groups: [gid_t]
         var input: LineBuffer
         var output: [UInt8] = []
@@ -30,10 +29,9 @@ final class Server {
         var watchID: RequestID??
         var isOpen = true
 
-        init(fd: Int32, uid: uid_t, pid: pid_t, groups: [gid_t], maxLineLength: Int, now: UInt64) {
+        init(fd: Int32, uid: uid_t, groups: [gid_t], maxLineLength: Int, now: UInt64) {
             self.fd = fd
             self.uid = uid
-            self.pid = pid
             self.groups = groups
             input = LineBuffer(maximumLength: maxLineLength)
             lastActivity = now
@@ -52,8 +50,6 @@ final class Server {
     private(set) var clients: [Int32: Client] = [:]
     /// Called for each complete request line.
     var onRequest: (Request, Client) -> Void = { _, _ in }
-    /// Called for each line that could not be read as a request (the error is already sent).
-    var onBadLine: (WireError, Client) -> Void = { _, _ in }
 
     /// Takes the socket systemd passed (`LISTEN_FDS`), or binds `path` itself. A stale socket
     /// at `path` is replaced only because the caller holds the state directory's lock; anything
@@ -156,8 +152,8 @@ final class Server {
                 Glibc.close(fd)
                 continue
             }
-            let (uid, pid, groups) = Self.credentials(fd)
-            let client = Client(fd: fd, uid: uid, pid: pid, groups: groups,
+            let (uid, groups) = Self.credentials(fd)
+            let client = Client(fd: fd, uid: uid, groups: groups,
                                 maxLineLength: limits.maxLineLength, now: loop.now)
             do {
                 client.source = try loop.watch(fd: fd, events: UInt32(EPOLLIN.rawValue)) { [unowned self, unowned client] events in
@@ -179,19 +175,19 @@ final class Server {
         var gid: gid_t = gid_t.max
     }
 
-    private static func credentials(_ fd: Int32) -> (uid_t, pid_t, [gid_t]) {
+    private static func credentials(_ fd: Int32) -> (uid_t, [gid_t]) {
         var credentials = PeerCredentials()
         var length = socklen_t(MemoryLayout<PeerCredentials>.size)
         let soPeerCred: Int32 = 17  // SO_PEERCRED, <asm-generic/socket.h>
         guard getsockopt(fd, SOL_SOCKET, soPeerCred, &credentials, &length) == 0 else {
-            return (uid_t.max, 0, [])
+            return (uid_t.max, [])
         }
         var groups = [gid_t](repeating: 0, count: 256)
         var groupsLength = socklen_t(groups.count * MemoryLayout<gid_t>.size)
         let soPeerGroups: Int32 = 59  // SO_PEERGROUPS, <asm-generic/socket.h>
         let count = getsockopt(fd, SOL_SOCKET, soPeerGroups, &groups, &groupsLength) == 0
             ? Int(groupsLength) / MemoryLayout<gid_t>.size : 0
-        return (credentials.uid, credentials.pid, [credentials.gid] + groups.prefix(count))
+        return (credentials.uid, [credentials.gid] + groups.prefix(count))
     }
 
     private func service(_ client: Client, events: UInt32) {
@@ -222,13 +218,10 @@ final class Server {
                 case .tooLong:
                     let error = WireError(.lineTooLong, "request line longer than \(limits.maxLineLength) bytes (max_line_length); it was discarded")
                     send(LineEncoder.failure(error), to: client)
-                    onBadLine(error, client)
                 case .line(let line):
                     switch Request.parse(line) {
                     case .success(let request): onRequest(request, client)
-                    case .failure(let error):
-                        send(LineEncoder.failure(error), to: client)
-                        onBadLine(error, client)
+                    case .failure(let error): send(LineEncoder.failure(error), to: client)
                     }
                 }
             }

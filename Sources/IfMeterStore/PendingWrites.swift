@@ -68,8 +68,8 @@ public struct PendingWrites: Sendable {
     var events: [CounterEvent] = []
     var interfaces: [String: InterfaceRecord] = [:]
     var meterState: MeterState?
-    /// Events left out because too many piled up unsaved; recorded as an event when saved.
-    var droppedEvents = 0
+    /// Events left out because too many piled up unsaved; the daemon reports the number.
+    public private(set) var droppedEvents = 0
 
     /// Events kept in memory while saves fail; beyond this only their number is kept.
     static let maximumEvents = 100_000

@@ -144,12 +144,6 @@ public final class Store {
             for event in batch.events {
                 try insert(event)
             }
-            if batch.droppedEvents > 0 {
-                try insert(CounterEvent(
-                    kind: .gap, at: batch.events.last?.at ?? 0,
-                    detail: "\(batch.droppedEvents) event(s) were not stored: the database could "
-                        + "not be written for a long time"))
-            }
             for record in batch.interfaces.values {
                 try statements.upsertInterface.run([
                     .text(record.name), .optionalText(record.interfaceClass), .text(record.kind),

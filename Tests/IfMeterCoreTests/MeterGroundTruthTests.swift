@@ -284,10 +284,15 @@ struct GroundTruthSimulation {
     mutating func gracefulRestart() {
         poll()
         save()
+        restartFromSave(counting: "restart")
+    }
+
+    /// The daemon is down for a while, then a new one starts from the last save.
+    mutating func restartFromSave(counting kind: String) {
         downtime()
         meter = Meter(bootID: bootID, restoring: saved.state)
         start()
-        counts["restart", default: 0] += 1
+        counts[kind, default: 0] += 1
     }
 
     /// SIGKILL: everything since the last save is gone from the store and the meter, while the
@@ -309,10 +314,7 @@ struct GroundTruthSimulation {
             }
             links[ifindex] = link
         }
-        downtime()
-        meter = Meter(bootID: bootID, restoring: saved.state)
-        start()
-        counts["crash", default: 0] += 1
+        restartFromSave(counting: "crash")
     }
 
     mutating func reboot() {
@@ -333,10 +335,7 @@ struct GroundTruthSimulation {
             link.known = false
             links[ifindex] = link
         }
-        downtime()
-        meter = Meter(bootID: bootID, restoring: saved.state)
-        start()
-        counts["reboot", default: 0] += 1
+        restartFromSave(counting: "reboot")
     }
 
     /// Keeps 32-bit links within one wrap between readings and between saves.
