@@ -5,6 +5,7 @@ let package = Package(
     name: "ifmeter",
     products: [
         .executable(name: "ifmeterd", targets: ["ifmeterd"]),
+        .executable(name: "ifmeter", targets: ["ifmeter"]),
         .executable(name: "ifmeter-bench", targets: ["ifmeter-bench"]),
     ],
     targets: [
@@ -37,6 +38,9 @@ let package = Package(
             name: "IfMeterDaemon",
             dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterStore", "IfMeterWire", "CSystemd"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
+        // The client: views, live rates, the estimate log, quota checks, charts.
+        .target(name: "IfMeterCLI", dependencies: ["IfMeterCore", "IfMeterWire"]),
+        .executableTarget(name: "ifmeter", dependencies: ["IfMeterCLI"]),
         // `make bench`: sample cost against a raw C RTM_GETSTATS dump of the same links.
         .executableTarget(
             name: "ifmeter-bench", dependencies: ["IfMeterKernel", "IfMeterStore", "CLinkStats", "CSQLite"]),
@@ -54,7 +58,13 @@ let package = Package(
             name: "store-crash-writer", dependencies: ["IfMeterStore", "IfMeterCore"],
             path: "Tests/StoreCrashWriter"),
         .testTarget(name: "IfMeterDaemonTests", dependencies: ["IfMeterDaemon", "IfMeterCore", "IfMeterStore"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["ifmeterd", "IfMeterTestSupport"]),
+        .testTarget(name: "IfMeterCLITests", dependencies: ["IfMeterCLI", "IfMeterCore", "IfMeterWire"]),
+        // Writes a known history (a reset, a DST change) through the real meter and store.
+        .executableTarget(
+            name: "history-seeder", dependencies: ["IfMeterStore", "IfMeterCore"],
+            path: "Tests/HistorySeeder"),
+        .testTarget(
+            name: "EndToEndTests", dependencies: ["ifmeterd", "ifmeter", "history-seeder", "IfMeterTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

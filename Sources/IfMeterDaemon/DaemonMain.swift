@@ -1,5 +1,6 @@
 import IfMeterCore
 import IfMeterKernel
+import IfMeterWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -66,18 +67,7 @@ public enum DaemonMain {
         }
     }
 
-    static func environment() -> [String: String] {
-        var result: [String: String] = [:]
-        var entry = environ
-        while let pointer = entry.pointee {
-            let pair = String(cString: pointer)
-            if let equals = pair.firstIndex(of: "=") {
-                result[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
-            }
-            entry += 1
-        }
-        return result
-    }
+    static func environment() -> [String: String] { processEnvironment() }
 
     /// One `write(2)` per message, so lines from concurrent writers never interleave.
     static func printError(_ message: String) {

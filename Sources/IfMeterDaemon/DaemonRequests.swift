@@ -95,7 +95,7 @@ extension Daemon {
             interfaces: ready ? sampler?.links.count : nil,
             store: ready ? StoreHealth(path: paths.database, healthy: saveError == nil,
                                        lastSaveAt: lastSaveAt, error: saveError?.description) : nil,
-            socket: paths.socket)
+            socket: paths.socket, timeZone: ready ? (config.timeZone == .utc ? "utc" : "local") : nil)
     }
 
     func interfaces() -> InterfacesResult {
@@ -123,7 +123,29 @@ extension Daemon {
                     resets: tally.resets, gaps: tally.gaps, implausibleDropped: tally.implausible),
                 labels: labels.map(\.rawValue))
         }
-        return InterfacesResult(interfaces: entries, footnote: EstimateLabel.footnote)
+        return InterfacesResult(interfaces: entries + absentInterfaces(present: Set(sampler.links.values.map(\.name))),
+                                footnote: EstimateLabel.footnote)
+    }
+
+    /// Names with history that are not present now, by name: their totals, but no rate or epoch.
+    private func absentInterfaces(present: Set<String>) -> [InterfaceResult] {
+        let stored = (try? store?.interfaces()) ?? []
+        let unsaved = pending.unsavedTotals
+        return stored.filter { !present.contains($0.name) }.map { record in
+            var tally = savedTotals[record.name] ?? BucketTally()
+            if let more = unsaved[record.name] { tally += more }
+            let interfaceClass = record.interfaceClass.flatMap(InterfaceClass.init(rawValue:))
+            return InterfaceResult(
+                name: record.name, ifindex: nil, class: record.interfaceClass ?? "unknown",
+                classReason: "last classified when present", kind: record.kind, operstate: "absent",
+                rxBytes: tally.traffic.rxBytes, txBytes: tally.traffic.txBytes,
+                rxPackets: tally.traffic.rxPackets, txPackets: tally.traffic.txPackets,
+                epoch: nil, rate: nil,
+                continuity: Continuity(since: record.firstSeen, resets: tally.resets, gaps: tally.gaps,
+                                       implausibleDropped: tally.implausible),
+                labels: tally.labels(tunnel: interfaceClass == .tunnel).map(\.rawValue),
+                lastSeen: record.lastSeen)
+        }
     }
 
     func usage(_ request: Request) throws -> UsageResult {

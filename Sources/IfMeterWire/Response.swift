@@ -55,6 +55,42 @@ public struct Response<Result: Encodable & Sendable>: Encodable, Sendable {
     }
 }
 
+/// One response line as a client reads it: the envelope, with `result` decoded once the
+/// client knows which command (or stream line) it answers.
+public struct ResponseLine: Sendable {
+    public var v: Int?
+    public var id: RequestID?
+    public var ok: Bool
+    public var stream: String?
+    public var error: WireError?
+    /// The raw line, to decode `result` from.
+    public var line: Data
+
+    private struct Envelope: Decodable {
+        var v: Int?
+        var id: RequestID?
+        var ok: Bool
+        var stream: String?
+        var error: WireError?
+    }
+
+    private struct ResultOnly<T: Decodable>: Decodable {
+        var result: T
+    }
+
+    /// Reads the envelope of one line; throws if it is not a response.
+    public init(_ line: Data) throws {
+        let envelope = try JSONDecoder().decode(Envelope.self, from: line)
+        (v, id, ok, stream, error) = (envelope.v, envelope.id, envelope.ok, envelope.stream, envelope.error)
+        self.line = line
+    }
+
+    /// The `result` of a successful response.
+    public func result<T: Decodable>(as type: T.Type) throws -> T {
+        try JSONDecoder().decode(ResultOnly<T>.self, from: line).result
+    }
+}
+
 /// Encodes responses as single lines, keys sorted for a stable wire format.
 public enum LineEncoder {
     public static func encode<T: Encodable>(_ value: T) -> [UInt8] {

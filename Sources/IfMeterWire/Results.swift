@@ -32,10 +32,12 @@ public struct StatusResult: Codable, Hashable, Sendable {
     public var interfaces: Int?
     public var store: StoreHealth?
     public var socket: String
+    /// The zone buckets are cut in: `local` (the daemon's `TZ`) or `utc`.
+    public var timeZone: String?
 
     public init(ready: Bool, version: String, pid: Int32, startedAt: Double, interval: UInt64,
                 saveInterval: UInt64, lastSampleAt: Double?, source: String?, interfaces: Int?,
-                store: StoreHealth?, socket: String) {
+                store: StoreHealth?, socket: String, timeZone: String?) {
         self.ready = ready
         self.version = version
         self.pid = pid
@@ -47,11 +49,12 @@ public struct StatusResult: Codable, Hashable, Sendable {
         self.interfaces = interfaces
         self.store = store
         self.socket = socket
+        self.timeZone = timeZone
     }
 
     enum CodingKeys: String, CodingKey {
         case ready, version, pid, startedAt = "started_at", interval, saveInterval = "save_interval"
-        case lastSampleAt = "last_sample_at", source, interfaces, store, socket
+        case lastSampleAt = "last_sample_at", source, interfaces, store, socket, timeZone = "time_zone"
     }
 }
 
@@ -106,9 +109,11 @@ public struct EpochResult: Codable, Hashable, Sendable {
     }
 }
 
+/// An interface present now, or (`operstate` `absent`, no `ifindex`) a name with history that
+/// is not present.
 public struct InterfaceResult: Codable, Hashable, Sendable {
     public var name: String
-    public var ifindex: Int32
+    public var ifindex: Int32?
     public var `class`: String
     public var classReason: String
     public var kind: String
@@ -122,10 +127,13 @@ public struct InterfaceResult: Codable, Hashable, Sendable {
     public var rate: RateResult?
     public var continuity: Continuity
     public var labels: [String]
+    /// When an absent interface was last present.
+    public var lastSeen: Double?
 
-    public init(name: String, ifindex: Int32, class: String, classReason: String, kind: String,
+    public init(name: String, ifindex: Int32?, class: String, classReason: String, kind: String,
                 operstate: String, rxBytes: UInt64, txBytes: UInt64, rxPackets: UInt64, txPackets: UInt64,
-                epoch: EpochResult?, rate: RateResult?, continuity: Continuity, labels: [String]) {
+                epoch: EpochResult?, rate: RateResult?, continuity: Continuity, labels: [String],
+                lastSeen: Double? = nil) {
         self.name = name
         self.ifindex = ifindex
         self.class = `class`
@@ -140,12 +148,13 @@ public struct InterfaceResult: Codable, Hashable, Sendable {
         self.rate = rate
         self.continuity = continuity
         self.labels = labels
+        self.lastSeen = lastSeen
     }
 
     enum CodingKeys: String, CodingKey {
         case name, ifindex, `class`, classReason = "class_reason", kind, operstate
         case rxBytes = "rx_bytes", txBytes = "tx_bytes", rxPackets = "rx_packets", txPackets = "tx_packets"
-        case epoch, rate, continuity, labels
+        case epoch, rate, continuity, labels, lastSeen = "last_seen"
     }
 }
 

@@ -1,0 +1,139 @@
+import IfMeterCore
+import IfMeterWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `ifmeter`: parses the command line, runs one command, and returns the exit status.
+public enum CLI {
+    /// Runs the command line of this process.
+    public static func main() -> Int32 {
+        run(arguments: Array(CommandLine.arguments.dropFirst()), environment: processEnvironment())
+    }
+
+    public static func run(arguments: [String], environment: [String: String]) -> Int32 {
+        let output = Output()
+        let errors = Output(fd: STDERR_FILENO)
+        defer {
+            output.flush()
+            errors.flush()
+        }
+        let isCheck = arguments.contains("check")
+        do {
+            let invocation = try Invocation(arguments: arguments)
+            return try run(invocation, locations: Locations(environment: environment, uid: getuid()),
+                           output: output, errors: errors)
+        } catch {
+            output.flush()
+            if isCheck {
+                // Monitoring reads one line on stdout and the status; anything wrong is UNKNOWN.
+                output.write("UNKNOWN: \(error.message)\n")
+                return CheckStatus.unknown.rawValue
+            }
+            errors.write("ifmeter: \(error.message)\n")
+            if error.status == .usage { errors.write("Run `ifmeter --help` for usage.\n") }
+            return error.status.rawValue
+        }
+    }
+
+    static func run(_ invocation: Invocation, locations: Locations, output: Output, errors: Output) throws(CLIError) -> Int32 {
+        if invocation.helpRequested || invocation.command == .help {
+            output.write(Help.text(for: invocation.command) + "\n")
+            return 0
+        }
+        switch invocation.command {
+        case .version:
+            output.write("ifmeter \(IfMeterVersion.string) (protocol \(protocolVersion))\n")
+            return 0
+        case .log:
+            try LogView.run(invocation, locations, output: output, errors: errors)
+            return 0
+        default:
+            break
+        }
+        let session = try Session(socketCandidates: locations.socketCandidates(flag: invocation.socket))
+        switch invocation.command {
+        case .summary:
+            let result = try SummaryView.fetch(session, invocation)
+            if invocation.json {
+                output.json(result)
+            } else {
+                output.write(invocation.oneline ? SummaryView.oneline(result, units: invocation.units)
+                                                : SummaryView.render(result, session, units: invocation.units))
+            }
+        case .fiveMinutes, .hours, .days, .months, .years, .top:
+            let tables = try PeriodView.fetch(session, invocation)
+            if invocation.json { output.json(tables) } else { output.write(PeriodView.render(tables, session, invocation)) }
+        case .list:
+            let result = try ListView.fetch(session, invocation)
+            if invocation.json { output.json(result) } else { output.write(ListView.render(result, session, units: invocation.units)) }
+        case .events:
+            let result = try EventsView.fetch(session, invocation)
+            if invocation.json { output.json(result) } else { output.write(EventsView.render(result, session, units: invocation.units)) }
+        case .status:
+            if invocation.json { output.json(session.status) } else { output.write(StatusView.render(session.status, session)) }
+        case .rate:
+            try LiveView.rate(session, invocation, output: output)
+        case .live:
+            try LiveView.run(session, invocation, output: output)
+        case .check:
+            let check = try quotaCheck(session, invocation)
+            if invocation.json { output.json(check) } else { output.write(check.message + "\n") }
+            return check.status.rawValue
+        case .chart:
+            try chart(session, invocation, output: output)
+        case .help, .version, .log:
+            break
+        }
+        return 0
+    }
+
+    static func quotaCheck(_ session: Session, _ invocation: Invocation) throws(CLIError) -> QuotaCheck {
+        guard invocation.interfaces.count == 1, let name = invocation.interfaces.first else {
+            throw .usage("check: name one interface with -i")
+        }
+        guard let limitText = invocation.limit, let limit = Units.parseSize(limitText), limit > 0 else {
+            throw .usage("check: --limit needs a quota such as 10GiB, got \(invocation.limit.map { "\"\($0)\"" } ?? "nothing")")
+        }
+        let period = invocation.period ?? "month"
+        guard period == "day" || period == "month" else { throw .usage("check: --period is day or month, got \"\(period)\"") }
+        guard let warn = parsePercent(invocation.warn ?? "80%"), warn <= 1 else {
+            throw .usage("check: --warn is a percentage of the quota such as 80%, got \"\(invocation.warn ?? "")\"")
+        }
+        let span = period == "day" ? 2 * 86400.0 : 64 * 86400.0
+        let usage = try session.client.call(
+            Request(cmd: "usage", interface: name, period: period, from: TimeArgument(seconds: session.now - span), projection: true),
+            as: UsageResult.self)
+        return QuotaCheck.evaluate(interface: name, period: period, usage: usage, limit: limit, warnFraction: warn,
+                                   projected: invocation.projected, direction: invocation.direction,
+                                   units: invocation.units, time: session.time)
+    }
+
+    static func chart(_ session: Session, _ invocation: Invocation, output: Output) throws(CLIError) {
+        var single = invocation
+        if single.interfaceClass == nil {
+            guard let first = try UsageSubject.of(invocation, session).first, case .interface(let name) = first else {
+                throw CLIError(.failure, "chart: no interface with history yet")
+            }
+            single.interfaces = [name]
+        }
+        let tables = try PeriodView.fetch(session, single)
+        guard let usage = tables.usage.first else { throw CLIError(.failure, "chart: nothing to draw") }
+        if invocation.json {
+            output.json(usage)
+            return
+        }
+        let subject = usage.interface ?? usage.class.map { "class \($0)" } ?? ""
+        let svg = SVGChart.render(usage, subject: subject, time: session.time, units: invocation.units)
+        guard let path = invocation.output, path != "-" else {
+            output.write(svg)
+            return
+        }
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw CLIError(.noInput, "cannot write \(path): \(errnoText())") }
+        defer { close(fd) }
+        let bytes = Array(svg.utf8)
+        let written = bytes.withUnsafeBytes { raw in retryingEINTR { write(fd, raw.baseAddress, raw.count) } }
+        guard written == bytes.count else { throw CLIError(.failure, "cannot write \(path): \(errnoText())") }
+    }
+}

@@ -1,0 +1,172 @@
+import FoundationEssentials
+import IfMeterWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A connection to ifmeterd's socket: requests out, response lines in, in order
+/// (docs/PROTOCOL.md). Every failure is a ``CLIError`` saying what to do about it.
+public final class DaemonClient {
+    public let path: String
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+    private var nextID: Int64 = 1
+    /// How long to wait for an answer; `usage` saves first, which can take a while on a big store.
+    public var timeoutMilliseconds: Int32 = 60_000
+
+    /// Connects to `path`; the error says whether the daemon is down or the socket is not ours to use.
+    public init(path: String) throws(CLIError) {
+        self.path = path
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw CLIError(.failure, "cannot create a socket: \(errnoText())") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw CLIError(.usage, "socket path \(path) is too long for a Unix socket")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes + [0]) }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                retryingEINTR { connect(fd, pointer, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+        }
+        // The descriptor is closed by deinit, which runs even when this initializer throws.
+        guard connected == 0 else {
+            switch errno {
+            case ENOENT, ECONNREFUSED:
+                throw CLIError(.unavailable, Self.notRunning(path))
+            case EACCES, EPERM:
+                throw CLIError(.noPermission, """
+                    cannot connect to \(path): permission denied. The socket's mode is set by \
+                    socket_mode and socket_group in ifmeterd.conf (or SocketMode= in ifmeterd.socket).
+                    """)
+            default:
+                throw CLIError(.unavailable, "cannot connect to \(path): \(errnoText())")
+            }
+        }
+    }
+
+    deinit { close(fd) }
+
+    /// What to say when nobody listens at `place`.
+    static func notRunning(_ place: String) -> String {
+        """
+        ifmeterd is not running (nothing listens on \(place)).
+        Start it with `systemctl start ifmeterd` (installed) or `make run` (from the source tree), \
+        or point ifmeter at its socket with --socket or IFMETER_SOCKET.
+        """
+    }
+
+    /// The descriptor, for waiting on it together with others (`live` waits on signals too).
+    public var descriptor: Int32 { fd }
+
+    /// Sends `requests` at once (pipelined) and returns their answers in order, each checked:
+    /// an error response becomes a ``CLIError``.
+    public func send(_ requests: [Request]) throws(CLIError) -> [ResponseLine] {
+        var numbered = requests
+        var wire: [UInt8] = []
+        for index in numbered.indices {
+            numbered[index].id = .number(nextID)
+            nextID += 1
+            wire += LineEncoder.encode(numbered[index])
+        }
+        try write(wire)
+        var answers: [ResponseLine] = []
+        for request in numbered {
+            guard let line = try readLine(timeoutMilliseconds: timeoutMilliseconds) else {
+                throw CLIError(.unavailable, "ifmeterd closed the connection on \(path) without answering")
+            }
+            let response = try Self.decode(line)
+            if let error = response.error { throw Self.describe(error, command: request.cmd ?? "") }
+            answers.append(response)
+        }
+        return answers
+    }
+
+    /// One request, answered with its result decoded as `T`.
+    public func call<T: Decodable>(_ request: Request, as type: T.Type) throws(CLIError) -> T {
+        try Self.result(of: try send([request])[0], as: type)
+    }
+
+    static func result<T: Decodable>(of line: ResponseLine, as type: T.Type) throws(CLIError) -> T {
+        do {
+            return try line.result(as: type)
+        } catch {
+            throw CLIError(.protocolMismatch, "ifmeterd's answer has an unexpected shape (\(error)); are ifmeter and ifmeterd the same version?")
+        }
+    }
+
+    /// Reads one response line; nil at end of stream, a ``CLIError`` on timeout.
+    public func readLine(timeoutMilliseconds: Int32) throws(CLIError) -> Data? {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = Data(buffer[..<newline])
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = retryingEINTR { poll(&poller, 1, timeoutMilliseconds) }
+            guard ready > 0 else {
+                if ready == 0 {
+                    throw CLIError(.unavailable, "ifmeterd did not answer within \(timeoutMilliseconds / 1000) s on \(path)")
+                }
+                throw CLIError(.failure, "poll on \(path) failed: \(errnoText())")
+            }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = retryingEINTR { read(fd, &chunk, chunk.count) }
+            guard count >= 0 else { throw CLIError(.unavailable, "cannot read from \(path): \(errnoText())") }
+            if count == 0 { return nil }
+            buffer += chunk[..<count]
+        }
+    }
+
+    /// True if a complete line is already buffered (so waiting on the descriptor would stall).
+    public var hasBufferedLine: Bool { buffer.contains(UInt8(ascii: "\n")) }
+
+    private func write(_ bytes: [UInt8]) throws(CLIError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { raw in
+                retryingEINTR { Glibc.send(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL)) }
+            }
+            guard written > 0 else { throw CLIError(.unavailable, "cannot write to \(path): \(errnoText())") }
+            offset += written
+        }
+    }
+
+    static func decode(_ line: Data) throws(CLIError) -> ResponseLine {
+        let response: ResponseLine
+        do {
+            response = try ResponseLine(line)
+        } catch {
+            throw CLIError(.protocolMismatch, "ifmeterd sent a line that is not a response: \(String(decoding: line.prefix(200), as: UTF8.self))")
+        }
+        if let version = response.v, version != protocolVersion {
+            throw CLIError(.protocolMismatch, "ifmeterd speaks protocol \(version), this ifmeter speaks \(protocolVersion); install matching versions")
+        }
+        return response
+    }
+
+    /// The daemon's error as the user should read it, with the exit status it deserves.
+    static func describe(_ error: WireError, command: String) -> CLIError {
+        switch error.code {
+        case .notReady: CLIError(.starting, "ifmeterd is starting (loading its database, taking its first sample); try again in a moment")
+        case .unsupportedVersion: CLIError(.protocolMismatch, "ifmeterd does not speak this ifmeter's protocol: \(error.message)")
+        case .permissionDenied: CLIError(.noPermission, "\(command): \(error.message)")
+        case .unknownInterface, .badRequest: CLIError(.usage, error.message)
+        case .tooManyClients, .idleTimeout, .slowClient: CLIError(.unavailable, "ifmeterd: \(error.message)")
+        default: CLIError(.failure, "ifmeterd: \(error.message)")
+        }
+    }
+}
+
+/// Calls `body` again while it fails with EINTR: the one place interrupted calls are retried.
+func retryingEINTR<T: BinaryInteger>(_ body: () -> T) -> T {
+    while true {
+        let result = body()
+        if result >= 0 || errno != EINTR { return result }
+    }
+}
+
+func errnoText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }

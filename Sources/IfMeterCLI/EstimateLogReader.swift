@@ -1,0 +1,158 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One estimate-log line (docs/LOG.md), read enough to filter and show it; `line` keeps it
+/// byte for byte for `--json`.
+struct LogRecord: Decodable {
+    struct Continuity: Decodable {
+        var resets: Int?
+        var gaps: Int?
+        var implausibleDropped: Int?
+        enum CodingKeys: String, CodingKey { case resets, gaps, implausibleDropped = "implausible_dropped" }
+    }
+
+    var type: String
+    var interface: String?
+    var `class`: String?
+    var start: Double?
+    var end: Double?
+    var at: Double?
+    var kind: String?
+    var detail: String?
+    var rxBytes: UInt64?
+    var txBytes: UInt64?
+    var continuity: Continuity?
+    var line = Data()
+
+    enum CodingKeys: String, CodingKey {
+        case type, interface, `class`, start, end, at, kind, detail, rxBytes = "rx_bytes", txBytes = "tx_bytes", continuity
+    }
+
+    /// When it happened: an estimate's window start, an event's time.
+    var time: Double { start ?? at ?? 0 }
+}
+
+/// What `log` shows: records matching all of these.
+struct LogFilter {
+    var interfaces: [String] = []
+    var interfaceClass: String?
+    var from: Double?
+    var to: Double?
+    /// `estimate`, `event`, or an event kind (`reset`, `gap`, …).
+    var kind: String?
+    /// Classes learnt from estimate records, so an event (which carries none) can match `--class`.
+    var classes: [String: String] = [:]
+
+    mutating func matches(_ record: LogRecord) -> Bool {
+        if let name = record.interface, let interfaceClass = record.class { classes[name] = interfaceClass }
+        if !interfaces.isEmpty && !interfaces.contains(record.interface ?? "") { return false }
+        if let interfaceClass, (record.class ?? record.interface.flatMap { classes[$0] }) != interfaceClass { return false }
+        if let from, record.time < from { return false }
+        if let to, record.time >= to { return false }
+        if let kind {
+            switch kind {
+            case "estimate", "event": if record.type != kind { return false }
+            default: if record.kind != kind { return false }
+            }
+        }
+        return true
+    }
+}
+
+/// Reads the estimate log straight from its files, daemon running or not: the rotated files
+/// oldest first (`estimates.jsonl.N` … `.1`), then the current one. A last line without its
+/// newline is a record being written or torn by a crash: skipped (and, when following, read
+/// once it is complete). Lines that are not records are counted and reported, never fatal.
+struct EstimateLogReader {
+    static let name = "estimates.jsonl"
+
+    /// The log's files in `directory`, oldest first.
+    static func files(in directory: String) -> [String] {
+        var rotated: [Int] = []
+        if let handle = opendir(directory) {
+            defer { closedir(handle) }
+            while let entry = readdir(handle) {
+                let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+                }
+                if entryName.hasPrefix(name + "."), let number = Int(entryName.dropFirst(name.count + 1)), number > 0 {
+                    rotated.append(number)
+                }
+            }
+        }
+        let current = directory + "/" + name
+        return rotated.sorted(by: >).map { "\(current).\($0)" } + (exists(current) ? [current] : [])
+    }
+
+    private(set) var unreadable = 0
+    private let decoder = JSONDecoder()
+
+    /// Splits `bytes` into complete lines, returning the records and how many bytes were used
+    /// (an incomplete last line is left for later).
+    mutating func records(in bytes: [UInt8]) -> (records: [LogRecord], consumed: Int) {
+        var records: [LogRecord] = []
+        var lineStart = 0
+        var index = 0
+        while let newline = bytes[index...].firstIndex(of: UInt8(ascii: "\n")) {
+            let line = Data(bytes[lineStart..<newline])
+            if !line.isEmpty {
+                if var record = try? decoder.decode(LogRecord.self, from: line) {
+                    record.line = line
+                    records.append(record)
+                } else {
+                    unreadable += 1
+                }
+            }
+            index = newline + 1
+            lineStart = index
+        }
+        return (records, lineStart)
+    }
+
+    /// Every complete record of `path`.
+    mutating func read(_ path: String) throws(CLIError) -> [LogRecord] {
+        let file = try LogFile(path: path)
+        return records(in: try file.readToEnd()).records
+    }
+}
+
+/// An open log file, read incrementally; knows whether its path now names another file (rotated).
+final class LogFile {
+    let path: String
+    let fd: Int32
+    let inode: ino_t
+
+    init(path: String) throws(CLIError) {
+        self.path = path
+        fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            throw CLIError(code == EACCES ? .noPermission : .noInput, "cannot read estimate log \(path): \(errnoText(code))")
+        }
+        var info = stat()
+        fstat(fd, &info)
+        inode = info.st_ino
+    }
+
+    deinit { if fd >= 0 { close(fd) } }
+
+    /// What has been appended since the last read.
+    func readToEnd() throws(CLIError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = retryingEINTR { read(fd, &chunk, chunk.count) }
+            guard count >= 0 else { throw CLIError(.failure, "cannot read estimate log \(path): \(errnoText())") }
+            if count == 0 { return bytes }
+            bytes += chunk[..<count]
+        }
+    }
+
+    /// True once the path names a different file (or none): the daemon rotated it away.
+    var isReplaced: Bool {
+        var info = stat()
+        return stat(path, &info) != 0 || info.st_ino != inode
+    }
+}

@@ -1,0 +1,47 @@
+import IfMeterCore
+import IfMeterWire
+
+/// `events`: what happened to the counters (resets, re-creations, gaps, implausible jumps),
+/// each with the daemon's explanation, so a figure that looks odd can be understood.
+enum EventsView {
+    static func fetch(_ session: Session, _ invocation: Invocation) throws(CLIError) -> EventsResult {
+        guard invocation.interfaces.count <= 1 else { throw .usage("events: give at most one -i") }
+        let request = Request(
+            cmd: "events", interface: invocation.interfaces.first,
+            from: try session.time(invocation.from, option: "--from"),
+            to: try session.time(invocation.to, option: "--to"),
+            kind: invocation.kind, limit: invocation.rowLimit(1000))
+        return try session.client.call(request, as: EventsResult.self)
+    }
+
+    /// What each kind means for the figures, in a few words.
+    static func meaning(_ kind: CounterEvent.Kind) -> String {
+        switch kind {
+        case .firstSight: "counting starts here"
+        case .appeared: "new interface, counted from zero"
+        case .epochStarted: "counters restart as a new epoch"
+        case .reboot: "machine rebooted; counters start again"
+        case .recreated: "interface re-created; counted from zero"
+        case .deleted: "interface deleted; final counters banked"
+        case .vanished: "interface gone; counted to its last reading"
+        case .reset: "counters went back; counting goes on from zero"
+        case .wrap: "32-bit counter wrapped; counted across it"
+        case .implausible: "jump beyond the link's speed left out"
+        case .gap: "not sampled for a while; traffic lands when counting resumed"
+        case .rename: "renamed; history moves with the epoch"
+        case .clockJump: "wall clock jumped; durations from the boot clock"
+        }
+    }
+
+    static func render(_ result: EventsResult, _ session: Session, units: Units) -> String {
+        guard !result.events.isEmpty else { return "No counter events in this range.\n" }
+        var table = Table([.left, .left, .left, .right, .left])
+        table.add(["time", "interface", "event", "delta", "what it means"])
+        for event in result.events {
+            let delta = event.delta.map { "rx \(units.bytes($0.rxBytes)) tx \(units.bytes($0.txBytes))" } ?? ""
+            table.add([session.time.second(event.at), event.interface ?? "—", event.kind.rawValue, delta,
+                       "\(meaning(event.kind)): \(event.detail)"])
+        }
+        return table.render() + "\n" + EstimateLabel.footnote + "\n"
+    }
+}

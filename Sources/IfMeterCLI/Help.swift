@@ -1,0 +1,169 @@
+/// `--help` texts: the overview, and one per command.
+enum Help {
+    static let overview = """
+        usage: ifmeter [COMMAND] [OPTIONS]
+
+        Shows what ifmeterd counted: estimates of traffic per network interface from the
+        kernel's interface counters (they include protocol overhead and are not per-application).
+
+        Commands (vnStat's switches in brackets also work):
+          summary          today, yesterday, this and last month, all time, month-end projection (default)
+          5min             5-minute periods [-5]
+          hours            hours, with a bar graph [-h]
+          days             days [-d]
+          months           months [-m]
+          years            years [-y]
+          top              the busiest days [-t]
+          list             interfaces: class and why, state, rates, totals, continuity
+          events           counter resets, re-creations, gaps, implausible jumps, and what they mean
+          status           the daemon's state
+          rate             rates over the last sampling interval [-tr]
+          live             rates updating after each sample until Ctrl-C, then a session summary [-l]
+          log              read the estimate log files (the daemon need not run)
+          check            quota check with Nagios exit codes (0 ok, 1 warning, 2 over, 3 unknown)
+          chart            SVG bar chart: chart hours|days|months [-o FILE]
+
+        Options for every command:
+          --socket PATH    ifmeterd's socket (default: $IFMETER_SOCKET, then the daemon's own default)
+          --json           machine-readable output (docs/CLI.md)
+          --si             SI units (kB, MB) instead of IEC (KiB, MiB)
+          --bits           rates in bits per second
+          --help           help for the command
+
+        `ifmeter COMMAND --help` tells a command's options. Exit status: 0 ok, 64 bad arguments,
+        66 log file missing, 69 ifmeterd not running, 75 ifmeterd starting, 76 protocol mismatch,
+        77 permission denied, 1 anything else; `check` has its own (see its help).
+        """
+
+    static let subject = """
+          -i, --interface NAME   one interface (repeat, or NAME,NAME, for several)
+          --class CLASS          the interfaces of a class: wifi, cellular, ethernet, tunnel,
+                                 virtual, loopback, other (tables sum the class)
+        """
+
+    static let range = """
+          --from TIME, --to TIME periods starting in [from, to): YYYY-MM-DD, "YYYY-MM-DD HH:MM",
+                                 RFC 3339 or @UNIXSECONDS, in the daemon's time zone
+          --limit N              at most N rows, the newest
+        """
+
+    static func text(for command: CLICommand) -> String {
+        switch command {
+        case .summary:
+            return """
+                usage: ifmeter [summary] [-i NAME | --class CLASS] [--oneline]
+
+                Per interface (all but loopback by default): today, yesterday, this month, last month,
+                all time, and where this month ends at its pace so far (a projection).
+                Marks: * a counter reset, ! a gap, ~ an implausible jump left out, in that period.
+
+                \(subject)
+                  --oneline              one ;-separated line per interface: name;class;today rx;tx;total;
+                                         month rx;tx;total;month-end projection;all time rx;tx;total;marks
+                """
+        case .fiveMinutes, .hours, .days, .months, .years:
+            return """
+                usage: ifmeter \(command.rawValue) [-i NAME | --class CLASS] [--from TIME] [--to TIME] [--limit N]
+
+                Traffic per \(command.period ?? "") with its average rate\(command == .hours ? " and a bar graph (r = rx, t = tx)" : "").
+                One table per interface, or one for the sum of a class.
+
+                \(subject)
+                \(range)
+                """
+        case .top:
+            return """
+                usage: ifmeter top [-i NAME | --class CLASS] [--limit N]
+
+                The busiest days (rx + tx), busiest first; 10 unless --limit says otherwise.
+
+                \(subject)
+                """
+        case .list:
+            return """
+                usage: ifmeter list [-i NAME | --class CLASS]
+
+                Every interface ifmeter knows, present or not: class and the evidence for it, state,
+                rates over the last interval, totals since its history began, and continuity
+                (resets, gaps and implausible jumps in that history).
+
+                \(subject)
+                """
+        case .events:
+            return """
+                usage: ifmeter events [-i NAME] [--kind KIND] [--from TIME] [--to TIME] [--limit N]
+
+                Counter events, oldest first, each with what it means for the figures. Kinds:
+                first-sight, appeared, epoch-started, reboot, recreated, deleted, vanished, reset,
+                wrap, implausible, gap, rename, clock-jump.
+                """
+        case .status:
+            return "usage: ifmeter status\n\nThe daemon's version, sampling, last sample and save, and database health."
+        case .rate:
+            return """
+                usage: ifmeter rate [-i NAME | --class CLASS]
+
+                Rates measured over the daemon's last sampling interval, once.
+
+                \(subject)
+                """
+        case .live:
+            return """
+                usage: ifmeter live [-i NAME | --class CLASS] [--count N]
+
+                Rates pushed by the daemon after each sample (its `watch` stream), redrawn in place
+                on a terminal, a line per interface and update otherwise. Ctrl-C ends it with a
+                summary of the session: bytes, average and peak rates per interface.
+
+                \(subject)
+                  --count N              stop after N updates
+                """
+        case .log:
+            return """
+                usage: ifmeter log [--log-dir DIR | --file FILE...] [-i NAME] [--class CLASS]
+                                   [--kind KIND] [--from TIME] [--to TIME] [--follow] [--json]
+
+                Reads the estimate log (docs/LOG.md) from its files, oldest rotated file first; works
+                with the daemon stopped. A torn last line is skipped.
+
+                  --log-dir DIR          where the log is (default: the daemon's log directory)
+                  --file FILE            read this file instead (repeatable, in the order given)
+                  --kind KIND            estimate, event, or an event kind (reset, gap, ...)
+                  --follow               keep reading as records are written, across rotations,
+                                         until Ctrl-C
+                  --json                 the records as they are in the log, one per line
+                """
+        case .check:
+            return """
+                usage: ifmeter check -i NAME --limit SIZE [--period day|month] [--warn PERCENT]
+                                     [--projected] [--direction rx|tx|both]
+
+                Compares this day's or month's traffic of one interface (rx + tx unless --direction)
+                with a quota and prints one line: status, reason, and Nagios performance data.
+
+                  --limit SIZE           the quota: 10GiB, 500MB, 2G (IEC unless it says kB/MB/GB)
+                  --period P             day or month (default month; months start on the daemon's
+                                         month_start_day)
+                  --warn PERCENT         warn from this share of the quota (default 80%)
+                  --projected            compare the month-end (day-end) projection instead
+
+                Exit status: 0 OK, 1 WARNING (at or over --warn), 2 CRITICAL (at or over the quota),
+                3 UNKNOWN (no daemon, unknown interface, bad arguments).
+                """
+        case .chart:
+            return """
+                usage: ifmeter chart hours|days|months [-i NAME | --class CLASS] [--from TIME] [--to TIME]
+                                     [--limit N] [-o FILE]
+
+                An SVG bar chart, rx and tx stacked, for one interface or class (the first one
+                given, else the first interface known), to FILE or standard output.
+
+                \(subject)
+                \(range)
+                  -o, --output FILE      write the SVG here instead of standard output
+                """
+        case .help, .version:
+            return overview
+        }
+    }
+}

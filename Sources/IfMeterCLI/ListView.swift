@@ -1,0 +1,45 @@
+import IfMeterCore
+import IfMeterWire
+
+/// `list`: every known interface, its class and why, state, current rate, totals since its
+/// history began and what broke their continuity.
+enum ListView {
+    static func fetch(_ session: Session, _ invocation: Invocation) throws(CLIError) -> InterfacesResult {
+        var result = try session.interfaces()
+        if !invocation.interfaces.isEmpty {
+            result.interfaces = result.interfaces.filter { invocation.interfaces.contains($0.name) }
+        } else if let interfaceClass = invocation.interfaceClass {
+            result.interfaces = result.interfaces.filter { $0.class == interfaceClass }
+        }
+        return result
+    }
+
+    static func render(_ result: InterfacesResult, _ session: Session, units: Units) -> String {
+        var table = Table([.left, .left, .left, .right, .right, .right, .right, .left, .left, .left])
+        table.add(["interface", "class", "state", "rx rate", "tx rate", "rx", "tx", "since", "continuity", "why this class"])
+        for entry in result.interfaces {
+            let state = entry.operstate == "absent"
+                ? "absent" + (entry.lastSeen.map { " (last \(session.time.day($0)))" } ?? "")
+                : entry.operstate
+            table.add([
+                entry.name, entry.class, state,
+                entry.rate.map { units.rate($0.rxBytesPerSecond) } ?? "—",
+                entry.rate.map { units.rate($0.txBytesPerSecond) } ?? "—",
+                units.bytes(entry.rxBytes), units.bytes(entry.txBytes),
+                entry.continuity.since.map { session.time.minute($0) } ?? "—",
+                describe(entry.continuity), entry.classReason,
+            ])
+        }
+        return table.render() + "\n" + EstimateLabel.footnote + "\n"
+    }
+
+    /// `intact`, or what interrupted the count: `2 resets, 1 gap`.
+    static func describe(_ continuity: Continuity) -> String {
+        func plural(_ count: Int, _ word: String) -> String? {
+            count == 0 ? nil : "\(count) \(word)\(count == 1 ? "" : "s")"
+        }
+        let parts = [plural(continuity.resets, "reset"), plural(continuity.gaps, "gap"),
+                     plural(continuity.implausibleDropped, "implausible")].compactMap { $0 }
+        return parts.isEmpty ? "intact" : parts.joined(separator: ", ")
+    }
+}

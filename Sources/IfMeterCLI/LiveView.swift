@@ -1,0 +1,155 @@
+import FoundationEssentials
+import IfMeterCore
+import IfMeterWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `live` and `rate`: rates from the daemon's `watch` stream, pushed after each sample (never
+/// polled). `live` redraws in place on a terminal (a line per update otherwise) until Ctrl-C,
+/// then sums up the session from the interfaces' counters at its start and end.
+enum LiveView {
+    struct Session: Encodable {
+        var seconds: Double
+        var updates: Int
+        var interfaces: [Entry]
+
+        struct Entry: Encodable {
+            var name: String
+            var rxBytes: UInt64
+            var txBytes: UInt64
+            var peakRxBytesPerSecond: Double
+            var peakTxBytesPerSecond: Double
+
+            enum CodingKeys: String, CodingKey {
+                case name, rxBytes = "rx_bytes", txBytes = "tx_bytes"
+                case peakRxBytesPerSecond = "peak_rx_bytes_per_second", peakTxBytesPerSecond = "peak_tx_bytes_per_second"
+            }
+        }
+    }
+
+    /// `rate`: the rates of the last interval, once.
+    static func rate(_ session: IfMeterCLI.Session, _ invocation: Invocation, output: Output) throws(CLIError) {
+        let names = Set(try session.subjects(invocation).map(\.name))
+        let watcher = try DaemonClient(path: session.client.path)
+        let first = try watcher.send([Request(cmd: "watch")])[0]
+        var rates = try DaemonClient.result(of: first, as: RatesResult.self)
+        rates.interfaces = rates.interfaces.filter { names.contains($0.name) }
+        if invocation.json {
+            output.json(rates)
+        } else {
+            output.write(table(rates, names: names.sorted(), units: invocation.units)
+                + "over the last \(session.status.interval) s interval\n")
+        }
+    }
+
+    static func table(_ rates: RatesResult, names: [String], units: Units) -> String {
+        var grid = Table([.left, .right, .right])
+        grid.add(["interface", "rx", "tx"])
+        for name in names {
+            let rate = rates.interfaces.first { $0.name == name }?.rate
+            grid.add([name, rate.map { units.rate($0.rxBytesPerSecond) } ?? "—",
+                      rate.map { units.rate($0.txBytesPerSecond) } ?? "—"])
+        }
+        return grid.render()
+    }
+
+    static func run(_ session: IfMeterCLI.Session, _ invocation: Invocation, output: Output) throws(CLIError) {
+        let subjects = try session.subjects(invocation)
+        let names = subjects.map(\.name)
+        let startTotals = Dictionary(subjects.map { ($0.name, ($0.rxBytes, $0.txBytes)) }) { first, _ in first }
+        let signals = try SignalDescriptor([SIGINT, SIGTERM])
+        let watcher = try DaemonClient(path: session.client.path)
+        var line: Data? = try watcher.send([Request(cmd: "watch")])[0].line
+        let terminal = isatty(STDOUT_FILENO) == 1 && !invocation.json
+        var drawn = 0
+        var updates = 0
+        var peaks: [String: (Double, Double)] = [:]
+        var recentEvents: [String] = []
+        var monotonic = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &monotonic)
+        let started = Double(monotonic.tv_sec) + Double(monotonic.tv_nsec) / 1e9
+        if terminal { output.write("ifmeter live: rates after each sample (every \(session.status.interval) s); Ctrl-C to stop\n") }
+        loop: while true {
+            if let data = line {
+                let response = try DaemonClient.decode(data)
+                if let error = response.error { throw DaemonClient.describe(error, command: "watch") }
+                if response.stream == "event", let event = try? response.result(as: CounterEvent.self),
+                   event.interface.map(names.contains) ?? true {
+                    let text = "\(session.time.second(event.at))  \(event.interface ?? "—")  \(event.kind.rawValue): \(EventsView.meaning(event.kind))"
+                    if invocation.json {
+                        output.raw(data)
+                    } else if terminal {
+                        recentEvents = Array((recentEvents + [text]).suffix(5))
+                    } else {
+                        output.write("event " + text + "\n")
+                    }
+                } else if response.stream == "rates" {
+                    var rates = try DaemonClient.result(of: response, as: RatesResult.self)
+                    rates.interfaces = rates.interfaces.filter { names.contains($0.name) }
+                    for entry in rates.interfaces {
+                        let peak = peaks[entry.name] ?? (0, 0)
+                        peaks[entry.name] = (max(peak.0, entry.rate.rxBytesPerSecond), max(peak.1, entry.rate.txBytesPerSecond))
+                    }
+                    updates += 1
+                    if invocation.json {
+                        output.json(rates)
+                    } else if terminal {
+                        let screen = "\(session.time.second(rates.at))\n" + table(rates, names: names, units: invocation.units)
+                            + recentEvents.map { "  event \($0)\n" }.joined()
+                        // Up to the first line drawn last time, clear to the end, draw again.
+                        output.write((drawn > 0 ? "\u{1B}[\(drawn)F\u{1B}[J" : "") + screen)
+                        drawn = screen.split(separator: "\n", omittingEmptySubsequences: false).count - 1
+                    } else {
+                        output.write(rates.interfaces.map {
+                            "\(session.time.second(rates.at))  \($0.name)  rx \(invocation.units.rate($0.rate.rxBytesPerSecond))  tx \(invocation.units.rate($0.rate.txBytesPerSecond))\n"
+                        }.joined())
+                    }
+                    if let count = invocation.count, updates > count { break loop }
+                }
+            }
+            if watcher.hasBufferedLine {
+                line = try watcher.readLine(timeoutMilliseconds: 0)
+                continue
+            }
+            switch try signals.wait(alongside: watcher.descriptor) {
+            case .signal, .timeout: break loop
+            case .readable:
+                guard let next = try watcher.readLine(timeoutMilliseconds: 1000) else {
+                    output.write("ifmeterd closed the stream (stopped or restarted)\n")
+                    break loop
+                }
+                line = next
+            }
+        }
+        clock_gettime(CLOCK_MONOTONIC, &monotonic)
+        let seconds = Double(monotonic.tv_sec) + Double(monotonic.tv_nsec) / 1e9 - started
+        let endTotals = (try? session.interfaces().interfaces) ?? []
+        let summary = Session(seconds: seconds, updates: updates, interfaces: names.map { name in
+            let end = endTotals.first { $0.name == name }
+            let start = startTotals[name] ?? (0, 0)
+            let peak = peaks[name] ?? (0, 0)
+            return Session.Entry(
+                name: name, rxBytes: (end?.rxBytes ?? start.0) &- start.0, txBytes: (end?.txBytes ?? start.1) &- start.1,
+                peakRxBytesPerSecond: peak.0, peakTxBytesPerSecond: peak.1)
+        })
+        if invocation.json {
+            output.json(["session": summary])
+        } else {
+            output.write(render(summary, units: invocation.units))
+        }
+    }
+
+    static func render(_ summary: Session, units: Units) -> String {
+        let text = "\nsession: \(fixed(summary.seconds, decimals: 1)) s, \(summary.updates) updates\n"
+        var grid = Table([.left, .right, .right, .right, .right, .right, .right], indent: "  ")
+        grid.add(["", "rx", "tx", "avg rx", "avg tx", "peak rx", "peak tx"])
+        let seconds = max(summary.seconds, 1e-3)
+        for entry in summary.interfaces {
+            grid.add([entry.name, units.bytes(entry.rxBytes), units.bytes(entry.txBytes),
+                      units.rate(Double(entry.rxBytes) / seconds), units.rate(Double(entry.txBytes) / seconds),
+                      units.rate(entry.peakRxBytesPerSecond), units.rate(entry.peakTxBytesPerSecond)])
+        }
+        return text + grid.render() + EstimateLabel.footnote + "\n"
+    }
+}

@@ -1,0 +1,117 @@
+import FoundationEssentials
+import IfMeterCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `log`: the estimate log, read from its files (the daemon need not run), filtered, as text
+/// or passed through as JSON; `--follow` keeps reading across rotations until Ctrl-C.
+enum LogView {
+    static func run(_ invocation: Invocation, _ locations: Locations, output: Output, errors: Output) throws(CLIError) {
+        let time = TimeText(utc: false)
+        var filter = LogFilter(interfaces: invocation.interfaces, interfaceClass: invocation.interfaceClass,
+                               kind: invocation.kind)
+        for (text, option) in [(invocation.from, "--from"), (invocation.to, "--to")] {
+            guard let text else { continue }
+            guard let seconds = time.parse(text) else {
+                throw .usage("\(option): cannot read \"\(text)\"; use YYYY-MM-DD, \"YYYY-MM-DD HH:MM\", RFC 3339 or @UNIXSECONDS")
+            }
+            if option == "--from" { filter.from = seconds } else { filter.to = seconds }
+        }
+        if let kind = invocation.kind, kind != "estimate", kind != "event", CounterEvent.Kind(rawValue: kind) == nil {
+            throw .usage("--kind: \"\(kind)\" is neither estimate, event nor an event kind (\(CounterEvent.Kind.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        let files: [String]
+        let current: String?
+        if !invocation.logFiles.isEmpty {
+            files = invocation.logFiles
+            current = invocation.logFiles.last
+        } else {
+            let candidates = locations.logDirectoryCandidates(flag: invocation.logDirectory)
+            guard let directory = candidates.first(where: { !EstimateLogReader.files(in: $0).isEmpty })
+                    ?? (invocation.follow ? candidates.first(where: exists) : nil) else {
+                throw CLIError(.noInput, "no estimate log in \(candidates.joined(separator: " or ")); ifmeterd writes \(EstimateLogReader.name) there at each save (choose another directory with --log-dir)")
+            }
+            files = EstimateLogReader.files(in: directory)
+            current = directory + "/" + EstimateLogReader.name
+        }
+        var reader = EstimateLogReader()
+        let show = { (records: [LogRecord]) in
+            for record in records where filter.matches(record) {
+                if invocation.json { output.raw(record.line) } else { output.write(describe(record, time: time, units: invocation.units)) }
+            }
+        }
+        let wholeFiles = invocation.follow ? files.filter { $0 != current } : files
+        for path in wholeFiles { show(try reader.read(path)) }
+        if invocation.follow, let current {
+            try follow(current, reader: &reader, output: output, show: show)
+        }
+        output.flush()
+        if reader.unreadable > 0 {
+            errors.write("ifmeter log: skipped \(reader.unreadable) line\(reader.unreadable == 1 ? "" : "s") that are not log records\n")
+        }
+    }
+
+    /// Reads `path` to its end, then what is appended, reopening it when it is rotated away.
+    private static func follow(_ path: String, reader: inout EstimateLogReader, output: Output,
+                               show: ([LogRecord]) -> Void) throws(CLIError) {
+        let signals = try SignalDescriptor([SIGINT, SIGTERM])
+        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        let notify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+        guard notify >= 0 else { throw CLIError(.failure, "inotify_init1 failed: \(errnoText())") }
+        defer { close(notify) }
+        inotify_add_watch(notify, directory.isEmpty ? "/" : directory,
+                          UInt32(IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE))
+        var file: LogFile? = exists(path) ? try LogFile(path: path) : nil
+        var pending: [UInt8] = []
+        while true {
+            if let open = file {
+                pending += try open.readToEnd()
+                let (records, consumed) = reader.records(in: pending)
+                pending.removeFirst(consumed)
+                show(records)
+                output.flush()
+                if open.isReplaced {
+                    // Rotated: the old file is complete (what is left unterminated is torn).
+                    pending += try open.readToEnd()
+                    let (rest, _) = reader.records(in: pending)
+                    show(rest)
+                    pending = []
+                    file = exists(path) ? try LogFile(path: path) : nil
+                    continue
+                }
+            } else if exists(path) {
+                file = try LogFile(path: path)
+                continue
+            }
+            // Woken by the directory changing; the timeout covers a missed notification.
+            if try signals.wait(alongside: notify, timeoutMilliseconds: 1000) == .signal { return }
+            var drain = [UInt8](repeating: 0, count: 4096)
+            while read(notify, &drain, drain.count) > 0 {}
+        }
+    }
+
+    static func describe(_ record: LogRecord, time: TimeText, units: Units) -> String {
+        let name = (record.interface ?? "—").padding(to: 12)
+        if record.type == "estimate" {
+            var marks = Marks()
+            let mark = record.continuity.map {
+                marks.mark(Continuity(resets: $0.resets ?? 0, gaps: $0.gaps ?? 0, implausibleDropped: $0.implausibleDropped ?? 0))
+            } ?? ""
+            let window = (record.end ?? record.time) - record.time
+            return "\(time.second(record.time))  \(name)  \((record.class ?? "").padding(to: 9))  "
+                + "rx \(units.bytes(record.rxBytes ?? 0).padding(to: 11))  tx \(units.bytes(record.txBytes ?? 0).padding(to: 11))  "
+                + "over \(Int(window.rounded())) s\(mark.isEmpty ? "" : "  " + mark)\n"
+        }
+        let kind = record.kind ?? "?"
+        let meaning = CounterEvent.Kind(rawValue: kind).map(EventsView.meaning) ?? ""
+        return "\(time.second(record.time))  \(name)  event \(kind): \(meaning)\(record.detail.map { " (\($0))" } ?? "")\n"
+    }
+}
+
+extension String {
+    /// Padded with spaces to at least `width` characters.
+    func padding(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+}

@@ -1,0 +1,45 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Standard output, buffered; `flush` after each update of a stream (`live`, `log --follow`).
+public final class Output {
+    private var buffer: [UInt8] = []
+    private let fd: Int32
+
+    public init(fd: Int32 = STDOUT_FILENO) {
+        self.fd = fd
+    }
+
+    deinit { flush() }
+
+    func write(_ text: String) {
+        buffer += text.utf8
+        if buffer.count > 1 << 16 { flush() }
+    }
+
+    /// One line of JSON: keys sorted, so output is stable for scripts and diffs.
+    func json<T: Encodable>(_ value: T) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        buffer += (try? encoder.encode(value)) ?? Data("null".utf8)
+        write("\n")
+    }
+
+    /// A line passed through as it came (the daemon's or the log's own JSON).
+    func raw(_ line: Data) {
+        buffer += line
+        write("\n")
+    }
+
+    public func flush() {
+        var offset = 0
+        while offset < buffer.count {
+            let written = buffer[offset...].withUnsafeBytes { raw in retryingEINTR { Glibc.write(fd, raw.baseAddress, raw.count) } }
+            guard written > 0 else { break }
+            offset += written
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}

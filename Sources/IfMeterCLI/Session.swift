@@ -1,0 +1,102 @@
+import FoundationEssentials
+import IfMeterWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where `ifmeter` looks for the daemon's socket and estimate log: the given path, else
+/// `IFMETER_SOCKET`, else where ifmeterd itself would put it for this user
+/// (``Paths/resolve(config:socket:stateDirectory:logDirectory:environment:uid:)``), else the
+/// system daemon's `/run/ifmeter` and `/var/log/ifmeter`. The first that exists wins.
+public struct Locations: Sendable {
+    public var environment: [String: String]
+    public var uid: uid_t
+
+    public init(environment: [String: String], uid: uid_t) {
+        self.environment = environment
+        self.uid = uid
+    }
+
+    private var system: Paths { Paths.resolve(environment: [:], uid: 0) }
+    private var own: Paths { Paths.resolve(environment: environment, uid: uid) }
+
+    public func socketCandidates(flag: String?) -> [String] {
+        if let flag { return [flag] }
+        if let variable = environment["IFMETER_SOCKET"], !variable.isEmpty { return [variable] }
+        return unique([own.socket, system.socket])
+    }
+
+    public func logDirectoryCandidates(flag: String?) -> [String] {
+        if let flag { return [flag] }
+        return unique([own.logDirectory, system.logDirectory])
+    }
+
+    private func unique(_ paths: [String]) -> [String] {
+        var seen = Set<String>()
+        return paths.filter { seen.insert($0).inserted }
+    }
+}
+
+func exists(_ path: String) -> Bool {
+    var info = stat()
+    return stat(path, &info) == 0
+}
+
+/// A connection to a ready daemon, with what every view needs from its `status`: the zone its
+/// buckets are cut in, and now.
+public final class Session {
+    public let client: DaemonClient
+    public let status: StatusResult
+    public let time: TimeText
+    public let now: Double
+
+    /// Connects and checks that the daemon speaks our protocol and is ready.
+    public init(socketCandidates candidates: [String]) throws(CLIError) {
+        guard let path = candidates.first(where: exists) else {
+            throw CLIError(.unavailable, DaemonClient.notRunning(candidates.joined(separator: " or ")))
+        }
+        let client = try DaemonClient(path: path)
+        self.client = client
+        let status = try client.call(Request(cmd: "status"), as: StatusResult.self)
+        guard status.ready else {
+            throw CLIError(.starting, "ifmeterd (pid \(status.pid)) is starting: loading its database and taking its first sample; try again in a moment")
+        }
+        self.status = status
+        time = TimeText(utc: status.timeZone == "utc")
+        var wall = timespec()
+        clock_gettime(CLOCK_REALTIME, &wall)
+        now = Double(wall.tv_sec) + Double(wall.tv_nsec) / 1e9
+    }
+
+    /// `--from`/`--to` as Unix seconds, read in the daemon's zone.
+    func time(_ text: String?, option: String) throws(CLIError) -> TimeArgument? {
+        guard let text else { return nil }
+        guard let seconds = time.parse(text) else {
+            throw .usage("\(option): cannot read \"\(text)\"; use YYYY-MM-DD, \"YYYY-MM-DD HH:MM\", RFC 3339 or @UNIXSECONDS")
+        }
+        return TimeArgument(seconds: seconds)
+    }
+
+    /// Every interface ifmeter knows, present ones first.
+    func interfaces() throws(CLIError) -> InterfacesResult {
+        try client.call(Request(cmd: "interfaces"), as: InterfacesResult.self)
+    }
+
+    /// The names a view is about: those given with `-i`, the members of `--class`, or every
+    /// interface but loopback.
+    func subjects(_ invocation: Invocation) throws(CLIError) -> [InterfaceResult] {
+        let all = try interfaces().interfaces
+        if !invocation.interfaces.isEmpty {
+            return try invocation.interfaces.map { name throws(CLIError) in
+                guard let found = all.first(where: { $0.name == name }) else {
+                    throw .usage("no interface named \"\(name)\" has ever been seen; `ifmeter list` shows the known ones")
+                }
+                return found
+            }
+        }
+        if let interfaceClass = invocation.interfaceClass {
+            return all.filter { $0.class == interfaceClass }
+        }
+        return all.filter { $0.class != "loopback" && $0.class != "ignored" }
+    }
+}

@@ -1,0 +1,119 @@
+import FoundationEssentials
+import IfMeterCore
+import IfMeterWire
+
+/// The default view: per interface today, yesterday, this month, last month, all time and the
+/// month-end projection, like `vnstat` with no arguments.
+struct InterfaceSummary: Encodable {
+    var name: String
+    var `class`: String
+    var today: UsageRowResult?
+    var yesterday: UsageRowResult?
+    var thisMonth: UsageRowResult?
+    var lastMonth: UsageRowResult?
+    var allTime: UsageRowResult?
+    var monthProjection: ProjectionResult?
+    /// Where today began in the daemon's calendar (the end of yesterday).
+    var dayStart: Double?
+
+    enum CodingKeys: String, CodingKey {
+        case name, `class`, today, yesterday, thisMonth = "this_month", lastMonth = "last_month"
+        case allTime = "all_time", monthProjection = "month_projection", dayStart = "day_start"
+    }
+}
+
+struct SummaryResult: Encodable {
+    var interfaces: [InterfaceSummary]
+    var footnote: String
+}
+
+enum SummaryView {
+    static func fetch(_ session: Session, _ invocation: Invocation) throws(CLIError) -> SummaryResult {
+        let subjects = try session.subjects(invocation)
+        var requests: [Request] = []
+        for subject in subjects {
+            requests += [
+                Request(cmd: "usage", interface: subject.name, period: "day",
+                        from: TimeArgument(seconds: session.now - 3 * 86400), projection: true),
+                Request(cmd: "usage", interface: subject.name, period: "month",
+                        from: TimeArgument(seconds: session.now - 70 * 86400), projection: true),
+                Request(cmd: "usage", interface: subject.name, period: "total"),
+            ]
+        }
+        let answers = try session.client.send(requests)
+        var summaries: [InterfaceSummary] = []
+        for (index, subject) in subjects.enumerated() {
+            let days = try DaemonClient.result(of: answers[3 * index], as: UsageResult.self)
+            let months = try DaemonClient.result(of: answers[3 * index + 1], as: UsageResult.self)
+            let total = try DaemonClient.result(of: answers[3 * index + 2], as: UsageResult.self)
+            let today = days.projection?.start
+            let thisMonth = months.projection?.start
+            summaries.append(InterfaceSummary(
+                name: subject.name, class: subject.class,
+                today: days.rows.first { $0.start == today },
+                yesterday: days.rows.first { $0.end == today },
+                thisMonth: months.rows.first { $0.start == thisMonth },
+                lastMonth: months.rows.first { $0.end == thisMonth },
+                allTime: total.rows.first,
+                monthProjection: months.projection, dayStart: today))
+        }
+        return SummaryResult(interfaces: summaries, footnote: EstimateLabel.footnote)
+    }
+
+    static func render(_ result: SummaryResult, _ session: Session, units: Units) -> String {
+        var marks = Marks()
+        var text = ""
+        let dash = "—"
+        for summary in result.interfaces {
+            let since = summary.allTime.map { " since \(session.time.minute($0.start))" } ?? ""
+            text += "\(summary.name)  (\(summary.class))\(since)\n"
+            var table = Table([.left, .right, .right, .right, .left], indent: "  ")
+            table.add(["", "rx", "tx", "total", ""])
+            let rows: [(String, UsageRowResult?)] = [
+                ("today", summary.today), ("yesterday", summary.yesterday),
+                ("this month", summary.thisMonth), ("last month", summary.lastMonth),
+                ("all time", summary.allTime),
+            ]
+            // No row: nothing was counted. That is 0 B if ifmeter watched this interface during
+            // the period (it ended after the first sighting), and unknown (—) if it did not.
+            let firstSeen = summary.allTime?.start
+            let ends: [Double?] = [session.now + 1, summary.dayStart, session.now + 1, summary.monthProjection?.start,
+                                   session.now + 1]
+            for ((label, row), end) in zip(rows, ends) {
+                guard let row else {
+                    let watched = firstSeen.flatMap { first in end.map { $0 > first } } ?? false
+                    table.add(watched ? [label, units.bytes(0), units.bytes(0), units.bytes(0), ""] : [label, dash, dash, dash, ""])
+                    continue
+                }
+                table.add([label, units.bytes(row.rxBytes), units.bytes(row.txBytes),
+                           units.bytes(row.rxBytes &+ row.txBytes), marks.mark(row.continuity)])
+            }
+            if let projection = summary.monthProjection {
+                table.add(["month-end projection", units.bytes(projection.rxBytes), units.bytes(projection.txBytes),
+                           units.bytes(projection.rxBytes &+ projection.txBytes),
+                           "at this month's pace (\(Int((projection.elapsedFraction * 100).rounded(.down)))% elapsed)"])
+            }
+            text += table.render() + "\n"
+        }
+        if result.interfaces.isEmpty { text += "No interfaces with history yet.\n\n" }
+        return text + marks.footer()
+    }
+
+    /// One line per interface, `;`-separated like `vnstat --oneline`: name; class; today rx; tx;
+    /// total; this month rx; tx; total; month-end projection total; all time rx; tx; total; marks.
+    static func oneline(_ result: SummaryResult, units: Units) -> String {
+        var marks = Marks()
+        return result.interfaces.map { summary in
+            func figures(_ row: UsageRowResult?) -> [String] {
+                guard let row else { return ["", "", ""] }
+                return [units.bytes(row.rxBytes), units.bytes(row.txBytes), units.bytes(row.rxBytes &+ row.txBytes)]
+            }
+            let projected = summary.monthProjection.map { units.bytes($0.rxBytes &+ $0.txBytes) } ?? ""
+            let flagged = [summary.today, summary.thisMonth, summary.allTime].compactMap { $0 }
+                .map { marks.mark($0.continuity) }.joined()
+            let fields = [summary.name, summary.class] + figures(summary.today) + figures(summary.thisMonth)
+                + [projected] + figures(summary.allTime) + [String(Set(flagged).sorted())]
+            return fields.joined(separator: ";") + "\n"
+        }.joined()
+    }
+}

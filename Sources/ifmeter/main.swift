@@ -1,0 +1,6 @@
+import IfMeterCLI
+#if canImport(Glibc)
+import Glibc
+#endif
+
+exit(CLI.main())
