@@ -2,6 +2,7 @@ import Foundation
 import IfMeterCore
 @testable import IfMeterDaemon
 import IfMeterStore
+import IfMeterWire
 import Testing
 
 @Suite("Config file")

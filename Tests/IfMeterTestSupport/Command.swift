@@ -10,6 +10,10 @@ public struct CommandResult: Sendable {
 public struct CommandFailed: Error, CustomStringConvertible {
     public var command: [String]
     public var result: CommandResult
+    public init(command: [String], result: CommandResult) {
+        self.command = command
+        self.result = result
+    }
     public var description: String {
         "\(command.joined(separator: " ")) exited \(result.status): \(result.stderr)"
     }
@@ -17,8 +21,11 @@ public struct CommandFailed: Error, CustomStringConvertible {
 
 /// Runs programs for tests: `run` returns whatever happened, `check` throws unless it exited 0.
 public enum Command {
-    public static func run(_ arguments: [String], stdin: String? = nil) throws -> CommandResult {
+    public static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> CommandResult {
         let process = Process()
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         process.executableURL = URL(fileURLWithPath: try resolve(arguments[0]))
         process.arguments = Array(arguments.dropFirst())
         let out = Pipe(), err = Pipe(), input = Pipe()

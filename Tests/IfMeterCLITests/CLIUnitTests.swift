@@ -1,0 +1,198 @@
+import Foundation
+import IfMeterCore
+@testable import IfMeterCLI
+import IfMeterWire
+import Testing
+
+@Suite("ifmeter: units, times, arguments")
+struct CLIUnitTests {
+    @Test("bytes and rates in IEC, SI and bits")
+    func units() {
+        let iec = Units()
+        #expect(iec.bytes(0) == "0 B")
+        #expect(iec.bytes(1023) == "1023 B")
+        #expect(iec.bytes(1536) == "1.50 KiB")
+        #expect(iec.bytes(10 << 30) == "10.00 GiB")
+        #expect(Units(base: .si).bytes(1_500_000) == "1.50 MB")
+        #expect(iec.rate(1_048_576) == "1.00 MiB/s")
+        #expect(Units(base: .si, bits: true).rate(1_250_000) == "10.00 Mbit/s")
+        #expect(Units(bits: true).rate(128) == "1.00 Kibit/s")
+    }
+
+    @Test("sizes: IEC unless the unit says SI", arguments: [
+        ("10GiB", UInt64(10) << 30), ("10G", UInt64(10) << 30), ("10 GB", 10_000_000_000),
+        ("1.5M", 1_572_864), ("500", 500), ("2kb", 2000), ("7TiB", UInt64(7) << 40),
+    ])
+    func sizes(text: String, bytes: UInt64) {
+        #expect(Units.parseSize(text) == bytes)
+    }
+
+    @Test("sizes that are not sizes", arguments: ["", "GiB", "10 apples", "-5G", "1e30"])
+    func badSizes(text: String) {
+        #expect(Units.parseSize(text) == nil)
+    }
+
+    @Test("times: local dates across DST, RFC 3339, Unix seconds")
+    func times() {
+        setenv("TZ", "Europe/Berlin", 1)
+        tzset()
+        let local = TimeText(utc: false)
+        #expect(local.parse("2026-03-29") == 1_774_738_800)  // 00:00 CET
+        #expect(local.parse("2026-03-29 03:00") == 1_774_746_000)  // 03:00 CEST, one hour after 02:00 CET
+        #expect(local.parse("2026-03-29T12:00:00Z") == 1_774_785_600)
+        #expect(local.parse("2026-03-29T14:00:00+02:00") == 1_774_785_600)
+        #expect(local.parse("@1774785600") == 1_774_785_600)
+        #expect(local.parse("2026-13-01") == nil)
+        #expect(local.parse("yesterday") == nil)
+        #expect(local.format(1_774_746_000, "%H:%M %Z") == "03:00 CEST")
+        #expect(TimeText(utc: true).parse("2026-03-29") == 1_774_742_400)
+    }
+
+    @Test("commands, vnStat switches and per-command options")
+    func arguments() throws {
+        #expect(try Invocation(arguments: []).command == .summary)
+        #expect(try Invocation(arguments: ["-d", "-i", "eth0"]).command == .days)
+        #expect(try Invocation(arguments: ["-i", "eth0,wlan0", "hours"]).interfaces == ["eth0", "wlan0"])
+        #expect(try Invocation(arguments: ["-tr"]).command == .rate)
+        #expect(try Invocation(arguments: ["days", "--help"]).helpRequested)
+        #expect(try Invocation(arguments: ["help", "check"]).command == .check)
+        let chart = try Invocation(arguments: ["chart", "days", "-o", "x.svg", "--si"])
+        #expect(chart.chartPeriod == "days" && chart.output == "x.svg" && chart.units.base == .si)
+        let check = try Invocation(arguments: ["check", "-i", "wwan0", "--limit", "10GiB", "--warn=90%", "--projected"])
+        #expect(check.limit == "10GiB" && check.warn == "90%" && check.projected)
+    }
+
+    @Test("bad command lines say what is wrong", arguments: [
+        (["frobnicate"], "unknown command \"frobnicate\""),
+        (["days", "--follow"], "--follow is not an option of `ifmeter days`"),
+        (["--nope"], "unknown option --nope"),
+        (["days", "--limit", "0"], "--limit: expected a positive number of rows"),
+        (["days", "-i"], "-i needs a value"),
+        (["chart"], "chart: say which chart"),
+        (["days", "months"], "months: a second command after days"),
+        (["-i", "eth0", "--class", "wifi"], "give -i/--interface or --class, not both"),
+    ])
+    func badArguments(arguments: [String], message: String) {
+        #expect {
+            _ = try Invocation(arguments: arguments)
+        } throws: { error in
+            let error = error as? CLIError
+            return error?.status == .usage && error?.message.contains(message) == true
+        }
+    }
+
+    @Test("the hour graph scales to the busiest hour")
+    func bar() {
+        #expect(PeriodView.bar(rx: 300, tx: 100, peak: 400, width: 8) == "rrrrrrtt")
+        #expect(PeriodView.bar(rx: 0, tx: 100, peak: 400, width: 8) == "tt")
+        #expect(PeriodView.bar(rx: 0, tx: 0, peak: 0, width: 8) == "")
+    }
+
+    @Test("marks and their legend")
+    func marks() {
+        var marks = Marks()
+        #expect(marks.mark(Continuity(resets: 1, gaps: 2)) == "*!")
+        #expect(marks.mark(Continuity()) == "")
+        let footer = marks.footer()
+        #expect(footer.contains("* a counter reset") && footer.contains("! a gap") && !footer.contains("~ "))
+        #expect(footer.hasSuffix(EstimateLabel.footnote + "\n"))
+    }
+}
+
+@Suite("ifmeter check")
+struct QuotaCheckTests {
+    static let monthStart = 1_772_319_600.0
+
+    func usage(rx: UInt64, tx: UInt64, projectedRx: UInt64, projectedTx: UInt64, resets: Int = 0) -> UsageResult {
+        UsageResult(
+            interface: "wwan0", class: nil, period: "month",
+            rows: [UsageRowResult(start: Self.monthStart, end: Self.monthStart + 31 * 86400, rxBytes: rx, txBytes: tx,
+                                  rxPackets: 0, txPackets: 0, continuity: Continuity(resets: resets), labels: ["estimate"])],
+            projection: ProjectionResult(start: Self.monthStart, end: Self.monthStart + 31 * 86400, elapsedFraction: 0.5,
+                                         rxBytes: projectedRx, txBytes: projectedTx, labels: ["estimate", "projection"]),
+            footnote: "")
+    }
+
+    func evaluate(_ usage: UsageResult, limit: UInt64 = 10 << 30, warn: Double = 0.8, projected: Bool = false,
+                  direction: String = "both") -> QuotaCheck {
+        QuotaCheck.evaluate(interface: "wwan0", period: "month", usage: usage, limit: limit, warnFraction: warn,
+                            projected: projected, direction: direction, units: Units(), time: TimeText(utc: true))
+    }
+
+    @Test("ok, warning at the threshold, critical at the limit")
+    func statuses() {
+        let gib: UInt64 = 1 << 30
+        #expect(evaluate(usage(rx: 3 * gib, tx: gib, projectedRx: 6 * gib, projectedTx: 2 * gib)).status == .ok)
+        #expect(evaluate(usage(rx: 7 * gib, tx: gib, projectedRx: 0, projectedTx: 0)).status == .warning)
+        #expect(evaluate(usage(rx: 9 * gib, tx: gib, projectedRx: 0, projectedTx: 0)).status == .critical)
+        let projected = evaluate(usage(rx: 3 * gib, tx: gib, projectedRx: 9 * gib, projectedTx: 2 * gib), projected: true)
+        #expect(projected.status == .critical && projected.compared == "projected")
+        #expect(projected.labels.contains("projection"))
+        #expect(evaluate(usage(rx: 9 * gib, tx: gib, projectedRx: 0, projectedTx: 0), direction: "tx").status == .ok)
+    }
+
+    @Test("one line: status, reason, Nagios performance data")
+    func message() {
+        let check = evaluate(usage(rx: 3 << 30, tx: 1 << 30, projectedRx: 6 << 30, projectedTx: 2 << 30, resets: 1))
+        #expect(check.message.hasPrefix("OK: wwan0 used 4.00 GiB of 10.00 GiB this month (40%)"))
+        #expect(check.message.contains("the period had a reset or gap"))
+        #expect(check.message.hasSuffix("| used=4294967296B;8589934592;10737418240;0 projected=8589934592B;8589934592;10737418240;0"))
+    }
+}
+
+@Suite("ifmeter chart")
+struct SVGChartTests {
+    @Test("bars are proportional to the data on a round axis")
+    func bars() throws {
+        let rows = [(3, 1), (6, 2), (0, 0)].enumerated().map { index, pair in
+            UsageRowResult(start: Double(index) * 86400, end: Double(index + 1) * 86400,
+                           rxBytes: UInt64(pair.0) << 20, txBytes: UInt64(pair.1) << 20,
+                           rxPackets: 0, txPackets: 0, continuity: Continuity(), labels: [])
+        }
+        let usage = UsageResult(interface: "eth0", class: nil, period: "day", rows: rows, projection: nil, footnote: "")
+        let svg = SVGChart.render(usage, subject: "eth0", time: TimeText(utc: true), units: Units())
+        #expect(SVGChart.axis(peak: 8 << 20, units: Units()) == (Double(8 << 20), Double(2 << 20)))
+        // 8 MiB is the axis top: 250 px. 6 MiB rx is 187.5 px, 2 MiB tx 62.5 px.
+        #expect(svg.contains(#"<rect class="rx" x="#) && svg.contains(##"height="187.5" fill="#3b75af""##))
+        #expect(svg.contains(##"height="62.5" fill="#ef8636""##))
+        #expect(svg.contains("data-rx-bytes=\"\(6 << 20)\""))
+        #expect(svg.contains("Estimate (estimate, interface-counters, not-per-app, includes-overhead)"))
+        #expect(SVGChart.escape("a<b & \"c\"") == "a&lt;b &amp; &quot;c&quot;")
+    }
+}
+
+@Suite("ifmeter log reader")
+struct LogReaderTests {
+    @Test("complete lines only; junk counted, not fatal")
+    func lines() {
+        var reader = EstimateLogReader()
+        let text = #"{"type":"event","kind":"reset","at":5,"interface":"eth0"}"# + "\nnot json\n"
+            + #"{"type":"estimate","interface":"eth0","class":"ethernet","start":10,"end":70,"rx_bytes":1,"tx_bytes":2}"# + "\n"
+            + #"{"type":"estimate","interf"#
+        let (records, consumed) = reader.records(in: Array(text.utf8))
+        #expect(records.map(\.type) == ["event", "estimate"])
+        #expect(reader.unreadable == 1)
+        #expect(consumed == text.utf8.count - #"{"type":"estimate","interf"#.utf8.count)
+    }
+
+    @Test("filters: interface, class (events learn it from estimates), time, kind")
+    func filters() throws {
+        var reader = EstimateLogReader()
+        let text = [
+            #"{"type":"estimate","interface":"eth0","class":"ethernet","start":10,"end":70}"#,
+            #"{"type":"event","kind":"reset","at":20,"interface":"eth0"}"#,
+            #"{"type":"estimate","interface":"wwan0","class":"cellular","start":30,"end":90}"#,
+            #"{"type":"event","kind":"gap","at":40,"interface":"wwan0"}"#,
+        ].joined(separator: "\n") + "\n"
+        let records = reader.records(in: Array(text.utf8)).records
+        func run(_ filter: LogFilter) -> [String] {
+            var filter = filter
+            return records.filter { filter.matches($0) }.map { "\($0.interface ?? "")/\($0.kind ?? $0.type)" }
+        }
+        #expect(run(LogFilter(interfaces: ["eth0"])) == ["eth0/estimate", "eth0/reset"])
+        #expect(run(LogFilter(interfaceClass: "cellular")) == ["wwan0/estimate", "wwan0/gap"])
+        #expect(run(LogFilter(from: 20, to: 40)) == ["eth0/reset", "wwan0/estimate"])
+        #expect(run(LogFilter(kind: "event")) == ["eth0/reset", "wwan0/gap"])
+        #expect(run(LogFilter(kind: "gap")) == ["wwan0/gap"])
+    }
+}
