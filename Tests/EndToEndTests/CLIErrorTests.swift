@@ -1,0 +1,113 @@
+import Foundation
+import IfMeterTestSupport
+import Testing
+
+/// What `ifmeter` says, and which status it exits with, when it cannot answer.
+@Suite("ifmeter errors")
+struct CLIErrorTests {
+    @Test("no daemon: what to run, exit 69")
+    func noDaemon() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ifmeter-nodaemon-\(UUID().uuidString)").path
+        let result = try Command.run([CLIBinary.path, "--socket", directory + "/ifmeterd.sock", "days"])
+        #expect(result.status == 69)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.hasPrefix("ifmeter: ifmeterd is not running (nothing listens on \(directory)/ifmeterd.sock)"))
+        #expect(result.stderr.contains("systemctl start ifmeterd") && result.stderr.contains("make run"))
+        // Without --socket, the message names every place it looked.
+        let fallback = try Command.run([CLIBinary.path, "status"], environment: [
+            "XDG_RUNTIME_DIR": directory, "XDG_STATE_HOME": directory, "HOME": directory, "IFMETER_SOCKET": "",
+        ])
+        #expect(fallback.status == 69)
+        #expect(fallback.stderr.contains(getuid() == 0 ? "/run/ifmeter/ifmeterd.sock" : directory + "/ifmeter/ifmeterd.sock or /run/ifmeter/ifmeterd.sock"))
+    }
+
+    @Test("bad arguments: the problem and a pointer to --help, exit 64", arguments: [
+        (["daily"], "unknown command \"daily\""),
+        (["days", "--from", "last tuesday", "--socket", "/nonexistent"], nil),
+        (["check", "--json", "--kind", "reset"], nil),
+        (["log", "--limit", "5"], "--limit is not an option of `ifmeter log`"),
+        (["log", "--kind", "explosion", "--log-dir", "/nonexistent"], "--kind: \"explosion\" is neither estimate, event nor an event kind"),
+    ] as [([String], String?)])
+    func badArguments(arguments: [String], message: String?) throws {
+        let result = try Command.run([CLIBinary.path] + arguments)
+        if arguments.first == "check" {
+            // check is for monitoring: any failure is UNKNOWN (3), on stdout.
+            #expect(result.status == 3 && result.stdout.hasPrefix("UNKNOWN: --kind is not an option of `ifmeter check`"))
+            return
+        }
+        if let message {
+            #expect(result.status == 64, "\(result.stderr)")
+            #expect(result.stderr.contains(message), "\(result.stderr)")
+            #expect(result.stderr.contains("Run `ifmeter --help` for usage."))
+        } else {
+            // A bad time is only read once the daemon's zone is known; with no daemon, 69 comes first.
+            #expect(result.status == 69)
+        }
+    }
+
+    @Test("--help on every command, exit 0")
+    func help() throws {
+        for command in ["", "summary", "5min", "hours", "days", "months", "years", "top", "list", "events", "status",
+                        "rate", "live", "log", "check", "chart"] {
+            let result = try Command.run([CLIBinary.path] + (command.isEmpty ? [] : [command]) + ["--help"])
+            #expect(result.status == 0)
+            #expect(result.stdout.hasPrefix("usage: ifmeter"), "\(command)")
+            if !command.isEmpty && command != "summary" { #expect(result.stdout.contains("ifmeter \(command)"), "\(command)") }
+        }
+    }
+}
+
+@Suite("ifmeter against a daemon it cannot use", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
+struct CLIDaemonErrorTests {
+    @Test("a socket this user may not open: permission denied, exit 77")
+    func permission() throws {
+        let namespace = try NetworkNamespace()
+        let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\nsocket_mode = 0600\n")
+        try daemon.start()
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: daemon.directory)
+        let result = try Command.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                                      CLIBinary.path, "--socket", daemon.socket, "status"])
+        #expect(result.status == 77, "\(result.stderr)")
+        #expect(result.stderr.contains("cannot connect to \(daemon.socket): permission denied"))
+        #expect(try Command.run([CLIBinary.path, "--socket", daemon.socket, "status"]).status == 0)
+    }
+
+    @Test("the daemon is starting: 'starting', never zeros, exit 75; then figures")
+    func starting() throws {
+        let namespace = try NetworkNamespace()
+        let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\n")
+        try daemon.start()
+        #expect(daemon.stop() == 0)
+        // Hold the database as a backup would, until the test says so, so the daemon waits.
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        holder.arguments = ["-c", """
+            import sqlite3, sys
+            c = sqlite3.connect(sys.argv[1], isolation_level=None)
+            c.execute("PRAGMA locking_mode=EXCLUSIVE"); c.execute("BEGIN EXCLUSIVE")
+            print("locked", flush=True); sys.stdin.readline(); c.execute("COMMIT")
+            """, daemon.stateDirectory + "/ifmeter.db"]
+        let holderOutput = Pipe(), holderInput = Pipe()
+        holder.standardOutput = holderOutput
+        holder.standardInput = holderInput
+        try holder.run()
+        defer {
+            try? holderInput.fileHandleForWriting.close()
+            holder.waitUntilExit()
+        }
+        _ = holderOutput.fileHandleForReading.availableData  // "locked"
+        try daemon.start(waitForReady: false)
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: daemon.socket) && Date() < deadline { usleep(10_000) }
+        for arguments in [["days"], ["list"], ["status"], ["live"]] {
+            let result = try Command.run([CLIBinary.path, "--socket", daemon.socket] + arguments)
+            #expect(result.status == 75, "\(arguments): \(result.stderr)")
+            #expect(result.stdout.isEmpty, "\(arguments): no figures while starting")
+            #expect(result.stderr.contains("is starting"), "\(arguments): \(result.stderr)")
+        }
+        try holderInput.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
+        try daemon.awaitReady()
+        let ready = try Command.run([CLIBinary.path, "--socket", daemon.socket, "list"])
+        #expect(ready.status == 0 && ready.stdout.contains("lo"))
+    }
+}
