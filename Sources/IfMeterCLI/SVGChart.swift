@@ -6,7 +6,7 @@ import IfMeterWire
 /// fonts to fetch: any browser or `rsvg-convert` draws it.
 enum SVGChart {
     static let width = 800.0
-    static let height = 400.0
+    static let height = 410.0
     static let plot = (left: 90.0, top: 50.0, width: 690.0, height: 250.0)
     static let rxColour = "#3b75af"
     static let txColour = "#ef8636"
@@ -63,10 +63,13 @@ enum SVGChart {
             <text x="\(n(plot.left + 18))" y="\(n(axisY + 56))">rx (received)</text>
             <rect x="\(n(plot.left + 120))" y="\(n(axisY + 46))" width="12" height="12" fill="\(txColour)"/>
             <text x="\(n(plot.left + 138))" y="\(n(axisY + 56))">tx (sent)</text>
-            <text class="estimate-label" x="\(n(plot.left))" y="\(n(axisY + 80))" font-size="10" fill="#555555">\(escape("Estimate (\(EstimateLabel.always.map(\.rawValue).joined(separator: ", "))): \(EstimateLabel.footnote)"))</text>
-            </svg>
 
             """
+        let label = "Estimate (\(EstimateLabel.always.map(\.rawValue).joined(separator: ", "))). \(EstimateLabel.footnote)"
+        for (index, line) in wrap(label, width: 125).enumerated() {
+            svg += "<text class=\"estimate-label\" x=\"\(n(plot.left))\" y=\"\(n(axisY + 78 + Double(index) * 13))\" font-size=\"10\" fill=\"#555555\">\(escape(line))</text>\n"
+        }
+        svg += "</svg>\n"
         return svg
     }
 
@@ -102,6 +105,20 @@ enum SVGChart {
         case "day": return "day of month (\(zone))"
         default: return "month (\(zone))"
         }
+    }
+
+    /// `text` in lines of at most `width` characters, broken between words.
+    static func wrap(_ text: String, width: Int) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            if !line.isEmpty && line.count + 1 + word.count > width {
+                lines.append(line)
+                line = ""
+            }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        return line.isEmpty ? lines : lines + [line]
     }
 
     /// Coordinates with at most two decimals.

@@ -22,12 +22,17 @@ final class SignalDescriptor {
         }
         readEnd = ends[0]
         signalPipeWriteEnd = ends[1]
+        var set = sigset_t()
+        sigemptyset(&set)
         for number in signals {
             signal(number) { _ in
                 var byte: UInt8 = 1
                 _ = write(signalPipeWriteEnd, &byte, 1)
             }
+            sigaddset(&set, number)
         }
+        // A parent may have started us with these blocked (the mask is inherited across exec).
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
     deinit { close(readEnd) }
