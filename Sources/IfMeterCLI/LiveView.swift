@@ -84,6 +84,7 @@ enum LiveView {
                     } else {
                         output.write("event " + text + "\n")
                     }
+                    output.flush()
                 } else if response.stream == "rates" {
                     var rates = try DaemonClient.result(of: response, as: RatesResult.self)
                     rates.interfaces = rates.interfaces.filter { names.contains($0.name) }
@@ -105,6 +106,7 @@ enum LiveView {
                             "\(session.time.second(rates.at))  \($0.name)  rx \(invocation.units.rate($0.rate.rxBytesPerSecond))  tx \(invocation.units.rate($0.rate.txBytesPerSecond))\n"
                         }.joined())
                     }
+                    output.flush()
                     if let count = invocation.count, updates > count { break loop }
                 }
             }

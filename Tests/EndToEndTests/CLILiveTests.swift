@@ -1,0 +1,76 @@
+import Foundation
+import IfMeterTestSupport
+import Testing
+
+/// `ifmeter live` on a terminal (tmux), driven by traffic the test generates.
+@Suite("ifmeter live", .enabled(if: NetworkNamespace.available && (try? Command.resolve("tmux")) != nil,
+                                "needs root (a network namespace) and tmux (make test installs it)"))
+struct CLILiveTests {
+    @Test("rates redrawn in place as traffic changes; Ctrl-C prints the session summary and exits 0")
+    func live() throws {
+        let pair = try VethPair(subnet: 87)
+        let daemon = try DaemonProcess(namespace: pair.left, config: "interval = 1\n")
+        try daemon.start()
+        let tmux = ["tmux", "-L", "ifmeter-test-\(getpid())-\(UUID().uuidString)"]
+        defer { _ = try? Command.run(tmux + ["kill-server"]) }
+        // The pane stays after ifmeter exits (the shell waits), so its last screen can be read.
+        // Spawned and waited for directly: the tmux server it forks inherits Foundation's
+        // process-monitoring descriptor, so Process would never see this client exit.
+        #expect(try spawnAndWait(tmux + ["new-session", "-d", "-x", "160", "-y", "40",
+                                         "\(CLIBinary.path) --socket \(daemon.socket) live -i va; echo EXIT=$?; sleep 600"]) == 0)
+        func screen() throws -> String { try Command.check(tmux + ["capture-pane", "-p"]) }
+
+        var seen = Set<String>()
+        var sent = 0
+        let deadline = Date().addingTimeInterval(30)
+        var round = 0
+        while seen.count < 3 && Date() < deadline {
+            round += 1
+            let count = 20 * (round % 4 + 1)
+            try pair.sendLeftToRight(count: count, payload: 500)
+            sent += count * 542
+            usleep(250_000)
+            let text = try screen()
+            let rows = text.split(separator: "\n").filter { $0.hasPrefix("va ") }
+            #expect(rows.count <= 1, "redrawn in place, not scrolled:\n\(text)")
+            let cells = rows.first?.split(separator: " ", omittingEmptySubsequences: true).map(String.init) ?? []
+            // va  <rx> <unit>  <tx> <unit>
+            if cells.count == 5, cells[3] != "0" { seen.insert(cells[3] + " " + cells[4]) }
+        }
+        #expect(seen.count >= 3, "tx rates seen: \(seen)")
+
+        try Command.check(tmux + ["send-keys", "C-c"])
+        var final = ""
+        let exitDeadline = Date().addingTimeInterval(10)
+        repeat {
+            final = try screen()
+            if final.contains("EXIT=") { break }
+            usleep(50_000)
+        } while Date() < exitDeadline
+        #expect(final.contains("EXIT=0"), "\(final)")
+        #expect(final.contains("session: "))
+        let summary = final.split(separator: "\n").first { $0.hasPrefix("  va ") }
+        let cells = summary?.split(separator: " ").map(String.init) ?? []
+        // "  va  <rx> <unit>  <tx> <unit> …": tx during the session is counted, at most what was sent.
+        #expect(cells.count >= 5 && cells[3] != "0", "\(final)")
+    }
+}
+
+/// Runs a program with standard streams on /dev/null and returns its exit status.
+func spawnAndWait(_ arguments: [String]) throws -> Int32 {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    for fd in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] {
+        posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0)
+    }
+    let path = try Command.resolve(arguments[0])
+    var argv = arguments.map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let spawned = posix_spawn(&pid, path, &actions, nil, &argv, environ)
+    guard spawned == 0 else { throw POSIXError(.init(rawValue: spawned) ?? .EIO) }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    return (status >> 8) & 0xff
+}
