@@ -8,6 +8,8 @@ CONFIG ?= release
 BINDIR = $(PREFIX)/bin
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 DOCDIR = $(PREFIX)/share/doc/ifmeter
+MANDIR = $(PREFIX)/share/man
+COMPLETIONDIR = $(PREFIX)/share/bash-completion/completions
 
 .PHONY: run test build bench install install-files uninstall clean
 
@@ -34,17 +36,24 @@ bench:
 	scripts/install-deps
 	scripts/bench
 
-## Build, then install the daemon, its systemd units (paths filled in) and its documentation.
+## Build, then install the daemon, the client, the systemd units (paths filled in), man pages,
+## bash completion and the documentation.
 install:
 	scripts/install-deps
 	$(SWIFT) build -c $(CONFIG) --product ifmeterd
+	$(SWIFT) build -c $(CONFIG) --product ifmeter
 	$(MAKE) install-files BUILT="$$($(SWIFT) build -c $(CONFIG) --show-bin-path)"
 
 ## Install what is already built in BUILT (no SwiftPM involved: the tests call this while
 ## their own build holds SwiftPM's lock).
 install-files:
-	test -x "$(BUILT)/ifmeterd"
+	test -x "$(BUILT)/ifmeterd" && test -x "$(BUILT)/ifmeter"
 	install -D -m 0755 "$(BUILT)/ifmeterd" "$(DESTDIR)$(BINDIR)/ifmeterd"
+	install -D -m 0755 "$(BUILT)/ifmeter" "$(DESTDIR)$(BINDIR)/ifmeter"
+	install -D -m 0644 man/ifmeter.1 "$(DESTDIR)$(MANDIR)/man1/ifmeter.1"
+	install -D -m 0644 man/ifmeterd.conf.5 "$(DESTDIR)$(MANDIR)/man5/ifmeterd.conf.5"
+	install -D -m 0644 man/ifmeterd.8 "$(DESTDIR)$(MANDIR)/man8/ifmeterd.8"
+	install -D -m 0644 completions/ifmeter.bash "$(DESTDIR)$(COMPLETIONDIR)/ifmeter"
 	install -d "$(DESTDIR)$(UNITDIR)" "$(DESTDIR)$(DOCDIR)/examples"
 	for unit in ifmeterd.service ifmeterd.socket; do \
 	  sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' "systemd/$$unit" > "$(DESTDIR)$(UNITDIR)/$$unit"; \
@@ -54,7 +63,9 @@ install-files:
 	install -m 0644 docs/examples/ifmeterd.conf "$(DESTDIR)$(DOCDIR)/examples/ifmeterd.conf"
 
 uninstall:
-	rm -f "$(DESTDIR)$(BINDIR)/ifmeterd" "$(DESTDIR)$(UNITDIR)/ifmeterd.service" "$(DESTDIR)$(UNITDIR)/ifmeterd.socket"
+	rm -f "$(DESTDIR)$(BINDIR)/ifmeterd" "$(DESTDIR)$(BINDIR)/ifmeter" "$(DESTDIR)$(UNITDIR)/ifmeterd.service" "$(DESTDIR)$(UNITDIR)/ifmeterd.socket"
+	rm -f "$(DESTDIR)$(MANDIR)/man1/ifmeter.1" "$(DESTDIR)$(MANDIR)/man5/ifmeterd.conf.5" "$(DESTDIR)$(MANDIR)/man8/ifmeterd.8"
+	rm -f "$(DESTDIR)$(COMPLETIONDIR)/ifmeter"
 	rm -rf "$(DESTDIR)$(DOCDIR)"
 
 clean:

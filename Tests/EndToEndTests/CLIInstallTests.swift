@@ -1,0 +1,40 @@
+import Foundation
+import IfMeterTestSupport
+import Testing
+
+/// What `make install` puts on a machine for the client: binary, man pages, bash completion.
+@Suite("ifmeter installed")
+struct CLIInstallTests {
+    @Test("install-files puts ifmeter, three lint-clean man pages and a working completion in place")
+    func installed() throws {
+        let destdir = try TemporaryPath()
+        try Command.check(["make", "-C", Daemon.packageRoot, "install-files", "BUILT=\(Command.buildProductsDirectory)",
+                           "DESTDIR=\(destdir.path)", "PREFIX=/usr"])
+        let root = destdir.path + "/usr"
+        #expect(try Command.check([root + "/bin/ifmeter", "--version"]).hasPrefix("ifmeter 0.1.0"))
+        for page in ["man1/ifmeter.1", "man5/ifmeterd.conf.5", "man8/ifmeterd.8"] {
+            let path = root + "/share/man/" + page
+            #expect(FileManager.default.fileExists(atPath: path), "\(page)")
+            if (try? Command.resolve("mandoc")) != nil {
+                let lint = try Command.run(["mandoc", "-T", "lint", "-W", "warning", path])
+                #expect(lint.status == 0 && lint.stdout.isEmpty && lint.stderr.isEmpty, "\(page): \(lint.stdout)\(lint.stderr)")
+            }
+        }
+        // Every command the binary knows is in the man page and in the completion.
+        let manual = try String(contentsOfFile: root + "/share/man/man1/ifmeter.1", encoding: .utf8)
+        let completion = root + "/share/bash-completion/completions/ifmeter"
+        let completed = try Command.check(["bash", "-c", """
+            source "$1"; COMP_WORDS=(ifmeter ""); COMP_CWORD=1; _ifmeter; echo "${COMPREPLY[@]}"
+            COMP_WORDS=(ifmeter check --); COMP_CWORD=2; _ifmeter; echo "${COMPREPLY[@]}"
+            """, "bash", completion]).split(separator: "\n").map { Set($0.split(separator: " ").map(String.init)) }
+        let help = try Command.check([root + "/bin/ifmeter", "--help"])
+        for command in ["summary", "5min", "hours", "days", "months", "years", "top", "list", "events", "status",
+                        "rate", "live", "log", "check", "chart"] {
+            #expect(help.contains("  \(command) "), "\(command) in --help")
+            #expect(manual.contains(command), "\(command) in ifmeter.1")
+            #expect(completed.first?.contains(command) == true, "\(command) completed")
+        }
+        #expect(completed.last == ["--socket", "--json", "--si", "--bits", "--help", "--interface", "--period",
+                                   "--limit", "--warn", "--projected", "--direction"])
+    }
+}
