@@ -39,7 +39,7 @@ enum LiveView {
             output.json(rates)
         } else {
             output.write(table(rates, names: names.sorted(), units: invocation.units)
-                + "over the last \(session.status.interval) s interval\n")
+                + "over the last \(session.status.interval) s interval\n" + EstimateLabel.footnote + "\n")
         }
     }
 

@@ -46,6 +46,7 @@ enum LogView {
         if invocation.follow, let current {
             try follow(current, reader: &reader, output: output, show: show)
         }
+        if !invocation.json { output.write(EstimateLabel.footnote + "\n") }
         output.flush()
         if reader.unreadable > 0 {
             errors.write("ifmeter log: skipped \(reader.unreadable) line\(reader.unreadable == 1 ? "" : "s") that are not log records\n")

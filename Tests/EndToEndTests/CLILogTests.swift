@@ -65,6 +65,7 @@ struct CLILogTests {
             1970-01-01 00:16:40  wwan0         cellular   rx 2 B          tx 10 B         over 60 s
             1970-01-01 00:18:20  wwan0         event reset: counters went back; counting goes on from zero (counters went backwards)
             1970-01-01 00:21:40  wwan0         cellular   rx 4 B          tx 10 B         over 60 s
+            Estimates from interface counters: they include protocol overhead, are not per-application, and tunnel traffic is counted again on the link beneath it.
 
             """)
     }
