@@ -78,24 +78,7 @@ struct CLIDaemonErrorTests {
         let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\n")
         try daemon.start()
         #expect(daemon.stop() == 0)
-        // Hold the database as a backup would, until the test says so, so the daemon waits.
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        holder.arguments = ["-c", """
-            import sqlite3, sys
-            c = sqlite3.connect(sys.argv[1], isolation_level=None)
-            c.execute("PRAGMA locking_mode=EXCLUSIVE"); c.execute("BEGIN EXCLUSIVE")
-            print("locked", flush=True); sys.stdin.readline(); c.execute("COMMIT")
-            """, daemon.stateDirectory + "/ifmeter.db"]
-        let holderOutput = Pipe(), holderInput = Pipe()
-        holder.standardOutput = holderOutput
-        holder.standardInput = holderInput
-        try holder.run()
-        defer {
-            try? holderInput.fileHandleForWriting.close()
-            holder.waitUntilExit()
-        }
-        _ = holderOutput.fileHandleForReading.availableData  // "locked"
+        let holder = try DatabaseHolder(path: daemon.stateDirectory + "/ifmeter.db")
         try daemon.start(waitForReady: false)
         let deadline = Date().addingTimeInterval(10)
         while !FileManager.default.fileExists(atPath: daemon.socket) && Date() < deadline { usleep(10_000) }
@@ -105,7 +88,7 @@ struct CLIDaemonErrorTests {
             #expect(result.stdout.isEmpty, "\(arguments): no figures while starting")
             #expect(result.stderr.contains("is starting"), "\(arguments): \(result.stderr)")
         }
-        try holderInput.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
+        holder.release()
         try daemon.awaitReady()
         let ready = try Command.run([CLIBinary.path, "--socket", daemon.socket, "list"])
         #expect(ready.status == 0 && ready.stdout.contains("lo"))

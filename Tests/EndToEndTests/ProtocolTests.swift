@@ -194,20 +194,7 @@ struct ProtocolTests {
     func readiness() throws {
         let (_, daemon) = try daemon()
         #expect(daemon.stop() == 0)
-        // Hold the database the way a backup would, so opening it waits.
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        holder.arguments = ["-c", """
-            import sqlite3, sys, time
-            c = sqlite3.connect(sys.argv[1], isolation_level=None)
-            c.execute("PRAGMA locking_mode=EXCLUSIVE"); c.execute("BEGIN EXCLUSIVE")
-            print("locked", flush=True); time.sleep(3); c.execute("COMMIT")
-            """, daemon.stateDirectory + "/ifmeter.db"]
-        let holderOutput = Pipe()
-        holder.standardOutput = holderOutput
-        try holder.run()
-        defer { holder.waitUntilExit() }
-        _ = holderOutput.fileHandleForReading.availableData  // "locked"
+        let holder = try DatabaseHolder(path: daemon.stateDirectory + "/ifmeter.db")
         try daemon.start(waitForReady: false)
         var client: SocketClient?
         let deadline = Date().addingTimeInterval(5)
@@ -221,6 +208,7 @@ struct ProtocolTests {
         #expect(status[path: "result.interfaces"] == nil && status[path: "result.last_sample_at"] == nil)
         let interfaces = try early.request(#"{"v":1,"id":2,"cmd":"interfaces"}"#)
         #expect(errorCode(interfaces) == "not_ready" && interfaces["result"] == nil)
+        holder.release()
         try daemon.awaitReady()
         #expect(try early.request(#"{"v":1,"id":3,"cmd":"status"}"#)[path: "result.ready"] as? Bool == true)
     }

@@ -1,0 +1,36 @@
+import Foundation
+
+/// Holds an exclusive lock on an SQLite database, as a backup tool would, until released, so a
+/// daemon opening it has to wait: its start-up can be observed without racing a timer.
+public final class DatabaseHolder: @unchecked Sendable {
+    private let process = Process()
+    private let input = Pipe()
+    private var released = false
+
+    /// Returns once the lock is held.
+    public init(path: String) throws {
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", """
+            import sqlite3, sys
+            c = sqlite3.connect(sys.argv[1], isolation_level=None)
+            c.execute("PRAGMA locking_mode=EXCLUSIVE"); c.execute("BEGIN EXCLUSIVE")
+            print("locked", flush=True); sys.stdin.readline(); c.execute("COMMIT")
+            """, path]
+        process.standardOutput = output
+        process.standardInput = input
+        try process.run()
+        _ = output.fileHandleForReading.availableData  // "locked"
+    }
+
+    /// Lets go of the lock and waits for the holder to exit.
+    public func release() {
+        guard !released else { return }
+        released = true
+        try? input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+
+    deinit { release() }
+}
