@@ -101,6 +101,9 @@ public struct PendingWrites: Sendable {
         }
     }
 
+    /// True when traffic or events are waiting: what a query must see saved first.
+    public var hasUnsavedTraffic: Bool { !buckets.isEmpty || !events.isEmpty }
+
     /// The not yet saved part of each name's total.
     public var unsavedTotals: [String: BucketTally] { totals }
 

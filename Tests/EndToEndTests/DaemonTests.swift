@@ -89,4 +89,24 @@ struct DaemonEndToEndTests {
         #expect(estimates.compactMap { $0.int("tx_packets") }.reduce(0, +) == 120)
         #expect(try daemon.logRecords().contains { $0["type"] as? String == "event" && $0["kind"] as? String == "gap" })
     }
+
+    @Test("usage saves first only when something was counted since the last save, and then answers with it")
+    func usageSavesOnlyWhatIsPending() throws {
+        let pair = try VethPair(subnet: 88)
+        let daemon = try DaemonProcess(namespace: pair.left, config: "interval = 3600\nsave_interval = 3600\n")
+        try daemon.start()
+        let client = try daemon.client()
+        func lastSave() throws -> Double? {
+            try client.request(#"{"v":1,"id":1,"cmd":"status"}"#)[path: "result.store.last_save_at"] as? Double
+        }
+        let usage = #"{"v":1,"id":2,"cmd":"usage","interface":"va","period":"total"}"#
+        let first = try #require(try lastSave())
+        _ = try client.request(usage)
+        #expect(try lastSave() == first, "nothing pending: no save")
+        try pair.sendLeftToRight(count: 10, payload: 100)
+        _ = try client.request(#"{"v":1,"id":3,"cmd":"sample"}"#)
+        let total = (try client.request(usage)[path: "result.rows"] as? [[String: Any]])?.first
+        #expect(total?.int("tx_bytes") == 10 * 142)
+        #expect(try #require(try lastSave()) > first, "traffic pending: saved before answering")
+    }
 }
