@@ -20,9 +20,11 @@ enum UsageSubject {
         }
     }
 
-    /// `--class` sums the class; otherwise each interface of ``Session/subjects(_:)``.
+    /// `--class` sums the class; `-i` names are taken as they are (the daemon says if one is
+    /// unknown), without listing every interface; otherwise each of ``Session/subjects(_:)``.
     static func of(_ invocation: Invocation, _ session: Session) throws(CLIError) -> [UsageSubject] {
         if let interfaceClass = invocation.interfaceClass { return [.interfaceClass(interfaceClass)] }
+        if !invocation.interfaces.isEmpty { return invocation.interfaces.map { .interface($0) } }
         return try session.subjects(invocation).map { .interface($0.name) }
     }
 }
