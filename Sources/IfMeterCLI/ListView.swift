@@ -2,7 +2,8 @@ import IfMeterCore
 import IfMeterWire
 
 /// `list`: every known interface, its class and why, state, current rate, totals since its
-/// history began and what broke their continuity.
+/// history began and what broke their continuity, and the kernel's counters in the current
+/// epoch (since the interface was created or its counters last reset) with when that began.
 enum ListView {
     static func fetch(_ session: Session, _ invocation: Invocation) throws(CLIError) -> InterfacesResult {
         var result = try session.interfaces()
@@ -15,8 +16,9 @@ enum ListView {
     }
 
     static func render(_ result: InterfacesResult, _ session: Session, units: Units) -> String {
-        var table = Table([.left, .left, .left, .right, .right, .right, .right, .left, .left, .left])
-        table.add(["interface", "class", "state", "rx rate", "tx rate", "rx", "tx", "since", "continuity", "why this class"])
+        var table = Table([.left, .left, .left, .right, .right, .right, .right, .left, .right, .right, .left, .left, .left])
+        table.add(["interface", "class", "state", "rx rate", "tx rate", "rx", "tx", "since", "epoch rx", "epoch tx",
+                   "epoch since", "continuity", "why this class"])
         for entry in result.interfaces {
             let state = entry.operstate == "absent"
                 ? "absent" + (entry.lastSeen.map { " (last \(session.time.day($0)))" } ?? "")
@@ -27,6 +29,8 @@ enum ListView {
                 entry.rate.map { units.rate($0.txBytesPerSecond) } ?? "—",
                 units.bytes(entry.rxBytes), units.bytes(entry.txBytes),
                 entry.continuity.since.map { session.time.minute($0) } ?? "—",
+                entry.epoch.map { units.bytes($0.rxBytes) } ?? "—", entry.epoch.map { units.bytes($0.txBytes) } ?? "—",
+                entry.epoch.map { session.time.minute($0.since) } ?? "—",
                 describe(entry.continuity), entry.classReason,
             ])
         }
