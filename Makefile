@@ -5,6 +5,9 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 # `make install CONFIG=debug` installs the debug build (the tests do, to reuse theirs).
 CONFIG ?= release
+# Release builds carry the Swift runtime inside the binaries: nothing under the toolchain's
+# directory is needed at run time, and the daemon's peak RSS is 3.5 MB lower (docs/BENCHMARKS.md).
+BUILDFLAGS = -c $(CONFIG) $(if $(filter release,$(CONFIG)),--static-swift-stdlib)
 BINDIR = $(PREFIX)/bin
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 DOCDIR = $(PREFIX)/share/doc/ifmeter
@@ -18,8 +21,8 @@ COMPLETIONDIR = $(PREFIX)/share/bash-completion/completions
 ## XDG state and runtime directories). Ctrl-C stops it cleanly.
 run:
 	scripts/install-deps
-	$(SWIFT) build -c release --product ifmeterd
-	"$$($(SWIFT) build -c release --show-bin-path)/ifmeterd"
+	$(SWIFT) build $(BUILDFLAGS) --product ifmeterd
+	"$$($(SWIFT) build $(BUILDFLAGS) --show-bin-path)/ifmeterd"
 
 ## Install dependencies, build, and run every test (kernel tests need root; they skip otherwise).
 test:
@@ -40,9 +43,9 @@ bench:
 ## bash completion and the documentation.
 install:
 	scripts/install-deps
-	$(SWIFT) build -c $(CONFIG) --product ifmeterd
-	$(SWIFT) build -c $(CONFIG) --product ifmeter
-	$(MAKE) install-files BUILT="$$($(SWIFT) build -c $(CONFIG) --show-bin-path)"
+	$(SWIFT) build $(BUILDFLAGS) --product ifmeterd
+	$(SWIFT) build $(BUILDFLAGS) --product ifmeter
+	$(MAKE) install-files BUILT="$$($(SWIFT) build $(BUILDFLAGS) --show-bin-path)"
 
 ## Install what is already built in BUILT (no SwiftPM involved: the tests call this while
 ## their own build holds SwiftPM's lock).
