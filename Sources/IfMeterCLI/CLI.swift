@@ -18,7 +18,7 @@ public enum CLI {
             output.flush()
             errors.flush()
         }
-        let isCheck = arguments.contains("check")
+        let isCheck = Invocation.names(.check, in: arguments)
         do {
             let invocation = try Invocation(arguments: arguments)
             return try run(invocation, locations: Locations(environment: environment, uid: getuid()),

@@ -8,8 +8,8 @@ enum EventsView {
         guard invocation.interfaces.count <= 1 else { throw .usage("events: give at most one -i") }
         let request = Request(
             cmd: "events", interface: invocation.interfaces.first,
-            from: try session.time(invocation.from, option: "--from"),
-            to: try session.time(invocation.to, option: "--to"),
+            from: try session.timeArgument(invocation.from, option: "--from"),
+            to: try session.timeArgument(invocation.to, option: "--to"),
             kind: invocation.kind, limit: invocation.rowLimit(1000))
         return try session.client.call(request, as: EventsResult.self)
     }

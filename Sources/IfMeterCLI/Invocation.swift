@@ -190,6 +190,18 @@ public struct Invocation: Sendable {
         }
     }
 
+    /// Whether `arguments` ask for `command`, even when they do not parse: its name appears as
+    /// a word that is not an option's value.
+    static func names(_ command: CLICommand, in arguments: [String]) -> Bool {
+        var index = 0
+        while index < arguments.count {
+            let word = arguments[index]
+            if word == command.rawValue { return true }
+            index += valueOptions.contains(word) ? 2 : 1
+        }
+        return false
+    }
+
     /// The number of rows `--limit` asks for, or `fallback`.
     func rowLimit(_ fallback: Int) -> Int { limit.flatMap { Int($0) } ?? fallback }
 }

@@ -9,7 +9,7 @@ import Glibc
 /// polled). `live` redraws in place on a terminal (a line per update otherwise) until Ctrl-C,
 /// then sums up the session from the interfaces' counters at its start and end.
 enum LiveView {
-    struct Session: Encodable {
+    struct LiveSession: Encodable {
         var seconds: Double
         var updates: Int
         var interfaces: [Entry]
@@ -29,7 +29,7 @@ enum LiveView {
     }
 
     /// `rate`: the rates of the last interval, once.
-    static func rate(_ session: IfMeterCLI.Session, _ invocation: Invocation, output: Output) throws(CLIError) {
+    static func rate(_ session: Session, _ invocation: Invocation, output: Output) throws(CLIError) {
         let names = Set(try session.subjects(invocation).map(\.name))
         let watcher = try DaemonClient(path: session.client.path)
         let first = try watcher.send([Request(cmd: "watch")])[0]
@@ -54,7 +54,7 @@ enum LiveView {
         return grid.render()
     }
 
-    static func run(_ session: IfMeterCLI.Session, _ invocation: Invocation, output: Output) throws(CLIError) {
+    static func run(_ session: Session, _ invocation: Invocation, output: Output) throws(CLIError) {
         let subjects = try session.subjects(invocation)
         let names = subjects.map(\.name)
         let startTotals = Dictionary(subjects.map { ($0.name, ($0.rxBytes, $0.txBytes)) }) { first, _ in first }
@@ -127,11 +127,11 @@ enum LiveView {
         clock_gettime(CLOCK_MONOTONIC, &monotonic)
         let seconds = Double(monotonic.tv_sec) + Double(monotonic.tv_nsec) / 1e9 - started
         let endTotals = (try? session.interfaces().interfaces) ?? []
-        let summary = Session(seconds: seconds, updates: updates, interfaces: names.map { name in
+        let summary = LiveSession(seconds: seconds, updates: updates, interfaces: names.map { name in
             let end = endTotals.first { $0.name == name }
             let start = startTotals[name] ?? (0, 0)
             let peak = peaks[name] ?? (0, 0)
-            return Session.Entry(
+            return LiveSession.Entry(
                 name: name, rxBytes: (end?.rxBytes ?? start.0) &- start.0, txBytes: (end?.txBytes ?? start.1) &- start.1,
                 peakRxBytesPerSecond: peak.0, peakTxBytesPerSecond: peak.1)
         })
@@ -142,7 +142,7 @@ enum LiveView {
         }
     }
 
-    static func render(_ summary: Session, units: Units) -> String {
+    static func render(_ summary: LiveSession, units: Units) -> String {
         let text = "\nsession: \(fixed(summary.seconds, decimals: 1)) s, \(summary.updates) updates\n"
         var grid = Table([.left, .right, .right, .right, .right, .right, .right], indent: "  ")
         grid.add(["", "rx", "tx", "avg rx", "avg tx", "peak rx", "peak tx"])

@@ -11,13 +11,8 @@ enum LogView {
         let time = TimeText(utc: false)
         var filter = LogFilter(interfaces: invocation.interfaces, interfaceClass: invocation.interfaceClass,
                                kind: invocation.kind)
-        for (text, option) in [(invocation.from, "--from"), (invocation.to, "--to")] {
-            guard let text else { continue }
-            guard let seconds = time.parse(text) else {
-                throw .usage("\(option): cannot read \"\(text)\"; use YYYY-MM-DD, \"YYYY-MM-DD HH:MM\", RFC 3339 or @UNIXSECONDS")
-            }
-            if option == "--from" { filter.from = seconds } else { filter.to = seconds }
-        }
+        filter.from = try time.argument(invocation.from, option: "--from")
+        filter.to = try time.argument(invocation.to, option: "--to")
         if let kind = invocation.kind, kind != "estimate", kind != "event", CounterEvent.Kind(rawValue: kind) == nil {
             throw .usage("--kind: \"\(kind)\" is neither estimate, event nor an event kind (\(CounterEvent.Kind.allCases.map(\.rawValue).joined(separator: ", ")))")
         }

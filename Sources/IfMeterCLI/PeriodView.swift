@@ -50,8 +50,8 @@ enum PeriodView {
     static func fetch(_ session: Session, _ invocation: Invocation) throws(CLIError) -> UsageTables {
         let period = invocation.command.period ?? invocation.chartPeriod.map(chartResolution) ?? "day"
         let subjects = try UsageSubject.of(invocation, session)
-        let from = try session.time(invocation.from, option: "--from")
-        let to = try session.time(invocation.to, option: "--to")
+        let from = try session.timeArgument(invocation.from, option: "--from")
+        let to = try session.timeArgument(invocation.to, option: "--to")
         let requests = subjects.map { subject -> Request in
             var request = subject.request(period: period)
             (request.from, request.to) = (from, to)

@@ -68,13 +68,9 @@ public final class Session {
         now = Double(wall.tv_sec) + Double(wall.tv_nsec) / 1e9
     }
 
-    /// `--from`/`--to` as Unix seconds, read in the daemon's zone.
-    func time(_ text: String?, option: String) throws(CLIError) -> TimeArgument? {
-        guard let text else { return nil }
-        guard let seconds = time.parse(text) else {
-            throw .usage("\(option): cannot read \"\(text)\"; use YYYY-MM-DD, \"YYYY-MM-DD HH:MM\", RFC 3339 or @UNIXSECONDS")
-        }
-        return TimeArgument(seconds: seconds)
+    /// `--from`/`--to` for a request, read in the daemon's zone.
+    func timeArgument(_ text: String?, option: String) throws(CLIError) -> TimeArgument? {
+        try time.argument(text, option: option).map(TimeArgument.init(seconds:))
     }
 
     /// Every interface ifmeter knows, present ones first.

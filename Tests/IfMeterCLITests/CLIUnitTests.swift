@@ -81,6 +81,13 @@ struct CLIUnitTests {
         }
     }
 
+    @Test("a command named in arguments that do not parse; an option's value is not a command")
+    func names() {
+        #expect(Invocation.names(.check, in: ["--socket", "/s", "check", "--bogus"]))
+        #expect(!Invocation.names(.check, in: ["days", "-i", "check", "--bogus"]))
+        #expect(!Invocation.names(.check, in: ["--socket", "check"]))
+    }
+
     @Test("the hour graph scales to the busiest hour")
     func bar() {
         #expect(PeriodView.bar(rx: 300, tx: 100, peak: 400, width: 8) == "rrrrrrtt")
