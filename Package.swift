@@ -25,18 +25,20 @@ let package = Package(
             dependencies: ["CLibNL"],
             cSettings: [.define("_GNU_SOURCE")]
         ),
+        // Compact sorted-key JSON straight to bytes, for responses, log records and stored events.
+        .target(name: "IfMeterJSON"),
         // Model, classifier, (later) meter and labels. Pure Swift: no sockets, no SQLite.
         .target(name: "IfMeterCore"),
         // Kernel sources turned into IfMeterCore values; the only importer of CLinkStats.
         .target(name: "IfMeterKernel", dependencies: ["IfMeterCore", "CLinkStats"]),
         // History in SQLite: buckets, totals, epochs and meter state, events, retention.
-        .target(name: "IfMeterStore", dependencies: ["IfMeterCore", "CSQLite"]),
+        .target(name: "IfMeterStore", dependencies: ["IfMeterCore", "IfMeterJSON", "CSQLite"]),
         // The socket protocol: request and response types, error codes, line framing.
-        .target(name: "IfMeterWire", dependencies: ["IfMeterCore"]),
+        .target(name: "IfMeterWire", dependencies: ["IfMeterCore", "IfMeterJSON"]),
         // Composition: command line, probe, (later) event loop, server, systemd.
         .target(
             name: "IfMeterDaemon",
-            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterStore", "IfMeterWire", "CSystemd"]),
+            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "CSystemd"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
         // The client: views, live rates, the estimate log, quota checks, charts.
         .target(name: "IfMeterCLI", dependencies: ["IfMeterCore", "IfMeterWire"]),
@@ -59,6 +61,7 @@ let package = Package(
             path: "Tests/StoreCrashWriter"),
         .testTarget(name: "IfMeterDaemonTests", dependencies: ["IfMeterDaemon", "IfMeterCore", "IfMeterStore", "IfMeterWire"]),
         .testTarget(name: "IfMeterCLITests", dependencies: ["IfMeterCLI", "IfMeterCore", "IfMeterWire"]),
+        .testTarget(name: "IfMeterJSONTests", dependencies: ["IfMeterJSON"]),
         // Writes a known history (a reset, a DST change) through the real meter and store.
         .executableTarget(
             name: "history-seeder", dependencies: ["IfMeterStore", "IfMeterCore"],

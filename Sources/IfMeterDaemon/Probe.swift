@@ -1,4 +1,5 @@
 import FoundationEssentials
+import IfMeterJSON
 import IfMeterCore
 import IfMeterKernel
 
@@ -83,11 +84,8 @@ public struct ProbeReport: Encodable, Sendable {
     }
 
     public func json() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
         // Encoding plain strings and integers cannot fail.
-        let data = try! encoder.encode(self)
-        return String(decoding: data, as: UTF8.self)
+        String(decoding: try! JSONLineEncoder().encode(self), as: UTF8.self)
     }
 
     /// An aligned table, one interface a line, ending with the estimate footnote.

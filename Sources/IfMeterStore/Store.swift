@@ -1,5 +1,6 @@
 import CSQLite
 import FoundationEssentials
+import IfMeterJSON
 import IfMeterCore
 #if canImport(Glibc)
 import Glibc
@@ -203,9 +204,7 @@ public final class Store {
 
     static func json(_ traffic: Traffic?) -> String? {
         guard let traffic else { return nil }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return (try? encoder.encode(traffic)).map { String(decoding: $0, as: UTF8.self) }
+        return (try? JSONLineEncoder().encode(traffic)).map { String(decoding: $0, as: UTF8.self) }
     }
 
     // MARK: Loading

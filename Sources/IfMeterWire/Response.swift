@@ -1,4 +1,5 @@
 import FoundationEssentials
+import IfMeterJSON
 
 /// The documented error codes (docs/PROTOCOL.md).
 public enum ErrorCode: String, Hashable, Sendable, Codable, CaseIterable {
@@ -94,10 +95,9 @@ public struct ResponseLine: Sendable {
 /// Encodes responses as single lines, keys sorted for a stable wire format.
 public enum LineEncoder {
     public static func encode<T: Encodable>(_ value: T) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Our response types hold only strings, numbers, booleans and arrays of them.
-        var bytes = [UInt8](try! encoder.encode(value))
+        // Our types hold only strings, numbers, booleans and arrays of them, whose encoding
+        // cannot fail (non-finite numbers become null).
+        var bytes = try! JSONLineEncoder().encode(value)
         bytes.append(UInt8(ascii: "\n"))
         return bytes
     }

@@ -1,0 +1,255 @@
+/// Encodes `Encodable` values as compact JSON with sorted keys and unescaped slashes, straight
+/// into bytes. It replaces FoundationEssentials' `JSONEncoder` on the daemon's hot paths
+/// (every response and estimate-log record): that one builds a tree of boxed values first,
+/// and answering `interfaces` for 1000 links spent almost all its time there.
+///
+/// Numbers: integers as they are; a `Double` that holds a whole number below 2⁵³ without a
+/// fraction (`1774944000`), any other finite one in Swift's shortest round-trip form. A
+/// non-finite double has no JSON form and is written `null` ("not known"), never a crash.
+public struct JSONLineEncoder: Sendable {
+    public init() {}
+
+    public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        let root = Node.Box()
+        try value.encode(to: NodeEncoder(box: root, codingPath: []))
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        root.node.write(to: &out)
+        return out
+    }
+}
+
+/// The value being built. Objects keep their keys unsorted until written.
+indirect enum Node {
+    case null
+    case bool(Bool)
+    case number(String)
+    case string(String)
+    case array([Box])
+    case object([(String, Box)])
+
+    /// A slot a container fills in later (a nested container, or a value encoded by a child encoder).
+    final class Box {
+        var node: Node = .null
+    }
+
+    func write(to out: inout [UInt8]) {
+        switch self {
+        case .null: out += "null".utf8
+        case .bool(let value): out += (value ? "true" : "false").utf8
+        case .number(let text): out += text.utf8
+        case .string(let text): Self.writeString(text, to: &out)
+        case .array(let items):
+            out.append(UInt8(ascii: "["))
+            for (index, item) in items.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                item.node.write(to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let members):
+            out.append(UInt8(ascii: "{"))
+            // Sorted by UTF-8 bytes, as Foundation's `.sortedKeys` orders ASCII keys.
+            for (index, member) in members.sorted(by: { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }).enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                Self.writeString(member.0, to: &out)
+                out.append(UInt8(ascii: ":"))
+                member.1.node.write(to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    static func writeString(_ text: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+            case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+            case 0x0A: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case 0x0D: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+            case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+            case 0x00..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    static func number(_ value: Double) -> Node {
+        guard value.isFinite else { return .null }
+        if value == value.rounded(.towardZero) && abs(value) < 9_007_199_254_740_992 {
+            return .number(String(Int64(value)))
+        }
+        return .number(value.description)
+    }
+}
+
+private struct NodeEncoder: Encoder {
+    let box: Node.Box
+    let codingPath: [any CodingKey]
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        // A type may ask for its keyed container more than once (a subclass, a wrapper): keep the members.
+        if case .object = box.node {} else { box.node = .object([]) }
+        return KeyedEncodingContainer(KeyedContainer<Key>(box: box, codingPath: codingPath))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        if case .array = box.node {} else { box.node = .array([]) }
+        return UnkeyedContainer(box: box, codingPath: codingPath)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        SingleContainer(box: box, codingPath: codingPath)
+    }
+}
+
+/// Scalars every container turns into nodes the same way.
+private protocol NodeWriting {
+    var codingPath: [any CodingKey] { get }
+}
+
+extension NodeWriting {
+    func node<T: Encodable>(_ value: T, at path: [any CodingKey]) throws -> Node {
+        switch value {
+        case let string as String: return .string(string)
+        case let bool as Bool: return .bool(bool)
+        case let double as Double: return Node.number(double)
+        case let float as Float: return Node.number(Double(float))
+        case let int as Int: return .number(String(int))
+        case let int as Int8: return .number(String(int))
+        case let int as Int16: return .number(String(int))
+        case let int as Int32: return .number(String(int))
+        case let int as Int64: return .number(String(int))
+        case let uint as UInt: return .number(String(uint))
+        case let uint as UInt8: return .number(String(uint))
+        case let uint as UInt16: return .number(String(uint))
+        case let uint as UInt32: return .number(String(uint))
+        case let uint as UInt64: return .number(String(uint))
+        default:
+            let box = Node.Box()
+            try value.encode(to: NodeEncoder(box: box, codingPath: path))
+            return box.node
+        }
+    }
+}
+
+private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol, NodeWriting {
+    let box: Node.Box
+    let codingPath: [any CodingKey]
+
+    private func append(_ key: Key, _ node: Node) {
+        let member = Node.Box()
+        member.node = node
+        append(key, member)
+    }
+
+    private func append(_ key: Key, _ member: Node.Box) {
+        guard case .object(var members) = box.node else { return }
+        box.node = .null  // leave the array uniquely referenced while it grows
+        members.removeAll { $0.0 == key.stringValue }
+        members.append((key.stringValue, member))
+        box.node = .object(members)
+    }
+
+    mutating func encodeNil(forKey key: Key) throws { append(key, .null) }
+
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        append(key, try node(value, at: codingPath + [key]))
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
+        -> KeyedEncodingContainer<NestedKey> {
+        let member = Node.Box()
+        member.node = .object([])
+        append(key, member)
+        return KeyedEncodingContainer(KeyedContainer<NestedKey>(box: member, codingPath: codingPath + [key]))
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        let member = Node.Box()
+        member.node = .array([])
+        append(key, member)
+        return UnkeyedContainer(box: member, codingPath: codingPath + [key])
+    }
+
+    mutating func superEncoder() -> any Encoder { superEncoder(forKey: Key(stringValue: "super")!) }
+
+    mutating func superEncoder(forKey key: Key) -> any Encoder {
+        let member = Node.Box()
+        append(key, member)
+        return NodeEncoder(box: member, codingPath: codingPath + [key])
+    }
+}
+
+private struct IndexKey: CodingKey {
+    var stringValue: String { String(intValue ?? 0) }
+    var intValue: Int?
+    init(_ index: Int) { intValue = index }
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { self.intValue = intValue }
+}
+
+private struct UnkeyedContainer: UnkeyedEncodingContainer, NodeWriting {
+    let box: Node.Box
+    let codingPath: [any CodingKey]
+
+    var count: Int {
+        if case .array(let items) = box.node { return items.count }
+        return 0
+    }
+
+    private func append(_ member: Node.Box) {
+        guard case .array(var items) = box.node else { return }
+        box.node = .null
+        items.append(member)
+        box.node = .array(items)
+    }
+
+    mutating func encodeNil() throws {
+        append(Node.Box())
+    }
+
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        let member = Node.Box()
+        member.node = try node(value, at: codingPath + [IndexKey(count)])
+        append(member)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        let member = Node.Box()
+        member.node = .object([])
+        let path = codingPath + [IndexKey(count)]
+        append(member)
+        return KeyedEncodingContainer(KeyedContainer<NestedKey>(box: member, codingPath: path))
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        let member = Node.Box()
+        member.node = .array([])
+        let path = codingPath + [IndexKey(count)]
+        append(member)
+        return UnkeyedContainer(box: member, codingPath: path)
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        let member = Node.Box()
+        let path = codingPath + [IndexKey(count)]
+        append(member)
+        return NodeEncoder(box: member, codingPath: path)
+    }
+}
+
+private struct SingleContainer: SingleValueEncodingContainer, NodeWriting {
+    let box: Node.Box
+    let codingPath: [any CodingKey]
+
+    mutating func encodeNil() throws { box.node = .null }
+
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        box.node = try node(value, at: codingPath)
+    }
+}
