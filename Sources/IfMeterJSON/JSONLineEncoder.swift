@@ -25,8 +25,21 @@ indirect enum Node {
     case bool(Bool)
     case number(String)
     case string(String)
-    case array([Box])
-    case object([(String, Box)])
+    case array([Slot])
+    case object([(String, Slot)])
+
+    /// A member or element: finished when it is a scalar, filled later when it is a container.
+    enum Slot {
+        case done(Node)
+        case later(Box)
+
+        var node: Node {
+            switch self {
+            case .done(let node): node
+            case .later(let box): box.node
+            }
+        }
+    }
 
     /// A slot a container fills in later (a nested container, or a value encoded by a child encoder).
     final class Box {
@@ -48,12 +61,20 @@ indirect enum Node {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            // Sorted by UTF-8 bytes, as Foundation's `.sortedKeys` orders ASCII keys.
-            for (index, member) in members.sorted(by: { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }).enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                Self.writeString(member.0, to: &out)
+            // Sorted by UTF-8 bytes, as Foundation's `.sortedKeys` orders ASCII keys; a key
+            // written twice keeps its last value, as in Foundation.
+            let sorted = members.indices.sorted {
+                let (a, b) = (members[$0].0, members[$1].0)
+                return a == b ? $0 < $1 : a.utf8.lexicographicallyPrecedes(b.utf8)
+            }
+            var first = true
+            for (position, index) in sorted.enumerated() {
+                if position + 1 < sorted.count && members[sorted[position + 1]].0 == members[index].0 { continue }
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+                Self.writeString(members[index].0, to: &out)
                 out.append(UInt8(ascii: ":"))
-                member.1.node.write(to: &out)
+                members[index].1.node.write(to: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
@@ -113,7 +134,8 @@ private protocol NodeWriting {
 }
 
 extension NodeWriting {
-    func node<T: Encodable>(_ value: T, at path: [any CodingKey]) throws -> Node {
+    /// `path` is built only for a value that needs an encoder of its own.
+    func node<T: Encodable>(_ value: T, at path: @autoclosure () -> [any CodingKey]) throws -> Node {
         switch value {
         case let string as String: return .string(string)
         case let bool as Bool: return .bool(bool)
@@ -131,7 +153,7 @@ extension NodeWriting {
         case let uint as UInt64: return .number(String(uint))
         default:
             let box = Node.Box()
-            try value.encode(to: NodeEncoder(box: box, codingPath: path))
+            try value.encode(to: NodeEncoder(box: box, codingPath: path()))
             return box.node
         }
     }
@@ -142,16 +164,13 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol, N
     let codingPath: [any CodingKey]
 
     private func append(_ key: Key, _ node: Node) {
-        let member = Node.Box()
-        member.node = node
-        append(key, member)
+        append(key, .done(node))
     }
 
-    private func append(_ key: Key, _ member: Node.Box) {
+    private func append(_ key: Key, _ slot: Node.Slot) {
         guard case .object(var members) = box.node else { return }
         box.node = .null  // leave the array uniquely referenced while it grows
-        members.removeAll { $0.0 == key.stringValue }
-        members.append((key.stringValue, member))
+        members.append((key.stringValue, slot))
         box.node = .object(members)
     }
 
@@ -161,18 +180,27 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol, N
         append(key, try node(value, at: codingPath + [key]))
     }
 
+    // The common scalars directly, without a dynamic cast each.
+    mutating func encode(_ value: String, forKey key: Key) throws { append(key, .string(value)) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { append(key, .bool(value)) }
+    mutating func encode(_ value: Double, forKey key: Key) throws { append(key, Node.number(value)) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { append(key, .number(String(value))) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { append(key, .number(String(value))) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { append(key, .number(String(value))) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { append(key, .number(String(value))) }
+
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
         -> KeyedEncodingContainer<NestedKey> {
         let member = Node.Box()
         member.node = .object([])
-        append(key, member)
+        append(key, .later(member))
         return KeyedEncodingContainer(KeyedContainer<NestedKey>(box: member, codingPath: codingPath + [key]))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         let member = Node.Box()
         member.node = .array([])
-        append(key, member)
+        append(key, .later(member))
         return UnkeyedContainer(box: member, codingPath: codingPath + [key])
     }
 
@@ -180,7 +208,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol, N
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
         let member = Node.Box()
-        append(key, member)
+        append(key, .later(member))
         return NodeEncoder(box: member, codingPath: codingPath + [key])
     }
 }
@@ -202,28 +230,28 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer, NodeWriting {
         return 0
     }
 
-    private func append(_ member: Node.Box) {
+    private func append(_ slot: Node.Slot) {
         guard case .array(var items) = box.node else { return }
         box.node = .null
-        items.append(member)
+        items.append(slot)
         box.node = .array(items)
     }
 
     mutating func encodeNil() throws {
-        append(Node.Box())
+        append(.done(.null))
     }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
-        let member = Node.Box()
-        member.node = try node(value, at: codingPath + [IndexKey(count)])
-        append(member)
+        append(.done(try node(value, at: codingPath + [IndexKey(count)])))
     }
+
+    mutating func encode(_ value: String) throws { append(.done(.string(value))) }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
         let member = Node.Box()
         member.node = .object([])
         let path = codingPath + [IndexKey(count)]
-        append(member)
+        append(.later(member))
         return KeyedEncodingContainer(KeyedContainer<NestedKey>(box: member, codingPath: path))
     }
 
@@ -231,14 +259,14 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer, NodeWriting {
         let member = Node.Box()
         member.node = .array([])
         let path = codingPath + [IndexKey(count)]
-        append(member)
+        append(.later(member))
         return UnkeyedContainer(box: member, codingPath: path)
     }
 
     mutating func superEncoder() -> any Encoder {
         let member = Node.Box()
         let path = codingPath + [IndexKey(count)]
-        append(member)
+        append(.later(member))
         return NodeEncoder(box: member, codingPath: path)
     }
 }
