@@ -111,10 +111,30 @@ struct EstimateLogReader {
         return (records, lineStart)
     }
 
-    /// Every complete record of `path`.
-    mutating func read(_ path: String) throws(CLIError) -> [LogRecord] {
-        let file = try LogFile(path: path)
-        return records(in: try file.readToEnd()).records
+    /// Opens `paths` (a directory's files, oldest first) so that a rotation while they are
+    /// being opened neither repeats nor skips a file: newest first, each file once by inode,
+    /// then oldest first by modification time (a rotated file is no longer written). Files
+    /// that vanish meanwhile are skipped; the rest are read from their open descriptors.
+    static func open(rotated paths: [String]) throws(CLIError) -> [LogFile] {
+        var files: [(file: LogFile, position: Int)] = []
+        var inodes = Set<ino_t>()
+        for (position, path) in paths.enumerated().reversed() {
+            let file: LogFile
+            do {
+                file = try LogFile(path: path)
+            } catch where error.status == .noInput {
+                continue  // rotated away between the listing and the open
+            }
+            if inodes.insert(file.inode).inserted { files.append((file, position)) }
+        }
+        // Modification times are coarse (a clock tick): files written in the same tick keep
+        // the listing's order.
+        return files.sorted { ($0.file.modified, $0.position) < ($1.file.modified, $1.position) }.map(\.file)
+    }
+
+    /// Every complete record of `file`.
+    mutating func read(_ file: LogFile) throws(CLIError) -> [LogRecord] {
+        records(in: try file.readToEnd()).records
     }
 }
 
@@ -123,6 +143,8 @@ final class LogFile {
     let path: String
     let fd: Int32
     let inode: ino_t
+    /// When it was last written, in nanoseconds.
+    let modified: Int64
 
     init(path: String) throws(CLIError) {
         self.path = path
@@ -134,6 +156,7 @@ final class LogFile {
         var info = stat()
         fstat(fd, &info)
         inode = info.st_ino
+        modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
     }
 
     deinit { if fd >= 0 { close(fd) } }

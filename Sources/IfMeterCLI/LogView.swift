@@ -37,7 +37,10 @@ enum LogView {
             }
         }
         let wholeFiles = invocation.follow ? files.filter { $0 != current } : files
-        for path in wholeFiles { show(try reader.read(path)) }
+        let opened = invocation.logFiles.isEmpty
+            ? try EstimateLogReader.open(rotated: wholeFiles)
+            : try wholeFiles.map { path throws(CLIError) in try LogFile(path: path) }
+        for file in opened { show(try reader.read(file)) }
         if invocation.follow, let current {
             try follow(current, reader: &reader, output: output, show: show)
         }

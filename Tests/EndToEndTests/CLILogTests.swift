@@ -37,6 +37,17 @@ struct CLILogTests {
         #expect(result.stderr == "ifmeter log: skipped 1 line that are not log records\n")
     }
 
+    @Test("a file seen twice during a rotation (the same inode under two names) is read once")
+    func sameFileTwice() throws {
+        let (directory, records) = try rotatedDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // As if the listing saw estimates.jsonl.1 both before and after a rotation moved it.
+        try FileManager.default.linkItem(atPath: directory + "/estimates.jsonl.1", toPath: directory + "/estimates.jsonl.3")
+        let result = try Command.run([CLIBinary.path, "log", "--log-dir", directory, "--json"])
+        #expect(result.status == 0)
+        #expect(result.stdout == records.joined(separator: "\n") + "\n")
+    }
+
     @Test("filters: interface, class, kind, time")
     func filters() throws {
         let (directory, _) = try rotatedDirectory()
