@@ -102,8 +102,11 @@ enum LiveView {
                         output.write((drawn > 0 ? "\u{1B}[\(drawn)F\u{1B}[J" : "") + screen)
                         drawn = screen.split(separator: "\n", omittingEmptySubsequences: false).count - 1
                     } else {
-                        output.write(rates.interfaces.map {
-                            "\(session.time.second(rates.at))  \($0.name)  rx \(invocation.units.rate($0.rate.rxBytesPerSecond))  tx \(invocation.units.rate($0.rate.txBytesPerSecond))\n"
+                        // Every interface asked for, "—" until it has a measured interval, as on a terminal.
+                        output.write(names.map { name in
+                            let rate = rates.interfaces.first { $0.name == name }?.rate
+                            return "\(session.time.second(rates.at))  \(name)  rx \(rate.map { invocation.units.rate($0.rxBytesPerSecond) } ?? "—")"
+                                + "  tx \(rate.map { invocation.units.rate($0.txBytesPerSecond) } ?? "—")\n"
                         }.joined())
                     }
                     output.flush()

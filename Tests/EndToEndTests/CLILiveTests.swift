@@ -2,6 +2,11 @@ import Foundation
 import IfMeterTestSupport
 import Testing
 
+enum EstimateFootnote {
+    static let text = "Estimates from interface counters: they include protocol overhead, are not per-application, "
+        + "and tunnel traffic is counted again on the link beneath it."
+}
+
 /// `ifmeter live` on a terminal (tmux), driven by traffic the test generates.
 @Suite("ifmeter live", .enabled(if: NetworkNamespace.available && (try? Command.resolve("tmux")) != nil,
                                 "needs root (a network namespace) and tmux (make test installs it)"))
@@ -53,6 +58,32 @@ struct CLILiveTests {
         let cells = summary?.split(separator: " ").map(String.init) ?? []
         // "  va  <rx> <unit>  <tx> <unit> …": tx during the session is counted, at most what was sent.
         #expect(cells.count >= 5 && cells[3] != "0", "\(final)")
+    }
+}
+
+/// `live` writing to a pipe: a line per interface and update, or JSON lines, ending on its own.
+@Suite("ifmeter live, not on a terminal", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
+struct CLILivePipeTests {
+    @Test("--count ends it; lines carry each update's rates; --json the watch results and the session")
+    func pipe() throws {
+        let pair = try VethPair(subnet: 89)
+        let daemon = try DaemonProcess(namespace: pair.left, config: "interval = 1\n")
+        try daemon.start()
+        try pair.sendLeftToRight(count: 100, payload: 1000)
+        let text = try Command.run([CLIBinary.path, "--socket", daemon.socket, "live", "-i", "va", "--count", "2"])
+        #expect(text.status == 0, "\(text.stderr)")
+        let updates = text.stdout.split(separator: "\n").filter { $0.contains("  va  rx ") }
+        #expect(updates.count == 3, "the first rates line, then two updates:\n\(text.stdout)")
+        #expect(text.stdout.contains("session: ") && text.stdout.hasSuffix(EstimateFootnote.text + "\n"))
+
+        let json = try Command.run([CLIBinary.path, "--socket", daemon.socket, "live", "-i", "va", "--count", "1", "--json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let objects = try json.stdout.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(objects.count == 3)
+        #expect(objects.prefix(2).allSatisfy { ($0["interfaces"] as? [[String: Any]])?.first?["name"] as? String == "va" })
+        #expect(objects.last?["session"] != nil)
     }
 }
 
