@@ -34,6 +34,14 @@ struct CLIInstallTests {
             #expect(manual.contains(command), "\(command) in ifmeter.1")
             #expect(completed.first?.contains(command) == true, "\(command) completed")
         }
+        // Every key docs/CONFIG.md documents is in ifmeterd.conf(5).
+        let configDoc = try String(contentsOfFile: Daemon.packageRoot + "/docs/CONFIG.md", encoding: .utf8)
+        let keys = configDoc.split(separator: "\n").filter { $0.hasPrefix("| `") }
+            .compactMap { $0.dropFirst(3).split(separator: "`").first.map(String.init) }
+            .map { $0.hasSuffix("[IFACE]") ? String($0.dropLast("[IFACE]".count)) : $0 }
+        let configPage = try String(contentsOfFile: root + "/share/man/man5/ifmeterd.conf.5", encoding: .utf8)
+        #expect(keys.count >= 20)
+        for key in keys { #expect(configPage.contains(key), "\(key) in ifmeterd.conf.5") }
         #expect(completed.last == ["--socket", "--json", "--si", "--bits", "--help", "--interface", "--period",
                                    "--limit", "--warn", "--projected", "--direction"])
     }
