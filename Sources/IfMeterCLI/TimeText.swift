@@ -21,10 +21,8 @@ public struct TimeText: Hashable, Sendable {
         return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// `2026-03-29 14:05` (with the zone's abbreviation when `zone`).
-    public func minute(_ seconds: Double, zone: Bool = false) -> String {
-        format(seconds, zone ? "%Y-%m-%d %H:%M %Z" : "%Y-%m-%d %H:%M")
-    }
+    /// `2026-03-29 14:05`.
+    public func minute(_ seconds: Double) -> String { format(seconds, "%Y-%m-%d %H:%M") }
 
     public func second(_ seconds: Double) -> String { format(seconds, "%Y-%m-%d %H:%M:%S") }
     public func day(_ seconds: Double) -> String { format(seconds, "%Y-%m-%d") }
