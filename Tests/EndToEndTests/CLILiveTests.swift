@@ -16,8 +16,12 @@ struct CLILiveTests {
         let pair = try VethPair(subnet: 87)
         let daemon = try DaemonProcess(namespace: pair.left, config: "interval = 1\n")
         try daemon.start()
-        let tmux = ["tmux", "-L", "ifmeter-test-\(getpid())-\(UUID().uuidString)"]
-        defer { _ = try? Command.run(tmux + ["kill-server"]) }
+        let server = "ifmeter-test-\(getpid())-\(UUID().uuidString)"
+        let tmux = ["tmux", "-L", server]
+        defer {
+            _ = try? Command.run(tmux + ["kill-server"])
+            unlink("/tmp/tmux-\(getuid())/\(server)")
+        }
         // The pane stays after ifmeter exits (the shell waits), so its last screen can be read.
         // Spawned and waited for directly: the tmux server it forks inherits Foundation's
         // process-monitoring descriptor, so Process would never see this client exit.
@@ -98,8 +102,19 @@ func spawnAndWait(_ arguments: [String]) throws -> Int32 {
     let path = try Command.resolve(arguments[0])
     var argv = arguments.map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
+    // The test's threads block most signals and the mask is inherited: unblocked, and every
+    // signal at its default, the tmux server's panes die when the server is killed.
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var none = sigset_t(), all = sigset_t()
+    sigemptyset(&none)
+    sigfillset(&all)
+    posix_spawnattr_setsigmask(&attributes, &none)
+    posix_spawnattr_setsigdefault(&attributes, &all)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, path, &actions, nil, &argv, environ)
+    let spawned = posix_spawn(&pid, path, &actions, &attributes, &argv, environ)
     guard spawned == 0 else { throw POSIXError(.init(rawValue: spawned) ?? .EIO) }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
