@@ -27,7 +27,7 @@ let package = Package(
         ),
         // Compact sorted-key JSON straight to bytes, for responses, log records and stored events.
         .target(name: "IfMeterJSON"),
-        // Model, classifier, (later) meter and labels. Pure Swift: no sockets, no SQLite.
+        // Model, classifier, meter and labels. Pure Swift: no sockets, no SQLite.
         .target(name: "IfMeterCore"),
         // Kernel sources turned into IfMeterCore values; the only importer of CLinkStats.
         .target(name: "IfMeterKernel", dependencies: ["IfMeterCore", "CLinkStats"]),
@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "IfMeterStore", dependencies: ["IfMeterCore", "IfMeterJSON", "CSQLite"]),
         // The socket protocol: request and response types, error codes, line framing.
         .target(name: "IfMeterWire", dependencies: ["IfMeterCore", "IfMeterJSON"]),
-        // Composition: command line, probe, (later) event loop, server, systemd.
+        // Composition: command line, config, probe, event loop, server, systemd.
         .target(
             name: "IfMeterDaemon",
             dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "CSystemd"]),

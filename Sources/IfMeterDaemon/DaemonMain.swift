@@ -25,7 +25,7 @@ public enum DaemonMain {
         case .probe:
             return probe(options)
         case .checkConfig, .serve:
-            let paths = Paths.resolve(options: options, environment: environment(), uid: getuid())
+            let paths = Paths.resolve(options: options, environment: processEnvironment(), uid: getuid())
             let config: DaemonConfig
             do {
                 config = try DaemonConfig.load(path: paths.config, required: paths.configRequired)
@@ -66,8 +66,6 @@ public enum DaemonMain {
             return 1
         }
     }
-
-    static func environment() -> [String: String] { processEnvironment() }
 
     /// One `write(2)` per message, so lines from concurrent writers never interleave.
     static func printError(_ message: String) {

@@ -103,8 +103,7 @@ extension Daemon {
         let unsaved = pending.unsavedTotals
         let entries = sampler.links.values.sorted { $0.ifindex < $1.ifindex }.map { link -> InterfaceResult in
             let verdict = classification(of: link)
-            var tally = savedTotals[link.name] ?? BucketTally()
-            if let more = unsaved[link.name] { tally += more }
+            let tally = total(of: link.name, unsaved: unsaved)
             let tracked = sampler.meter.tracked[link.ifindex]
             let rate = sampler.meter.rates[link.ifindex].flatMap(RateResult.init(measured:))
             let labels = tally.labels(tunnel: verdict.isTunnel)
@@ -127,13 +126,19 @@ extension Daemon {
                                 footnote: EstimateLabel.footnote)
     }
 
+    /// A name's total since its history began: saved, plus counted and not yet saved.
+    private func total(of name: String, unsaved: [String: BucketTally]) -> BucketTally {
+        var tally = savedTotals[name] ?? BucketTally()
+        if let more = unsaved[name] { tally += more }
+        return tally
+    }
+
     /// Names with history that are not present now, by name: their totals, but no rate or epoch.
     private func absentInterfaces(present: Set<String>) -> [InterfaceResult] {
         let stored = (try? store?.interfaces()) ?? []
         let unsaved = pending.unsavedTotals
         return stored.filter { !present.contains($0.name) }.map { record in
-            var tally = savedTotals[record.name] ?? BucketTally()
-            if let more = unsaved[record.name] { tally += more }
+            let tally = total(of: record.name, unsaved: unsaved)
             let interfaceClass = record.interfaceClass.flatMap(InterfaceClass.init(rawValue:))
             return InterfaceResult(
                 name: record.name, ifindex: nil, class: record.interfaceClass ?? "unknown",

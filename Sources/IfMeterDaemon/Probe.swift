@@ -1,6 +1,6 @@
 import FoundationEssentials
-import IfMeterJSON
 import IfMeterCore
+import IfMeterJSON
 import IfMeterKernel
 
 /// `ifmeterd --probe`: every interface the daemon sees right now, classified.

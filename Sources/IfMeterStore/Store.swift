@@ -1,7 +1,7 @@
 import CSQLite
 import FoundationEssentials
-import IfMeterJSON
 import IfMeterCore
+import IfMeterJSON
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -46,7 +46,7 @@ public struct Response<Result: Encodable & Sendable>: Encodable, Sendable {
     public var v = protocolVersion
     public var id: RequestID?
     public var ok: Bool
-    /// Present on `watch` stream lines: what this line carries (`rates`, `events`).
+    /// Present on `watch` stream lines: what this line carries (`rates` or `event`).
     public var stream: String?
     public var result: Result?
     public var error: WireError?
