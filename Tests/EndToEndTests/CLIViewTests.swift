@@ -30,6 +30,10 @@ struct CLIViewTests {
             #expect(result.stderr.isEmpty, "\(arguments): \(result.stderr)")
             Golden.check(name, result.stdout)
         }
+        // A time is read in the daemon's zone, so a bad one is found once connected: still 64.
+        let badTime = try seeded.ifmeter(["days", "--from", "last tuesday"])
+        #expect(badTime.status == 64 && badTime.stdout.isEmpty)
+        #expect(badTime.stderr.hasPrefix("ifmeter: --from: cannot read \"last tuesday\""))
     }
 
     @Test("--json on every daemon command is one JSON document with the documented keys")
