@@ -38,8 +38,22 @@ public struct Traffic: Hashable, Sendable, Codable {
                 txPackets: combine(txPackets, other.txPackets))
     }
 
-    public static func + (lhs: Traffic, rhs: Traffic) -> Traffic { lhs.combined(with: rhs, +) }
+    /// Counter by counter, saturating at 2^64 − 1: a sum past it is not a figure ifmeter can
+    /// report, and must not trap a daemon. Where the overflow must be recorded (totals), use
+    /// ``adding(_:)``.
+    public static func + (lhs: Traffic, rhs: Traffic) -> Traffic { lhs.adding(rhs).sum }
     public static func += (lhs: inout Traffic, rhs: Traffic) { lhs = lhs + rhs }
+
+    /// The saturated sum, and whether any counter had to be held at 2^64 − 1.
+    public func adding(_ other: Traffic) -> (sum: Traffic, overflowed: Bool) {
+        var overflowed = false
+        let sum = combined(with: other) { left, right in
+            let (value, overflow) = left.addingReportingOverflow(right)
+            overflowed = overflowed || overflow
+            return overflow ? UInt64.max : value
+        }
+        return (sum, overflowed)
+    }
 
     /// Per-counter maximum: how a deletion's final counters are taken (DESIGN §3 rule 4).
     public static func max(_ lhs: Traffic, _ rhs: Traffic) -> Traffic {

@@ -27,7 +27,13 @@ public struct DaemonConfig: Hashable, Sendable {
     /// Members may run admin commands (`reload`, `forget`), besides root.
     public var adminGroup: gid_t?
     public var maxLineLength = 65536
-    public var maxClients = 64
+    /// Clients connected at once, all users together.
+    public var maxClients = 512
+    /// Clients one uid may have connected at once (dbus-daemon's `max_connections_per_user`).
+    public var maxClientsPerUID = 64
+    /// Of `maxClients`, the slots only root, ifmeterd's user and `admin_group` may take, so
+    /// other users together can never lock them out.
+    public var adminReservedClients = 16
     /// Unsent output one client may have queued before it is cut off.
     public var clientBuffer = 1 << 20
     /// Seconds a client may stay silent (watchers excepted).
@@ -100,6 +106,10 @@ public struct DaemonConfig: Hashable, Sendable {
                 throw fail(error.description)
             }
         }
+        guard config.adminReservedClients < config.maxClients else {
+            throw ConfigError(file: file, line: nil, message: "admin_reserved_clients (\(config.adminReservedClients)) "
+                + "must be less than max_clients (\(config.maxClients)), or no other user could connect")
+        }
         return config
     }
 
@@ -112,8 +122,8 @@ public struct DaemonConfig: Hashable, Sendable {
             return
         }
         switch key {
-        case "interval": interval = UInt64(try Self.seconds(value, key: key, minimum: 1))
-        case "save_interval": saveInterval = UInt64(try Self.seconds(value, key: key, minimum: 1))
+        case "interval": interval = UInt64(try Self.seconds(value, key: key, in: Self.acceptedInterval))
+        case "save_interval": saveInterval = UInt64(try Self.seconds(value, key: key, in: Self.acceptedSaveInterval))
         case "time_zone":
             switch value {
             case "local": timeZone = .local
@@ -125,8 +135,8 @@ public struct DaemonConfig: Hashable, Sendable {
             let rate = try Self.bandwidth(value, key: key)
             maxBytesPerSecond = rate == 0 ? nil : rate
         case "speed_margin":
-            guard let margin = Double(value), margin >= 1 else {
-                throw ValueError("speed_margin: expected a number ≥ 1, got \"\(value)\"")
+            guard let margin = Double(value), (1...1000).contains(margin) else {
+                throw ValueError("speed_margin: expected a number from 1 to 1000, got \"\(value)\"")
             }
             speedMargin = margin
         case "classify":
@@ -138,10 +148,10 @@ public struct DaemonConfig: Hashable, Sendable {
         case "retention_5min": retention.fiveMinutes = try Self.optionalSeconds(value, key: key)
         case "retention_hour": retention.hours = try Self.optionalSeconds(value, key: key)
         case "retention_day": retention.days = try Self.optionalSeconds(value, key: key)
-        case "retention_month": retention.months = try Self.optionalCount(value, key: key)
-        case "retention_year": retention.years = try Self.optionalCount(value, key: key)
+        case "retention_month": retention.months = try Self.optionalCount(value, key: key, in: 1...1200)
+        case "retention_year": retention.years = try Self.optionalCount(value, key: key, in: 1...100)
         case "retention_events": retention.events = try Self.optionalSeconds(value, key: key)
-        case "log_max_size": logMaxSize = try Self.size(value, key: key, minimum: 4096)
+        case "log_max_size": logMaxSize = try Self.size(value, key: key, in: 4096...(1 << 40))
         case "log_files": logFiles = try Self.integer(value, key: key, in: 0...1000)
         case "socket_mode":
             guard let mode = mode_t(value, radix: 8), mode <= 0o777 else {
@@ -150,10 +160,12 @@ public struct DaemonConfig: Hashable, Sendable {
             socketMode = mode
         case "socket_group": socketGroup = try Self.group(value, key: key)
         case "admin_group": adminGroup = try Self.group(value, key: key)
-        case "max_line_length": maxLineLength = Int(try Self.size(value, key: key, minimum: 256))
+        case "max_line_length": maxLineLength = Int(try Self.size(value, key: key, in: 256...(16 << 20)))
         case "max_clients": maxClients = try Self.integer(value, key: key, in: 1...65536)
-        case "client_buffer": clientBuffer = Int(try Self.size(value, key: key, minimum: 4096))
-        case "idle_timeout": idleTimeout = UInt64(try Self.seconds(value, key: key, minimum: 1))
+        case "max_clients_per_uid": maxClientsPerUID = try Self.integer(value, key: key, in: 1...65536)
+        case "admin_reserved_clients": adminReservedClients = try Self.integer(value, key: key, in: 0...1024)
+        case "client_buffer": clientBuffer = Int(try Self.size(value, key: key, in: 4096...(1 << 30)))
+        case "idle_timeout": idleTimeout = UInt64(try Self.seconds(value, key: key, in: 1...(7 * 86400)))
         default: throw ValueError("unknown key \"\(key)\" (see docs/CONFIG.md)")
         }
     }
@@ -170,30 +182,37 @@ public struct DaemonConfig: Hashable, Sendable {
         return number
     }
 
-    /// `90`, `90s`, `15m`, `48h`, `62d`.
-    static func seconds(_ value: String, key: String, minimum: Int64) throws(ValueError) -> Int64 {
+    /// Seconds between samples: up to an hour (a longer one would blur every 5-minute bucket).
+    public static let acceptedInterval: ClosedRange<Int64> = 1...3600
+    public static let acceptedSaveInterval: ClosedRange<Int64> = 1...86400
+    /// Retention ages: up to 100 years, beyond which `forever` says it better.
+    static let acceptedAge: ClosedRange<Int64> = 1...(100 * 366 * 86400)
+
+    /// `90`, `90s`, `15m`, `48h`, `62d`, within `range` (every duration is bounded, so no
+    /// conversion to microseconds or subtraction from now can overflow).
+    static func seconds(_ value: String, key: String, in range: ClosedRange<Int64>) throws(ValueError) -> Int64 {
         let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
         let (digits, unit) = value.last.flatMap { units[$0] }.map { (value.dropLast(), $0) } ?? (Substring(value), 1)
-        guard let number = Int64(digits), number >= 0, number <= Int64.max / unit, number * unit >= minimum else {
-            throw ValueError("\(key): expected a duration of at least \(minimum) s such as 30, 15m, 48h or 62d, got \"\(value)\"")
+        guard let number = Int64(digits), number >= 0, number <= Int64.max / unit, range.contains(number * unit) else {
+            throw ValueError("\(key): expected a duration from \(range.lowerBound) to \(range.upperBound) s such as 30, 15m, 48h or 62d, got \"\(value)\"")
         }
         return number * unit
     }
 
     static func optionalSeconds(_ value: String, key: String) throws(ValueError) -> Int64? {
-        value == "forever" ? nil : try seconds(value, key: key, minimum: 1)
+        value == "forever" ? nil : try seconds(value, key: key, in: acceptedAge)
     }
 
-    static func optionalCount(_ value: String, key: String) throws(ValueError) -> Int? {
-        value == "forever" ? nil : try integer(value, key: key, in: 1...100_000)
+    static func optionalCount(_ value: String, key: String, in range: ClosedRange<Int>) throws(ValueError) -> Int? {
+        value == "forever" ? nil : try integer(value, key: key, in: range)
     }
 
-    /// `4096`, `512K`, `10M`, `1G` (powers of 1024).
-    static func size(_ value: String, key: String, minimum: UInt64) throws(ValueError) -> UInt64 {
+    /// `4096`, `512K`, `10M`, `1G` (powers of 1024), within `range`.
+    static func size(_ value: String, key: String, in range: ClosedRange<UInt64>) throws(ValueError) -> UInt64 {
         let units: [Character: UInt64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
         let (digits, unit) = value.last.flatMap { units[$0] }.map { (value.dropLast(), $0) } ?? (Substring(value), 1)
-        guard let number = UInt64(digits), number <= UInt64.max / unit, number * unit >= minimum else {
-            throw ValueError("\(key): expected a size of at least \(minimum) bytes such as 512K or 10M, got \"\(value)\"")
+        guard let number = UInt64(digits), number <= UInt64.max / unit, range.contains(number * unit) else {
+            throw ValueError("\(key): expected a size from \(range.lowerBound) to \(range.upperBound) bytes such as 512K or 10M, got \"\(value)\"")
         }
         return number * unit
     }

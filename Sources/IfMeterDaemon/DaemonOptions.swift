@@ -82,10 +82,11 @@ public struct DaemonOptions: Hashable, Sendable {
             case "--log-dir": logDirectory = try value(for: argument)
             case "--interval":
                 let text = try value(for: argument)
-                guard let seconds = UInt64(text), seconds >= 1 else {
-                    throw UsageError("--interval: expected whole seconds ≥ 1, got \"\(text)\"")
+                let accepted = DaemonConfig.acceptedInterval
+                guard let seconds = Int64(text), accepted.contains(seconds) else {
+                    throw UsageError("--interval: expected whole seconds from \(accepted.lowerBound) to \(accepted.upperBound), got \"\(text)\"")
                 }
-                interval = seconds
+                interval = UInt64(seconds)
             default: throw UsageError("unknown argument \"\(argument)\"")
             }
         }

@@ -28,11 +28,20 @@ public struct BucketTally: Hashable, Sendable {
         EstimateLabel.labels(tunnel: tunnel, resets: resets, gaps: gaps, implausibleDropped: implausible)
     }
 
+    /// A sum that would pass 2^64 − 1 is held there and counted as implausible, so the figure
+    /// is labelled instead of the daemon trapping.
     public static func += (lhs: inout BucketTally, rhs: BucketTally) {
-        lhs.traffic += rhs.traffic
-        lhs.resets += rhs.resets
-        lhs.gaps += rhs.gaps
-        lhs.implausible += rhs.implausible
+        _ = lhs.add(rhs)
+    }
+
+    /// Adds `other`; true when a counter had to be held at 2^64 − 1.
+    public mutating func add(_ other: BucketTally) -> Bool {
+        let (sum, overflowed) = traffic.adding(other.traffic)
+        traffic = sum
+        resets &+= other.resets
+        gaps &+= other.gaps
+        implausible &+= other.implausible &+ (overflowed ? 1 : 0)
+        return overflowed
     }
 }
 
@@ -90,14 +99,20 @@ public struct PendingWrites: Sendable {
                                            monthStartDay: monthStartDay(delta.name))
                 buckets[BucketKey(name: delta.name, resolution: resolution, start: start), default: BucketTally()] += tally
             }
-            totals[delta.name, default: BucketTally()] += tally
-        }
-        for event in output.events {
-            if events.count < Self.maximumEvents {
-                events.append(event)
-            } else {
-                droppedEvents += 1
+            if totals[delta.name, default: BucketTally()].add(tally) {
+                append(CounterEvent(
+                    kind: .implausible, at: delta.at, interface: delta.name, ifindex: delta.ifindex,
+                    delta: delta.traffic, detail: "the total would pass 2^64 − 1; held there"))
             }
+        }
+        for event in output.events { append(event) }
+    }
+
+    private mutating func append(_ event: CounterEvent) {
+        if events.count < Self.maximumEvents {
+            events.append(event)
+        } else {
+            droppedEvents += 1
         }
     }
 

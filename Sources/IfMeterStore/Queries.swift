@@ -131,7 +131,7 @@ extension Store {
             guard let kind = statement.text(1).flatMap(CounterEvent.Kind.init(rawValue:)) else { continue }
             events.append(CounterEvent(
                 kind: kind, at: statement.double(0), interface: statement.text(2),
-                ifindex: statement.isNull(3) ? nil : Int32(statement.int64(3)),
+                ifindex: statement.isNull(3) ? nil : try statement.int32(3),
                 previous: traffic(statement.text(4)), current: traffic(statement.text(5)),
                 delta: traffic(statement.text(6)), detail: statement.text(7) ?? ""))
         }
@@ -162,8 +162,15 @@ extension Store {
         let scale = fraction > 0 ? 1 / fraction : 0
         return Projection(
             start: start, end: end, soFar: soFar,
-            projected: soFar.combined(with: .zero) { value, _ in UInt64((Double(value) * scale).rounded()) },
+            projected: soFar.combined(with: .zero) { value, _ in Self.clampedCount(Double(value) * scale) },
             elapsedFraction: fraction)
+    }
+
+    /// A projected count as a counter: early in a period the pace times the period can pass
+    /// 2^64 − 1, and a projection saturates there rather than trapping.
+    static func clampedCount(_ value: Double) -> UInt64 {
+        guard value > 0 else { return 0 }  // NaN too
+        return value >= 0x1p64 ? UInt64.max : UInt64(value.rounded(.down))
     }
 
     static func tally(_ statement: Statement, from column: Int32) -> BucketTally {

@@ -165,6 +165,17 @@ final class Statement {
     }
 
     func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    /// An ifindex or other 32-bit value; a hand-edited row out of range is a store error, not a trap.
+    func int32(_ column: Int32) throws(StoreError) -> Int32 {
+        let value = int64(column)
+        guard let narrow = Int32(exactly: value) else {
+            let name = sqlite3_column_name(handle, column).map { String(cString: $0) } ?? "column \(column)"
+            throw StoreError(kind: .corrupt, path: connection.path, operation: operation,
+                             message: "\(name) holds \(value), outside the 32-bit range it must be in; "
+                                 + "was the file edited by hand?")
+        }
+        return narrow
+    }
     func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
     func text(_ column: Int32) -> String? {

@@ -227,9 +227,10 @@ public final class Store {
         var interfaces: [TrackedInterface] = []
         let epochs = statements.openEpochs.bind([])
         while try epochs.step() {
+            let ifindex = try epochs.int32(1)
             interfaces.append(TrackedInterface(
-                name: epochs.text(3) ?? "", ifindex: Int32(epochs.int64(1)), kind: epochs.text(4) ?? "",
-                epoch: Epoch(bootID: epochs.text(0) ?? "", ifindex: Int32(epochs.int64(1)),
+                name: epochs.text(3) ?? "", ifindex: ifindex, kind: epochs.text(4) ?? "",
+                epoch: Epoch(bootID: epochs.text(0) ?? "", ifindex: ifindex,
                              generation: Int(epochs.int64(2)), since: epochs.double(5)),
                 last: Traffic(rxBytes: epochs.uint64(6), txBytes: epochs.uint64(7),
                               rxPackets: epochs.uint64(8), txPackets: epochs.uint64(9)),
@@ -394,7 +395,9 @@ public final class StoreLock: @unchecked Sendable {
 
     public init(databasePath path: String) throws(StoreError) {
         let lockPath = path + ".lock"
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        // O_NOFOLLOW: a symlink planted as the lock file would have the daemon truncate and
+        // overwrite its target with a pid.
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
             throw StoreError(kind: errno == EACCES || errno == EROFS ? .readOnly : .cannotOpen,
                              path: path, operation: "open",

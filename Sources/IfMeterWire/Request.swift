@@ -30,6 +30,16 @@ public enum RequestID: Hashable, Sendable, Codable {
 public struct TimeArgument: Hashable, Sendable, Codable {
     public var seconds: Double
 
+    /// The times a request may name: 1970-01-01 to 9999-12-31 in Unix seconds. Anything else
+    /// (1e30, -1, NaN from a hand-built parser) is refused where it enters, so no conversion
+    /// further in can trap on it.
+    public static let acceptedSeconds: ClosedRange<Double> = 0...253_402_300_799
+
+    /// The whole seconds at or below this time; in range by construction once validated.
+    public var floorSeconds: Int64 { Int64(seconds.rounded(.down)) }
+    /// The whole seconds at or above this time.
+    public var ceilingSeconds: Int64 { Int64(seconds.rounded(.up)) }
+
     public init(seconds: Double) { self.seconds = seconds }
 
     public init(from decoder: any Decoder) throws {
@@ -84,11 +94,16 @@ public struct Request: Hashable, Sendable, Codable {
     }
 
     /// Parses one line. A line that is not a JSON object, or whose fields have the wrong types,
-    /// is a ``WireError`` carrying whatever `id` could be recovered.
+    /// is a ``WireError`` carrying whatever `id` could be recovered; a field out of its range
+    /// is `bad_request` under the request's own `id`.
     public static func parse(_ line: some Collection<UInt8>) -> Result<Request, WireError> {
         let data = Data(line)
         do {
-            return .success(try JSONDecoder().decode(Request.self, from: data))
+            let request = try JSONDecoder().decode(Request.self, from: data)
+            if let problem = request.rangeProblem {
+                return .failure(WireError(.badRequest, problem, id: request.id))
+            }
+            return .success(request)
         } catch let error as DecodingError {
             let id = try? JSONDecoder().decode(IDOnly.self, from: data).id
             return .failure(WireError(.badJSON, Self.describe(error), id: id))
@@ -96,6 +111,25 @@ public struct Request: Hashable, Sendable, Codable {
             return .failure(WireError(.badJSON, "the request is not valid JSON"))
         }
     }
+
+    /// The limits on numbers from a peer (docs/PROTOCOL.md), checked once here so handlers may
+    /// convert them freely. Nil when every field is in range.
+    public var rangeProblem: String? {
+        let accepted = TimeArgument.acceptedSeconds
+        for (field, time) in [("from", from), ("to", to)] {
+            if let time, !accepted.contains(time.seconds) {
+                return "field \"\(field)\" must be a time from 1970-01-01 to 9999-12-31 "
+                    + "(Unix seconds 0 to \(Int64(accepted.upperBound)))"
+            }
+        }
+        if let limit, !Self.acceptedLimit.contains(limit) {
+            return "field \"limit\" must be \(Self.acceptedLimit.lowerBound) to \(Self.acceptedLimit.upperBound)"
+        }
+        return nil
+    }
+
+    /// How many events one `events` request may ask for.
+    public static let acceptedLimit: ClosedRange<Int> = 1...100_000
 
     /// Only the `id`, to answer a request whose other fields are broken.
     private struct IDOnly: Decodable {

@@ -147,7 +147,7 @@ struct CommandLineTests {
         (["--probe", "--source", "bogus"], "unknown source \"bogus\" (expected netlink or getifaddrs)"),
         (["--frobnicate"], "unknown argument \"--frobnicate\""),
         (["--probe", "--source"], "--source needs a value"),
-        (["--interval", "0"], "--interval: expected whole seconds ≥ 1, got \"0\""),
+        (["--interval", "0"], "--interval: expected whole seconds from 1 to 3600, got \"0\""),
     ])
     func usageErrors(_ arguments: [String], _ message: String) throws {
         let result = try Command.run([Daemon.path] + arguments)

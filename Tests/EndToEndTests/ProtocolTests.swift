@@ -62,6 +62,9 @@ struct ProtocolTests {
         (#"{"v":1,"cmd":"usage","interface":"lo","period":"day","from":"yesterday"}"#, "bad_json"),
         (#"{"v":1,"cmd":"events","kind":"explosion"}"#, "bad_request"),
         (#"{"v":1,"cmd":"events","limit":0}"#, "bad_request"),
+        // Once killed the daemon (an Int64 conversion trapped); now refused where it enters.
+        (#"{"v":1,"cmd":"usage","class":"loopback","period":"day","from":1e30}"#, "bad_request"),
+        (#"{"v":1,"cmd":"usage","interface":"lo","period":"hour","to":-1e300}"#, "bad_request"),
         (#"{"v":1,"cmd":"forget"}"#, "bad_request"),
         (#"{"v":1,"cmd":"forget","interface":"wlan9"}"#, "unknown_interface"),
     ])
@@ -119,7 +122,7 @@ struct ProtocolTests {
 
     @Test("more clients than max_clients: the extra one is told why and closed")
     func tooManyClients() throws {
-        let (_, daemon) = try daemon("interval = 3600\nmax_clients = 2\n")
+        let (_, daemon) = try daemon("interval = 3600\nmax_clients = 2\nadmin_reserved_clients = 1\n")
         let first = try daemon.client(), second = try daemon.client()
         _ = try first.request(#"{"v":1,"cmd":"status"}"#)
         _ = try second.request(#"{"v":1,"cmd":"status"}"#)

@@ -42,6 +42,8 @@ struct ConfigTests {
             admin_group = root
             max_line_length = 1K
             max_clients = 3
+            max_clients_per_uid = 2
+            admin_reserved_clients = 1
             client_buffer = 8K
             idle_timeout = 45
             """, file: "test.conf")
@@ -68,6 +70,8 @@ struct ConfigTests {
         expected.adminGroup = 0
         expected.maxLineLength = 1024
         expected.maxClients = 3
+        expected.maxClientsPerUID = 2
+        expected.adminReservedClients = 1
         expected.clientBuffer = 8192
         expected.idleTimeout = 45
         #expect(config == expected)
@@ -77,7 +81,16 @@ struct ConfigTests {
     }
 
     @Test("a bad line is reported with file and line, and what is wrong", arguments: [
-        ("interval = 0", "test.conf:2: interval: expected a duration of at least 1 s such as 30, 15m, 48h or 62d, got \"0\""),
+        ("interval = 0", "test.conf:2: interval: expected a duration from 1 to 3600 s such as 30, 15m, 48h or 62d, got \"0\""),
+        // Values that once trapped the parser or a timer (issue: hostile input).
+        ("interval = 99999999999999", "test.conf:2: interval: expected a duration from 1 to 3600 s such as 30, 15m, 48h or 62d, got \"99999999999999\""),
+        ("idle_timeout = 9223372036854775807", "test.conf:2: idle_timeout: expected a duration from 1 to 604800 s such as 30, 15m, 48h or 62d, got \"9223372036854775807\""),
+        ("max_line_length = 8589934592G", "test.conf:2: max_line_length: expected a size from 256 to 16777216 bytes such as 512K or 10M, got \"8589934592G\""),
+        ("client_buffer = 17179869184K", "test.conf:2: client_buffer: expected a size from 4096 to 1073741824 bytes such as 512K or 10M, got \"17179869184K\""),
+        ("retention_5min = 106751991167300d", "test.conf:2: retention_5min: expected a duration from 1 to 3162240000 s such as 30, 15m, 48h or 62d, got \"106751991167300d\""),
+        ("retention_year = 100000", "test.conf:2: retention_year: expected a whole number from 1 to 100, got \"100000\""),
+        ("speed_margin = inf", "test.conf:2: speed_margin: expected a number from 1 to 1000, got \"inf\""),
+        ("max_clients_per_uid = 0", "test.conf:2: max_clients_per_uid: expected a whole number from 1 to 65536, got \"0\""),
         ("colour = blue", "test.conf:2: unknown key \"colour\" (see docs/CONFIG.md)"),
         ("interval 30", "test.conf:2: expected KEY = VALUE, got \"interval 30\""),
         ("time_zone = mars", "test.conf:2: time_zone: expected local or utc, got \"mars\""),
@@ -86,7 +99,7 @@ struct ConfigTests {
         ("max_bandwidth = fast", "test.conf:2: max_bandwidth: expected bytes per second, or a rate such as 100Mbit or 1Gbit, got \"fast\""),
         ("socket_mode = 999", "test.conf:2: socket_mode: expected octal permissions such as 0660, got \"999\""),
         ("socket_group = no-such-group-here", "test.conf:2: socket_group: no group named \"no-such-group-here\""),
-        ("log_max_size = 10X", "test.conf:2: log_max_size: expected a size of at least 4096 bytes such as 512K or 10M, got \"10X\""),
+        ("log_max_size = 10X", "test.conf:2: log_max_size: expected a size from 4096 to 1099511627776 bytes such as 512K or 10M, got \"10X\""),
         ("month_start_day[] = 3", "test.conf:2: month_start_day[…] needs an interface name"),
     ])
     func badLine(_ line: String, _ message: String) {
@@ -136,11 +149,13 @@ struct PathsTests {
         #expect(flags == Paths(config: "/c", configRequired: true, stateDirectory: "/d", socket: "/s", logDirectory: "/l"))
     }
 
-    @Test("--interval must be whole seconds of at least 1")
+    @Test("--interval must be whole seconds from 1 to 3600")
     func intervalFlag() throws {
         #expect(try DaemonOptions(arguments: ["--interval", "5"]).interval == 5)
-        #expect(throws: UsageError("--interval: expected whole seconds ≥ 1, got \"0\"")) {
-            try DaemonOptions(arguments: ["--interval", "0"])
+        for bad in ["0", "3601", "99999999999999", "-1", "18446744073709551616"] {
+            #expect(throws: UsageError("--interval: expected whole seconds from 1 to 3600, got \"\(bad)\"")) {
+                try DaemonOptions(arguments: ["--interval", bad])
+            }
         }
         #expect(try DaemonOptions(arguments: []).mode == .serve)
     }

@@ -228,4 +228,26 @@ struct StoreTests {
         #expect(projection.projected == traffic(20000, 0))
         #expect(projection.labels.contains(.projection))
     }
+
+    @Test("an ifindex out of range in a hand-edited database is a store error, never a trap")
+    func ifindexOutOfRange() throws {
+        let directory = try TemporaryDirectory()
+        do {
+            var life = try Lifetime(path: directory.database)
+            life.take(life.meter.start(links: [link("eth0", 2, traffic(1000, 1000))], at: at(0)))
+            life.take(life.meter.apply(sample: [reading(2, traffic(1500, 1300))], at: at(30)))
+            try life.save()
+        }
+        do {
+            let editor = try SQLiteConnection(path: directory.database, create: false)
+            try editor.execute("UPDATE epochs SET ifindex = 4294967296; UPDATE events SET ifindex = -4294967296", "edit")
+        }
+        let store = try Store(path: directory.database)
+        #expect {
+            _ = try store.loadMeter()
+        } throws: { error in
+            (error as? StoreError)?.kind == .corrupt && "\(error)".contains("4294967296")
+        }
+        #expect(throws: StoreError.self) { _ = try store.events() }
+    }
 }
