@@ -22,6 +22,8 @@ final class Daemon {
     var classifications: [Int32: (name: String, kind: String, verdict: Classification)] = [:]
 
     private var lock: StoreLock?
+    /// `paths.database` with every symlink in its directory resolved.
+    private var databasePath: String
     var store: Store?
     var sampler: MeterSampler?
     var pending = PendingWrites()
@@ -44,6 +46,12 @@ final class Daemon {
     private var saveTimer: EventSource?
     private var eventSource: EventSource?
     private var loadSource: EventSource?
+    /// Clients waiting for the answer to `sample`: one dump answers all of them.
+    var sampleWaiters: [(client: Server.Client, id: RequestID?)] = []
+    /// The one-shot timer that takes the requested sample.
+    var requestedSample: EventSource?
+    /// When a requested sample was last taken (CLOCK_MONOTONIC µs).
+    var lastRequestedSample: UInt64?
 
     init(options: DaemonOptions, paths: Paths, config: DaemonConfig) throws(DaemonError) {
         self.options = options
@@ -52,6 +60,7 @@ final class Daemon {
         loop = try EventLoop()
         classifier = Classifier(rules: config.rules, sysfs: SysfsReader(root: options.sysfsRoot))
         startedAt = SystemClock.now().wall
+        databasePath = paths.database
         logWindowStart = startedAt
     }
 
@@ -60,19 +69,29 @@ final class Daemon {
         do {
             try makeDirectories(paths.stateDirectory, mode: 0o755)
             try makeDirectories(paths.logDirectory, mode: 0o755)
-            try makeDirectories(parentDirectory(paths.socket), mode: 0o755)
+            // Opened by its real path: SQLite's NOFOLLOW refuses a symlink anywhere in the
+            // name, and systemd's DynamicUser makes /var/lib/ifmeter one.
+            databasePath = try DirectoryTrust.check(paths.stateDirectory, role: "state") + "/ifmeter.db"
+            try DirectoryTrust.check(paths.logDirectory, role: "log")
+            if sd_listen_fds(0) != 1 {
+                try makeDirectories(parentDirectory(paths.socket), mode: 0o755)
+                try DirectoryTrust.check(parentDirectory(paths.socket), role: "socket")
+            }
             do {
-                lock = try StoreLock(databasePath: paths.database)
+                lock = try StoreLock(databasePath: databasePath)
             } catch {
                 throw DaemonError(error.description)
             }
             server = try Server(path: paths.socket, mode: config.socketMode, group: config.socketGroup,
-                                limits: limits, loop: loop)
+                                limits: limits, loop: loop) { [unowned self] uid, groups in
+                self.isAdmin(uid: uid, groups: groups)
+            }
             server.onRequest = { [unowned self] request, client in self.handle(request, from: client) }
             log = EstimateLog(path: paths.log, maxSize: config.logMaxSize, keep: config.logFiles)
             sources.append(try loop.onSignal(SIGTERM) { [unowned self] in self.stop(signal: "SIGTERM") })
             sources.append(try loop.onSignal(SIGINT) { [unowned self] in self.stop(signal: "SIGINT") })
             sources.append(try loop.onSignal(SIGHUP) { [unowned self] in _ = self.reload(trigger: "SIGHUP") })
+            for source in sources { source.setImportant() }
             try startLoading()
             notify("STATUS=loading \(paths.database)")
             return try loop.run()
@@ -83,8 +102,11 @@ final class Daemon {
     }
 
     var limits: Server.Limits {
-        Server.Limits(maxLineLength: config.maxLineLength, maxClients: config.maxClients,
-                      clientBuffer: config.clientBuffer, idleTimeout: config.idleTimeout)
+        Server.Limits(
+            maxLineLength: config.maxLineLength,
+            admission: Admission.Limits(maxClients: config.maxClients, maxClientsPerUID: config.maxClientsPerUID,
+                                        adminReserved: config.adminReservedClients),
+            clientBuffer: config.clientBuffer, idleTimeout: config.idleTimeout)
     }
 
     // MARK: Start
@@ -96,7 +118,7 @@ final class Daemon {
         guard pipe(&fds) == 0 else { throw DaemonError.system("pipe", errno) }
         let (readEnd, writeEnd) = (fds[0], fds[1])
         let outcome = LoadOutcome()
-        let path = paths.database
+        let path = databasePath
         let configuration = config.storeConfiguration
         let lock = self.lock
         // A plain thread, not Dispatch: libdispatch's workers adjust their priority, which the
@@ -158,6 +180,7 @@ final class Daemon {
 
     private func scheduleTimers() throws(DaemonError) {
         sampleTimer = try loop.every(interval * 1_000_000) { [unowned self] in self.sample() }
+        sampleTimer?.setImportant()
         saveTimer = try loop.every(config.saveInterval * 1_000_000) { [unowned self] in self.save() }
     }
 

@@ -37,6 +37,8 @@ public enum DaemonMain {
                 print("\(paths.config): ok")
                 return 0
             }
+            // A peer or a stderr reader that goes away must cost a write error, not the daemon.
+            signal(SIGPIPE, SIG_IGN)
             do {
                 return try Daemon(options: options, paths: paths, config: config).run()
             } catch {

@@ -31,9 +31,7 @@ extension Daemon {
             case "interfaces": reply(interfaces(), id, client)
             case "usage": reply(try usage(request), id, client)
             case "events": reply(try events(request), id, client)
-            case "sample":
-                sample()
-                reply(SampleResult(sampledAt: lastSample?.wall ?? 0, interfaces: sampler?.links.count ?? 0), id, client)
+            case "sample": try requestSample(id, client)
             case "watch":
                 client.watchID = .some(id)
                 server.send(LineEncoder.encode(Response.success(rates(at: lastSample?.wall ?? 0), id: id, stream: "rates")), to: client)
@@ -78,14 +76,49 @@ extension Daemon {
     }
 
     /// Root, the daemon's own user, and members of `admin_group` may change state.
+    func isAdmin(uid: uid_t, groups: [gid_t]) -> Bool {
+        uid == 0 || uid == getuid() || config.adminGroup.map(groups.contains) == true
+    }
+
     private func requireAdmin(_ client: Server.Client) throws(WireError) {
-        let member = config.adminGroup.map(client.groups.contains) ?? false
-        guard client.uid == 0 || client.uid == getuid() || member else {
+        guard isAdmin(uid: client.uid, groups: client.groups) else {
             throw WireError(.permissionDenied, "only root, uid \(getuid()) or the admin group may do this (you are uid \(client.uid))")
         }
     }
 
     // MARK: Commands
+
+    /// Most samples one non-admin peer can cause: one a second, whoever asks how often.
+    static let requestedSampleSpacing: UInt64 = 1_000_000
+
+    /// `sample` is answered after a fresh sample. Requests arriving before it is taken share
+    /// it (one dump, however many ask); for non-admins it is taken at most once a second, so a
+    /// pipelined flood costs one dump a second and the periodic schedule is untouched.
+    private func requestSample(_ id: RequestID?, _ client: Server.Client) throws {
+        sampleWaiters.append((client, id))
+        server.holdRequests(of: client)
+        let now = loop.now
+        let earliest = client.isAdmin ? now : (lastRequestedSample.map { $0 + Self.requestedSampleSpacing } ?? now)
+        let when = max(now, earliest)
+        if let requestedSample {
+            if client.isAdmin { requestedSample.reschedule(at: now) }
+            return
+        }
+        requestedSample = try loop.after(when - now) { [unowned self] in self.answerSampleWaiters() }
+    }
+
+    private func answerSampleWaiters() {
+        requestedSample = nil
+        lastRequestedSample = loop.now
+        sample()
+        let waiters = sampleWaiters
+        sampleWaiters = []
+        let result = SampleResult(sampledAt: lastSample?.wall ?? 0, interfaces: sampler?.links.count ?? 0)
+        for (client, id) in waiters where client.isOpen {
+            reply(result, id, client)
+            server.answered(client)
+        }
+    }
 
     func status() -> StatusResult {
         StatusResult(
@@ -180,8 +213,7 @@ extension Daemon {
                 throw WireError(.badRequest, "unknown period \"\(period)\"; known: 5min, hour, day, month, year, total")
             }
             rows = try store.usage(subject, resolution: resolution,
-                                   from: request.from.map { Int64($0.seconds.rounded(.down)) },
-                                   to: request.to.map { Int64($0.seconds.rounded(.up)) }).map(Self.row)
+                                   from: request.from?.floorSeconds, to: request.to?.ceilingSeconds).map(Self.row)
         }
         var projection: ProjectionResult?
         if request.projection == true, case .interface(let name) = subject,
@@ -242,7 +274,6 @@ extension Daemon {
             return kind
         }
         let limit = request.limit ?? 1000
-        guard (1...100_000).contains(limit) else { throw WireError(.badRequest, "\"limit\" must be 1 to 100000") }
         saveBeforeAnswering()
         let events = try store.events(from: request.from?.seconds, to: request.to?.seconds, kind: kind,
                                       interface: request.interface, limit: limit)

@@ -28,7 +28,9 @@ final class EstimateLog {
     /// Opens (again) the file at `path`, as after an external rotation.
     func reopen() {
         if fd >= 0 { close(fd) }
-        fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        // O_NOFOLLOW: the directory is trusted (DirectoryTrust), and a symlink left in it is
+        // never a reason to append somewhere else.
+        fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard fd >= 0 else {
             report("cannot open estimate log \(path): \(String(cString: strerror(errno)))")
             return

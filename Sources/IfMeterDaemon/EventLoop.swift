@@ -78,6 +78,39 @@ final class EventLoop {
         return EventSource(source, box: box)
     }
 
+    /// A source that calls `handler` once on a later loop turn each time it is
+    /// ``EventSource/trigger()``ed: work left over from one turn waits behind everything
+    /// else that is ready, so one busy client cannot hold the loop.
+    func deferred(_ handler: @escaping () -> Void) throws(DaemonError) -> EventSource {
+        let box = Unmanaged.passRetained(HandlerBox(timer: handler))
+        var source: OpaquePointer?
+        let result = sd_event_add_defer(handle, &source, { _, userdata in
+            Unmanaged<HandlerBox>.fromOpaque(userdata!).takeUnretainedValue().timer?()
+            return 0
+        }, box.toOpaque())
+        guard result >= 0, let source else {
+            box.release()
+            throw DaemonError.system("sd_event_add_defer", -result)
+        }
+        _ = sd_event_source_set_enabled(source, Int32(SD_EVENT_OFF))
+        return EventSource(source, box: box)
+    }
+
+    /// Calls `handler` once, `delay` microseconds from now, unless the source is released first.
+    func after(_ delay: UInt64, _ handler: @escaping () -> Void) throws(DaemonError) -> EventSource {
+        let box = Unmanaged.passRetained(HandlerBox(timer: handler))
+        var source: OpaquePointer?
+        let result = sd_event_add_time_relative(handle, &source, CLOCK_MONOTONIC, delay, 0, { _, _, userdata in
+            Unmanaged<HandlerBox>.fromOpaque(userdata!).takeUnretainedValue().timer?()
+            return 0
+        }, box.toOpaque())
+        guard result >= 0, let source else {
+            box.release()
+            throw DaemonError.system("sd_event_add_time_relative", -result)
+        }
+        return EventSource(source, box: box)
+    }
+
     /// Calls `handler` when `signal` arrives (it is blocked for the process first, as sd-event
     /// requires).
     func onSignal(_ signal: Int32, _ handler: @escaping () -> Void) throws(DaemonError) -> EventSource {
@@ -129,6 +162,23 @@ final class EventSource {
     /// Changes the `EPOLL*` events an I/O source waits for.
     func setEvents(_ events: UInt32) {
         _ = sd_event_source_set_io_events(handle, events)
+    }
+
+    /// Makes a ``EventLoop/deferred(_:)`` source run once more on a later turn.
+    func trigger() {
+        _ = sd_event_source_set_enabled(handle, Int32(SD_EVENT_ONESHOT))
+    }
+
+    /// Moves a one-shot timer to `time` (CLOCK_MONOTONIC microseconds).
+    func reschedule(at time: UInt64) {
+        _ = sd_event_source_set_time(handle, time)
+        _ = sd_event_source_set_enabled(handle, Int32(SD_EVENT_ONESHOT))
+    }
+
+    /// Runs this source before ordinary ones whenever both are ready: sampling and signals
+    /// keep their schedule however busy the clients keep the loop.
+    func setImportant() {
+        _ = sd_event_source_set_priority(handle, Int64(SD_EVENT_PRIORITY_IMPORTANT))
     }
 
     /// Changes a repeating timer's period; the next call comes one period from now.

@@ -5,15 +5,26 @@ import Glibc
 #endif
 
 /// The Unix stream socket and its clients, on the daemon's loop: no thread per client, and no
-/// client can block the loop (every descriptor is non-blocking, output is queued and bounded).
+/// client can block the loop or starve another. Every descriptor is non-blocking; each client
+/// gets one read and a few requests per loop turn; a client's next request waits until its
+/// last answer has been taken (so unread output is bounded by one answer, however large);
+/// connections are admitted per uid with slots kept for admins (``Admission``).
 final class Server {
     struct Limits: Hashable, Sendable {
         var maxLineLength: Int
-        var maxClients: Int
+        var admission: Admission.Limits
+        /// Unread output a watcher may have queued before it is cut off.
         var clientBuffer: Int
-        /// Seconds; watchers are exempt.
+        /// Seconds without a complete request; watchers are exempt.
         var idleTimeout: UInt64
     }
+
+    /// Requests taken from one client per loop turn; the rest wait behind other ready work.
+    static let requestsPerTurn = 8
+    /// Bytes read from one client per loop turn.
+    static let readSize = 16384
+    /// Connections accepted per loop turn.
+    static let acceptsPerTurn = 64
 
     /// One connected peer.
     final class Client {
@@ -21,24 +32,34 @@ final class Server {
         /// From `SO_PEERCRED` / `SO_PEERGROUPS` at accept time.
         let uid: uid_t
         let groups: [gid_t]
+        let isAdmin: Bool
         var input: LineBuffer
+        /// Lines read but not yet handled.
+        var queued: [LineBuffer.Item] = []
         var output: [UInt8] = []
         var source: EventSource?
+        /// When the last complete request arrived (or the connection did).
         var lastActivity: UInt64
         /// The `id` of this client's `watch` request, while it watches.
         var watchID: RequestID??
+        /// Set while the daemon owes this client an answer it gives later (`sample`): the
+        /// client's next request waits, so answers keep the order of requests.
+        var awaitingAnswer = false
         var isOpen = true
 
-        init(fd: Int32, uid: uid_t, groups: [gid_t], maxLineLength: Int, now: UInt64) {
+        init(fd: Int32, uid: uid_t, groups: [gid_t], isAdmin: Bool, maxLineLength: Int, now: UInt64) {
             self.fd = fd
             self.uid = uid
             self.groups = groups
+            self.isAdmin = isAdmin
             input = LineBuffer(maximumLength: maxLineLength)
             lastActivity = now
         }
     }
 
-    var limits: Limits
+    var limits: Limits {
+        didSet { admission.limits = limits.admission }
+    }
     let socketPath: String
     private let listenFD: Int32
     /// Set when this process bound the socket itself (not socket activation): the inode to
@@ -47,16 +68,27 @@ final class Server {
     private let loop: EventLoop
     private var listenSource: EventSource?
     private var sweepSource: EventSource?
+    /// Runs clients with requests left over from an earlier turn.
+    private var backlogSource: EventSource?
+    private var backlog: Set<Int32> = []
+    /// A descriptor held in reserve: when accept fails for want of descriptors, it is closed
+    /// to accept and refuse one connection, so the listening socket never stays readable with
+    /// nothing able to drain it (a loop spinning at 100 %).
+    private var reserveFD: Int32 = -1
+    private var admission: Admission
     private(set) var clients: [Int32: Client] = [:]
     /// Called for each complete request line.
     var onRequest: (Request, Client) -> Void = { _, _ in }
+    /// Whether a peer may run admin commands; decides the reserved slots too.
+    let isAdmin: (uid_t, [gid_t]) -> Bool
 
-    /// Takes the socket systemd passed (`LISTEN_FDS`), or binds `path` itself. A stale socket
-    /// at `path` is replaced only because the caller holds the state directory's lock; anything
-    /// at `path` that is not a socket is left alone and reported.
-    init(path: String, mode: mode_t, group: gid_t?, limits: Limits, loop: EventLoop) throws(DaemonError) {
+    /// Takes the socket systemd passed (`LISTEN_FDS`), or binds `path` itself (``SocketBinding``).
+    init(path: String, mode: mode_t, group: gid_t?, limits: Limits, loop: EventLoop,
+         isAdmin: @escaping (uid_t, [gid_t]) -> Bool) throws(DaemonError) {
         self.limits = limits
         self.loop = loop
+        self.isAdmin = isAdmin
+        admission = Admission(limits: limits.admission)
         socketPath = path
         if sd_listen_fds(1) == 1 {
             let fd = SD_LISTEN_FDS_START
@@ -67,56 +99,14 @@ final class Server {
             listenFD = fd
             boundInode = nil
         } else {
-            (listenFD, boundInode) = try Self.bind(path: path, mode: mode, group: group)
+            (listenFD, boundInode) = try SocketBinding.bind(path: path, mode: mode, group: group)
         }
+        reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
         listenSource = try loop.watch(fd: listenFD, events: UInt32(EPOLLIN.rawValue)) { [unowned self] _ in
-            self.acceptAll()
+            self.acceptSome()
         }
         sweepSource = try loop.every(1_000_000) { [unowned self] in self.sweepIdle() }
-    }
-
-    private static func bind(path: String, mode: mode_t, group: gid_t?) throws(DaemonError) -> (Int32, ino_t) {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard path.utf8.count < capacity else {
-            throw DaemonError("socket path \(path) is longer than \(capacity - 1) bytes")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-        var existing = stat()
-        if lstat(path, &existing) == 0 {
-            guard existing.st_mode & S_IFMT == S_IFSOCK else {
-                throw DaemonError("\(path) exists and is not a socket; remove it or choose another --socket")
-            }
-            unlink(path)  // stale: its owner held our lock, and we hold it now
-        }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw DaemonError.system("socket", errno) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard bound == 0 else {
-            let error = errno
-            Glibc.close(fd)
-            throw DaemonError("cannot bind \(path): \(String(cString: strerror(error)))")
-        }
-        var info = stat()
-        stat(path, &info)
-        if chmod(path, mode) != 0 || (group.map { chown(path, uid_t.max, $0) } ?? 0) != 0 {
-            let error = errno
-            Glibc.close(fd)
-            unlink(path)
-            throw DaemonError("cannot set the mode or group of \(path): \(String(cString: strerror(error)))")
-        }
-        guard listen(fd, 128) == 0 else {
-            let error = errno
-            Glibc.close(fd)
-            unlink(path)
-            throw DaemonError.system("listen", error)
-        }
-        return (fd, info.st_ino)
+        backlogSource = try loop.deferred { [unowned self] in self.runBacklog() }
     }
 
     /// Closes every client and the listening socket; removes the socket file if this process
@@ -125,35 +115,38 @@ final class Server {
         for client in clients.values { close(client) }
         listenSource = nil
         sweepSource = nil
+        backlogSource = nil
         if let boundInode {
             var info = stat()
             if stat(socketPath, &info) == 0 && info.st_ino == boundInode { unlink(socketPath) }
         }
         Glibc.close(listenFD)
+        if reserveFD >= 0 { Glibc.close(reserveFD) }
     }
 
     // MARK: Connections
 
-    private func acceptAll() {
-        while true {
+    private func acceptSome() {
+        for _ in 0..<Self.acceptsPerTurn {
             // accept4 is GNU-only in Glibc's Swift module; the daemon never forks, so setting the
             // flags after accept leaves no window that matters.
             let fd = accept(listenFD, nil, nil)
             if fd < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                return  // EAGAIN, or out of descriptors: try again on the next readiness
+                switch errno {
+                case EINTR, ECONNABORTED: continue
+                case EMFILE, ENFILE: return refuseWithReserve()
+                default: return  // EAGAIN: drained
+                }
             }
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            guard clients.count < limits.maxClients else {
-                let refusal = LineEncoder.failure(WireError(
-                    .tooManyClients, "ifmeterd already serves \(limits.maxClients) clients (max_clients); try again later"))
-                _ = refusal.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-                Glibc.close(fd)
+            let (uid, groups) = Self.credentials(fd)
+            let admin = isAdmin(uid, groups)
+            if case .refuse(let reason) = admission.verdict(uid: uid, isAdmin: admin) {
+                refuse(fd, reason)
                 continue
             }
-            let (uid, groups) = Self.credentials(fd)
-            let client = Client(fd: fd, uid: uid, groups: groups,
+            let client = Client(fd: fd, uid: uid, groups: groups, isAdmin: admin,
                                 maxLineLength: limits.maxLineLength, now: loop.now)
             do {
                 client.source = try loop.watch(fd: fd, events: UInt32(EPOLLIN.rawValue)) { [unowned self, unowned client] events in
@@ -163,8 +156,37 @@ final class Server {
                 Glibc.close(fd)
                 continue
             }
+            admission.admit(uid: uid, isAdmin: admin)
             clients[fd] = client
         }
+    }
+
+    /// Out of descriptors: frees the reserve to take one connection off the queue and tell it
+    /// why it is refused. Without a reserve (ENFILE can take it too), stops listening until a
+    /// client leaves or the next idle sweep.
+    private func refuseWithReserve() {
+        if reserveFD >= 0 {
+            Glibc.close(reserveFD)
+            reserveFD = -1
+            let fd = accept(listenFD, nil, nil)
+            if fd >= 0 {
+                refuse(fd, "ifmeterd is out of file descriptors; try again later")
+            }
+            reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+            if fd >= 0 && reserveFD >= 0 { return }
+        }
+        listenSource?.setEvents(0)
+    }
+
+    private func resumeListening() {
+        if reserveFD < 0 { reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC) }
+        listenSource?.setEvents(UInt32(EPOLLIN.rawValue))
+    }
+
+    private func refuse(_ fd: Int32, _ reason: String) {
+        let refusal = LineEncoder.failure(WireError(.tooManyClients, reason))
+        _ = refusal.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        Glibc.close(fd)
     }
 
     /// `struct ucred` from `<sys/socket.h>`, which Swift's Glibc module hides behind
@@ -193,47 +215,103 @@ final class Server {
     private func service(_ client: Client, events: UInt32) {
         if events & UInt32(EPOLLOUT.rawValue) != 0 { flush(client) }
         guard client.isOpen else { return }
-        if events & UInt32(EPOLLIN.rawValue) != 0 || events & UInt32(EPOLLHUP.rawValue) != 0 {
-            readAll(client)
+        if events & UInt32(EPOLLIN.rawValue) != 0 && client.queued.isEmpty {
+            readOnce(client)
+        } else if events & UInt32(EPOLLHUP.rawValue) != 0 && events & UInt32(EPOLLIN.rawValue) == 0 {
+            close(client)  // gone for good: nothing more to read, nobody to write to
+            return
         }
+        handleQueued(client)
     }
 
-    private func readAll(_ client: Client) {
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while client.isOpen {
-            let count = recv(client.fd, &buffer, buffer.count, 0)
-            if count < 0 {
-                if errno == EINTR { continue }
-                if errno != EAGAIN && errno != EWOULDBLOCK { close(client) }
-                return
-            }
-            if count == 0 {
-                close(client)
-                return
-            }
+    /// One `recv` per turn: a client sending without pause gets its share, not the loop.
+    private func readOnce(_ client: Client) {
+        var buffer = [UInt8](repeating: 0, count: Self.readSize)
+        var count: Int
+        repeat {
+            count = recv(client.fd, &buffer, buffer.count, 0)
+        } while count < 0 && errno == EINTR
+        if count < 0 {
+            if errno != EAGAIN && errno != EWOULDBLOCK { close(client) }
+            return
+        }
+        if count == 0 {
+            close(client)
+            return
+        }
+        client.queued += client.input.append(buffer[..<count])
+    }
+
+    /// Handles up to ``requestsPerTurn`` queued lines, and only while the client has taken its
+    /// answers; leaves the rest for a later turn.
+    private func handleQueued(_ client: Client) {
+        var handled = 0
+        var index = 0
+        while index < client.queued.count && client.isOpen && client.output.isEmpty
+            && !client.awaitingAnswer && handled < Self.requestsPerTurn {
+            let item = client.queued[index]
+            index += 1
+            handled += 1
             client.lastActivity = loop.now
-            for item in client.input.append(buffer[..<count]) {
-                guard client.isOpen else { return }
-                switch item {
-                case .tooLong:
-                    let error = WireError(.lineTooLong, "request line longer than \(limits.maxLineLength) bytes (max_line_length); it was discarded")
-                    send(LineEncoder.failure(error), to: client)
-                case .line(let line):
-                    switch Request.parse(line) {
-                    case .success(let request): onRequest(request, client)
-                    case .failure(let error): send(LineEncoder.failure(error), to: client)
-                    }
+            switch item {
+            case .tooLong:
+                let error = WireError(.lineTooLong, "request line longer than \(limits.maxLineLength) bytes (max_line_length); it was discarded")
+                send(LineEncoder.failure(error), to: client)
+            case .line(let line):
+                switch Request.parse(line) {
+                case .success(let request): onRequest(request, client)
+                case .failure(let error): send(LineEncoder.failure(error), to: client)
                 }
             }
         }
+        guard client.isOpen else { return }
+        client.queued.removeFirst(index)
+        updateEvents(client)
+        if !client.queued.isEmpty && client.output.isEmpty && !client.awaitingAnswer {
+            backlog.insert(client.fd)
+            backlogSource?.trigger()
+        }
     }
 
-    /// Queues `bytes` for `client` and writes what the socket takes now. A client whose queue
-    /// would pass `clientBuffer` is not reading: it is cut off so it cannot hold memory or
-    /// anyone else up.
+    private func runBacklog() {
+        let waiting = backlog
+        backlog = []
+        for fd in waiting {
+            if let client = clients[fd] { handleQueued(client) }
+        }
+    }
+
+    /// Reads only when nothing read is waiting and the last answer was taken; writes while
+    /// output is queued.
+    private func updateEvents(_ client: Client) {
+        let reading = client.queued.isEmpty && client.output.isEmpty && !client.awaitingAnswer
+        let events = (reading ? UInt32(EPOLLIN.rawValue) : 0) | (client.output.isEmpty ? 0 : UInt32(EPOLLOUT.rawValue))
+        client.source?.setEvents(events)
+    }
+
+    /// Holds `client`'s next requests until ``answered(_:)``: the daemon answers it later.
+    func holdRequests(of client: Client) {
+        client.awaitingAnswer = true
+        updateEvents(client)
+    }
+
+    /// The answer a deferred client was owed has been sent; its next requests may run.
+    func answered(_ client: Client) {
+        client.awaitingAnswer = false
+        guard client.isOpen else { return }
+        updateEvents(client)
+        if !client.queued.isEmpty && client.output.isEmpty {
+            backlog.insert(client.fd)
+            backlogSource?.trigger()
+        }
+    }
+
+    /// Queues `bytes` for `client` and writes what the socket takes now. The limit is on
+    /// unread bytes, not on one answer's size: only a client that already has more than
+    /// `clientBuffer` unread (a watcher not reading its stream) is cut off.
     func send(_ bytes: [UInt8], to client: Client) {
         guard client.isOpen else { return }
-        if client.output.count + bytes.count > limits.clientBuffer {
+        if client.output.count > limits.clientBuffer {
             let notice = LineEncoder.failure(WireError(
                 .slowClient, "more than \(limits.clientBuffer) bytes unread (client_buffer); disconnected"))
             _ = notice.withUnsafeBytes { Glibc.send(client.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
@@ -245,9 +323,10 @@ final class Server {
     }
 
     private func flush(_ client: Client) {
-        while !client.output.isEmpty {
+        var sent = 0
+        while sent < client.output.count {
             let written = client.output.withUnsafeBytes {
-                Glibc.send(client.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                Glibc.send(client.fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
             }
             if written < 0 {
                 if errno == EINTR { continue }
@@ -255,29 +334,41 @@ final class Server {
                 close(client)
                 return
             }
-            client.output.removeFirst(written)
+            sent += written
         }
-        let events = UInt32(EPOLLIN.rawValue) | (client.output.isEmpty ? 0 : UInt32(EPOLLOUT.rawValue))
-        client.source?.setEvents(events)
+        client.output.removeFirst(sent)
+        updateEvents(client)
+        if client.output.isEmpty && !client.queued.isEmpty && !client.awaitingAnswer {
+            backlog.insert(client.fd)
+            backlogSource?.trigger()
+        }
     }
 
     func close(_ client: Client) {
         guard client.isOpen else { return }
         client.isOpen = false
         client.source = nil
+        client.queued = []
+        client.output = []
         clients[client.fd] = nil
+        backlog.remove(client.fd)
+        admission.release(uid: client.uid, isAdmin: client.isAdmin)
         Glibc.close(client.fd)
+        resumeListening()
     }
 
-    /// Disconnects clients silent for longer than `idleTimeout`; watchers are exempt.
+    /// Disconnects clients without a complete request for longer than `idleTimeout` (a
+    /// slowloris trickling bytes included); watchers are exempt.
     private func sweepIdle() {
         let now = loop.now
-        for client in clients.values where client.watchID == nil
-            && now - client.lastActivity > limits.idleTimeout * 1_000_000 {
+        let timeout = limits.idleTimeout * 1_000_000
+        for client in clients.values where client.watchID == nil && !client.awaitingAnswer
+            && now &- client.lastActivity > timeout {
             let notice = LineEncoder.failure(WireError(
                 .idleTimeout, "no request for \(limits.idleTimeout) s (idle_timeout); disconnected"))
             _ = notice.withUnsafeBytes { Glibc.send(client.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
             close(client)
         }
+        resumeListening()
     }
 }

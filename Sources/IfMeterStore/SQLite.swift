@@ -37,7 +37,9 @@ final class SQLiteConnection {
     /// Opens `path`; creates it only when `create` is true (an existing file is never replaced).
     init(path: String, create: Bool) throws(StoreError) {
         var handle: OpaquePointer?
+        // NOFOLLOW: the database, like the lock, is never reached through a symlink.
         let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+            | SQLITE_OPEN_NOFOLLOW
         let code = sqlite3_open_v2(path, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))

@@ -1,0 +1,77 @@
+import CSystemd
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Binds the daemon's own listening socket. The socket's directory is trusted first
+/// (``DirectoryTrust``), so nobody else can swap the path between the steps here.
+enum SocketBinding {
+    /// Binds and listens at `path` with `mode` and `group` set before anyone can connect.
+    /// Something live at `path` is never unlinked: only a socket nobody answers on (a crashed
+    /// ifmeterd's; we hold the state lock, so it is no running instance's) is replaced.
+    static func bind(path: String, mode: mode_t, group: gid_t?) throws(DaemonError) -> (Int32, ino_t) {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard path.utf8.count < capacity else {
+            throw DaemonError("socket path \(path) is longer than \(capacity - 1) bytes")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+        var existing = stat()
+        if lstat(path, &existing) == 0 {
+            guard existing.st_mode & S_IFMT == S_IFSOCK else {
+                throw DaemonError("\(path) exists and is not a socket; remove it or choose another --socket")
+            }
+            if answers(&address) {
+                throw DaemonError("another process (another ifmeterd?) is listening on \(path); stop it or choose another --socket")
+            }
+            unlink(path)
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw DaemonError.system("socket", errno) }
+        // bind creates the file with 0777 & ~umask: the umask gives it `mode` from the start.
+        // The loop thread is the only thread yet, so no other file is created meanwhile.
+        let previousMask = umask(~mode & 0o777)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        let bindError = errno
+        umask(previousMask)
+        guard bound == 0 else {
+            Glibc.close(fd)
+            throw DaemonError("cannot bind \(path): \(String(cString: strerror(bindError)))")
+        }
+        var info = stat()
+        // Not listening yet, so nobody can connect before the group is right; lchown never
+        // follows a link (the directory is trusted, so the socket is ours).
+        guard lstat(path, &info) == 0, (group.map { lchown(path, uid_t.max, $0) } ?? 0) == 0 else {
+            let error = errno
+            Glibc.close(fd)
+            unlink(path)
+            throw DaemonError("cannot set the group of \(path): \(String(cString: strerror(error)))")
+        }
+        guard listen(fd, 128) == 0 else {
+            let error = errno
+            Glibc.close(fd)
+            unlink(path)
+            throw DaemonError.system("listen", error)
+        }
+        return (fd, info.st_ino)
+    }
+
+    /// Whether a process accepts connections at `address` now.
+    private static func answers(_ address: inout sockaddr_un) -> Bool {
+        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard probe >= 0 else { return false }
+        defer { Glibc.close(probe) }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        // EAGAIN: the backlog is full, so someone is listening.
+        return connected == 0 || errno == EAGAIN
+    }
+}

@@ -1,0 +1,206 @@
+import Foundation
+import IfMeterTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real daemon against a hostile local user (the attackers run as `nobody`), hostile
+/// files and hostile values: each defect the hostile-input issue listed has a test here or in
+/// the unit suites (docs/SECURITY.md maps them).
+@Suite("Hostile neighbours", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
+struct HostileTests {
+    func daemon(_ config: String) throws -> (NetworkNamespace, DaemonProcess) {
+        let namespace = try NetworkNamespace()
+        let daemon = try DaemonProcess(namespace: namespace, config: config)
+        // nobody must reach the socket (mode 0666) through the test's directory.
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: daemon.directory)
+        try daemon.start()
+        return (namespace, daemon)
+    }
+
+    func asNobody(_ arguments: [String]) throws -> CommandResult {
+        try Command.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"] + arguments)
+    }
+
+    /// CPU seconds (user + system) a process has used, from /proc/PID/stat.
+    func cpuSeconds(_ pid: Int32) throws -> Double {
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        let fields = stat[stat.index(after: stat.lastIndex(of: ")")!)...].split(separator: " ")
+        let ticks = Double(fields[11])! + Double(fields[12])!  // utime, stime (fields 14, 15)
+        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    @Test("one user's 100 watch connections: it gets max_clients_per_uid, root and others are still served")
+    func perUserLimit() throws {
+        let (_, daemon) = try daemon("interval = 3600\n")
+        let script = """
+            import json, socket, sys, time
+            held, codes = [], {}
+            for _ in range(100):
+                s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.send(b'{"v":1,"id":1,"cmd":"watch"}\\n'); held.append(s)
+            time.sleep(0.5)
+            for s in held:
+                s.settimeout(2); line = s.makefile("rb").readline()
+                code = json.loads(line).get("error", {}).get("code", "watching") if line else "closed"
+                codes[code] = codes.get(code, 0) + 1
+            print(json.dumps(codes)); sys.stdout.flush()
+            sys.stdin.readline()  # hold every connection until the test is done
+            """
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        holder.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/bin/python3", "-c", script, daemon.socket]
+        let input = Pipe(), output = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = output
+        try holder.run()
+        defer {
+            try? input.fileHandleForWriting.close()
+            holder.waitUntilExit()
+        }
+        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        let codes = try SocketClient.decode(line)
+        #expect(codes["watching"] as? Int == 64, "\(codes)")
+        #expect(codes["too_many_clients"] as? Int == 36, "\(codes)")
+        // Root is served while nobody holds its 64, and so is another unprivileged user.
+        #expect(try daemon.client().request(#"{"v":1,"cmd":"status"}"#)["ok"] as? Bool == true)
+        let other = try Command.run(["setpriv", "--reuid=daemon", "--regid=daemon", "--clear-groups", "/usr/bin/python3", "-c", """
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.send(b'{"v":1,"cmd":"status"}\\n')
+            print(s.makefile("rb").readline().decode().strip())
+            """, daemon.socket])
+        #expect(try SocketClient.decode(other.stdout)["ok"] as? Bool == true, "\(other)")
+    }
+
+    @Test("out of descriptors: connections are refused with a reason and the loop does not spin")
+    func descriptorExhaustion() throws {
+        let namespace = try NetworkNamespace()
+        let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\n")
+        try daemon.start(prefix: ["prlimit", "--nofile=48"])
+        var clients: [SocketClient] = []
+        for _ in 0..<100 { clients.append(try daemon.client()) }
+        let pid = try #require(Int32(try Command.check(["pgrep", "-f", "--newest", "^" + DaemonProcess.binary + ".*" + daemon.directory])
+            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        // The last connections cannot have a descriptor: each is told why and closed.
+        let refusal = try SocketClient.decode(try #require(try clients.last!.readLine(timeoutMilliseconds: 5000)))
+        #expect(refusal.string("error.code") == "too_many_clients")
+        #expect(refusal.string("error.message")?.contains("file descriptors") == true, "\(refusal)")
+        // Held for two seconds, the backlog costs the daemon next to no CPU (it spun at 100 %).
+        let before = try cpuSeconds(pid)
+        let waited = Date().addingTimeInterval(2)
+        while Date() < waited { usleep(100_000) }
+        #expect(try cpuSeconds(pid) - before < 0.5)
+        clients.removeAll()
+        let deadline = Date().addingTimeInterval(5)
+        var served = false
+        while !served && Date() < deadline {
+            served = (try? daemon.client().request(#"{"v":1,"cmd":"status"}"#))?["ok"] as? Bool == true
+            if !served { usleep(50_000) }
+        }
+        #expect(served, "a slot freed is a client served")
+    }
+
+    @Test("1000 connections, silent watchers, garbage, maximum-length lines, a sample flood and a slowloris: root's status p99 < 50 ms, samples on schedule")
+    func hostileNeighbour() throws {
+        let (_, daemon) = try daemon("interval = 1\nmax_line_length = 4K\n")
+        let root = try daemon.client()
+        let watcher = try daemon.client()
+        _ = try watcher.request(#"{"v":1,"id":"w","cmd":"watch"}"#)
+        let attacker = Process()
+        attacker.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        attacker.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                              Daemon.packageRoot + "/Tests/tools/hostile-neighbour", daemon.socket, "8", "1000", "200", "4096"]
+        let output = Pipe()
+        attacker.standardOutput = output
+        try attacker.run()
+        var latencies: [Double] = []
+        var sampleTimes: [Double] = []
+        while attacker.isRunning {
+            let started = Date()
+            #expect(try root.request(#"{"v":1,"cmd":"status"}"#)["ok"] as? Bool == true)
+            latencies.append(Date().timeIntervalSince(started))
+            while let line = try? watcher.readLine(timeoutMilliseconds: 0) {
+                if let reply = try? SocketClient.decode(line), reply.string("stream") == "rates",
+                   let at = reply[path: "result.at"] as? Double {
+                    sampleTimes.append(at)
+                }
+            }
+            usleep(20_000)
+        }
+        attacker.waitUntilExit()
+        let report = try SocketClient.decode(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        #expect((report["accepted"] as? Int ?? 0) <= 64, "\(report)")
+        #expect(((report["refused"] as? [String: Any])?["too_many_clients"] as? Int ?? 0) >= 900, "\(report)")
+        let sorted = latencies.sorted()
+        let p99 = sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))]
+        #expect(sorted.count > 50 && p99 < 0.05, "p99 \(p99) s over \(sorted.count) requests")
+        #expect(sampleTimes.count >= 6, "\(sampleTimes)")
+        for (earlier, later) in zip(sampleTimes, sampleTimes.dropFirst()) {
+            #expect(later - earlier <= 1.1, "samples \(earlier) → \(later)")
+        }
+        #expect(daemon.isRunning)
+    }
+
+    @Test("a state directory another user owns is refused, and a planted lock symlink's target is never written")
+    func foreignStateDirectory() throws {
+        let base = try DaemonProcess(config: "interval = 3600\n")
+        let victim = base.directory + "/victim"
+        try "precious\n".write(toFile: victim, atomically: true, encoding: .utf8)
+        for owner in ["nobody", "root"] {
+            let state = base.directory + "/state-\(owner)"
+            try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+            _ = try Command.check(["chown", owner, state])
+            try FileManager.default.createSymbolicLink(atPath: state + "/ifmeter.db.lock", withDestinationPath: victim)
+            let result = try Command.run([DaemonProcess.binary, "--config", base.config, "--state-dir", state,
+                                          "--socket", base.directory + "/\(owner).sock", "--log-dir", base.directory + "/log-\(owner)"])
+            #expect(result.status != 0)
+            #expect(result.stderr.contains(owner == "nobody" ? "belongs to uid" : "lock file"), "\(result.stderr)")
+            #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious\n")
+        }
+        let open = base.directory + "/open-log"
+        try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: true)
+        _ = try Command.check(["chmod", "0777", open])
+        let result = try Command.run([DaemonProcess.binary, "--config", base.config, "--state-dir", base.directory + "/s",
+                                      "--socket", base.directory + "/o.sock", "--log-dir", open])
+        #expect(result.status != 0 && result.stderr.contains("writable by group or others"), "\(result.stderr)")
+    }
+
+    @Test("a second daemon on a socket where one answers refuses to start; the first keeps its socket")
+    func secondDaemonSameSocket() throws {
+        let (_, first) = try daemon("interval = 3600\n")
+        let other = try DaemonProcess(config: "interval = 3600\n")
+        let result = try Command.run([DaemonProcess.binary, "--config", other.config, "--state-dir", other.stateDirectory,
+                                      "--log-dir", other.logDirectory, "--socket", first.socket])
+        #expect(result.status != 0 && result.stderr.contains("is listening on \(first.socket)"), "\(result.stderr)")
+        #expect(try first.client().request(#"{"v":1,"cmd":"status"}"#)["ok"] as? Bool == true)
+    }
+
+    @Test("a foreground daemon whose stderr reader is gone keeps running (SIGPIPE ignored)")
+    func brokenStderr() throws {
+        let namespace = try NetworkNamespace()
+        let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\n")
+        // The daemon's stderr is a pipe whose reader exits at once: the notice each SIGHUP
+        // writes would raise SIGPIPE. The process started is sh; the daemon is its child.
+        try daemon.start(prefix: ["sh", "-c", "exec \"$@\" 2>&1 | true", "sh"])
+        let pid = try #require(Int32(try Command.check(["pgrep", "-f", "--newest", "^" + DaemonProcess.binary + ".*" + daemon.directory])
+            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        // Released, the test would kill sh only; the orphaned daemon would keep the test
+        // runner's output open.
+        defer { kill(pid, SIGKILL) }
+        kill(pid, SIGHUP)
+        kill(pid, SIGHUP)
+        #expect(try daemon.client().request(#"{"v":1,"cmd":"status"}"#)["ok"] as? Bool == true)
+        #expect(kill(pid, 0) == 0)
+    }
+
+    @Test("values that once trapped the daemon are refused with a message", arguments: [
+        (["--interval", "99999999999999"], "interval = 30\n", Int32(64), "--interval: expected whole seconds from 1 to 3600"),
+        (["--check-config"], "max_line_length = 8589934592G\n", Int32(1), "max_line_length: expected a size from 256 to 16777216 bytes"),
+        (["--check-config"], "interval = 99999999999999\n", Int32(1), "interval: expected a duration from 1 to 3600 s"),
+    ])
+    func trappingValues(_ arguments: [String], _ config: String, _ status: Int32, _ message: String) throws {
+        let daemon = try DaemonProcess(config: config)
+        let result = try Command.run(daemon.arguments + arguments)
+        #expect(result.status == status && result.stderr.contains(message), "\(result)")
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import IfMeterCore
+@testable import IfMeterDaemon
+@testable import IfMeterStore
+import IfMeterWire
+import Testing
+
+/// Numbers from a peer are checked where they enter: nothing a request line carries reaches a
+/// conversion that could trap.
+@Suite("Hostile input: requests")
+struct RequestRangeTests {
+    @Test("times and limits out of range are bad_request under the request's own id", arguments: [
+        (#"{"v":1,"id":7,"cmd":"usage","class":"loopback","period":"day","from":1e30}"#, "from"),
+        (#"{"v":1,"id":7,"cmd":"usage","interface":"lo","period":"day","to":-1e30}"#, "to"),
+        (#"{"v":1,"id":7,"cmd":"usage","interface":"lo","period":"day","from":-1}"#, "from"),
+        (#"{"v":1,"id":7,"cmd":"usage","interface":"lo","period":"day","to":1e400}"#, "to"),
+        (#"{"v":1,"id":7,"cmd":"events","from":253402300800}"#, "from"),
+        (#"{"v":1,"id":7,"cmd":"events","limit":100001}"#, "limit"),
+        (#"{"v":1,"id":7,"cmd":"events","limit":-5}"#, "limit"),
+    ])
+    func outOfRange(_ line: String, _ field: String) throws {
+        guard case .failure(let error) = Request.parse(Array(line.utf8)) else {
+            Issue.record("\(line) was accepted")
+            return
+        }
+        if error.code == .badJSON {
+            // A number JSON cannot hold as a Double is refused by the decoder itself.
+            #expect(line.contains("1e400"))
+            return
+        }
+        #expect(error.code == .badRequest)
+        #expect(error.id == .number(7))
+        #expect(error.message.contains("\"\(field)\""), "\(error.message)")
+    }
+
+    @Test("the edges of the accepted range are accepted")
+    func edges() throws {
+        let line = #"{"v":1,"cmd":"usage","interface":"lo","period":"day","from":0,"to":"9999-12-31T23:59:59Z"}"#
+        let request = try Request.parse(Array(line.utf8)).get()
+        #expect(request.from?.floorSeconds == 0 && request.to?.ceilingSeconds == 253_402_300_799)
+    }
+}
+
+@Suite("Hostile input: admission")
+struct AdmissionTests {
+    let limits = Admission.Limits(maxClients: 11, maxClientsPerUID: 3, adminReserved: 4)
+
+    @Test("one uid gets max_clients_per_uid; the reserve stays for admins; admins only meet max_clients")
+    func perUIDAndReserve() {
+        var admission = Admission(limits: limits)
+        for _ in 0..<3 { #expect(admission.verdict(uid: 65534, isAdmin: false) == .admit); admission.admit(uid: 65534, isAdmin: false) }
+        guard case .refuse(let perUID) = admission.verdict(uid: 65534, isAdmin: false) else {
+            Issue.record("a fourth connection of one uid was admitted")
+            return
+        }
+        #expect(perUID.contains("max_clients_per_uid"))
+        for _ in 0..<3 { admission.admit(uid: 1000, isAdmin: false) }
+        #expect(admission.verdict(uid: 1001, isAdmin: false) == .admit)
+        // The seventh non-admin slot is the last one not reserved.
+        admission.admit(uid: 1001, isAdmin: false)
+        guard case .refuse(let shared) = admission.verdict(uid: 1002, isAdmin: false) else {
+            Issue.record("a non-admin took a reserved slot")
+            return
+        }
+        #expect(shared.contains("admin_reserved_clients"))
+        for _ in 0..<4 { #expect(admission.verdict(uid: 0, isAdmin: true) == .admit); admission.admit(uid: 0, isAdmin: true) }
+        guard case .refuse(let full) = admission.verdict(uid: 0, isAdmin: true) else {
+            Issue.record("an admin passed max_clients")
+            return
+        }
+        #expect(full.contains("max_clients"))
+        admission.release(uid: 65534, isAdmin: false)
+        #expect(admission.verdict(uid: 0, isAdmin: true) == .admit)
+        #expect(admission.perUID[65534] == 2 && admission.total == 10 && admission.nonAdmins == 6)
+    }
+}
+
+@Suite("Hostile input: arithmetic")
+struct ArithmeticTests {
+    @Test("a sum past 2^64 − 1 saturates and says so, never traps")
+    func saturatingTraffic() {
+        let near = Traffic(rxBytes: .max - 1, txBytes: 5, rxPackets: 0, txPackets: .max)
+        let (sum, overflowed) = near.adding(Traffic(rxBytes: 10, txBytes: 5, rxPackets: 1, txPackets: 0))
+        #expect(overflowed)
+        #expect(sum == Traffic(rxBytes: .max, txBytes: 10, rxPackets: 1, txPackets: .max))
+        #expect(!Traffic(rxBytes: 1).adding(Traffic(rxBytes: 2)).overflowed)
+        #expect(near + near == Traffic(rxBytes: .max, txBytes: 10, rxPackets: 0, txPackets: .max))
+    }
+
+    @Test("a pending total that would pass 2^64 − 1 is labelled implausible with an event")
+    func pendingOverflow() {
+        var pending = PendingWrites()
+        let epoch = Epoch(bootID: "b", ifindex: 2, since: 0)
+        let huge = MeterDelta(name: "tun0", ifindex: 2, epoch: epoch, traffic: Traffic(rxBytes: .max - 5), at: 1_790_000_000)
+        let more = MeterDelta(name: "tun0", ifindex: 2, epoch: epoch, traffic: Traffic(rxBytes: 10), at: 1_790_000_001)
+        pending.add(MeterOutput(deltas: [huge, more]), calendar: BucketCalendar(zone: .utc), monthStartDay: { _ in 1 })
+        let total = pending.unsavedTotals["tun0"]
+        #expect(total?.traffic.rxBytes == .max)
+        #expect(total?.implausible == 1)
+        #expect(total?.labels(tunnel: true).contains(.implausibleDropped) == true)
+        #expect(pending.events.count == 1 && pending.events.first?.kind == .implausible)
+    }
+
+    @Test("a projection early in a period saturates instead of trapping")
+    func projectionClamp() {
+        #expect(Store.clampedCount(1e30) == .max)
+        #expect(Store.clampedCount(.infinity) == .max)
+        #expect(Store.clampedCount(.nan) == 0)
+        #expect(Store.clampedCount(-3) == 0)
+        #expect(Store.clampedCount(41.9) == 41)
+    }
+}
