@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <ifaddrs.h>
+#include <limits.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -312,8 +313,10 @@ static int ifm_on_link(struct nlmsghdr *hdr, void *context) {
     int err = ifm_reserve((void **)&out->items, &out->capacity, out->count + 1, sizeof(ifm_link));
     if (err < 0) return err;
     err = ifm_parse_link_message(hdr, &out->items[out->count]);
-    if (err < 0) return err;
-    out->count++;
+    if (err == -ENOMEM) return err;
+    /* One link libnl refuses must not cost every other link (or the daemon's start). */
+    if (err < 0) out->skipped++;
+    else out->count++;
     return 0;
 }
 
@@ -321,11 +324,24 @@ int ifm_nl_dump_links(ifm_nl *nl, ifm_link_array *out) {
     struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
     struct nl_msg *request = nlmsg_alloc_simple(RTM_GETLINK, NLM_F_DUMP);
     if (!request) return -ENOMEM;
+    out->skipped = 0;
     int err = nlmsg_append(request, &ifi, sizeof ifi, NLMSG_ALIGNTO);
     if (err == 0) err = ifm_dump(nl, request, ifm_on_link, out, &out->count);
     else err = -ifm_errno_from_nle(err);
     nlmsg_free(request);
     return err < 0 ? err : (int)out->count;
+}
+
+static int ifm_on_counters(struct nlmsghdr *hdr, void *context);
+
+int ifm_parse_counters(const void *buf, size_t len, ifm_counters_array *out) {
+    int remaining = len > INT_MAX ? INT_MAX : (int)len;
+    for (const struct nlmsghdr *hdr = buf; nlmsg_ok(hdr, remaining);
+         hdr = nlmsg_next((struct nlmsghdr *)hdr, &remaining)) {
+        int err = ifm_on_counters((struct nlmsghdr *)hdr, out);
+        if (err < 0) return err;
+    }
+    return 0;
 }
 
 static int ifm_on_counters(struct nlmsghdr *hdr, void *context) {
@@ -363,36 +379,49 @@ int ifm_nl_dump_counters(ifm_nl *nl, ifm_counters_array *out) {
     return err < 0 ? err : (int)out->count;
 }
 
+int ifm_parse_link_events(const void *buf, size_t len, ifm_event_array *out) {
+    int remaining = len > INT_MAX ? INT_MAX : (int)len;
+    for (const struct nlmsghdr *hdr = buf; nlmsg_ok(hdr, remaining);
+         hdr = nlmsg_next((struct nlmsghdr *)hdr, &remaining)) {
+        if (hdr->nlmsg_type != RTM_NEWLINK && hdr->nlmsg_type != RTM_DELLINK) continue;
+        int err = ifm_reserve((void **)&out->items, &out->capacity, out->count + 1,
+                              sizeof(ifm_link_event));
+        if (err < 0) return err;
+        ifm_link_event *event = &out->items[out->count];
+        event->type = hdr->nlmsg_type == RTM_DELLINK ? IFM_EVENT_DEL_LINK : IFM_EVENT_NEW_LINK;
+        event->reserved = 0;
+        err = ifm_parse_link_message((struct nlmsghdr *)hdr, &event->link);
+        if (err == -ENOMEM) return err;
+        if (err < 0) out->skipped++;
+        else out->count++;
+    }
+    return 0;
+}
+
 int ifm_nl_read_events(ifm_nl *nl, ifm_event_array *out) {
-    int appended = 0;
-    int overflowed = 0;
+    size_t before = out->count;
+    size_t skipped = out->skipped;
+    int lost = 0;
     for (int batch = 0; batch < IFM_EVENT_BATCHES_PER_READ; batch++) {
         ssize_t n = ifm_recv(nl, MSG_DONTWAIT);
         if (n == -EAGAIN || n == -EWOULDBLOCK) break;
         /* Lost events: a dropped batch (ENOBUFS) or one too big for the buffer. Keep draining
          * so the caller's resync starts from an empty queue. */
         if (n == -ENOBUFS || n == -EMSGSIZE) {
-            overflowed = 1;
+            lost = 1;
             continue;
         }
-        if (n < 0) return (int)n;
-        int remaining = (int)n;
-        for (struct nlmsghdr *hdr = (struct nlmsghdr *)nl->buf; nlmsg_ok(hdr, remaining);
-             hdr = nlmsg_next(hdr, &remaining)) {
-            if (hdr->nlmsg_type != RTM_NEWLINK && hdr->nlmsg_type != RTM_DELLINK) continue;
-            int err = ifm_reserve((void **)&out->items, &out->capacity, out->count + 1,
-                                  sizeof(ifm_link_event));
-            if (err < 0) return err;
-            ifm_link_event *event = &out->items[out->count];
-            event->type = hdr->nlmsg_type == RTM_DELLINK ? IFM_EVENT_DEL_LINK : IFM_EVENT_NEW_LINK;
-            event->reserved = 0;
-            err = ifm_parse_link_message(hdr, &event->link);
-            if (err < 0) return err;
-            out->count++;
-            appended++;
+        /* Any other failure: what this read would have held is unknown, so the caller
+         * resyncs rather than dropping what was already read. */
+        if (n < 0) {
+            lost = 1;
+            break;
         }
+        int err = ifm_parse_link_events(nl->buf, (size_t)n, out);
+        if (err < 0) return err;
     }
-    return overflowed ? -ENOBUFS : appended;
+    if (out->skipped != skipped) lost = 1;
+    return lost ? -ENOBUFS : (int)(out->count - before);
 }
 
 int ifm_getifaddrs_links(ifm_link_array *out) {

@@ -30,6 +30,7 @@ enum EventsView {
         case .gap: "not sampled for a while; traffic lands when counting resumed"
         case .rename: "renamed; history moves with the epoch"
         case .clockJump: "wall clock jumped; durations from the boot clock"
+        case .eventsLost: "link events lost; resynchronised, links that came and went may be missing"
         }
     }
 

@@ -163,6 +163,10 @@ public struct CounterEvent: Hashable, Sendable, Codable {
         case rename
         /// Rule 10: wall time and boot time disagreed.
         case clockJump = "clock-jump"
+        /// Link events were lost (the event socket overflowed, a read failed, a message could
+        /// not be parsed): state was resynchronised from a full dump, and traffic of links that
+        /// came and went meanwhile may be missing.
+        case eventsLost = "events-lost"
     }
 
     public var kind: Kind

@@ -248,7 +248,7 @@ final class Daemon {
         logEvents += kept.events
         for event in kept.events {
             broadcast(event)
-            if event.kind == .reboot || event.kind == .implausible || event.kind == .clockJump {
+            if event.kind == .reboot || event.kind == .implausible || event.kind == .clockJump || event.kind == .eventsLost {
                 Diagnostics.warning("\(event.kind.rawValue)\(event.interface.map { " on \($0)" } ?? ""): \(event.detail)")
             }
         }

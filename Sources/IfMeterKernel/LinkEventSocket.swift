@@ -33,13 +33,17 @@ public final class LinkEventSocket {
         /// The events, oldest first. Only the link's own messages: per-family notifications
         /// (`AF_BRIDGE` port changes) are not events about the link and are left out.
         public var events: [LinkEvent]
-        /// True when the kernel dropped events (`ENOBUFS`): resynchronise with a full dump.
+        /// True when events were lost — the kernel dropped some (`ENOBUFS`), a read failed, or
+        /// a message could not be parsed: resynchronise with a full dump.
         public var overflowed: Bool
+        /// Messages that could not be parsed (counted in `overflowed` too).
+        public var unparseable: Int
     }
 
     /// Reads every queued event without blocking; an empty batch when none are queued.
     public func readEvents() throws(KernelError) -> Batch {
         events.count = 0
+        events.skipped = 0
         let result = ifm_nl_read_events(handle, &events)
         let overflowed = result == -ENOBUFS
         if !overflowed { _ = try KernelError.check(result, "netlink link event read") }
@@ -50,6 +54,6 @@ public final class LinkEventSocket {
             let link = Link(raw.link)
             return raw.type == Int32(IFM_EVENT_DEL_LINK) ? .deleted(link) : .newOrChanged(link)
         }
-        return Batch(events: parsed, overflowed: overflowed)
+        return Batch(events: parsed, overflowed: overflowed, unparseable: events.skipped)
     }
 }

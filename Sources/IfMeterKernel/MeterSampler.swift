@@ -33,7 +33,14 @@ public final class MeterSampler {
     public func start(at instant: MeterInstant = SystemClock.now()) throws(KernelError) -> MeterOutput {
         let links = try annotated(dumps.dumpLinks())
         self.links = Dictionary(links.map { ($0.ifindex, $0) }) { _, last in last }
-        return meter.start(links: links, at: instant)
+        var output = meter.start(links: links, at: instant)
+        if dumps.unparseableInLastDump > 0 {
+            output.events.append(CounterEvent(
+                kind: .eventsLost, at: instant.wall,
+                detail: "\(dumps.unparseableInLastDump) link message(s) of the start dump could not be parsed; "
+                    + "those links are not metered until the kernel announces them again"))
+        }
+        return output
     }
 
     /// Applies every queued link event; resyncs from a full dump if the socket overflowed.
@@ -54,7 +61,15 @@ public final class MeterSampler {
         if batch.overflowed {
             let dump = try annotated(dumps.dumpLinks())
             links = Dictionary(dump.map { ($0.ifindex, $0) }) { _, last in last }
-            output += meter.resync(links: dump, at: instant)
+            let resync = meter.resync(links: dump, at: instant)
+            let vanished = resync.events.filter { $0.kind == .vanished }.compactMap(\.interface)
+            output.events.append(CounterEvent(
+                kind: .eventsLost, at: instant.wall,
+                detail: "link events were lost (\(batch.unparseable > 0 ? "\(batch.unparseable) unparseable message(s)" : "the event socket overflowed or a read failed")); "
+                    + "resynchronised from a full dump; "
+                    + (vanished.isEmpty ? "no known link vanished meanwhile" : "vanished meanwhile: \(vanished.joined(separator: ", "))")
+                    + "; traffic of links that came and went between the lost events is not counted"))
+            output += resync
         }
         return output
     }

@@ -27,6 +27,9 @@ public final class NetlinkSocket {
         return UnsafeBufferPointer(start: links.items, count: count).map(Link.init)
     }
 
+    /// Messages of the last ``dumpLinks()`` that libnl could not parse: left out, not fatal.
+    public var unparseableInLastDump: Int { links.skipped }
+
     /// Every link's 64-bit counters and nothing else: one `RTM_GETSTATS` dump. This is what a
     /// periodic sample costs; names and metadata come from ``dumpLinks()`` and link events.
     public func dumpCounters() throws(KernelError) -> [CounterReading] {

@@ -203,4 +203,29 @@ struct HostileTests {
         let result = try Command.run(daemon.arguments + arguments)
         #expect(result.status == status && result.stderr.contains(message), "\(result)")
     }
+
+    @Test("link events lost while the daemon is stalled without CAP_NET_ADMIN: an events-lost event says so")
+    func eventsLost() throws {
+        let namespace = try NetworkNamespace()
+        let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\n")
+        // Without CAP_NET_ADMIN (as the hardened unit runs), SO_RCVBUFFORCE fails and the
+        // event socket's buffer is net.core.rmem_max.
+        try daemon.start(prefix: ["setpriv", "--bounding-set=-net_admin"])
+        let pid = try #require(Int32(try Command.check(["pgrep", "-f", "--newest", "^" + DaemonProcess.binary + ".*" + daemon.directory])
+            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        kill(pid, SIGSTOP)
+        // 1500 veth pairs created and deleted: thousands of link messages, more than even the
+        // 8 MB a raised rmem_max allows, while
+        // nobody reads the socket.
+        try namespace.ipBatch((0..<1500).map { "link add e\($0)a type veth peer name e\($0)b" })
+        try namespace.ipBatch((0..<1500).map { "link del e\($0)a" })
+        kill(pid, SIGCONT)
+        let client = try daemon.client()
+        _ = try client.request(#"{"v":1,"cmd":"sample"}"#)
+        let reply = try client.request(#"{"v":1,"cmd":"events","kind":"events-lost"}"#)
+        let events = try #require(reply[path: "result.events"] as? [[String: Any]], "\(reply)")
+        #expect(!events.isEmpty, "no events-lost event after an overflow")
+        #expect((events.first?["detail"] as? String)?.contains("resynchronised from a full dump") == true)
+        #expect(daemon.stderrText.contains("events-lost"), "\(daemon.stderrText)")
+    }
 }

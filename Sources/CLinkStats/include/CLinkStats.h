@@ -70,6 +70,8 @@ typedef struct ifm_link_array {
     ifm_link *items;
     size_t count;
     size_t capacity;
+    /* Messages libnl could not parse, left out of `items` (never a failed dump). */
+    size_t skipped;
 } ifm_link_array;
 
 typedef struct ifm_counters_array {
@@ -82,6 +84,8 @@ typedef struct ifm_event_array {
     ifm_link_event *items;
     size_t count;
     size_t capacity;
+    /* Messages libnl could not parse, left out of `items`; they count as lost events. */
+    size_t skipped;
 } ifm_event_array;
 
 void ifm_link_array_free(ifm_link_array *array);
@@ -100,17 +104,28 @@ int ifm_nl_fd(const ifm_nl *nl);
 /* The receive buffer the kernel granted, in bytes (event sockets size it up at open). */
 int ifm_nl_rcvbuf(const ifm_nl *nl);
 
-/* Full RTM_GETLINK dump, every message parsed by libnl-route. Returns the link count. */
+/* Full RTM_GETLINK dump, every message parsed by libnl-route. Returns the link count; a
+ * message libnl refuses is counted in out->skipped and left out, never a failed dump. */
 int ifm_nl_dump_links(ifm_nl *nl, ifm_link_array *out);
 
 /* Counters-only RTM_GETSTATS dump (IFLA_STATS_LINK_64), keyed by ifindex. Returns the count. */
 int ifm_nl_dump_counters(ifm_nl *nl, ifm_counters_array *out);
 
 /* Reads every link event queued on an event socket without blocking and appends it to `out`.
- * Returns the number appended; 0 when nothing was queued. Returns -ENOBUFS when the kernel
- * dropped events (the socket overflowed): what was read is still appended, and the caller must
+ * Returns the number appended; 0 when nothing was queued. Returns -ENOBUFS when events were
+ * lost — the kernel dropped some (the socket overflowed), a read failed, or a message could
+ * not be parsed (out->skipped) —: what was read is still appended, and the caller must
  * resynchronise with a full dump. */
 int ifm_nl_read_events(ifm_nl *nl, ifm_event_array *out);
+
+/* Parses the RTM_NEWLINK / RTM_DELLINK messages in `len` bytes as they came off an event
+ * socket, appending to `out` (unparseable ones counted in out->skipped). Any bytes are safe:
+ * this is the fuzzing entry to the parser ifm_nl_read_events uses. Returns 0 or -ENOMEM. */
+int ifm_parse_link_events(const void *buf, size_t len, ifm_event_array *out);
+
+/* Parses the RTM_NEWSTATS messages in `len` bytes, appending to `out`; any bytes are safe.
+ * Returns 0, -EPROTO for a malformed attribute table, or -ENOMEM. */
+int ifm_parse_counters(const void *buf, size_t len, ifm_counters_array *out);
 
 /* The fallback source: getifaddrs() AF_PACKET entries, 32-bit struct rtnl_link_stats counters.
  * Returns the link count. No kind, operstate, MTU, master or link are available from it. */
