@@ -145,6 +145,7 @@ final class Daemon {
     private func finishStart(_ result: Result<(Store, MeterState?, [String: Double]), StoreError>) {
         do {
             let (store, state, names) = try result.get()
+            store.waitWhenBusy(milliseconds: Self.busyWaitMilliseconds)
             self.store = store
             savedTotals = try store.totals().mapValues(\.tally)
             let bootID = try SystemClock.bootID()
@@ -171,6 +172,9 @@ final class Daemon {
             fail("cannot start metering: \(error)")
         }
     }
+
+    /// The longest a save or query on the loop waits for another program's database lock.
+    static let busyWaitMilliseconds: Int32 = 100
 
     private func fail(_ message: String) {
         Diagnostics.error(message)

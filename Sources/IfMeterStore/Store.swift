@@ -127,6 +127,14 @@ public final class Store {
         }
     }
 
+    /// How long a statement waits for another program's lock on the file before failing
+    /// with a busy error (10 s at open, for the load). The daemon shortens it once running: a
+    /// save that finds the file busy fails fast and is retried with everything kept, instead
+    /// of holding the loop for seconds.
+    public func waitWhenBusy(milliseconds: Int32) {
+        sqlite3_busy_timeout(connection.handle, milliseconds)
+    }
+
     // MARK: Saving
 
     /// Writes `pending` in one transaction and empties it. On failure nothing is written and

@@ -228,4 +228,61 @@ struct HostileTests {
         #expect((events.first?["detail"] as? String)?.contains("resynchronised from a full dump") == true)
         #expect(daemon.stderrText.contains("events-lost"), "\(daemon.stderrText)")
     }
+
+    @Test("two interface names that are not UTF-8 stay two interfaces")
+    func nonUTF8Names() throws {
+        let namespace = try NetworkNamespace()
+        // Swift strings cannot carry the raw bytes, so the shell makes the names.
+        _ = try namespace.exec(["sh", "-c", #"ip link add "$(printf '\377a')" type veth peer name "$(printf '\376a')""#])
+        let probe = try namespace.exec([DaemonProcess.binary, "--probe", "--json"])
+        let names = try #require((try SocketClient.decode(probe)["interfaces"] as? [[String: Any]])?.compactMap { $0["name"] as? String })
+        #expect(names.contains(#"\xffa"#) && names.contains(#"\xfea"#), "\(names)")
+    }
+
+    @Test("a database another program holds: saves fail fast and are retried, the loop keeps answering")
+    func busyDatabase() throws {
+        let (_, daemon) = try daemon("interval = 1\nsave_interval = 1\n")
+        let client = try daemon.client()
+        let holder = try DatabaseHolder(path: daemon.stateDirectory + "/ifmeter.db", writerOnly: true)
+        var slowest = 0.0
+        var unhealthy: [String: Any]?
+        let deadline = Date().addingTimeInterval(4)
+        while Date() < deadline {
+            let started = Date()
+            let status = try client.request(#"{"v":1,"cmd":"status"}"#)
+            slowest = max(slowest, Date().timeIntervalSince(started))
+            if status[path: "result.store.healthy"] as? Bool == false { unhealthy = status }
+            usleep(50_000)
+        }
+        #expect(slowest < 0.5, "status took \(slowest) s while the database was held")
+        let error = try #require(unhealthy, "the held database was never reported").string("result.store.error")
+        #expect(error?.contains("locked") == true || error?.contains("busy") == true, "\(String(describing: error))")
+        holder.release()
+        var healthy = false
+        let recovery = Date().addingTimeInterval(5)
+        while !healthy && Date() < recovery {
+            healthy = try client.request(#"{"v":1,"cmd":"status"}"#)[path: "result.store.healthy"] as? Bool == true
+            if !healthy { usleep(100_000) }
+        }
+        #expect(healthy, "saving works again once the lock is released")
+    }
+
+    @Test("SIGTERM while the database is still loading: a clean exit")
+    func stopWhileLoading() throws {
+        let namespace = try NetworkNamespace()
+        let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\n")
+        try daemon.start()
+        #expect(daemon.stop() == 0)
+        let holder = try DatabaseHolder(path: daemon.stateDirectory + "/ifmeter.db")
+        defer { holder.release() }
+        try daemon.start(waitForReady: false)
+        var loading = false
+        let deadline = Date().addingTimeInterval(5)
+        while !loading && Date() < deadline {
+            loading = (try? daemon.client().request(#"{"v":1,"cmd":"status"}"#))?[path: "result.ready"] as? Bool == false
+            if !loading { usleep(20_000) }
+        }
+        #expect(loading)
+        #expect(daemon.stop() == 0)
+    }
 }

@@ -7,16 +7,20 @@ public final class DatabaseHolder: @unchecked Sendable {
     private let input = Pipe()
     private var released = false
 
-    /// Returns once the lock is held.
-    public init(path: String) throws {
+    /// Returns once the lock is held: the whole file (nobody may open it), or with
+    /// `writerOnly` the write lock a writing program holds while others still read.
+    public init(path: String, writerOnly: Bool = false) throws {
         let output = Pipe()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = ["-c", """
             import sqlite3, sys
             c = sqlite3.connect(sys.argv[1], isolation_level=None)
-            c.execute("PRAGMA locking_mode=EXCLUSIVE"); c.execute("BEGIN EXCLUSIVE")
+            if sys.argv[2] == "writer":
+                c.execute("BEGIN IMMEDIATE")
+            else:
+                c.execute("PRAGMA locking_mode=EXCLUSIVE"); c.execute("BEGIN EXCLUSIVE")
             print("locked", flush=True); sys.stdin.readline(); c.execute("COMMIT")
-            """, path]
+            """, path, writerOnly ? "writer" : "whole"]
         process.standardOutput = output
         process.standardInput = input
         try process.run()

@@ -1,0 +1,35 @@
+/// An interface name as the kernel gives it: up to 15 bytes, any byte but NUL, `/`, `:` and
+/// whitespace, in no particular encoding. Decoding lossily would turn two names that are not
+/// UTF-8 into the same U+FFFD name (two links counted as one re-created link), so every byte
+/// that is not part of valid UTF-8 is written `\xHH`, and a backslash `\\`. The one escaping
+/// is what the socket, the database and the estimate log all carry.
+public enum InterfaceName {
+    /// The name as ifmeter shows and stores it; distinct byte strings stay distinct.
+    public static func decode(_ bytes: [UInt8]) -> String {
+        if !bytes.contains(UInt8(ascii: "\\")), let valid = String(validating: bytes, as: UTF8.self) {
+            return valid
+        }
+        var result = ""
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "\\") {
+                result += "\\\\"
+                index += 1
+                continue
+            }
+            // The longest valid UTF-8 sequence starting here (1 to 4 bytes), else one raw byte.
+            if let length = (1...4).reversed().first(where: { length in
+                index + length <= bytes.count
+                    && String(validating: bytes[index..<index + length], as: UTF8.self)?.unicodeScalars.count == 1
+            }) {
+                result += String(decoding: bytes[index..<index + length], as: UTF8.self)
+                index += length
+            } else {
+                let hex = String(bytes[index], radix: 16)
+                result += "\\x" + (bytes[index] < 0x10 ? "0" + hex : hex)
+                index += 1
+            }
+        }
+        return result
+    }
+}
