@@ -31,6 +31,7 @@ enum EventsView {
         case .rename: "renamed; history moves with the epoch"
         case .clockJump: "wall clock jumped; durations from the boot clock"
         case .eventsLost: "link events lost; resynchronised, links that came and went may be missing"
+        case .bucketsFolded: "database unwritable for long; finest buckets dropped, coarser ones kept"
         }
     }
 

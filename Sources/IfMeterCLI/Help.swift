@@ -95,7 +95,7 @@ enum Help {
 
                 Counter events, oldest first, each with what it means for the figures. Kinds:
                 first-sight, appeared, epoch-started, reboot, recreated, deleted, vanished, reset,
-                wrap, implausible, gap, rename, clock-jump, events-lost.
+                wrap, implausible, gap, rename, clock-jump, events-lost, buckets-folded.
                 """
         case .status:
             return "usage: ifmeter status\n\nThe daemon's version, sampling, last sample and save, and database health."

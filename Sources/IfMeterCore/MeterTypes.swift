@@ -167,6 +167,9 @@ public struct CounterEvent: Hashable, Sendable, Codable {
         /// not be parsed): state was resynchronised from a full dump, and traffic of links that
         /// came and went meanwhile may be missing.
         case eventsLost = "events-lost"
+        /// While the database could not be written, the oldest unsaved 5-minute (then hourly)
+        /// buckets were dropped to bound memory; their traffic stays in the coarser buckets.
+        case bucketsFolded = "buckets-folded"
     }
 
     public var kind: Kind

@@ -252,7 +252,8 @@ final class Daemon {
         logEvents += kept.events
         for event in kept.events {
             broadcast(event)
-            if event.kind == .reboot || event.kind == .implausible || event.kind == .clockJump || event.kind == .eventsLost {
+            if event.kind == .reboot || event.kind == .implausible || event.kind == .clockJump || event.kind == .eventsLost
+                || event.kind == .bucketsFolded {
                 Diagnostics.warning("\(event.kind.rawValue)\(event.interface.map { " on \($0)" } ?? ""): \(event.detail)")
             }
         }

@@ -82,6 +82,9 @@ public struct PendingWrites: Sendable {
 
     /// Events kept in memory while saves fail; beyond this only their number is kept.
     static let maximumEvents = 100_000
+    /// Buckets kept in memory while saves fail (about 170 bytes each); past this the oldest
+    /// 5-minute, then hourly, buckets are dropped down to three quarters of it.
+    public var maximumBuckets = 200_000
 
     public init() {}
 
@@ -106,6 +109,26 @@ public struct PendingWrites: Sendable {
             }
         }
         for event in output.events { append(event) }
+        if buckets.count > maximumBuckets, let last = output.deltas.last { fold(at: last.at) }
+    }
+
+    /// Bounds memory while saves keep failing: every delta is in every resolution, so dropping
+    /// the finest buckets loses resolution, never traffic. An event says how many went.
+    private mutating func fold(at time: Double) {
+        let target = maximumBuckets * 3 / 4
+        var dropped: [Resolution: Int] = [:]
+        for resolution in [Resolution.fiveMinutes, .hour] where buckets.count > target {
+            let oldest = buckets.keys.filter { $0.resolution == resolution }.sorted { $0.start < $1.start }
+            for key in oldest.prefix(buckets.count - target) {
+                buckets[key] = nil
+                dropped[resolution, default: 0] += 1
+            }
+        }
+        guard !dropped.isEmpty else { return }
+        let counts = dropped.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.value) \($0.key.rawValue)" }
+        append(CounterEvent(kind: .bucketsFolded, at: time, detail: "the database could not be written for long: "
+            + "\(counts.joined(separator: " and ")) buckets of unsaved traffic dropped to bound memory; "
+            + "their traffic stays in the coarser buckets and the totals"))
     }
 
     private mutating func append(_ event: CounterEvent) {

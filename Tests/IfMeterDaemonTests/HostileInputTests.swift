@@ -101,6 +101,28 @@ struct ArithmeticTests {
         #expect(pending.events.count == 1 && pending.events.first?.kind == .implausible)
     }
 
+    @Test("while saves fail, unsaved buckets stay bounded: the finest are folded away, no traffic is lost")
+    func pendingBounded() {
+        var pending = PendingWrites()
+        pending.maximumBuckets = 100
+        let epoch = Epoch(bootID: "b", ifindex: 2, since: 0)
+        let origin = 1_790_000_000.0
+        // Two days of 5-minute deltas: 576 five-minute, 48 hourly, 2 daily buckets if unbounded.
+        for step in 0..<576 {
+            let delta = MeterDelta(name: "wwan0", ifindex: 2, epoch: epoch, traffic: Traffic(rxBytes: 1000, txBytes: 10),
+                                   at: origin + Double(step) * 300)
+            pending.add(MeterOutput(deltas: [delta]), calendar: BucketCalendar(zone: .utc), monthStartDay: { _ in 1 })
+        }
+        #expect(pending.buckets.count <= 100)
+        #expect(pending.unsavedTotals["wwan0"]?.traffic == Traffic(rxBytes: 576_000, txBytes: 5760))
+        let days = pending.buckets.filter { $0.key.resolution == .day }.values.reduce(Traffic.zero) { $0 + $1.traffic }
+        #expect(days == Traffic(rxBytes: 576_000, txBytes: 5760))
+        #expect(pending.events.contains { $0.kind == .bucketsFolded })
+        // The newest 5-minute buckets are the ones kept.
+        let newest = pending.buckets.keys.filter { $0.resolution == .fiveMinutes }.map(\.start).max()
+        #expect(newest == Int64(origin + 575 * 300) / 300 * 300)
+    }
+
     @Test("a projection early in a period saturates instead of trapping")
     func projectionClamp() {
         #expect(Store.clampedCount(1e30) == .max)
