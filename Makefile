@@ -14,7 +14,7 @@ DOCDIR = $(PREFIX)/share/doc/ifmeter
 MANDIR = $(PREFIX)/share/man
 COMPLETIONDIR = $(PREFIX)/share/bash-completion/completions
 
-.PHONY: run test build bench install install-files uninstall clean
+.PHONY: run test build bench fuzz install install-files uninstall clean
 
 ## Install dependencies, build, and run the daemon in the foreground on its embedded default
 ## (as root: /var/lib/ifmeter, /run/ifmeter/ifmeterd.sock, /var/log/ifmeter; otherwise the
@@ -38,6 +38,11 @@ build:
 bench:
 	scripts/install-deps
 	scripts/bench
+
+## Every fuzz target under libFuzzer and ASan for FUZZ_SECONDS each (default 60); see docs/FUZZING.md.
+fuzz:
+	scripts/install-deps
+	scripts/fuzz
 
 ## Build, then install the daemon, the client, the systemd units (paths filled in), man pages,
 ## bash completion and the documentation.

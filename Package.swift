@@ -46,6 +46,13 @@ let package = Package(
         // `make bench`: sample cost against a raw C RTM_GETSTATS dump of the same links.
         .executableTarget(
             name: "ifmeter-bench", dependencies: ["IfMeterKernel", "IfMeterStore", "CLinkStats", "CSQLite"]),
+        // The fuzz targets' bodies: run under libFuzzer by `make fuzz` (scripts/fuzz), and over
+        // the committed corpora by FuzzReplayTests. Never linked into a product.
+        .target(
+            name: "IfMeterFuzzTargets",
+            dependencies: ["IfMeterDaemon", "IfMeterCLI", "IfMeterStore", "IfMeterWire", "IfMeterCore", "IfMeterKernel", "CLinkStats"],
+            path: "Fuzz/Targets"),
+        .testTarget(name: "FuzzReplayTests", dependencies: ["IfMeterFuzzTargets"]),
         // Network namespaces, processes and fixtures for the tests; never linked into a product.
         .target(name: "IfMeterTestSupport", path: "Tests/IfMeterTestSupport"),
         .testTarget(name: "IfMeterCoreTests", dependencies: ["IfMeterCore", "IfMeterTestSupport"]),

@@ -1,0 +1,236 @@
+import CLinkStats
+import FoundationEssentials
+@testable import IfMeterCLI
+import IfMeterCore
+@testable import IfMeterDaemon
+@testable import IfMeterKernel
+@testable import IfMeterStore
+import IfMeterWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The bodies of the fuzz targets (`make fuzz`, docs/FUZZING.md): each takes arbitrary bytes
+/// and must neither trap nor break an invariant (a broken one is a `fatalError`, which
+/// libFuzzer reports as a crash). The same functions replay the committed corpora in the
+/// ordinary test run (Tests/FuzzReplayTests).
+public enum FuzzTargets {
+    /// The names `scripts/fuzz` and the corpora use.
+    public static let all: [String: @Sendable ([UInt8]) -> Void] = [
+        "request": request, "config": config, "netlink": netlink, "log": log, "meter": meter,
+    ]
+
+    // MARK: request
+
+    /// A store with a little history, shared by every run (opening one per input would be
+    /// all the fuzzer measured).
+    nonisolated(unsafe) private static var sharedStore: Store?
+
+    private static func store() -> Store {
+        if let sharedStore { return sharedStore }
+        let directory = "/tmp/ifmeter-fuzz-\(getpid())"
+        mkdir(directory, 0o700)
+        let store = try! Store(path: directory + "/ifmeter.db")
+        var meter = Meter(bootID: "fuzz")
+        var pending = PendingWrites()
+        let origin = 1_790_000_000.0
+        let links = [Link(ifindex: 1, name: "lo", arpType: 772, counters: LinkCounters(rxBytes: 5)),
+                     Link(ifindex: 2, name: "wlan0", arpType: 1, counters: LinkCounters(rxBytes: 100, txBytes: 10))]
+        pending.add(meter.start(links: links, at: MeterInstant(wall: origin, sinceBootNanoseconds: 1_000_000_000)),
+                    calendar: store.configuration.calendar, monthStartDay: { _ in 1 })
+        for step in 1...50 {
+            let instant = MeterInstant(wall: origin + Double(step) * 3600, sinceBootNanoseconds: UInt64(1 + step * 3600) * 1_000_000_000)
+            let readings = [CounterReading(ifindex: 2, counters: LinkCounters(rxBytes: UInt64(100 + step * 1000), txBytes: UInt64(10 + step * 100)))]
+            pending.add(meter.apply(sample: readings, at: instant), calendar: store.configuration.calendar, monthStartDay: { _ in 1 })
+        }
+        pending.setMeterState(meter.exportState())
+        try! store.save(&pending)
+        sharedStore = store
+        return store
+    }
+
+    /// A request line through framing, parsing and range checks, then the store queries the
+    /// handler makes with the request's values, and the encoding of their answers.
+    public static func request(_ bytes: [UInt8]) {
+        var buffer = LineBuffer(maximumLength: 4096)
+        for item in buffer.append(bytes) {
+            guard case .line(let line) = item else { continue }
+            switch Request.parse(line) {
+            case .failure(let error):
+                _ = LineEncoder.failure(error)
+            case .success(let request):
+                query(request)
+            }
+        }
+    }
+
+    private static func query(_ request: Request) {
+        let store = store()
+        let subject: IfMeterStore.UsageSubject = request.class.flatMap(InterfaceClass.init(rawValue:)).map(IfMeterStore.UsageSubject.interfaceClass)
+            ?? .interface(request.interface ?? "wlan0")
+        let resolution = request.period.flatMap(Resolution.init(rawValue:)) ?? .day
+        do {
+            let rows = try store.usage(subject, resolution: resolution,
+                                       from: request.from?.floorSeconds, to: request.to?.ceilingSeconds)
+            _ = LineEncoder.encode(Response.success(rows.map(Daemon.row), id: request.id))
+            let events = try store.events(from: request.from?.seconds, to: request.to?.seconds,
+                                          kind: request.kind.flatMap(CounterEvent.Kind.init(rawValue:)),
+                                          interface: request.interface, limit: request.limit ?? 1000)
+            _ = LineEncoder.encode(Response.success(EventsResult(events: events), id: request.id))
+            if let to = request.to, request.projection == true {
+                _ = try store.projection(request.interface ?? "wlan0", resolution: resolution == .month ? .month : .day,
+                                         now: to.ceilingSeconds)
+            }
+        } catch {
+            fatalError("a checked request failed in the store: \(error)")
+        }
+    }
+
+    // MARK: config
+
+    /// The config file parser, then the command line (arguments split at NUL bytes).
+    public static func config(_ bytes: [UInt8]) {
+        if let text = String(validating: bytes, as: UTF8.self) {
+            if let config = try? DaemonConfig.parse(text, file: "fuzz.conf") {
+                // What the daemon derives from a config it accepted must not trap either.
+                _ = config.storeConfiguration
+                _ = config.meterConfiguration
+                _ = config.interval * 1_000_000 + config.saveInterval * 1_000_000 + config.idleTimeout * 1_000_000
+            }
+        }
+        let arguments = bytes.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        if let options = try? DaemonOptions(arguments: arguments), let interval = options.interval {
+            _ = interval * 1_000_000
+        }
+    }
+
+    // MARK: netlink
+
+    /// The C shim's parsers over arbitrary bytes, as if they came off a netlink socket.
+    public static func netlink(_ bytes: [UInt8]) {
+        var events = ifm_event_array()
+        var counters = ifm_counters_array()
+        defer {
+            ifm_event_array_free(&events)
+            ifm_counters_array_free(&counters)
+        }
+        bytes.withUnsafeBytes { raw in
+            _ = ifm_parse_link_events(raw.baseAddress, raw.count, &events)
+            _ = ifm_parse_counters(raw.baseAddress, raw.count, &counters)
+        }
+        for event in UnsafeBufferPointer(start: events.items, count: events.count) {
+            _ = Link(event.link)
+        }
+    }
+
+    // MARK: log
+
+    /// The estimate-log reader of `ifmeter log` over arbitrary bytes.
+    public static func log(_ bytes: [UInt8]) {
+        var reader = EstimateLogReader()
+        let (records, consumed) = reader.records(in: bytes)
+        guard consumed <= bytes.count, records.count <= bytes.count else {
+            fatalError("the log reader consumed \(consumed) of \(bytes.count) bytes")
+        }
+    }
+
+    // MARK: meter
+
+    /// The meter and pending writes driven by a script of samples, link events, restarts and
+    /// clock readings with counters anywhere in 0…2^64−1. Invariants: no trap; a name's
+    /// total never decreases; every resolution's buckets sum to the total.
+    public static func meter(_ bytes: [UInt8]) {
+        var input = ByteReader(bytes)
+        var meter = Meter(bootID: "fuzz")
+        var pending = PendingWrites()
+        let calendar = BucketCalendar(zone: .utc)
+        var wall = 1_790_000_000.0
+        var boot: UInt64 = 1_000_000_000
+        var previousTotals: [String: Traffic] = [:]
+        var started = false
+        func link(_ input: inout ByteReader) -> Link {
+            let ifindex = Int32(input.byte() % 4 + 1)
+            return Link(ifindex: ifindex, name: ["eth0", "wlan0", "tun0", "veth0"][Int(input.byte() % 4)],
+                        kind: ["", "tun", "veth", "wireguard"][Int(input.byte() % 4)], arpType: 1,
+                        counters: input.counters(), countersAre32Bit: input.byte() % 8 == 0,
+                        speedBitsPerSecond: input.byte() % 2 == 0 ? nil : UInt64(input.byte()) * 1_000_000)
+        }
+        while !input.isEmpty {
+            let operation = input.byte() % 7
+            // Time moves forward on the boot clock; the wall clock may jump anywhere near it.
+            boot &+= UInt64(input.byte()) * 1_000_000_000
+            wall += Double(input.byte()) - (input.byte() % 16 == 0 ? 86_400 : 0)
+            let instant = MeterInstant(wall: wall, sinceBootNanoseconds: boot)
+            var output: MeterOutput
+            switch operation {
+            case 0 where !started, 1 where !started:
+                output = meter.start(links: (0..<Int(input.byte() % 4)).map { _ in link(&input) }, at: instant)
+                started = true
+            case 0, 1:
+                let readings = (0..<Int(input.byte() % 4)).map { _ in
+                    CounterReading(ifindex: Int32(input.byte() % 4 + 1), counters: input.counters())
+                }
+                output = meter.apply(sample: readings, at: instant)
+            case 2: output = meter.apply(.newOrChanged(link(&input)), at: instant)
+            case 3: output = meter.apply(.deleted(link(&input)), at: instant)
+            case 4: output = meter.resync(links: (0..<Int(input.byte() % 4)).map { _ in link(&input) }, at: instant)
+            case 5:
+                // A restart: the daemon saved and comes back, perhaps after a reboot.
+                let state = meter.exportState()
+                meter = Meter(bootID: input.byte() % 4 == 0 ? "fuzz-\(input.byte())" : state.bootID,
+                              restoring: state, knownNames: state.firstSeen)
+                started = false
+                output = MeterOutput()
+            default:
+                output = MeterOutput()
+            }
+            pending.add(output, calendar: calendar, monthStartDay: { _ in Int(bytes.count % 28) + 1 })
+            for (name, total) in pending.unsavedTotals {
+                let before = previousTotals[name] ?? .zero
+                guard total.traffic.values.indices.allSatisfy({ total.traffic.values[$0] >= before.values[$0] }) else {
+                    fatalError("the total of \(name) went down: \(before) → \(total.traffic)")
+                }
+                previousTotals[name] = total.traffic
+            }
+        }
+        for resolution in Resolution.allCases {
+            var sums: [String: BucketTally] = [:]
+            for (key, tally) in pending.buckets where key.resolution == resolution { sums[key.name, default: BucketTally()] += tally }
+            for (name, total) in pending.unsavedTotals where total.implausible == 0 {
+                guard sums[name]?.traffic == total.traffic else {
+                    fatalError("\(resolution) buckets of \(name) sum to \(String(describing: sums[name]?.traffic)), total \(total.traffic)")
+                }
+            }
+        }
+    }
+}
+
+/// Reads fuzz input as a script; past the end every read is zero.
+struct ByteReader {
+    private let bytes: [UInt8]
+    private var offset = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    var isEmpty: Bool { offset >= bytes.count }
+
+    mutating func byte() -> UInt8 {
+        defer { offset += 1 }
+        return offset < bytes.count ? bytes[offset] : 0
+    }
+
+    /// A counter: small, near 2^32, near 2^64, or any value, as the input says.
+    mutating func counter() -> UInt64 {
+        let low = UInt64(byte()) | UInt64(byte()) << 8
+        switch byte() % 4 {
+        case 0: return low
+        case 1: return (1 << 32) &- low
+        case 2: return UInt64.max &- low
+        default: return (0..<8).reduce(UInt64(0)) { value, _ in value << 8 | UInt64(byte()) }
+        }
+    }
+
+    mutating func counters() -> LinkCounters {
+        LinkCounters(rxBytes: counter(), txBytes: counter(), rxPackets: counter(), txPackets: counter())
+    }
+}
