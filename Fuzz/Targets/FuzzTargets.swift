@@ -72,7 +72,7 @@ public enum FuzzTargets {
         do {
             let rows = try store.usage(subject, resolution: resolution,
                                        from: request.from?.floorSeconds, to: request.to?.ceilingSeconds)
-            _ = LineEncoder.encode(Response.success(rows.map(Daemon.row), id: request.id))
+            _ = LineEncoder.encode(Response.success(rows.map { Daemon.row($0) }, id: request.id))
             let events = try store.events(from: request.from?.seconds, to: request.to?.seconds,
                                           kind: request.kind.flatMap(CounterEvent.Kind.init(rawValue:)),
                                           interface: request.interface, limit: request.limit ?? 1000)

@@ -10,7 +10,8 @@ struct LogRecord: Decodable {
         var resets: Int?
         var gaps: Int?
         var implausibleDropped: Int?
-        enum CodingKeys: String, CodingKey { case resets, gaps, implausibleDropped = "implausible_dropped" }
+        var eventsLost: Int?
+        enum CodingKeys: String, CodingKey { case resets, gaps, implausibleDropped = "implausible_dropped", eventsLost = "events_lost" }
     }
 
     var type: String

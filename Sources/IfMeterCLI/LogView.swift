@@ -95,7 +95,8 @@ enum LogView {
         if record.type == "estimate" {
             var marks = Marks()
             let mark = record.continuity.map {
-                marks.mark(Continuity(resets: $0.resets ?? 0, gaps: $0.gaps ?? 0, implausibleDropped: $0.implausibleDropped ?? 0))
+                marks.mark(Continuity(resets: $0.resets ?? 0, gaps: $0.gaps ?? 0, implausibleDropped: $0.implausibleDropped ?? 0,
+                                      eventsLost: $0.eventsLost ?? 0))
             } ?? ""
             let window = (record.end ?? record.time) - record.time
             return "\(time.second(record.time))  \(name)  \((record.class ?? "").padding(to: 9))  "

@@ -43,6 +43,7 @@ struct Marks {
         ("*", "a counter reset in this period (counting went on from zero)"),
         ("!", "a gap in this period (not sampled for a while: traffic then is attributed to when counting resumed)"),
         ("~", "an implausible jump in this period was left out"),
+        ("?", "link events were lost in this period (links that came and went then may be missing)"),
     ]
 
     mutating func mark(_ continuity: Continuity) -> String {
@@ -50,6 +51,7 @@ struct Marks {
         if continuity.resets > 0 { text.append("*") }
         if continuity.gaps > 0 { text.append("!") }
         if continuity.implausibleDropped > 0 { text.append("~") }
+        if continuity.eventsLost > 0 { text.append("?") }
         used.formUnion(text)
         return text
     }

@@ -8,16 +8,29 @@ public struct Continuity: Hashable, Sendable, Codable {
     public var gaps: Int
     /// Deltas left out as implausible.
     public var implausibleDropped: Int
+    /// `events-lost` events in the window: links that came and went then may be missing.
+    public var eventsLost: Int
 
-    public init(since: Double? = nil, resets: Int = 0, gaps: Int = 0, implausibleDropped: Int = 0) {
+    public init(since: Double? = nil, resets: Int = 0, gaps: Int = 0, implausibleDropped: Int = 0, eventsLost: Int = 0) {
         self.since = since
         self.resets = resets
         self.gaps = gaps
         self.implausibleDropped = implausibleDropped
+        self.eventsLost = eventsLost
+    }
+
+    /// `events_lost` is absent in answers of daemons older than it: zero then.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        since = try container.decodeIfPresent(Double.self, forKey: .since)
+        resets = try container.decode(Int.self, forKey: .resets)
+        gaps = try container.decode(Int.self, forKey: .gaps)
+        implausibleDropped = try container.decode(Int.self, forKey: .implausibleDropped)
+        eventsLost = try container.decodeIfPresent(Int.self, forKey: .eventsLost) ?? 0
     }
 
     enum CodingKeys: String, CodingKey {
-        case since, resets, gaps, implausibleDropped = "implausible_dropped"
+        case since, resets, gaps, implausibleDropped = "implausible_dropped", eventsLost = "events_lost"
     }
 
     /// The events that restart counters; a reboot (no interface) restarts all of them.

@@ -10,6 +10,9 @@ public enum EstimateLabel: String, Hashable, Sendable, Codable, CaseIterable {
     case resetInPeriod = "reset-in-period"
     case gapInPeriod = "gap-in-period"
     case implausibleDropped = "implausible-dropped"
+    /// Link events were lost in the period (`events-lost`): a link that came and went then
+    /// may be missing from the figure.
+    case eventsLost = "events-lost"
     /// Raw kernel counters: since the interface was created or its driver last reset them.
     case kernelCountersSinceCreation = "kernel-counters-since-creation"
     /// A sum across interfaces that leaves out loopback, virtual and tunnel classes, so
@@ -26,12 +29,13 @@ public enum EstimateLabel: String, Hashable, Sendable, Codable, CaseIterable {
     ]
 
     /// The labels of a figure: always the four, then what applies to its class and period.
-    public static func labels(tunnel: Bool, resets: Int, gaps: Int, implausibleDropped: Int) -> [EstimateLabel] {
+    public static func labels(tunnel: Bool, resets: Int, gaps: Int, implausibleDropped: Int, eventsLost: Int = 0) -> [EstimateLabel] {
         var labels = always
         if tunnel { labels.append(.tunnelDoubleCounted) }
         if resets > 0 { labels.append(.resetInPeriod) }
         if gaps > 0 { labels.append(.gapInPeriod) }
         if implausibleDropped > 0 { labels.append(.implausibleDropped) }
+        if eventsLost > 0 { labels.append(.eventsLost) }
         return labels
     }
 

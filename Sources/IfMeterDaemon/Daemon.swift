@@ -52,6 +52,8 @@ final class Daemon {
     var requestedSample: EventSource?
     /// When a requested sample was last taken (CLOCK_MONOTONIC µs).
     var lastRequestedSample: UInt64?
+    /// When link events were lost, for the `events-lost` label.
+    var lostEvents = LostEventTimes()
 
     init(options: DaemonOptions, paths: Paths, config: DaemonConfig) throws(DaemonError) {
         self.options = options
@@ -147,6 +149,7 @@ final class Daemon {
             let (store, state, names) = try result.get()
             store.waitWhenBusy(milliseconds: Self.busyWaitMilliseconds)
             self.store = store
+            lostEvents = LostEventTimes(try store.events(kind: .eventsLost, limit: 100_000).map(\.at))
             savedTotals = try store.totals().mapValues(\.tally)
             let bootID = try SystemClock.bootID()
             let sampler = try MeterSampler(meter: Meter(
@@ -250,6 +253,7 @@ final class Daemon {
             logWindow[delta.name] = entry
         }
         logEvents += kept.events
+        for event in kept.events where event.kind == .eventsLost { lostEvents.record(event.at) }
         for event in kept.events {
             broadcast(event)
             if event.kind == .reboot || event.kind == .implausible || event.kind == .clockJump || event.kind == .eventsLost
@@ -303,7 +307,8 @@ final class Daemon {
             let verdict = link.map(classification(of:))
             log.append(LineEncoder.encode(EstimateRecord(
                 name: name, classification: verdict, start: logWindowStart, end: end,
-                tally: entry.tally, epoch: entry.epoch)))
+                tally: entry.tally, epoch: entry.epoch,
+                eventsLost: lostEvents.count(from: logWindowStart, to: end.nextUp))))
         }
         logWindow = [:]
         logWindowStart = end

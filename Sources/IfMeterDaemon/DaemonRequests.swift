@@ -139,7 +139,9 @@ extension Daemon {
             let tally = total(of: link.name, unsaved: unsaved)
             let tracked = sampler.meter.tracked[link.ifindex]
             let rate = sampler.meter.rates[link.ifindex].flatMap(RateResult.init(measured:))
-            let labels = tally.labels(tunnel: verdict.isTunnel)
+            let since = sampler.meter.firstSeen[link.name]
+            let lost = lostEvents.count(from: since ?? 0, to: .infinity)
+            let labels = tally.labels(tunnel: verdict.isTunnel, eventsLost: lost)
             return InterfaceResult(
                 name: link.name, ifindex: link.ifindex, class: verdict.label, classReason: verdict.reason,
                 kind: link.kind, operstate: link.operState.rawValue,
@@ -151,8 +153,8 @@ extension Daemon {
                     rxPackets: $0.last.rxPackets, txPackets: $0.last.txPackets) },
                 rate: rate,
                 continuity: Continuity(
-                    since: sampler.meter.firstSeen[link.name],
-                    resets: tally.resets, gaps: tally.gaps, implausibleDropped: tally.implausible),
+                    since: since, resets: tally.resets, gaps: tally.gaps, implausibleDropped: tally.implausible,
+                    eventsLost: lost),
                 labels: labels.map(\.rawValue))
         }
         return InterfacesResult(interfaces: entries + absentInterfaces(present: Set(sampler.links.values.map(\.name))),
@@ -173,6 +175,7 @@ extension Daemon {
         return stored.filter { !present.contains($0.name) }.map { record in
             let tally = total(of: record.name, unsaved: unsaved)
             let interfaceClass = record.interfaceClass.flatMap(InterfaceClass.init(rawValue:))
+            let lost = lostEvents.count(from: record.firstSeen, to: .infinity)
             return InterfaceResult(
                 name: record.name, ifindex: nil, class: record.interfaceClass ?? "unknown",
                 classReason: "last classified when present", kind: record.kind, operstate: "absent",
@@ -180,8 +183,8 @@ extension Daemon {
                 rxPackets: tally.traffic.rxPackets, txPackets: tally.traffic.txPackets,
                 epoch: nil, rate: nil,
                 continuity: Continuity(since: record.firstSeen, resets: tally.resets, gaps: tally.gaps,
-                                       implausibleDropped: tally.implausible),
-                labels: tally.labels(tunnel: interfaceClass == .tunnel).map(\.rawValue),
+                                       implausibleDropped: tally.implausible, eventsLost: lost),
+                labels: tally.labels(tunnel: interfaceClass == .tunnel, eventsLost: lost).map(\.rawValue),
                 lastSeen: record.lastSeen)
         }
     }
@@ -213,7 +216,7 @@ extension Daemon {
                 throw WireError(.badRequest, "unknown period \"\(period)\"; known: 5min, hour, day, month, year, total")
             }
             rows = try store.usage(subject, resolution: resolution,
-                                   from: request.from?.floorSeconds, to: request.to?.ceilingSeconds).map(Self.row)
+                                   from: request.from?.floorSeconds, to: request.to?.ceilingSeconds).map(labelled)
         }
         var projection: ProjectionResult?
         if request.projection == true, case .interface(let name) = subject,
@@ -252,17 +255,23 @@ extension Daemon {
         guard let since = members.map(\.since).min() else { return [] }
         var tally = BucketTally()
         for member in members { tally += member.tally }
-        return [Self.row(UsageRow(start: Int64(since), end: Int64(SystemClock.now().wall.rounded(.up)), tally: tally))]
+        return [labelled(UsageRow(start: Int64(since), end: Int64(SystemClock.now().wall.rounded(.up)), tally: tally))]
     }
 
-    static func row(_ row: UsageRow) -> UsageRowResult {
+    /// A row as answered; `eventsLost` counts the events-lost events in its period.
+    static func row(_ row: UsageRow, eventsLost: Int = 0) -> UsageRowResult {
         UsageRowResult(
             start: Double(row.start), end: Double(row.end), rxBytes: row.tally.traffic.rxBytes,
             txBytes: row.tally.traffic.txBytes, rxPackets: row.tally.traffic.rxPackets,
             txPackets: row.tally.traffic.txPackets,
             continuity: Continuity(since: nil, resets: row.tally.resets, gaps: row.tally.gaps,
-                                         implausibleDropped: row.tally.implausible),
-            labels: row.labels.map(\.rawValue))
+                                   implausibleDropped: row.tally.implausible, eventsLost: eventsLost),
+            labels: row.tally.labels(tunnel: false, eventsLost: eventsLost).map(\.rawValue))
+    }
+
+    /// ``row(_:eventsLost:)`` with the events-lost events this daemon knows of.
+    private func labelled(_ row: UsageRow) -> UsageRowResult {
+        Self.row(row, eventsLost: lostEvents.count(from: Double(row.start), to: Double(row.end)))
     }
 
     func events(_ request: Request) throws -> EventsResult {

@@ -17,16 +17,17 @@ struct EstimateRecord: Encodable {
     var epoch: Epoch
     var labels: [String]
 
-    init(name: String, classification: Classification?, start: Double, end: Double, tally: BucketTally, epoch: Epoch) {
+    init(name: String, classification: Classification?, start: Double, end: Double, tally: BucketTally, epoch: Epoch, eventsLost: Int) {
         interface = name
         self.class = classification?.label
         self.start = start
         self.end = end
         (rxBytes, txBytes) = (tally.traffic.rxBytes, tally.traffic.txBytes)
         (rxPackets, txPackets) = (tally.traffic.rxPackets, tally.traffic.txPackets)
-        continuity = Continuity(since: nil, resets: tally.resets, gaps: tally.gaps, implausibleDropped: tally.implausible)
+        continuity = Continuity(since: nil, resets: tally.resets, gaps: tally.gaps, implausibleDropped: tally.implausible,
+                                eventsLost: eventsLost)
         self.epoch = epoch
-        labels = tally.labels(tunnel: classification?.isTunnel ?? false).map(\.rawValue)
+        labels = tally.labels(tunnel: classification?.isTunnel ?? false, eventsLost: eventsLost).map(\.rawValue)
     }
 
     enum CodingKeys: String, CodingKey {

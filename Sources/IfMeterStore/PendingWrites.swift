@@ -24,8 +24,9 @@ public struct BucketTally: Hashable, Sendable {
     }
 
     /// The labels of a figure with this tally (DESIGN §1).
-    public func labels(tunnel: Bool) -> [EstimateLabel] {
-        EstimateLabel.labels(tunnel: tunnel, resets: resets, gaps: gaps, implausibleDropped: implausible)
+    public func labels(tunnel: Bool, eventsLost: Int = 0) -> [EstimateLabel] {
+        EstimateLabel.labels(tunnel: tunnel, resets: resets, gaps: gaps, implausibleDropped: implausible,
+                             eventsLost: eventsLost)
     }
 
     /// A sum that would pass 2^64 − 1 is held there and counted as implausible, so the figure

@@ -220,6 +220,9 @@ struct HostileTests {
         try namespace.ipBatch((0..<1500).map { "link add e\($0)a type veth peer name e\($0)b" })
         try namespace.ipBatch((0..<1500).map { "link del e\($0)a" })
         kill(pid, SIGCONT)
+        // Some traffic on lo after the loss, so it has a day row and a log record to label.
+        _ = try namespace.ip("link", "set", "lo", "up")
+        _ = try namespace.exec(["python3", "-c", "import socket; socket.socket(2, 2).sendto(b'x' * 1000, ('127.0.0.1', 9))"])
         let client = try daemon.client()
         _ = try client.request(#"{"v":1,"cmd":"sample"}"#)
         let reply = try client.request(#"{"v":1,"cmd":"events","kind":"events-lost"}"#)
@@ -227,6 +230,18 @@ struct HostileTests {
         #expect(!events.isEmpty, "no events-lost event after an overflow")
         #expect((events.first?["detail"] as? String)?.contains("resynchronised from a full dump") == true)
         #expect(daemon.stderrText.contains("events-lost"), "\(daemon.stderrText)")
+        // Every figure whose period contains the loss says so: the interface's total, the
+        // day's row, and the estimate log's record of that window.
+        let interfaces = try client.request(#"{"v":1,"cmd":"interfaces"}"#)
+        let lo = try #require((interfaces[path: "result.interfaces"] as? [[String: Any]])?.first { $0["name"] as? String == "lo" })
+        #expect((lo["labels"] as? [String])?.contains("events-lost") == true, "\(lo)")
+        #expect(lo[path: "continuity.events_lost"] as? Int == events.count)
+        let day = try client.request(#"{"v":1,"cmd":"usage","interface":"lo","period":"day"}"#)
+        let rows = try #require(day[path: "result.rows"] as? [[String: Any]])
+        #expect(rows.contains { ($0["labels"] as? [String])?.contains("events-lost") == true }, "\(rows)")
+        #expect(daemon.stop() == 0)
+        let records = try daemon.logRecords().filter { $0["type"] as? String == "estimate" }
+        #expect(records.contains { ($0["labels"] as? [String])?.contains("events-lost") == true })
     }
 
     @Test("two interface names that are not UTF-8 stay two interfaces")
