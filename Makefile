@@ -63,7 +63,7 @@ install-files:
 	install -D -m 0644 man/ifmeterd.8 "$(DESTDIR)$(MANDIR)/man8/ifmeterd.8"
 	install -D -m 0644 completions/ifmeter.bash "$(DESTDIR)$(COMPLETIONDIR)/ifmeter"
 	install -d "$(DESTDIR)$(UNITDIR)" "$(DESTDIR)$(DOCDIR)/examples"
-	for unit in ifmeterd.service ifmeterd.socket; do \
+	for unit in ifmeterd.service ifmeterd.socket ifmeterd-events.socket; do \
 	  sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' "systemd/$$unit" > "$(DESTDIR)$(UNITDIR)/$$unit"; \
 	  chmod 0644 "$(DESTDIR)$(UNITDIR)/$$unit"; \
 	done
@@ -71,7 +71,7 @@ install-files:
 	install -m 0644 docs/examples/ifmeterd.conf "$(DESTDIR)$(DOCDIR)/examples/ifmeterd.conf"
 
 uninstall:
-	rm -f "$(DESTDIR)$(BINDIR)/ifmeterd" "$(DESTDIR)$(BINDIR)/ifmeter" "$(DESTDIR)$(UNITDIR)/ifmeterd.service" "$(DESTDIR)$(UNITDIR)/ifmeterd.socket"
+	rm -f "$(DESTDIR)$(BINDIR)/ifmeterd" "$(DESTDIR)$(BINDIR)/ifmeter" "$(DESTDIR)$(UNITDIR)/ifmeterd.service" "$(DESTDIR)$(UNITDIR)/ifmeterd.socket" "$(DESTDIR)$(UNITDIR)/ifmeterd-events.socket"
 	rm -f "$(DESTDIR)$(MANDIR)/man1/ifmeter.1" "$(DESTDIR)$(MANDIR)/man5/ifmeterd.conf.5" "$(DESTDIR)$(MANDIR)/man8/ifmeterd.8"
 	rm -f "$(DESTDIR)$(COMPLETIONDIR)/ifmeter"
 	rm -rf "$(DESTDIR)$(DOCDIR)"

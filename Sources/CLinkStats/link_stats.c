@@ -153,6 +153,39 @@ int ifm_nl_open(ifm_nl **out, int subscribe_links) {
     return 0;
 }
 
+int ifm_nl_adopt_events(int fd, ifm_nl **out) {
+    *out = NULL;
+    ifm_nl *nl = calloc(1, sizeof *nl);
+    if (!nl) return -ENOMEM;
+    nl->buf_size = IFM_RECV_BUFFER_INITIAL;
+    nl->buf = malloc(nl->buf_size);
+    nl->sock = nl_socket_alloc();
+    if (!nl->buf || !nl->sock) {
+        ifm_nl_close(nl);
+        return -ENOMEM;
+    }
+    nl_socket_disable_auto_ack(nl->sock);
+    int err = nl_socket_set_fd(nl->sock, NETLINK_ROUTE, fd);
+    /* Joining again is harmless when the unit named the group (ListenNetlink=route 1), and
+     * covers one that did not. */
+    if (err == 0) err = nl_socket_add_membership(nl->sock, RTNLGRP_LINK);
+    if (err == 0) err = nl_socket_set_nonblocking(nl->sock);
+    if (err < 0) {
+        ifm_nl_close(nl);
+        return -ifm_errno_from_nle(err);
+    }
+    nl->raw_seq = 0x80000000u;
+    /* Messages queued while no ifmeterd read the socket predate the start dump that follows:
+     * applied after it, they would undo what it found. What arrives from now on is newer. */
+    for (;;) {
+        ssize_t n = recv(fd, nl->buf, nl->buf_size, MSG_DONTWAIT | MSG_TRUNC);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno != ENOBUFS) break;
+    }
+    *out = nl;
+    return 0;
+}
+
 void ifm_nl_close(ifm_nl *nl) {
     if (!nl) return;
     if (nl->sock) nl_socket_free(nl->sock); /* closes the descriptor */

@@ -54,6 +54,8 @@ final class Daemon {
     var lastRequestedSample: UInt64?
     /// When link events were lost, for the `events-lost` label.
     var lostEvents = LostEventTimes()
+    /// What systemd passed at start.
+    private var passed = PassedSockets()
 
     init(options: DaemonOptions, paths: Paths, config: DaemonConfig) throws(DaemonError) {
         self.options = options
@@ -75,7 +77,8 @@ final class Daemon {
             // name, and systemd's DynamicUser makes /var/lib/ifmeter one.
             databasePath = try DirectoryTrust.check(paths.stateDirectory, role: "state") + "/ifmeter.db"
             try DirectoryTrust.check(paths.logDirectory, role: "log")
-            if sd_listen_fds(0) != 1 {
+            passed = try PassedSockets.take()
+            if passed.listener == nil {
                 try makeDirectories(parentDirectory(paths.socket), mode: 0o755)
                 try DirectoryTrust.check(parentDirectory(paths.socket), role: "socket")
             }
@@ -84,7 +87,7 @@ final class Daemon {
             } catch {
                 throw DaemonError(error.description)
             }
-            server = try Server(path: paths.socket, mode: config.socketMode, group: config.socketGroup,
+            server = try Server(path: paths.socket, passed: passed.listener, mode: config.socketMode, group: config.socketGroup,
                                 limits: limits, loop: loop) { [unowned self] uid, groups in
                 self.isAdmin(uid: uid, groups: groups)
             }
@@ -153,7 +156,8 @@ final class Daemon {
             savedTotals = try store.totals().mapValues(\.tally)
             let bootID = try SystemClock.bootID()
             let sampler = try MeterSampler(meter: Meter(
-                bootID: bootID, configuration: config.meterConfiguration, restoring: state, knownNames: names))
+                bootID: bootID, configuration: config.meterConfiguration, restoring: state, knownNames: names),
+                eventSocket: passed.linkEvents)
             let sysfs = classifier.sysfs
             sampler.annotate = { link in link.speedBitsPerSecond = sysfs.speed(of: link.name) }
             self.sampler = sampler

@@ -128,7 +128,8 @@ extension Daemon {
             interfaces: ready ? sampler?.links.count : nil,
             store: ready ? StoreHealth(path: paths.database, healthy: saveError == nil,
                                        lastSaveAt: lastSaveAt, error: saveError?.description) : nil,
-            socket: paths.socket, timeZone: ready ? (config.timeZone == .utc ? "utc" : "local") : nil)
+            socket: paths.socket, timeZone: ready ? (config.timeZone == .utc ? "utc" : "local") : nil,
+            linkEvents: sampler.map { LinkEventsHealth(origin: $0.events.origin, receiveBuffer: $0.events.receiveBufferSize) })
     }
 
     func interfaces() -> InterfacesResult {

@@ -82,19 +82,15 @@ final class Server {
     /// Whether a peer may run admin commands; decides the reserved slots too.
     let isAdmin: (uid_t, [gid_t]) -> Bool
 
-    /// Takes the socket systemd passed (`LISTEN_FDS`), or binds `path` itself (``SocketBinding``).
-    init(path: String, mode: mode_t, group: gid_t?, limits: Limits, loop: EventLoop,
+    /// Listens on `passed` (systemd's socket), or binds `path` itself (``SocketBinding``).
+    init(path: String, passed: Int32?, mode: mode_t, group: gid_t?, limits: Limits, loop: EventLoop,
          isAdmin: @escaping (uid_t, [gid_t]) -> Bool) throws(DaemonError) {
         self.limits = limits
         self.loop = loop
         self.isAdmin = isAdmin
         admission = Admission(limits: limits.admission)
         socketPath = path
-        if sd_listen_fds(1) == 1 {
-            let fd = SD_LISTEN_FDS_START
-            guard sd_is_socket_unix(fd, Int32(SOCK_STREAM.rawValue), 1, nil, 0) > 0 else {
-                throw DaemonError("the socket systemd passed (fd 3) is not a listening Unix stream socket")
-            }
+        if let fd = passed {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             listenFD = fd
             boundInode = nil

@@ -12,9 +12,20 @@ public final class LinkEventSocket {
     private let handle: OpaquePointer
     private var events = ifm_event_array()
 
-    public init() throws(KernelError) {
+    /// The socket's origin, for `status`: `own`, or `systemd` when it was passed in.
+    public let origin: String
+
+    /// Opens its own socket, or takes over `adopting` (a `NETLINK_ROUTE` socket systemd
+    /// created with `ListenNetlink=route 1` and a large `ReceiveBuffer=`).
+    public init(adopting fd: Int32? = nil) throws(KernelError) {
         var handle: OpaquePointer?
-        _ = try KernelError.check(ifm_nl_open(&handle, 1), "netlink RTNLGRP_LINK subscription")
+        if let fd {
+            _ = try KernelError.check(ifm_nl_adopt_events(fd, &handle), "netlink event socket passed by systemd")
+            origin = "systemd"
+        } else {
+            _ = try KernelError.check(ifm_nl_open(&handle, 1), "netlink RTNLGRP_LINK subscription")
+            origin = "own"
+        }
         self.handle = handle!
     }
 

@@ -23,9 +23,9 @@ public final class MeterSampler {
     }
 
     /// Subscribes to link events first, so nothing that happens during the start dump is missed.
-    public init(meter: Meter) throws(KernelError) {
+    public init(meter: Meter, eventSocket: Int32? = nil) throws(KernelError) {
         self.meter = meter
-        events = try LinkEventSocket()
+        events = try LinkEventSocket(adopting: eventSocket)
         dumps = try NetlinkSocket()
     }
 

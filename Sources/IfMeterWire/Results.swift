@@ -34,10 +34,13 @@ public struct StatusResult: Codable, Hashable, Sendable {
     public var socket: String
     /// The zone buckets are cut in: `local` (the daemon's `TZ`) or `utc`.
     public var timeZone: String?
+    /// The link-event socket: who made it, and the receive buffer the kernel granted.
+    public var linkEvents: LinkEventsHealth?
 
     public init(ready: Bool, version: String, pid: Int32, startedAt: Double, interval: UInt64,
                 saveInterval: UInt64, lastSampleAt: Double?, source: String?, interfaces: Int?,
-                store: StoreHealth?, socket: String, timeZone: String?) {
+                store: StoreHealth?, socket: String, timeZone: String?, linkEvents: LinkEventsHealth? = nil) {
+        self.linkEvents = linkEvents
         self.ready = ready
         self.version = version
         self.pid = pid
@@ -55,7 +58,22 @@ public struct StatusResult: Codable, Hashable, Sendable {
     enum CodingKeys: String, CodingKey {
         case ready, version, pid, startedAt = "started_at", interval, saveInterval = "save_interval"
         case lastSampleAt = "last_sample_at", source, interfaces, store, socket, timeZone = "time_zone"
+        case linkEvents = "link_events"
     }
+}
+
+public struct LinkEventsHealth: Codable, Hashable, Sendable {
+    /// `systemd` (passed by `ifmeterd-events.socket`) or `own`.
+    public var origin: String
+    /// Bytes; what a burst of link events may fill before events are lost.
+    public var receiveBuffer: Int
+
+    public init(origin: String, receiveBuffer: Int) {
+        self.origin = origin
+        self.receiveBuffer = receiveBuffer
+    }
+
+    enum CodingKeys: String, CodingKey { case origin, receiveBuffer = "receive_buffer" }
 }
 
 public struct RateResult: Codable, Hashable, Sendable {

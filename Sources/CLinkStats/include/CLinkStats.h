@@ -98,6 +98,11 @@ typedef struct ifm_nl ifm_nl;
 /* Opens a socket for dumps (subscribe_links == 0) or for link events (subscribe_links != 0:
  * joined to RTNLGRP_LINK, non-blocking, with a large receive buffer). */
 int ifm_nl_open(ifm_nl **out, int subscribe_links);
+/* Takes over an event socket someone else created and bound (systemd's ListenNetlink=, which can
+ * give it a receive buffer past net.core.rmem_max that an unprivileged process cannot): joins
+ * RTNLGRP_LINK, makes it non-blocking, and discards what was queued before. Closed by
+ * ifm_nl_close. */
+int ifm_nl_adopt_events(int fd, ifm_nl **out);
 void ifm_nl_close(ifm_nl *nl);
 /* The descriptor to poll for readability (event sockets). */
 int ifm_nl_fd(const ifm_nl *nl);
