@@ -106,13 +106,14 @@ struct SystemdTests {
                     && (try? Command.resolve("debootstrap")) != nil,
                 "needs root, systemd-nspawn (systemd-container) and debootstrap"))
 struct SystemdContainerTests {
-    @Test("the service starts, runs unprivileged under its seccomp filter and MemoryDenyWriteExecute, answers, reloads and stops cleanly")
+    @Test("the service starts, runs unprivileged under its seccomp filter and MemoryDenyWriteExecute, answers, takes systemd's link-event socket, counts a 1000-tun stall exactly, reloads and stops cleanly")
     func bootedContainer() throws {
         let result = try Command.run([Daemon.packageRoot + "/Tests/tools/systemd-container-test",
                                       DaemonProcess.binary, Daemon.packageRoot + "/systemd"])
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         for check in ["ok: ifmeterd.service active", "with a seccomp filter, no new privileges, no capabilities",
-                      "\"ready\":true", "ok: reload", "ok: no restarts, no refused system calls", "ok: clean stop"] {
+                      "\"ready\":true", "ok: link events from systemd's socket", "during a 3 s SIGSTOP: all counted exactly",
+                      "ok: reload", "ok: no restarts, no refused system calls", "ok: clean stop"] {
             #expect(result.stdout.contains(check), "missing: \(check)")
         }
     }
