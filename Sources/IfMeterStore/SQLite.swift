@@ -52,6 +52,26 @@ final class SQLiteConnection {
         // Another program may hold the file briefly (a backup, the sqlite3 shell): wait for it
         // rather than fail, from the very first read.
         sqlite3_busy_timeout(handle, 10_000)
+        Self.registerCounterFunctions(handle)
+    }
+
+    /// Counters are 64-bit unsigned, stored as SQLite's signed integers bit for bit, and
+    /// SQLite's `+` turns a sum past 2^63 into a float. `ifm_add(a, b)` adds them as unsigned
+    /// and holds a sum past 2^64 − 1 there; `ifm_overflows(a1, b1, …)` is 1 when any pair
+    /// would, so the row can be counted implausible (labelled) in the same statement.
+    private static func registerCounterFunctions(_ handle: OpaquePointer) {
+        let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
+        sqlite3_create_function_v2(handle, "ifm_add", 2, flags, nil, { context, _, values in
+            let (sum, overflow) = unsigned(values![0]).addingReportingOverflow(unsigned(values![1]))
+            sqlite3_result_int64(context, Int64(bitPattern: overflow ? UInt64.max : sum))
+        }, nil, nil, nil)
+        sqlite3_create_function_v2(handle, "ifm_overflows", -1, flags, nil, { context, count, values in
+            var overflows = false
+            for pair in stride(from: 0, to: Int(count) - 1, by: 2) {
+                overflows = overflows || unsigned(values![pair]).addingReportingOverflow(unsigned(values![pair + 1])).overflow
+            }
+            sqlite3_result_int64(context, overflows ? 1 : 0)
+        }, nil, nil, nil)
     }
 
     deinit {
@@ -185,6 +205,10 @@ final class Statement {
     }
     /// Counters are stored as SQLite's signed 64-bit integers, bit for bit.
     func uint64(_ column: Int32) -> UInt64 { UInt64(bitPattern: int64(column)) }
+}
+
+private func unsigned(_ value: OpaquePointer?) -> UInt64 {
+    UInt64(bitPattern: sqlite3_value_int64(value))
 }
 
 enum SQLValue {

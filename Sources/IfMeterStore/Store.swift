@@ -326,11 +326,15 @@ struct Statements {
     let recordName, setMeter, allNames, meterValues, openEpochs, pruneBuckets, pruneEvents: Statement
 
     init(_ connection: SQLiteConnection) throws(StoreError) {
+        // Unsigned, saturating (ifm_add); a row whose sum would pass 2^64 − 1 is held there
+        // and counted implausible, so the figure is labelled (SQLiteConnection).
         let sums = """
-            rx_bytes = rx_bytes + excluded.rx_bytes, tx_bytes = tx_bytes + excluded.tx_bytes,
-            rx_packets = rx_packets + excluded.rx_packets, tx_packets = tx_packets + excluded.tx_packets,
+            rx_bytes = ifm_add(rx_bytes, excluded.rx_bytes), tx_bytes = ifm_add(tx_bytes, excluded.tx_bytes),
+            rx_packets = ifm_add(rx_packets, excluded.rx_packets), tx_packets = ifm_add(tx_packets, excluded.tx_packets),
             resets = resets + excluded.resets, gaps = gaps + excluded.gaps,
-            implausible = implausible + excluded.implausible
+            implausible = implausible + excluded.implausible + ifm_overflows(
+                rx_bytes, excluded.rx_bytes, tx_bytes, excluded.tx_bytes,
+                rx_packets, excluded.rx_packets, tx_packets, excluded.tx_packets)
             """
         upsertBucket = try connection.prepare("""
             INSERT INTO buckets (name, resolution, start, rx_bytes, tx_bytes, rx_packets, tx_packets,

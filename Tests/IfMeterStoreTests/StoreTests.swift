@@ -250,4 +250,24 @@ struct StoreTests {
         }
         #expect(throws: StoreError.self) { _ = try store.events() }
     }
+
+    @Test("a saved total that would pass 2^64 − 1 is held there and labelled, save after save")
+    func savedTotalSaturates() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.database)
+        let epoch = Epoch(bootID: "b", ifindex: 2, since: origin)
+        for (index, rx) in [UInt64.max - 10, 100, 5].enumerated() {
+            var pending = PendingWrites()
+            let delta = MeterDelta(name: "tun0", ifindex: 2, epoch: epoch, traffic: traffic(rx, 1), at: origin + Double(index))
+            pending.add(MeterOutput(deltas: [delta]), calendar: store.configuration.calendar, monthStartDay: { _ in 1 })
+            pending.note(InterfaceRecord(name: "tun0", interfaceClass: "tunnel", kind: "tun", mac: "", lastSeen: origin))
+            try store.save(&pending)
+        }
+        let total = try #require(try store.total("tun0")).tally
+        #expect(total.traffic.rxBytes == .max && total.traffic.txBytes == 3)
+        #expect(total.implausible == 2)
+        #expect(total.labels(tunnel: true).contains(.implausibleDropped))
+        let day = try #require(try store.usage(.interface("tun0"), resolution: .day).first)
+        #expect(day.tally.traffic.rxBytes == .max)
+    }
 }
