@@ -73,7 +73,8 @@ public struct SysfsReader: Sendable {
         guard !interfaceName.contains("/"), interfaceName != ".", interfaceName != ".." else { return nil }
         guard let megabits = Self.readFile("\(root)/class/net/\(interfaceName)/speed")
             .flatMap({ Int64($0.trimmingWhitespace()) }), megabits > 0 else { return nil }
-        return UInt64(megabits) * 1_000_000
+        let (bits, overflow) = UInt64(megabits).multipliedReportingOverflow(by: 1_000_000)
+        return overflow ? nil : bits
     }
 
     static func devtype(fromUevent text: String) -> String? {

@@ -84,7 +84,7 @@ extension Store {
             """, "read")
         statement.bind([.text(name)])
         guard try statement.step() else { return nil }
-        return (Self.tally(statement, from: 0), statement.double(7))
+        return (Self.tally(statement, from: 0), try statement.time(7))
     }
 
     /// Every name's all-time total and first-seen time, in one query.
@@ -96,7 +96,7 @@ extension Store {
             """, "read")
         var result: [String: (tally: BucketTally, since: Double)] = [:]
         while try statement.step() {
-            result[statement.text(8) ?? ""] = (Self.tally(statement, from: 0), statement.double(7))
+            result[statement.text(8) ?? ""] = (Self.tally(statement, from: 0), try statement.time(7))
         }
         return result
     }

@@ -187,6 +187,20 @@ final class Statement {
     }
 
     func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    /// A wall time in Unix seconds; one outside 1970…9999 (a hand-edited row) is a store error,
+    /// so no conversion further in can trap on it.
+    func time(_ column: Int32) throws(StoreError) -> Double {
+        let value = double(column)
+        guard Self.acceptedTimes.contains(value) else {
+            let name = sqlite3_column_name(handle, column).map { String(cString: $0) } ?? "column \(column)"
+            throw StoreError(kind: .corrupt, path: connection.path, operation: operation,
+                             message: "\(name) holds \(value), not a time from 1970 to 9999; was the file edited by hand?")
+        }
+        return value
+    }
+
+    static let acceptedTimes: ClosedRange<Double> = 0...253_402_300_799
+
     /// An ifindex or other 32-bit value; a hand-edited row out of range is a store error, not a trap.
     func int32(_ column: Int32) throws(StoreError) -> Int32 {
         let value = int64(column)

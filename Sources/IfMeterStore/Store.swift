@@ -223,7 +223,7 @@ public final class Store {
         var names: [String: Double] = [:]
         let namesQuery = statements.allNames.bind([])
         while try namesQuery.step() {
-            names[namesQuery.text(0) ?? ""] = namesQuery.double(1)
+            names[namesQuery.text(0) ?? ""] = try namesQuery.time(1)
         }
         savedNames = names
         let meta = statements.meterValues.bind([])
@@ -239,14 +239,16 @@ public final class Store {
             interfaces.append(TrackedInterface(
                 name: epochs.text(3) ?? "", ifindex: ifindex, kind: epochs.text(4) ?? "",
                 epoch: Epoch(bootID: epochs.text(0) ?? "", ifindex: ifindex,
-                             generation: Int(epochs.int64(2)), since: epochs.double(5)),
+                             generation: Int(epochs.int64(2)), since: try epochs.time(5)),
                 last: Traffic(rxBytes: epochs.uint64(6), txBytes: epochs.uint64(7),
                               rxPackets: epochs.uint64(8), txPackets: epochs.uint64(9)),
-                lastInstant: MeterInstant(wall: epochs.double(10), sinceBootNanoseconds: epochs.uint64(11)),
+                lastInstant: MeterInstant(wall: try epochs.time(10), sinceBootNanoseconds: epochs.uint64(11)),
                 countersAre32Bit: epochs.int64(12) != 0,
                 speedBitsPerSecond: epochs.isNull(13) ? nil : epochs.uint64(13)))
         }
-        let lastInstant = values["last_wall"].flatMap(Double.init).flatMap { wall in
+        // A last_wall outside 1970…9999 (hand-edited) is as good as none: the meter resumes
+        // without a clock check rather than trapping on the difference.
+        let lastInstant = values["last_wall"].flatMap(Double.init).flatMap { Statement.acceptedTimes.contains($0) ? $0 : nil }.flatMap { wall in
             values["last_boot_ns"].flatMap(UInt64.init).map {
                 MeterInstant(wall: wall, sinceBootNanoseconds: $0)
             }

@@ -229,6 +229,27 @@ struct StoreTests {
         #expect(projection.labels.contains(.projection))
     }
 
+    @Test("a time out of range in a hand-edited database is a store error, never a trap", arguments: [
+        "UPDATE interfaces SET first_seen = 1e300", "UPDATE epochs SET last_wall = -1e300",
+    ])
+    func timeOutOfRange(_ edit: String) throws {
+        let directory = try TemporaryDirectory()
+        do {
+            var life = try Lifetime(path: directory.database)
+            life.take(life.meter.start(links: [link("eth0", 2, traffic(1000, 1000))], at: at(0)))
+            life.pending.note(InterfaceRecord(name: "eth0", interfaceClass: "ethernet", kind: "", mac: "", lastSeen: origin))
+            try life.save()
+        }
+        try SQLiteConnection(path: directory.database, create: false).execute(edit, "edit")
+        let store = try Store(path: directory.database)
+        #expect {
+            _ = try store.loadMeter()
+            _ = try store.totals()
+        } throws: { error in
+            (error as? StoreError)?.kind == .corrupt && "\(error)".contains("1e+300")
+        }
+    }
+
     @Test("an ifindex out of range in a hand-edited database is a store error, never a trap")
     func ifindexOutOfRange() throws {
         let directory = try TemporaryDirectory()
