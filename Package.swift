@@ -58,7 +58,7 @@ let package = Package(
         .testTarget(name: "IfMeterCoreTests", dependencies: ["IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(
             name: "IfMeterKernelTests",
-            dependencies: ["IfMeterKernel", "IfMeterCore", "IfMeterTestSupport"]),
+            dependencies: ["IfMeterKernel", "IfMeterCore", "IfMeterTestSupport", "CLinkStats"]),
         .testTarget(
             name: "IfMeterStoreTests",
             dependencies: ["IfMeterStore", "IfMeterCore", "IfMeterTestSupport", "store-crash-writer"]),
