@@ -22,12 +22,13 @@ public enum FuzzTargets {
 
     // MARK: request
 
-    /// A store with a little history, shared by every run (opening one per input would be
-    /// all the fuzzer measured).
-    nonisolated(unsafe) private static var sharedStore: Store?
+    /// A daemon, not running, holding a store with a little history: its request handlers
+    /// are the real ones. Shared by every run (opening a store per input would be all the
+    /// fuzzer measured).
+    nonisolated(unsafe) private static var sharedDaemon: Daemon?
 
-    private static func store() -> Store {
-        if let sharedStore { return sharedStore }
+    private static func daemon() -> Daemon {
+        if let sharedDaemon { return sharedDaemon }
         let directory = "/tmp/ifmeter-fuzz-\(getpid())"
         mkdir(directory, 0o700)
         let store = try! Store(path: directory + "/ifmeter.db")
@@ -43,14 +44,24 @@ public enum FuzzTargets {
             let readings = [CounterReading(ifindex: 2, counters: LinkCounters(rxBytes: UInt64(100 + step * 1000), txBytes: UInt64(10 + step * 100)))]
             pending.add(meter.apply(sample: readings, at: instant), calendar: store.configuration.calendar, monthStartDay: { _ in 1 })
         }
+        for (name, interfaceClass) in [("lo", "loopback"), ("wlan0", "wifi")] {
+            pending.note(InterfaceRecord(name: name, interfaceClass: interfaceClass, kind: "", mac: "", lastSeen: origin))
+        }
         pending.setMeterState(meter.exportState())
         try! store.save(&pending)
-        sharedStore = store
-        return store
+        let paths = Paths(config: directory + "/ifmeterd.conf", configRequired: false, stateDirectory: directory,
+                          socket: directory + "/ifmeterd.sock", logDirectory: directory)
+        let daemon = try! Daemon(options: try! DaemonOptions(arguments: []), paths: paths, config: DaemonConfig())
+        daemon.store = store
+        daemon.lostEvents.record(origin + 7200)
+        sharedDaemon = daemon
+        return daemon
     }
 
-    /// A request line through framing, parsing and range checks, then the store queries the
-    /// handler makes with the request's values, and the encoding of their answers.
+    /// A request line through the daemon's framing, parsing and range checks, then the real
+    /// handler of its command (`usage`, `events`, `interfaces`, `status`; the others change
+    /// state or need a running loop) against a store with history, and the encoding of the
+    /// answer.
     public static func request(_ bytes: [UInt8]) {
         var buffer = LineBuffer(maximumLength: 4096)
         for item in buffer.append(bytes) {
@@ -59,28 +70,22 @@ public enum FuzzTargets {
             case .failure(let error):
                 _ = LineEncoder.failure(error)
             case .success(let request):
-                query(request)
+                handle(request)
             }
         }
     }
 
-    private static func query(_ request: Request) {
-        let store = store()
-        let subject: IfMeterStore.UsageSubject = request.class.flatMap(InterfaceClass.init(rawValue:)).map(IfMeterStore.UsageSubject.interfaceClass)
-            ?? .interface(request.interface ?? "wlan0")
-        let resolution = request.period.flatMap(Resolution.init(rawValue:)) ?? .day
+    private static func handle(_ request: Request) {
+        let daemon = daemon()
         do {
-            let rows = try store.usage(subject, resolution: resolution,
-                                       from: request.from?.floorSeconds, to: request.to?.ceilingSeconds)
-            _ = LineEncoder.encode(Response.success(rows.map { Daemon.row($0) }, id: request.id))
-            let events = try store.events(from: request.from?.seconds, to: request.to?.seconds,
-                                          kind: request.kind.flatMap(CounterEvent.Kind.init(rawValue:)),
-                                          interface: request.interface, limit: request.limit ?? 1000)
-            _ = LineEncoder.encode(Response.success(EventsResult(events: events), id: request.id))
-            if let to = request.to, request.projection == true {
-                _ = try store.projection(request.interface ?? "wlan0", resolution: resolution == .month ? .month : .day,
-                                         now: to.ceilingSeconds)
+            switch request.cmd {
+            case "usage": _ = LineEncoder.encode(Response.success(try daemon.usage(request), id: request.id))
+            case "events": _ = LineEncoder.encode(Response.success(try daemon.events(request), id: request.id))
+            case "interfaces": _ = LineEncoder.encode(Response.success(daemon.interfaces(), id: request.id))
+            default: _ = LineEncoder.encode(Response.success(daemon.status(), id: request.id))
             }
+        } catch let error as WireError {
+            _ = LineEncoder.failure(error)
         } catch {
             fatalError("a checked request failed in the store: \(error)")
         }
