@@ -130,6 +130,10 @@ struct HostileTests {
         attacker.waitUntilExit()
         let report = try SocketClient.decode(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
         #expect((report["accepted"] as? Int ?? 0) <= 64, "\(report)")
+        // Every attack really ran: silent watchers, and sends of each other kind.
+        #expect((report["watching"] as? Int ?? 0) > 0, "\(report)")
+        let sent = report["sent"] as? [String: Int] ?? [:]
+        #expect(["garbage", "long", "flood", "slowloris"].allSatisfy { (sent[$0] ?? 0) > 0 }, "\(report)")
         #expect(((report["refused"] as? [String: Any])?["too_many_clients"] as? Int ?? 0) >= 900, "\(report)")
         let sorted = latencies.sorted()
         let p99 = sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))]
