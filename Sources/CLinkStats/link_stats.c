@@ -116,27 +116,34 @@ void ifm_event_array_free(ifm_event_array *array) {
     array->count = array->capacity = 0;
 }
 
-int ifm_nl_open(ifm_nl **out, int subscribe_links) {
-    *out = NULL;
+/* A handle with its buffer and an unconnected libnl socket; NULL when memory ran out. */
+static ifm_nl *ifm_nl_alloc(void) {
     ifm_nl *nl = calloc(1, sizeof *nl);
-    if (!nl) return -ENOMEM;
+    if (!nl) return NULL;
     nl->buf_size = IFM_RECV_BUFFER_INITIAL;
     nl->buf = malloc(nl->buf_size);
     nl->sock = nl_socket_alloc();
     if (!nl->buf || !nl->sock) {
         ifm_nl_close(nl);
-        return -ENOMEM;
+        return NULL;
     }
     /* Requests are completed by nl_send_auto; replies are read and matched here, by sequence
      * number, so libnl's own ack and sequence machinery stays out of the way. */
     nl_socket_disable_auto_ack(nl->sock);
+    /* Raw (benchmark) requests use their own sequence space so they never match libnl's. */
+    nl->raw_seq = 0x80000000u;
+    return nl;
+}
+
+int ifm_nl_open(ifm_nl **out, int subscribe_links) {
+    *out = NULL;
+    ifm_nl *nl = ifm_nl_alloc();
+    if (!nl) return -ENOMEM;
     int err = nl_connect(nl->sock, NETLINK_ROUTE);
     if (err < 0) {
         ifm_nl_close(nl);
         return -ifm_errno_from_nle(err);
     }
-    /* Raw (benchmark) requests use their own sequence space so they never match libnl's. */
-    nl->raw_seq = 0x80000000u;
     if (subscribe_links) {
         int fd = nl_socket_get_fd(nl->sock);
         int size = IFM_EVENT_RCVBUF;
@@ -155,16 +162,8 @@ int ifm_nl_open(ifm_nl **out, int subscribe_links) {
 
 int ifm_nl_adopt_events(int fd, ifm_nl **out) {
     *out = NULL;
-    ifm_nl *nl = calloc(1, sizeof *nl);
+    ifm_nl *nl = ifm_nl_alloc();
     if (!nl) return -ENOMEM;
-    nl->buf_size = IFM_RECV_BUFFER_INITIAL;
-    nl->buf = malloc(nl->buf_size);
-    nl->sock = nl_socket_alloc();
-    if (!nl->buf || !nl->sock) {
-        ifm_nl_close(nl);
-        return -ENOMEM;
-    }
-    nl_socket_disable_auto_ack(nl->sock);
     int err = nl_socket_set_fd(nl->sock, NETLINK_ROUTE, fd);
     /* Joining again is harmless when the unit named the group (ListenNetlink=route 1), and
      * covers one that did not. */
@@ -174,7 +173,6 @@ int ifm_nl_adopt_events(int fd, ifm_nl **out) {
         ifm_nl_close(nl);
         return -ifm_errno_from_nle(err);
     }
-    nl->raw_seq = 0x80000000u;
     /* Messages queued while no ifmeterd read the socket predate the start dump that follows:
      * applied after it, they would undo what it found. What arrives from now on is newer. */
     for (;;) {
