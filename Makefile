@@ -41,7 +41,7 @@ bench:
 
 ## Every fuzz target under libFuzzer and ASan for FUZZ_SECONDS each (default 60); see docs/FUZZING.md.
 fuzz:
-	scripts/install-deps
+	scripts/install-deps --test
 	scripts/fuzz
 
 ## Build, then install the daemon, the client, the systemd units (paths filled in), man pages,
