@@ -315,4 +315,34 @@ struct HostileTests {
         #expect(loading)
         #expect(daemon.stop() == 0)
     }
+
+    @Test("sample requests from other users share one dump and come at most once a second")
+    func sampleCoalescing() throws {
+        let (_, daemon) = try daemon("interval = 3600\n")
+        let script = """
+            import json, socket, sys, time
+            clients = []
+            for _ in range(10):
+                s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); clients.append((s, s.makefile("rb")))
+            def answer(pair):
+                return json.loads(pair[1].readline())["result"]["sampled_at"]
+            clients[0][0].send(b'{"v":1,"cmd":"sample"}\\n')
+            first, asked = answer(clients[0]), time.monotonic()
+            for s, _ in clients:
+                s.send(b'{"v":1,"cmd":"sample"}\\n')
+            times = [answer(pair) for pair in clients]
+            print(json.dumps({"first": first, "times": times, "waited": time.monotonic() - asked}))
+            """
+        let result = try asNobody(["/usr/bin/python3", "-c", script, daemon.socket])
+        #expect(result.status == 0, "\(result.stderr)")
+        let report = try SocketClient.decode(result.stdout)
+        let first = try #require(report["first"] as? Double)
+        let times = try #require(report["times"] as? [Double])
+        #expect(Set(times).count == 1, "ten requests, one dump: \(times)")
+        #expect((times.first ?? 0) - first >= 0.9, "a second dump within a second of the first: \(report)")
+        // Root is not rate-limited: its sample comes at once, after the shared one.
+        let started = Date()
+        let mine = try daemon.client().request(#"{"v":1,"cmd":"sample"}"#)
+        #expect(Date().timeIntervalSince(started) < 0.5 && (mine[path: "result.sampled_at"] as? Double ?? 0) > (times.first ?? .infinity))
+    }
 }
