@@ -19,12 +19,14 @@ let package = Package(
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // Debian's libsqlite3.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        // The only C in the project: netlink dumps, link events, getifaddrs. No policy.
+        // The kernel-facing C: netlink dumps, link events, getifaddrs. No policy.
         .target(
             name: "CLinkStats",
             dependencies: ["CLibNL"],
             cSettings: [.define("_GNU_SOURCE")]
         ),
+        // accept4 and peer credentials for the daemon's server, which Swift's Glibc hides.
+        .target(name: "CPeerSocket", cSettings: [.define("_GNU_SOURCE")]),
         // Compact sorted-key JSON straight to bytes, for responses, log records and stored events.
         .target(name: "IfMeterJSON"),
         // Model, classifier, meter and labels. Pure Swift: no sockets, no SQLite.
@@ -38,7 +40,7 @@ let package = Package(
         // Composition: command line, config, probe, event loop, server, systemd.
         .target(
             name: "IfMeterDaemon",
-            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "CSystemd"]),
+            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "CSystemd", "CPeerSocket"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
         // The client: views, live rates, the estimate log, quota checks, charts.
         .target(name: "IfMeterCLI", dependencies: ["IfMeterCore", "IfMeterWire"]),

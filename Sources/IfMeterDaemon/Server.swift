@@ -1,3 +1,4 @@
+import CPeerSocket
 import CSystemd
 import IfMeterWire
 #if canImport(Glibc)
@@ -124,18 +125,14 @@ final class Server {
 
     private func acceptSome() {
         for _ in 0..<Self.acceptsPerTurn {
-            // accept4 is GNU-only in Glibc's Swift module; the daemon never forks, so setting the
-            // flags after accept leaves no window that matters.
-            let fd = accept(listenFD, nil, nil)
+            let fd = ifm_accept(listenFD)
             if fd < 0 {
-                switch errno {
-                case EINTR, ECONNABORTED: continue
+                switch -fd {
+                case ECONNABORTED: continue
                 case EMFILE, ENFILE: return refuseWithReserve()
                 default: return  // EAGAIN: drained
                 }
             }
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             let (uid, groups) = Self.credentials(fd)
             let admin = isAdmin(uid, groups)
             if case .refuse(let reason) = admission.verdict(uid: uid, isAdmin: admin) {
@@ -164,7 +161,7 @@ final class Server {
         if reserveFD >= 0 {
             Glibc.close(reserveFD)
             reserveFD = -1
-            let fd = accept(listenFD, nil, nil)
+            let fd = ifm_accept(listenFD)
             if fd >= 0 {
                 refuse(fd, "ifmeterd is out of file descriptors; try again later")
             }
@@ -185,27 +182,13 @@ final class Server {
         Glibc.close(fd)
     }
 
-    /// `struct ucred` from `<sys/socket.h>`, which Swift's Glibc module hides behind
-    /// `_GNU_SOURCE`; same layout.
-    private struct PeerCredentials {
-        var pid: pid_t = 0
-        var uid: uid_t = uid_t.max
-        var gid: gid_t = gid_t.max
-    }
-
+    /// The peer's uid and groups (primary first) as the kernel recorded them at connect; a
+    /// peer whose credentials cannot be read is treated as nobody in particular (no admin).
     private static func credentials(_ fd: Int32) -> (uid_t, [gid_t]) {
-        var credentials = PeerCredentials()
-        var length = socklen_t(MemoryLayout<PeerCredentials>.size)
-        let soPeerCred: Int32 = 17  // SO_PEERCRED, <asm-generic/socket.h>
-        guard getsockopt(fd, SOL_SOCKET, soPeerCred, &credentials, &length) == 0 else {
-            return (uid_t.max, [])
-        }
-        var groups = [gid_t](repeating: 0, count: 256)
-        var groupsLength = socklen_t(groups.count * MemoryLayout<gid_t>.size)
-        let soPeerGroups: Int32 = 59  // SO_PEERGROUPS, <asm-generic/socket.h>
-        let count = getsockopt(fd, SOL_SOCKET, soPeerGroups, &groups, &groupsLength) == 0
-            ? Int(groupsLength) / MemoryLayout<gid_t>.size : 0
-        return (credentials.uid, [credentials.gid] + groups.prefix(count))
+        var peer = ifm_peer()
+        guard ifm_peer_credentials(fd, &peer) == 0 else { return (uid_t.max, []) }
+        let groups = withUnsafeBytes(of: peer.groups) { Array($0.bindMemory(to: gid_t.self).prefix(Int(peer.group_count))) }
+        return (peer.uid, [peer.gid] + groups)
     }
 
     private func service(_ client: Client, events: UInt32) {
