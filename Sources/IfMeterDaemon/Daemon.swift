@@ -70,7 +70,7 @@ final class Daemon {
 
     /// Runs until SIGTERM or SIGINT; returns the exit status.
     func run() -> Int32 {
-        do {
+        do throws(DaemonError) {
             try makeDirectories(paths.stateDirectory, mode: 0o755)
             try makeDirectories(paths.logDirectory, mode: 0o755)
             // Opened by its real path: SQLite's NOFOLLOW refuses a symlink anywhere in the
@@ -85,7 +85,7 @@ final class Daemon {
             do {
                 lock = try StoreLock(databasePath: databasePath)
             } catch {
-                throw DaemonError(error.description)
+                throw DaemonError(error)
             }
             server = try Server(path: paths.socket, passed: passed.listener, mode: config.socketMode, group: config.socketGroup,
                                 limits: limits, loop: loop) { [unowned self] uid, groups in
@@ -102,7 +102,7 @@ final class Daemon {
             return try loop.run()
         } catch {
             Diagnostics.error("\(error)")
-            return 1
+            return error.exitStatus
         }
     }
 
@@ -174,19 +174,23 @@ final class Daemon {
             notify("READY=1\nSTATUS=metering \(count) interfaces")
             save()
         } catch let error as StoreError {
-            fail(error.description)
+            fail(DaemonError(error))
+        } catch let error as KernelError {
+            fail(DaemonError(error))
+        } catch let error as DaemonError {
+            fail(error)
         } catch {
-            fail("cannot start metering: \(error)")
+            fail(DaemonError(.software, "cannot start metering: \(error)"))
         }
     }
 
     /// The longest a save or query on the loop waits for another program's database lock.
     static let busyWaitMilliseconds: Int32 = 100
 
-    private func fail(_ message: String) {
-        Diagnostics.error(message)
+    private func fail(_ error: DaemonError) {
+        Diagnostics.error(error.description)
         server?.shutdown()
-        loop.exit(1)
+        loop.exit(error.exitStatus)
     }
 
     private func scheduleTimers() throws(DaemonError) {

@@ -13,7 +13,7 @@ public enum DaemonMain {
             options = try DaemonOptions(arguments: arguments)
         } catch {
             printError("ifmeterd: \(error)\n\(DaemonOptions.usage)")
-            return 64
+            return DaemonError.Kind.usage.rawValue
         }
         switch options.mode {
         case .help:
@@ -31,7 +31,7 @@ public enum DaemonMain {
                 config = try DaemonConfig.load(path: paths.config, required: paths.configRequired)
             } catch {
                 Diagnostics.error("\(error)")
-                return 1
+                return DaemonError.Kind.configuration.rawValue
             }
             if options.mode == .checkConfig {
                 print("\(paths.config): ok")
@@ -43,7 +43,7 @@ public enum DaemonMain {
                 return try Daemon(options: options, paths: paths, config: config).run()
             } catch {
                 Diagnostics.error("\(error)")
-                return 1
+                return error.exitStatus
             }
         }
     }
@@ -65,7 +65,7 @@ public enum DaemonMain {
             return 0
         } catch {
             printError("ifmeterd: \(error)")
-            return 1
+            return DaemonError.Kind.unavailable.rawValue
         }
     }
 

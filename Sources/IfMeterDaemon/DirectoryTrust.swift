@@ -14,7 +14,7 @@ enum DirectoryTrust {
     @discardableResult
     static func check(_ path: String, role: String) throws(DaemonError) -> String {
         guard let resolved = realpath(path, nil) else {
-            throw DaemonError("cannot resolve the \(role) directory \(path): \(String(cString: strerror(errno)))")
+            throw DaemonError(.cannotCreate, "cannot resolve the \(role) directory \(path): \(String(cString: strerror(errno)))")
         }
         let real = String(cString: resolved)
         free(resolved)
@@ -28,17 +28,17 @@ enum DirectoryTrust {
         for (index, directory) in (["/"] + prefixes).enumerated() {
             var info = stat()
             guard stat(directory, &info) == 0 else {
-                throw DaemonError("cannot check the \(role) directory \(directory): \(String(cString: strerror(errno)))")
+                throw DaemonError(.cannotCreate, "cannot check the \(role) directory \(directory): \(String(cString: strerror(errno)))")
             }
             let isTarget = index == prefixes.count
             if info.st_uid != 0 && info.st_uid != user {
-                throw DaemonError("refusing the \(role) directory \(path): \(directory) belongs to uid \(info.st_uid), "
+                throw DaemonError(.configuration, "refusing the \(role) directory \(path): \(directory) belongs to uid \(info.st_uid), "
                     + "not to root or ifmeterd's user (uid \(user)); another user could replace what ifmeterd writes there")
             }
             let othersWrite = info.st_mode & (S_IWGRP | S_IWOTH) != 0
             let sticky = info.st_mode & S_ISVTX != 0
             if othersWrite && (isTarget || !sticky) {
-                throw DaemonError("refusing the \(role) directory \(path): \(directory) is writable by group or others "
+                throw DaemonError(.configuration, "refusing the \(role) directory \(path): \(directory) is writable by group or others "
                     + "(mode \(String(info.st_mode & 0o7777, radix: 8))); chmod go-w \(directory)")
             }
         }

@@ -22,7 +22,7 @@ struct PassedSockets {
             } else if sd_is_socket(fd, AF_NETLINK, Int32(SOCK_RAW.rawValue), -1) > 0 && sockets.linkEvents == nil {
                 sockets.linkEvents = fd
             } else {
-                throw DaemonError("systemd passed descriptor \(fd), which is neither a listening Unix stream socket "
+                throw DaemonError(.configuration, "systemd passed descriptor \(fd), which is neither a listening Unix stream socket "
                     + "nor a netlink socket (check the socket units' Listen… lines)")
             }
         }

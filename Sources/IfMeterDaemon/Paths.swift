@@ -17,11 +17,11 @@ func makeDirectories(_ path: String, mode: mode_t) throws(DaemonError) {
     for component in path.split(separator: "/") {
         current += "/" + component
         if mkdir(current, mode) != 0 && errno != EEXIST {
-            throw DaemonError("cannot create directory \(current): \(String(cString: strerror(errno)))")
+            throw DaemonError(.cannotCreate, "cannot create directory \(current): \(String(cString: strerror(errno)))")
         }
     }
     var info = stat()
     guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-        throw DaemonError("\(path) exists but is not a directory")
+        throw DaemonError(.cannotCreate, "\(path) exists but is not a directory")
     }
 }

@@ -14,16 +14,16 @@ enum SocketBinding {
         address.sun_family = sa_family_t(AF_UNIX)
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
         guard path.utf8.count < capacity else {
-            throw DaemonError("socket path \(path) is longer than \(capacity - 1) bytes")
+            throw DaemonError(.configuration, "socket path \(path) is longer than \(capacity - 1) bytes")
         }
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
         var existing = stat()
         if lstat(path, &existing) == 0 {
             guard existing.st_mode & S_IFMT == S_IFSOCK else {
-                throw DaemonError("\(path) exists and is not a socket; remove it or choose another --socket")
+                throw DaemonError(.cannotCreate, "\(path) exists and is not a socket; remove it or choose another --socket")
             }
             if answers(&address) {
-                throw DaemonError("another process (another ifmeterd?) is listening on \(path); stop it or choose another --socket")
+                throw DaemonError(.unavailable, "another process (another ifmeterd?) is listening on \(path); stop it or choose another --socket")
             }
             unlink(path)
         }
@@ -41,7 +41,8 @@ enum SocketBinding {
         umask(previousMask)
         guard bound == 0 else {
             Glibc.close(fd)
-            throw DaemonError("cannot bind \(path): \(String(cString: strerror(bindError)))")
+            throw DaemonError(.cannotCreate, "cannot bind \(path): \(String(cString: strerror(bindError)))",
+                              call: "bind", errno: bindError)
         }
         var info = stat()
         // Not listening yet, so nobody can connect before the group is right; lchown never
@@ -50,7 +51,8 @@ enum SocketBinding {
             let error = errno
             Glibc.close(fd)
             unlink(path)
-            throw DaemonError("cannot set the group of \(path): \(String(cString: strerror(error)))")
+            throw DaemonError(.noPermission, "cannot set the group of \(path): \(String(cString: strerror(error)))",
+                              call: "lchown", errno: error)
         }
         guard listen(fd, 128) == 0 else {
             let error = errno

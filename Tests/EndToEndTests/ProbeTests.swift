@@ -128,7 +128,7 @@ struct ProbeInNamespaceTests {
     func noSource() throws {
         let pair = try populated()
         let result = try pair.left.run([Daemon.packageRoot + "/Tests/tools/deny-netlink", Daemon.path, "--probe"])
-        #expect(result.status == 1)
+        #expect(result.status == 69)  // EX_UNAVAILABLE
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.contains("cannot read interface counters: netlink socket failed: Permission denied (EACCES); getifaddrs failed: Permission denied (EACCES)"))
     }

@@ -260,7 +260,7 @@ struct ProtocolTests {
     func badConfigAtStart() throws {
         let (_, daemon) = try daemon("interval = 30\nsocket_mode = rwx\n", start: false)
         let result = try Command.run(daemon.arguments)
-        #expect(result.status == 1)
+        #expect(result.status == 78)  // EX_CONFIG
         #expect(result.stderr.contains("\(daemon.config):2: socket_mode: expected octal permissions"))
         #expect(!FileManager.default.fileExists(atPath: daemon.socket))
     }
