@@ -78,10 +78,10 @@ public enum FuzzTargets {
     private static func handle(_ request: Request) {
         let daemon = daemon()
         do {
-            switch request.cmd {
-            case "usage": _ = LineEncoder.encode(Response.success(try daemon.usage(request), id: request.id))
-            case "events": _ = LineEncoder.encode(Response.success(try daemon.events(request), id: request.id))
-            case "interfaces": _ = LineEncoder.encode(Response.success(daemon.interfaces(), id: request.id))
+            switch request.cmd.flatMap(Command.init(rawValue:)) {
+            case .usage: _ = LineEncoder.encode(Response.success(try daemon.usage(request), id: request.id))
+            case .events: _ = LineEncoder.encode(Response.success(try daemon.events(request), id: request.id))
+            case .interfaces: _ = LineEncoder.encode(Response.success(daemon.interfaces(), id: request.id))
             default: _ = LineEncoder.encode(Response.success(daemon.status(), id: request.id))
             }
         } catch let error as WireError {

@@ -102,7 +102,7 @@ public enum CLI {
         }
         let span = period == "day" ? 2 * 86400.0 : 64 * 86400.0
         let usage = try session.client.call(
-            Request(cmd: "usage", interface: name, period: period, from: TimeArgument(seconds: session.now - span), projection: true),
+            Request(.usage, interface: name, period: period, from: TimeArgument(seconds: session.now - span), projection: true),
             as: UsageResult.self)
         return QuotaCheck.evaluate(interface: name, period: period, usage: usage, limit: limit, warnFraction: warn,
                                    projected: invocation.projected, direction: invocation.direction,

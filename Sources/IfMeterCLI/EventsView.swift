@@ -7,7 +7,7 @@ enum EventsView {
     static func fetch(_ session: Session, _ invocation: Invocation) throws(CLIError) -> EventsResult {
         guard invocation.interfaces.count <= 1 else { throw .usage("events: give at most one -i") }
         let request = Request(
-            cmd: "events", interface: invocation.interfaces.first,
+            .events, interface: invocation.interfaces.first,
             from: try session.timeArgument(invocation.from, option: "--from"),
             to: try session.timeArgument(invocation.to, option: "--to"),
             kind: invocation.kind, limit: invocation.rowLimit(1000))

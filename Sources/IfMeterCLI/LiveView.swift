@@ -32,7 +32,7 @@ enum LiveView {
     static func rate(_ session: Session, _ invocation: Invocation, output: Output) throws(CLIError) {
         let names = Set(try session.subjects(invocation).map(\.name))
         let watcher = try DaemonClient(path: session.client.path)
-        let first = try watcher.send([Request(cmd: "watch")])[0]
+        let first = try watcher.send([Request(.watch)])[0]
         var rates = try DaemonClient.result(of: first, as: RatesResult.self)
         rates.interfaces = rates.interfaces.filter { names.contains($0.name) }
         if invocation.json {
@@ -60,7 +60,7 @@ enum LiveView {
         let startTotals = Dictionary(subjects.map { ($0.name, ($0.rxBytes, $0.txBytes)) }) { first, _ in first }
         let signals = try SignalDescriptor([SIGINT, SIGTERM])
         let watcher = try DaemonClient(path: session.client.path)
-        var line: Data? = try watcher.send([Request(cmd: "watch")])[0].line
+        var line: Data? = try watcher.send([Request(.watch)])[0].line
         let terminal = isatty(STDOUT_FILENO) == 1 && !invocation.json
         var drawn = 0
         var updates = 0
@@ -73,7 +73,7 @@ enum LiveView {
         loop: while true {
             if let data = line {
                 let response = try DaemonClient.decode(data)
-                if let error = response.error { throw DaemonClient.describe(error, command: "watch") }
+                if let error = response.error { throw DaemonClient.describe(error, command: Command.watch.rawValue) }
                 if response.stream == "event", let event = try? response.result(as: CounterEvent.self),
                    event.interface.map(names.contains) ?? true {
                     let text = "\(session.time.second(event.at))  \(event.interface ?? "—")  \(event.kind.rawValue): \(EventsView.meaning(event.kind))"

@@ -15,8 +15,8 @@ enum UsageSubject {
 
     func request(period: String) -> Request {
         switch self {
-        case .interface(let name): Request(cmd: "usage", interface: name, period: period)
-        case .interfaceClass(let name): Request(cmd: "usage", class: name, period: period)
+        case .interface(let name): Request(.usage, interface: name, period: period)
+        case .interfaceClass(let name): Request(.usage, class: name, period: period)
         }
     }
 

@@ -57,7 +57,7 @@ public final class Session {
         }
         let client = try DaemonClient(path: path)
         self.client = client
-        let status = try client.call(Request(cmd: "status"), as: StatusResult.self)
+        let status = try client.call(Request(.status), as: StatusResult.self)
         guard status.ready else {
             throw CLIError(.starting, "ifmeterd (pid \(status.pid)) is starting: loading its database and taking its first sample; try again in a moment")
         }
@@ -75,7 +75,7 @@ public final class Session {
 
     /// Every interface ifmeter knows, present ones first.
     func interfaces() throws(CLIError) -> InterfacesResult {
-        try client.call(Request(cmd: "interfaces"), as: InterfacesResult.self)
+        try client.call(Request(.interfaces), as: InterfacesResult.self)
     }
 
     /// The names a view is about: those given with `-i`, the members of `--class`, or every

@@ -8,8 +8,6 @@ import Glibc
 
 /// The socket API (docs/PROTOCOL.md): one handler per command, answered on the loop.
 extension Daemon {
-    static let commands = ["status", "interfaces", "usage", "events", "sample", "watch", "reload", "forget"]
-
     func handle(_ request: Request, from client: Server.Client) {
         let id = request.id
         guard let version = request.v else {
@@ -18,31 +16,31 @@ extension Daemon {
         guard version == protocolVersion else {
             return fail(.unsupportedVersion, "protocol version \(version) is not supported; this ifmeterd speaks \(protocolVersion)", id, client)
         }
-        guard let command = request.cmd else { return fail(.badRequest, "field \"cmd\" is missing", id, client) }
-        guard Self.commands.contains(command) else {
-            return fail(.unknownCommand, "unknown command \"\(command)\"; known: \(Self.commands.joined(separator: ", "))", id, client)
+        guard let name = request.cmd else { return fail(.badRequest, "field \"cmd\" is missing", id, client) }
+        guard let command = Command(rawValue: name) else {
+            let known = Command.allCases.map(\.rawValue).joined(separator: ", ")
+            return fail(.unknownCommand, "unknown command \"\(name)\"; known: \(known)", id, client)
         }
-        guard ready || command == "status" else {
+        guard ready || command == .status else {
             return fail(.notReady, "ifmeterd is starting (loading its database and taking the first sample); ask again shortly", id, client)
         }
         do {
+            if command.isAdmin { try requireAdmin(client) }
             switch command {
-            case "status": reply(status(), id, client)
-            case "interfaces": reply(interfaces(), id, client)
-            case "usage": reply(try usage(request), id, client)
-            case "events": reply(try events(request), id, client)
-            case "sample": try requestSample(id, client)
-            case "watch":
+            case .status: reply(status(), id, client)
+            case .interfaces: reply(interfaces(), id, client)
+            case .usage: reply(try usage(request), id, client)
+            case .events: reply(try events(request), id, client)
+            case .sample: try requestSample(id, client)
+            case .watch:
                 client.watchID = .some(id)
                 server.send(LineEncoder.encode(Response.success(rates(at: lastSample?.wall ?? 0), id: id, stream: "rates")), to: client)
-            case "reload":
-                try requireAdmin(client)
+            case .reload:
                 if let error = reload(trigger: "reload requested by uid \(client.uid)") {
                     throw WireError(.configError, "\(error); the running configuration stays")
                 }
                 reply(AdminResult(done: "configuration reloaded from \(paths.config)"), id, client)
-            default:  // forget
-                try requireAdmin(client)
+            case .forget:
                 let name = try required(request.interface, "interface")
                 guard let store else { throw WireError(.notReady, "no database yet") }
                 let known = sampler?.links.values.contains { $0.name == name } ?? false

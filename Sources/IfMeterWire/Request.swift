@@ -93,6 +93,14 @@ public struct Request: Hashable, Sendable, Codable {
         self.projection = projection
     }
 
+    /// A request for `command`; the other fields as the command takes them.
+    public init(_ command: Command, id: RequestID? = nil, interface: String? = nil, class: String? = nil,
+                period: String? = nil, from: TimeArgument? = nil, to: TimeArgument? = nil,
+                kind: String? = nil, limit: Int? = nil, projection: Bool? = nil) {
+        self.init(id: id, cmd: command.rawValue, interface: interface, class: `class`, period: period, from: from,
+                  to: to, kind: kind, limit: limit, projection: projection)
+    }
+
     /// Parses one line. A line that is not a JSON object, or whose fields have the wrong types,
     /// is a ``WireError`` carrying whatever `id` could be recovered; a field out of its range
     /// is `bad_request` under the request's own `id`.

@@ -1,0 +1,10 @@
+/// The protocol's commands (docs/PROTOCOL.md): one definition for the daemon's dispatch and
+/// the client's requests, so neither spells a command name itself.
+public enum Command: String, Hashable, Sendable, CaseIterable {
+    case status, interfaces, usage, events, sample, watch
+    /// Admin only (root, ifmeterd's user, `admin_group`).
+    case reload, forget
+
+    /// Whether it changes state, and so needs an admin peer.
+    public var isAdmin: Bool { self == .reload || self == .forget }
+}
