@@ -1,4 +1,5 @@
 import FoundationEssentials
+import IfMeterWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -67,10 +68,9 @@ struct LogFilter {
 /// newline is a record being written or torn by a crash: skipped (and, when following, read
 /// once it is complete). Lines that are not records are counted and reported, never fatal.
 struct EstimateLogReader {
-    static let name = "estimates.jsonl"
-
     /// The log's files in `directory`, oldest first.
     static func files(in directory: String) -> [String] {
+        let name = Paths.estimateLogName
         var rotated: [Int] = []
         if let handle = opendir(directory) {
             defer { closedir(handle) }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import IfMeterCore
+import IfMeterWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,10 +26,10 @@ enum LogView {
             let candidates = locations.logDirectoryCandidates(flag: invocation.logDirectory)
             guard let directory = candidates.first(where: { !EstimateLogReader.files(in: $0).isEmpty })
                     ?? (invocation.follow ? candidates.first(where: exists) : nil) else {
-                throw CLIError(.noInput, "no estimate log in \(candidates.joined(separator: " or ")); ifmeterd writes \(EstimateLogReader.name) there at each save (choose another directory with --log-dir)")
+                throw CLIError(.noInput, "no estimate log in \(candidates.joined(separator: " or ")); ifmeterd writes \(Paths.estimateLogName) there at each save (choose another directory with --log-dir)")
             }
             files = EstimateLogReader.files(in: directory)
-            current = directory + "/" + EstimateLogReader.name
+            current = directory + "/" + Paths.estimateLogName
         }
         var reader = EstimateLogReader()
         let show = { (records: [LogRecord]) in

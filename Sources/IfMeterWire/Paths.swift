@@ -26,7 +26,9 @@ public struct Paths: Hashable, Sendable {
     public var logDirectory: String
 
     public var database: String { stateDirectory + "/ifmeter.db" }
-    public var log: String { logDirectory + "/estimates.jsonl" }
+    public var log: String { logDirectory + "/" + Self.estimateLogName }
+    /// The estimate log's file name; rotated files add `.1` … `.N`.
+    public static let estimateLogName = "estimates.jsonl"
 
     /// The paths for `uid` in `environment`, each given path taking precedence.
     public static func resolve(
