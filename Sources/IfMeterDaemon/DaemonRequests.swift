@@ -207,15 +207,17 @@ extension Daemon {
         }
         let period = try required(request.period, "period")
         saveBeforeAnswering()
+        let tunnel = try isTunnel(subject, store: store)
         let rows: [UsageRowResult]
         if period == "total" {
-            rows = try totalRows(subject, store: store)
+            rows = try totalRows(subject, store: store).map { labelled($0, tunnel: tunnel) }
         } else {
             guard let resolution = Resolution(rawValue: period) else {
                 throw WireError(.badRequest, "unknown period \"\(period)\"; known: 5min, hour, day, month, year, total")
             }
             rows = try store.usage(subject, resolution: resolution,
-                                   from: request.from?.floorSeconds, to: request.to?.ceilingSeconds).map(labelled)
+                                   from: request.from?.floorSeconds, to: request.to?.ceilingSeconds)
+                .map { labelled($0, tunnel: tunnel) }
         }
         var projection: ProjectionResult?
         if request.projection == true, case .interface(let name) = subject,
@@ -243,7 +245,20 @@ extension Daemon {
         return try store?.total(name) != nil
     }
 
-    private func totalRows(_ subject: UsageSubject, store: Store) throws -> [UsageRowResult] {
+    /// Whether the subject's figures are tunnel traffic, counted again on the link beneath: a
+    /// tunnel interface (as classified now, or when last present), or the tunnel class.
+    private func isTunnel(_ subject: UsageSubject, store: Store) throws -> Bool {
+        switch subject {
+        case .interfaceClass(let interfaceClass): return interfaceClass == .tunnel
+        case .interface(let name):
+            if let link = sampler?.links.values.first(where: { $0.name == name }) {
+                return classification(of: link).isTunnel
+            }
+            return try store.interfaces().first { $0.name == name }?.interfaceClass == InterfaceClass.tunnel.rawValue
+        }
+    }
+
+    private func totalRows(_ subject: UsageSubject, store: Store) throws -> [UsageRow] {
         let members: [(tally: BucketTally, since: Double)]
         switch subject {
         case .interface(let name): members = try store.total(name).map { [$0] } ?? []
@@ -254,23 +269,24 @@ extension Daemon {
         guard let since = members.map(\.since).min() else { return [] }
         var tally = BucketTally()
         for member in members { tally += member.tally }
-        return [labelled(UsageRow(start: Int64(since), end: Int64(SystemClock.now().wall.rounded(.up)), tally: tally))]
+        return [UsageRow(start: Int64(since), end: Int64(SystemClock.now().wall.rounded(.up)), tally: tally)]
     }
 
-    /// A row as answered; `eventsLost` counts the events-lost events in its period.
-    static func row(_ row: UsageRow, eventsLost: Int = 0) -> UsageRowResult {
+    /// A row as answered; `tunnel` for a tunnel's figures, `eventsLost` the events-lost
+    /// events in its period. The one place a usage row's labels are decided.
+    static func row(_ row: UsageRow, tunnel: Bool = false, eventsLost: Int = 0) -> UsageRowResult {
         UsageRowResult(
             start: Double(row.start), end: Double(row.end), rxBytes: row.tally.traffic.rxBytes,
             txBytes: row.tally.traffic.txBytes, rxPackets: row.tally.traffic.rxPackets,
             txPackets: row.tally.traffic.txPackets,
             continuity: Continuity(since: nil, resets: row.tally.resets, gaps: row.tally.gaps,
                                    implausibleDropped: row.tally.implausible, eventsLost: eventsLost),
-            labels: row.tally.labels(tunnel: false, eventsLost: eventsLost).map(\.rawValue))
+            labels: row.tally.labels(tunnel: tunnel, eventsLost: eventsLost).map(\.rawValue))
     }
 
-    /// ``row(_:eventsLost:)`` with the events-lost events this daemon knows of.
-    private func labelled(_ row: UsageRow) -> UsageRowResult {
-        Self.row(row, eventsLost: lostEvents.count(from: Double(row.start), to: Double(row.end)))
+    /// ``row(_:tunnel:eventsLost:)`` with the events-lost events this daemon knows of.
+    private func labelled(_ row: UsageRow, tunnel: Bool) -> UsageRowResult {
+        Self.row(row, tunnel: tunnel, eventsLost: lostEvents.count(from: Double(row.start), to: Double(row.end)))
     }
 
     func events(_ request: Request) throws -> EventsResult {

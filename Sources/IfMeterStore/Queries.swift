@@ -13,8 +13,6 @@ public struct UsageRow: Hashable, Sendable {
         self.tally = tally
     }
 
-    /// The labels this row carries (DESIGN §1).
-    public var labels: [EstimateLabel] { tally.labels(tunnel: false) }
 }
 
 /// What history is about: one interface name, or every interface of a class.

@@ -264,4 +264,24 @@ struct ProtocolTests {
         #expect(result.stderr.contains("\(daemon.config):2: socket_mode: expected octal permissions"))
         #expect(!FileManager.default.fileExists(atPath: daemon.socket))
     }
+
+    @Test("a tunnel's usage rows, and the tunnel class's, carry tunnel-double-counted like its own figures")
+    func tunnelLabels() throws {
+        let namespace = try NetworkNamespace()
+        _ = try namespace.ip("tuntap", "add", "mode", "tun", "name", "tunq")
+        let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\n")
+        try daemon.start()
+        let client = try daemon.client()
+        let interfaces = try client.request(#"{"v":1,"cmd":"interfaces"}"#)
+        let tun = try #require((interfaces[path: "result.interfaces"] as? [[String: Any]])?.first { $0["name"] as? String == "tunq" })
+        #expect(tun["class"] as? String == "tunnel" && (tun["labels"] as? [String])?.contains("tunnel-double-counted") == true)
+        for request in [#"{"v":1,"cmd":"usage","interface":"tunq","period":"total"}"#,
+                        #"{"v":1,"cmd":"usage","class":"tunnel","period":"total"}"#] {
+            let rows = try #require(try client.request(request)[path: "result.rows"] as? [[String: Any]], "\(request)")
+            #expect(!rows.isEmpty && rows.allSatisfy { ($0["labels"] as? [String])?.contains("tunnel-double-counted") == true },
+                    "\(request) → \(rows)")
+        }
+        let lo = try #require(try client.request(#"{"v":1,"cmd":"usage","interface":"lo","period":"total"}"#)[path: "result.rows"] as? [[String: Any]])
+        #expect(lo.allSatisfy { ($0["labels"] as? [String])?.contains("tunnel-double-counted") == false })
+    }
 }
