@@ -47,7 +47,7 @@ let package = Package(
         .executableTarget(name: "ifmeter", dependencies: ["IfMeterCLI"]),
         // `make bench`: sample cost against a raw C RTM_GETSTATS dump of the same links.
         .executableTarget(
-            name: "ifmeter-bench", dependencies: ["IfMeterKernel", "IfMeterStore", "CLinkStats", "CSQLite"]),
+            name: "ifmeter-bench", dependencies: ["IfMeterKernel", "IfMeterStore", "IfMeterWire", "CLinkStats", "CSQLite"]),
         // The fuzz targets' bodies: run under libFuzzer by `make fuzz` (scripts/fuzz), and over
         // the committed corpora by FuzzReplayTests. Never linked into a product.
         .target(

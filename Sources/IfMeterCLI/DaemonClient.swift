@@ -19,18 +19,10 @@ public final class DaemonClient {
         self.path = path
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw CLIError(.failure, "cannot create a socket: \(errnoText())") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+        guard let address = UnixSocketAddress(path: path) else {
             throw CLIError(.usage, "socket path \(path) is too long for a Unix socket")
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes + [0]) }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                retryingEINTR { connect(fd, pointer, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
-        }
+        let connected = address.withSockaddr { pointer, length in retryingEINTR { connect(fd, pointer, length) } }
         // The descriptor is closed by deinit, which runs even when this initializer throws.
         guard connected == 0 else {
             switch errno {

@@ -1,4 +1,5 @@
 import CSystemd
+import IfMeterWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,19 +11,15 @@ enum SocketBinding {
     /// Something live at `path` is never unlinked: only a socket nobody answers on (a crashed
     /// ifmeterd's; we hold the state lock, so it is no running instance's) is replaced.
     static func bind(path: String, mode: mode_t, group: gid_t?) throws(DaemonError) -> (Int32, ino_t) {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard path.utf8.count < capacity else {
-            throw DaemonError(.configuration, "socket path \(path) is longer than \(capacity - 1) bytes")
+        guard let address = UnixSocketAddress(path: path) else {
+            throw DaemonError(.configuration, "socket path \(path) is longer than \(UnixSocketAddress.maximumPathLength) bytes")
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
         var existing = stat()
         if lstat(path, &existing) == 0 {
             guard existing.st_mode & S_IFMT == S_IFSOCK else {
                 throw DaemonError(.cannotCreate, "\(path) exists and is not a socket; remove it or choose another --socket")
             }
-            if answers(&address) {
+            if answers(address) {
                 throw DaemonError(.unavailable, "another process (another ifmeterd?) is listening on \(path); stop it or choose another --socket")
             }
             unlink(path)
@@ -32,11 +29,7 @@ enum SocketBinding {
         // bind creates the file with 0777 & ~umask: the umask gives it `mode` from the start.
         // The loop thread is the only thread yet, so no other file is created meanwhile.
         let previousMask = umask(~mode & 0o777)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let bound = address.withSockaddr { Glibc.bind(fd, $0, $1) }
         let bindError = errno
         umask(previousMask)
         guard bound == 0 else {
@@ -64,15 +57,11 @@ enum SocketBinding {
     }
 
     /// Whether a process accepts connections at `address` now.
-    private static func answers(_ address: inout sockaddr_un) -> Bool {
+    private static func answers(_ address: UnixSocketAddress) -> Bool {
         let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard probe >= 0 else { return false }
         defer { Glibc.close(probe) }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let connected = address.withSockaddr { connect(probe, $0, $1) }
         // EAGAIN: the backlog is full, so someone is listening.
         return connected == 0 || errno == EAGAIN
     }

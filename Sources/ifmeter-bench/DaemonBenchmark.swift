@@ -1,4 +1,5 @@
 import Dispatch
+import IfMeterWire
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -50,15 +51,10 @@ private final class Connection {
 
     init(path: String) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
+        guard let address = UnixSocketAddress(path: path),
+              address.withSockaddr({ connect(fd, $0, $1) }) == 0 else {
+            throw BenchmarkError("cannot connect to \(path)")
         }
-        guard result == 0 else { throw BenchmarkError("cannot connect to \(path)") }
     }
 
     deinit { close(fd) }
