@@ -49,6 +49,8 @@ public final class LinkEventSocket {
         public var overflowed: Bool
         /// Messages that could not be parsed (counted in `overflowed` too).
         public var unparseable: Int
+        /// Link messages this read took off the socket, kept or not: zero when it was empty.
+        public var messages: Int
     }
 
     /// Reads every queued event without blocking; an empty batch when none are queued.
@@ -65,6 +67,7 @@ public final class LinkEventSocket {
             let link = Link(raw.link)
             return raw.type == Int32(IFM_EVENT_DEL_LINK) ? .deleted(link) : .newOrChanged(link)
         }
-        return Batch(events: parsed, overflowed: overflowed, unparseable: events.skipped)
+        return Batch(events: parsed, overflowed: overflowed, unparseable: events.skipped,
+                     messages: events.count + events.skipped)
     }
 }

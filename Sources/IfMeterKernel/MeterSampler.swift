@@ -43,8 +43,31 @@ public final class MeterSampler {
         return output
     }
 
-    /// Applies every queued link event; resyncs from a full dump if the socket overflowed.
+    /// Applies the link events one bounded read takes off the socket (the daemon calls this
+    /// whenever the socket is readable, so a burst is taken over several loop turns); resyncs
+    /// from a full dump if events were lost.
     public func drainEvents(at instant: MeterInstant = SystemClock.now()) throws(KernelError) -> MeterOutput {
+        try drainOnce(at: instant).output
+    }
+
+    /// Reads before a sample give up after this many (each up to 1024 messages): far more than
+    /// the largest event-socket buffer holds, so only an endless flood reaches it.
+    static let maximumReadsBeforeSample = 64
+
+    /// Applies every queued link event, however many reads that takes: a sample must never run
+    /// ahead of an event the kernel already announced.
+    private func drainAll(at instant: MeterInstant) throws(KernelError) -> MeterOutput {
+        var output = MeterOutput()
+        for _ in 0..<Self.maximumReadsBeforeSample {
+            let (drained, messages) = try drainOnce(at: instant)
+            output += drained
+            if messages == 0 { break }
+        }
+        return output
+    }
+
+    /// One bounded read: what it applied, and how many messages it took off the socket.
+    private func drainOnce(at instant: MeterInstant) throws(KernelError) -> (output: MeterOutput, messages: Int) {
         let batch = try events.readEvents()
         var output = MeterOutput()
         for event in batch.events {
@@ -71,7 +94,7 @@ public final class MeterSampler {
                     + "; traffic of links that came and went between the lost events is not counted"))
             output += resync
         }
-        return output
+        return (output, batch.messages)
     }
 
     private func annotated(_ links: [Link]) -> [Link] {
@@ -82,9 +105,9 @@ public final class MeterSampler {
         }
     }
 
-    /// One periodic sample: queued events first, then a counters-only dump.
+    /// One periodic sample: every queued event first, then a counters-only dump.
     public func sample(at instant: MeterInstant = SystemClock.now()) throws(KernelError) -> MeterOutput {
-        var output = try drainEvents(at: instant)
+        var output = try drainAll(at: instant)
         output += meter.apply(sample: try dumps.dumpCounters(), at: instant)
         return output
     }

@@ -108,4 +108,19 @@ struct MeterKernelTests {
         #expect(!recorder.kinds.contains(.reset))
         #expect(recorder.kinds.last == .deleted)
     }
+
+    @Test("a sample applies every queued link event first, however many reads that takes")
+    func sampleDrainsEveryQueuedEvent() throws {
+        let namespace = try NetworkNamespace()
+        let sampler = try sampler(in: namespace)
+        let recorder = Recorder()
+        recorder.output += try sampler.start()
+        // 600 tun devices made and deleted with nobody reading: about 1200 link messages, more than one
+        // bounded read takes (1024).
+        try namespace.ipBatch((0..<600).map { "tuntap add mode tun name q\($0)" })
+        try namespace.ipBatch((0..<600).map { "tuntap del mode tun name q\($0)" })
+        recorder.output += try sampler.sample()
+        #expect(recorder.output.events.filter { $0.kind == .deleted }.count == 600)
+        #expect(!recorder.output.events.contains { $0.kind == .eventsLost })
+    }
 }
