@@ -76,6 +76,10 @@ final class Server {
     /// to accept and refuse one connection, so the listening socket never stays readable with
     /// nothing able to drain it (a loop spinning at 100 %).
     private var reserveFD: Int32 = -1
+    /// False while accepting is paused for want of descriptors.
+    private var listening = true
+    /// One receive buffer for every client: the loop reads one client at a time.
+    private var readBuffer = [UInt8](repeating: 0, count: Server.readSize)
     private var admission: Admission
     private(set) var clients: [Int32: Client] = [:]
     /// Called for each complete request line.
@@ -168,18 +172,27 @@ final class Server {
             reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
             if fd >= 0 && reserveFD >= 0 { return }
         }
+        listening = false
         listenSource?.setEvents(0)
     }
 
+    /// Listens again after a pause (a client left, or the sweep's second passed).
     private func resumeListening() {
+        guard !listening else { return }
         if reserveFD < 0 { reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC) }
+        listening = true
         listenSource?.setEvents(UInt32(EPOLLIN.rawValue))
     }
 
     private func refuse(_ fd: Int32, _ reason: String) {
-        let refusal = LineEncoder.failure(WireError(.tooManyClients, reason))
-        _ = refusal.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        sendNotice(WireError(.tooManyClients, reason), to: fd)
         Glibc.close(fd)
+    }
+
+    /// A last line to a peer about to be closed; sent only if the socket takes it now.
+    private func sendNotice(_ error: WireError, to fd: Int32) {
+        let notice = LineEncoder.failure(error)
+        _ = notice.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
     }
 
     /// The peer's uid and groups (primary first) as the kernel recorded them at connect; a
@@ -205,10 +218,9 @@ final class Server {
 
     /// One `recv` per turn: a client sending without pause gets its share, not the loop.
     private func readOnce(_ client: Client) {
-        var buffer = [UInt8](repeating: 0, count: Self.readSize)
         var count: Int
         repeat {
-            count = recv(client.fd, &buffer, buffer.count, 0)
+            count = recv(client.fd, &readBuffer, readBuffer.count, 0)
         } while count < 0 && errno == EINTR
         if count < 0 {
             if errno != EAGAIN && errno != EWOULDBLOCK { close(client) }
@@ -218,7 +230,7 @@ final class Server {
             close(client)
             return
         }
-        client.queued += client.input.append(buffer[..<count])
+        client.queued += client.input.append(readBuffer[..<count])
     }
 
     /// Handles up to ``requestsPerTurn`` queued lines, and only while the client has taken its
@@ -246,10 +258,14 @@ final class Server {
         guard client.isOpen else { return }
         client.queued.removeFirst(index)
         updateEvents(client)
-        if !client.queued.isEmpty && client.output.isEmpty && !client.awaitingAnswer {
-            backlog.insert(client.fd)
-            backlogSource?.trigger()
-        }
+        continueLater(client)
+    }
+
+    /// Queues `client` for a later loop turn when it has lines waiting and may go on.
+    private func continueLater(_ client: Client) {
+        guard !client.queued.isEmpty && client.output.isEmpty && !client.awaitingAnswer else { return }
+        backlog.insert(client.fd)
+        backlogSource?.trigger()
     }
 
     private func runBacklog() {
@@ -279,10 +295,7 @@ final class Server {
         client.awaitingAnswer = false
         guard client.isOpen else { return }
         updateEvents(client)
-        if !client.queued.isEmpty && client.output.isEmpty {
-            backlog.insert(client.fd)
-            backlogSource?.trigger()
-        }
+        continueLater(client)
     }
 
     /// Queues `bytes` for `client` and writes what the socket takes now. The limit is on
@@ -291,9 +304,8 @@ final class Server {
     func send(_ bytes: [UInt8], to client: Client) {
         guard client.isOpen else { return }
         if client.output.count > limits.clientBuffer {
-            let notice = LineEncoder.failure(WireError(
-                .slowClient, "more than \(limits.clientBuffer) bytes unread (client_buffer); disconnected"))
-            _ = notice.withUnsafeBytes { Glibc.send(client.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            sendNotice(WireError(.slowClient, "more than \(limits.clientBuffer) bytes unread (client_buffer); disconnected"),
+                       to: client.fd)
             close(client)
             return
         }
@@ -317,10 +329,7 @@ final class Server {
         }
         client.output.removeFirst(sent)
         updateEvents(client)
-        if client.output.isEmpty && !client.queued.isEmpty && !client.awaitingAnswer {
-            backlog.insert(client.fd)
-            backlogSource?.trigger()
-        }
+        continueLater(client)
     }
 
     func close(_ client: Client) {
@@ -343,9 +352,8 @@ final class Server {
         let timeout = limits.idleTimeout * 1_000_000
         for client in clients.values where client.watchID == nil && !client.awaitingAnswer
             && now &- client.lastActivity > timeout {
-            let notice = LineEncoder.failure(WireError(
-                .idleTimeout, "no request for \(limits.idleTimeout) s (idle_timeout); disconnected"))
-            _ = notice.withUnsafeBytes { Glibc.send(client.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            sendNotice(WireError(.idleTimeout, "no request for \(limits.idleTimeout) s (idle_timeout); disconnected"),
+                       to: client.fd)
             close(client)
         }
         resumeListening()
