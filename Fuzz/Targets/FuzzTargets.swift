@@ -26,11 +26,17 @@ public enum FuzzTargets {
     /// are the real ones. Shared by every run (opening a store per input would be all the
     /// fuzzer measured).
     nonisolated(unsafe) private static var sharedDaemon: Daemon?
+    /// Its directory, removed when the process exits.
+    nonisolated(unsafe) private static var scratch: String?
 
     private static func daemon() -> Daemon {
         if let sharedDaemon { return sharedDaemon }
-        let directory = "/tmp/ifmeter-fuzz-\(getpid())"
-        mkdir(directory, 0o700)
+        var template = Array("/tmp/ifmeter-fuzz-XXXXXX".utf8CString)
+        let directory = String(cString: mkdtemp(&template)!)
+        scratch = directory
+        atexit {
+            if let scratch = FuzzTargets.scratch { try? FileManager.default.removeItem(atPath: scratch) }
+        }
         let store = try! Store(path: directory + "/ifmeter.db")
         var meter = Meter(bootID: "fuzz")
         var pending = PendingWrites()
