@@ -35,12 +35,15 @@ let package = Package(
         .target(name: "IfMeterKernel", dependencies: ["IfMeterCore", "CLinkStats"]),
         // History in SQLite: buckets, totals, epochs and meter state, events, retention.
         .target(name: "IfMeterStore", dependencies: ["IfMeterCore", "IfMeterJSON", "CSQLite"]),
+        // The one owner of what is counted now: meter, link table, classification, pending
+        // writes, totals, the estimate log's window. Pure: no sockets, files or clock.
+        .target(name: "IfMeterService", dependencies: ["IfMeterCore", "IfMeterStore"]),
         // The socket protocol: request and response types, error codes, line framing.
         .target(name: "IfMeterWire", dependencies: ["IfMeterCore", "IfMeterJSON"]),
         // Composition: command line, config, probe, event loop, server, systemd.
         .target(
             name: "IfMeterDaemon",
-            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "CSystemd", "CPeerSocket"]),
+            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterService", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "CSystemd", "CPeerSocket"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
         // The client: views, live rates, the estimate log, quota checks, charts.
         .target(name: "IfMeterCLI", dependencies: ["IfMeterCore", "IfMeterWire"]),
@@ -52,15 +55,16 @@ let package = Package(
         // the committed corpora by FuzzReplayTests. Never linked into a product.
         .target(
             name: "IfMeterFuzzTargets",
-            dependencies: ["IfMeterDaemon", "IfMeterCLI", "IfMeterStore", "IfMeterWire", "IfMeterCore", "IfMeterKernel", "CLinkStats"],
+            dependencies: ["IfMeterDaemon", "IfMeterCLI", "IfMeterService", "IfMeterStore", "IfMeterWire", "IfMeterCore", "IfMeterKernel", "CLinkStats"],
             path: "Fuzz/Targets"),
         .testTarget(name: "FuzzReplayTests", dependencies: ["IfMeterFuzzTargets"]),
         // Network namespaces, processes and fixtures for the tests; never linked into a product.
         .target(name: "IfMeterTestSupport", path: "Tests/IfMeterTestSupport"),
+        .testTarget(name: "IfMeterServiceTests", dependencies: ["IfMeterService", "IfMeterStore", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterCoreTests", dependencies: ["IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(
             name: "IfMeterKernelTests",
-            dependencies: ["IfMeterKernel", "IfMeterCore", "IfMeterTestSupport", "CLinkStats"]),
+            dependencies: ["IfMeterKernel", "IfMeterService", "IfMeterCore", "IfMeterTestSupport", "CLinkStats"]),
         .testTarget(
             name: "IfMeterStoreTests",
             dependencies: ["IfMeterStore", "IfMeterCore", "IfMeterTestSupport", "store-crash-writer"]),

@@ -4,6 +4,7 @@ import FoundationEssentials
 import IfMeterCore
 @testable import IfMeterDaemon
 @testable import IfMeterKernel
+import IfMeterService
 @testable import IfMeterStore
 import IfMeterWire
 #if canImport(Glibc)
@@ -38,28 +39,25 @@ public enum FuzzTargets {
             if let scratch = FuzzTargets.scratch { try? FileManager.default.removeItem(atPath: scratch) }
         }
         let store = try! Store(path: directory + "/ifmeter.db")
-        var meter = Meter(bootID: "fuzz")
-        var pending = PendingWrites()
         let origin = 1_790_000_000.0
-        let links = [Link(ifindex: 1, name: "lo", arpType: 772, counters: LinkCounters(rxBytes: 5)),
-                     Link(ifindex: 2, name: "wlan0", arpType: 1, counters: LinkCounters(rxBytes: 100, txBytes: 10))]
-        pending.add(meter.start(links: links, at: MeterInstant(wall: origin, sinceBootNanoseconds: 1_000_000_000)),
-                    calendar: store.configuration.calendar, monthStartDay: { _ in 1 })
+        var service = MeterService(bootID: "fuzz", configuration: ServiceConfiguration(),
+                                   history: ServiceHistory(eventsLostAt: [origin + 7200]), at: origin)
+        let links = [Link(ifindex: 1, name: "lo", arpType: 772, flags: .loopback, counters: LinkCounters(rxBytes: 5)),
+                     Link(ifindex: 2, name: "wlan0", arpType: 1, counters: LinkCounters(rxBytes: 100, txBytes: 10),
+                          sysfs: SysfsFacts(hasPhy80211: true))]
+        _ = service.start(links: links, unparseable: 0, at: MeterInstant(wall: origin, sinceBootNanoseconds: 1_000_000_000))
         for step in 1...50 {
             let instant = MeterInstant(wall: origin + Double(step) * 3600, sinceBootNanoseconds: UInt64(1 + step * 3600) * 1_000_000_000)
             let readings = [CounterReading(ifindex: 2, counters: LinkCounters(rxBytes: UInt64(100 + step * 1000), txBytes: UInt64(10 + step * 100)))]
-            pending.add(meter.apply(sample: readings, at: instant), calendar: store.configuration.calendar, monthStartDay: { _ in 1 })
+            _ = service.ingest(linkEvents: [], readings: readings, at: instant)
         }
-        for (name, interfaceClass) in [("lo", "loopback"), ("wlan0", "wifi")] {
-            pending.note(InterfaceRecord(name: name, interfaceClass: interfaceClass, kind: "", mac: "", lastSeen: origin))
-        }
-        pending.setMeterState(meter.exportState())
-        try! store.save(&pending)
-        let paths = Paths(config: directory + "/ifmeterd.conf", configRequired: false, stateDirectory: directory,
+        let saved = service.save(at: origin + 50 * 3600) { pending throws(StoreError) in try store.save(&pending) }
+        precondition(saved.error == nil, "the fuzz target's history could not be saved: \(saved.error!)")
+        // The daemon locks its own state directory's database; the handlers read `store`.
+        let paths = Paths(config: directory + "/ifmeterd.conf", configRequired: false, stateDirectory: directory + "/daemon",
                           socket: directory + "/ifmeterd.sock", logDirectory: directory)
         let daemon = try! Daemon(options: try! DaemonOptions(arguments: []), paths: paths, config: DaemonConfig())
-        daemon.store = store
-        daemon.lostEvents.record(origin + 7200)
+        daemon.lifecycle = .running(Daemon.Metering(store: store, feed: try! LinkFeed(), service: service))
         sharedDaemon = daemon
         return daemon
     }

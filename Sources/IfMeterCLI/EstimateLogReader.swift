@@ -4,36 +4,18 @@ import IfMeterWire
 import Glibc
 #endif
 
-/// One estimate-log line (docs/LOG.md), read enough to filter and show it; `line` keeps it
-/// byte for byte for `--json`.
-struct LogRecord: Decodable {
-    struct Continuity: Decodable {
-        var resets: Int?
-        var gaps: Int?
-        var implausibleDropped: Int?
-        var eventsLost: Int?
-        enum CodingKeys: String, CodingKey { case resets, gaps, implausibleDropped = "implausible_dropped", eventsLost = "events_lost" }
+/// One estimate-log line as read: the record, and the line byte for byte for `--json`.
+struct LogRecord {
+    var record: EstimateLogRecord
+    var line: Data
+
+    var interface: String? { record.interface }
+    var time: Double { record.time }
+    /// The estimate's class; an event carries none.
+    var `class`: String? {
+        if case .estimate(let window) = record { return window.class }
+        return nil
     }
-
-    var type: String
-    var interface: String?
-    var `class`: String?
-    var start: Double?
-    var end: Double?
-    var at: Double?
-    var kind: String?
-    var detail: String?
-    var rxBytes: UInt64?
-    var txBytes: UInt64?
-    var continuity: Continuity?
-    var line = Data()
-
-    enum CodingKeys: String, CodingKey {
-        case type, interface, `class`, start, end, at, kind, detail, rxBytes = "rx_bytes", txBytes = "tx_bytes", continuity
-    }
-
-    /// When it happened: an estimate's window start, an event's time.
-    var time: Double { start ?? at ?? 0 }
 }
 
 /// What `log` shows: records matching all of these.
@@ -55,8 +37,9 @@ struct LogFilter {
         if let to, record.time >= to { return false }
         if let kind {
             switch kind {
-            case "estimate", "event": if record.type != kind { return false }
-            default: if record.kind != kind { return false }
+            case "estimate", "event": if record.record.type != kind { return false }
+            default:
+                guard case .event(let event) = record.record, event.kind.rawValue == kind else { return false }
             }
         }
         return true
@@ -99,8 +82,8 @@ struct EstimateLogReader {
         while let newline = bytes[index...].firstIndex(of: UInt8(ascii: "\n")) {
             let line = Data(bytes[lineStart..<newline])
             if !line.isEmpty {
-                if var record = try? decoder.decode(LogRecord.self, from: line) {
-                    record.line = line
+                if let decoded = try? decoder.decode(EstimateLogRecord.self, from: line) {
+                    let record = LogRecord(record: decoded, line: line)
                     records.append(record)
                 } else {
                     unreadable += 1

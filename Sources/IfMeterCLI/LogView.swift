@@ -93,20 +93,16 @@ enum LogView {
 
     static func describe(_ record: LogRecord, time: TimeText, units: Units) -> String {
         let name = (record.interface ?? "—").padding(to: 12)
-        if record.type == "estimate" {
+        switch record.record {
+        case .estimate(let window):
             var marks = Marks()
-            let mark = record.continuity.map {
-                marks.mark(Continuity(resets: $0.resets ?? 0, gaps: $0.gaps ?? 0, implausibleDropped: $0.implausibleDropped ?? 0,
-                                      eventsLost: $0.eventsLost ?? 0))
-            } ?? ""
-            let window = (record.end ?? record.time) - record.time
-            return "\(time.second(record.time))  \(name)  \((record.class ?? "").padding(to: 9))  "
-                + "rx \(units.bytes(record.rxBytes ?? 0).padding(to: 11))  tx \(units.bytes(record.txBytes ?? 0).padding(to: 11))  "
-                + "over \(Int(window.rounded())) s\(mark.isEmpty ? "" : "  " + mark)\n"
+            let mark = marks.mark(window.continuity)
+            return "\(time.second(window.start))  \(name)  \((window.class ?? "").padding(to: 9))  "
+                + "rx \(units.bytes(window.traffic.rxBytes).padding(to: 11))  tx \(units.bytes(window.traffic.txBytes).padding(to: 11))  "
+                + "over \(Int((window.end - window.start).rounded())) s\(mark.isEmpty ? "" : "  " + mark)\n"
+        case .event(let event):
+            return "\(time.second(event.at))  \(name)  event \(event.kind.rawValue): \(EventsView.meaning(event.kind)) (\(event.detail))\n"
         }
-        let kind = record.kind ?? "?"
-        let meaning = CounterEvent.Kind(rawValue: kind).map(EventsView.meaning) ?? ""
-        return "\(time.second(record.time))  \(name)  event \(kind): \(meaning)\(record.detail.map { " (\($0))" } ?? "")\n"
     }
 }
 

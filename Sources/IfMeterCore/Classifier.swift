@@ -8,17 +8,19 @@
 ///    that happens to be called `wg-test` is still virtual;
 /// 4. no `device` link in sysfs → virtual; `ARPHRD_ETHER` on a device → ethernet;
 /// 5. everything else is `other`, never a silent guess.
-public struct Classifier: Sendable {
+///
+/// Pure: the sysfs facts come with the link (``Link/sysfs``, read when the kernel announced it)
+/// or from the caller.
+public struct Classifier: Hashable, Sendable {
     public var rules: [ClassRule]
-    public var sysfs: SysfsReader
 
-    public init(rules: [ClassRule] = [], sysfs: SysfsReader = SysfsReader()) {
+    public init(rules: [ClassRule] = []) {
         self.rules = rules
-        self.sysfs = sysfs
     }
 
+    /// Classifies with the facts read when the link was announced (none: netlink alone).
     public func classify(_ link: Link) -> Classification {
-        classify(link, facts: sysfs.facts(for: link.name))
+        classify(link, facts: link.sysfs ?? SysfsFacts())
     }
 
     /// Classifies with sysfs facts the caller already read.

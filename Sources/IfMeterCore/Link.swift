@@ -21,13 +21,16 @@ public struct Link: Hashable, Sendable {
     public var countersAre32Bit: Bool
     /// Link speed from sysfs `speed`, in bits per second; nil when unknown.
     public var speedBitsPerSecond: UInt64?
+    /// What sysfs said about the link when the kernel announced it (read then, never per
+    /// sample); nil when nobody read it.
+    public var sysfs: SysfsFacts?
 
     public init(
         ifindex: Int32, name: String, kind: String = "", arpType: UInt16,
         flags: InterfaceFlags = [], operState: OperState = .unknown, mtu: UInt32 = 0,
         address: String = "", master: Int32? = nil, parent: Int32? = nil,
         counters: LinkCounters? = nil, countersAre32Bit: Bool = false,
-        speedBitsPerSecond: UInt64? = nil
+        speedBitsPerSecond: UInt64? = nil, sysfs: SysfsFacts? = nil
     ) {
         self.ifindex = ifindex
         self.name = name
@@ -42,6 +45,7 @@ public struct Link: Hashable, Sendable {
         self.counters = counters
         self.countersAre32Bit = countersAre32Bit
         self.speedBitsPerSecond = speedBitsPerSecond
+        self.sysfs = sysfs
     }
 }
 
@@ -88,4 +92,13 @@ public enum LinkEvent: Hashable, Sendable {
         case .newOrChanged(let link), .deleted(let link): link
         }
     }
+}
+
+/// What the kernel's link event socket told, in the order it told it: an event, or — when
+/// events were lost — a full dump to resynchronise from.
+public enum LinkObservation: Hashable, Sendable {
+    case event(LinkEvent)
+    /// Events were lost (the socket overflowed, a read failed, or `unparseable` messages could
+    /// not be read); `links` is a full dump taken afterwards.
+    case resync(links: [Link], unparseable: Int)
 }

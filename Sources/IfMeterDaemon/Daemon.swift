@@ -1,102 +1,108 @@
 import CSystemd
 import IfMeterCore
 import IfMeterKernel
+import IfMeterService
 import IfMeterStore
 import IfMeterWire
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The running service: one sd-event loop owning the meter, the store, the socket, the estimate
-/// log and the timers. Start order: config → socket bound (clients are answered `ready: false`)
-/// → database opened, checked and loaded off the loop → first sample → ready.
+/// The running service's lifecycle and I/O: one sd-event loop, the socket, the store, the
+/// kernel feed, the estimate log and the timers. What is counted belongs to ``MeterService``.
+///
+/// Start order: config → directories checked, socket bound (clients are answered
+/// `ready: false`) → ``Lifecycle/loading``: database opened, checked and loaded off the loop →
+/// first dump → ``Lifecycle/running`` → SIGTERM → ``Lifecycle/stopping``.
 final class Daemon {
+    /// What the daemon is doing, and so what it may do.
+    enum Lifecycle {
+        /// The database is loading on another thread. Only `status` is answered; nothing is
+        /// sampled or saved.
+        case loading
+        /// Metering: samples, saves, and every command.
+        case running(Metering)
+        /// The final sample and save are taken; requests are no longer read.
+        case stopping
+    }
+
+    /// What exists only while running: the store, the kernel feed and the service they serve.
+    final class Metering {
+        let store: Store
+        let feed: LinkFeed
+        var service: MeterService
+        var timers: [EventSource] = []
+
+        init(store: Store, feed: LinkFeed, service: MeterService) {
+            self.store = store
+            self.feed = feed
+            self.service = service
+        }
+    }
+
     let loop: EventLoop
     let options: DaemonOptions
     let paths: Paths
     var config: DaemonConfig
-    var server: Server!
-    var log: EstimateLog!
-    var classifier: Classifier
-    /// Verdicts by ifindex, with the name and kind they were made for.
-    var classifications: [Int32: (name: String, kind: String, verdict: Classification)] = [:]
-
-    private var lock: StoreLock?
-    /// `paths.database` with every symlink in its directory resolved.
-    private var databasePath: String
-    var store: Store?
-    var sampler: MeterSampler?
-    var pending = PendingWrites()
-    /// Every name's saved all-time total, kept in step with the database so `interfaces` never
-    /// queries it.
-    var savedTotals: [String: BucketTally] = [:]
-    /// Traffic per name since the last save, for the estimate log.
-    var logWindow: [String: (tally: BucketTally, epoch: Epoch)] = [:]
-    /// Events since the last save: written to the estimate log when the database gets them.
-    var logEvents: [CounterEvent] = []
-    var logWindowStart: Double
-    var ready = false
+    let server: Server
+    let log: EstimateLog
+    /// Set by the start and stop paths (and by the request fuzz target, which needs a running
+    /// daemon without a loop).
+    var lifecycle = Lifecycle.loading
     let startedAt: Double
-    var lastSample: MeterInstant?
-    var lastSaveAt: Double?
-    var saveError: StoreError?
-
-    private var sources: [EventSource] = []
-    private var sampleTimer: EventSource?
-    private var saveTimer: EventSource?
-    private var eventSource: EventSource?
+    private let lock: StoreLock
+    /// `paths.database` with every symlink in its directory resolved.
+    private let databasePath: String
+    /// What systemd passed at start.
+    private let passed: PassedSockets
+    private var signalSources: [EventSource] = []
     private var loadSource: EventSource?
+    var sampleTimer: EventSource?
+    var saveTimer: EventSource?
     /// Clients waiting for the answer to `sample`: one dump answers all of them.
     var sampleWaiters: [(client: Server.Client, id: RequestID?)] = []
     /// The one-shot timer that takes the requested sample.
     var requestedSample: EventSource?
     /// When a requested sample was last taken (CLOCK_MONOTONIC µs).
     var lastRequestedSample: UInt64?
-    /// When link events were lost, for the `events-lost` label.
-    var lostEvents = LostEventTimes()
-    /// What systemd passed at start.
-    private var passed = PassedSockets()
 
+    /// Checks the directories, takes systemd's sockets, locks the database and binds the socket.
     init(options: DaemonOptions, paths: Paths, config: DaemonConfig) throws(DaemonError) {
         self.options = options
         self.paths = paths
         self.config = config
         loop = try EventLoop()
-        classifier = Classifier(rules: config.rules, sysfs: SysfsReader(root: options.sysfsRoot))
         startedAt = SystemClock.now().wall
-        databasePath = paths.database
-        logWindowStart = startedAt
+        try makeDirectories(paths.stateDirectory, mode: 0o755)
+        try makeDirectories(paths.logDirectory, mode: 0o755)
+        // Opened by its real path: SQLite's NOFOLLOW refuses a symlink anywhere in the name,
+        // and systemd's DynamicUser makes /var/lib/ifmeter one.
+        databasePath = try DirectoryTrust.check(paths.stateDirectory, role: "state") + "/ifmeter.db"
+        try DirectoryTrust.check(paths.logDirectory, role: "log")
+        passed = try PassedSockets.take()
+        if passed.listener == nil {
+            try makeDirectories(Self.parentDirectory(paths.socket), mode: 0o755)
+            try DirectoryTrust.check(Self.parentDirectory(paths.socket), role: "socket")
+        }
+        do {
+            lock = try StoreLock(databasePath: databasePath)
+        } catch {
+            throw DaemonError(error)
+        }
+        server = try Server(path: paths.socket, passed: passed.listener, mode: config.socketMode,
+                            group: config.socketGroup, limits: Self.limits(config), loop: loop)
+        log = EstimateLog(path: paths.log, maxSize: config.logMaxSize, keep: config.logFiles)
+        server.isAdmin = { [unowned self] uid, groups in self.isAdmin(uid: uid, groups: groups) }
+        server.onRequest = { [unowned self] request, client in self.handle(request, from: client) }
     }
 
     /// Runs until SIGTERM or SIGINT; returns the exit status.
     func run() -> Int32 {
         do throws(DaemonError) {
-            try makeDirectories(paths.stateDirectory, mode: 0o755)
-            try makeDirectories(paths.logDirectory, mode: 0o755)
-            // Opened by its real path: SQLite's NOFOLLOW refuses a symlink anywhere in the
-            // name, and systemd's DynamicUser makes /var/lib/ifmeter one.
-            databasePath = try DirectoryTrust.check(paths.stateDirectory, role: "state") + "/ifmeter.db"
-            try DirectoryTrust.check(paths.logDirectory, role: "log")
-            passed = try PassedSockets.take()
-            if passed.listener == nil {
-                try makeDirectories(parentDirectory(paths.socket), mode: 0o755)
-                try DirectoryTrust.check(parentDirectory(paths.socket), role: "socket")
-            }
-            do {
-                lock = try StoreLock(databasePath: databasePath)
-            } catch {
-                throw DaemonError(error)
-            }
-            server = try Server(path: paths.socket, passed: passed.listener, mode: config.socketMode, group: config.socketGroup,
-                                limits: limits, loop: loop) { [unowned self] uid, groups in
-                self.isAdmin(uid: uid, groups: groups)
-            }
-            server.onRequest = { [unowned self] request, client in self.handle(request, from: client) }
-            log = EstimateLog(path: paths.log, maxSize: config.logMaxSize, keep: config.logFiles)
-            sources.append(try loop.onSignal(SIGTERM) { [unowned self] in self.stop(signal: "SIGTERM") })
-            sources.append(try loop.onSignal(SIGINT) { [unowned self] in self.stop(signal: "SIGINT") })
-            sources.append(try loop.onSignal(SIGHUP) { [unowned self] in _ = self.reload(trigger: "SIGHUP") })
-            for source in sources { source.setImportant() }
+            signalSources.append(try loop.onSignal(SIGTERM) { [unowned self] in self.stop(signal: "SIGTERM") })
+            signalSources.append(try loop.onSignal(SIGINT) { [unowned self] in self.stop(signal: "SIGINT") })
+            signalSources.append(try loop.onSignal(SIGHUP) { [unowned self] in _ = self.reload(trigger: "SIGHUP") })
+            for source in signalSources { source.setImportant() }
             try startLoading()
             notify("STATUS=loading \(paths.database)")
             return try loop.run()
@@ -106,7 +112,13 @@ final class Daemon {
         }
     }
 
-    var limits: Server.Limits {
+    /// The metering state, when running.
+    var metering: Metering? {
+        if case .running(let metering) = lifecycle { return metering }
+        return nil
+    }
+
+    static func limits(_ config: DaemonConfig) -> Server.Limits {
         Server.Limits(
             maxLineLength: config.maxLineLength,
             admission: Admission.Limits(maxClients: config.maxClients, maxClientsPerUID: config.maxClientsPerUID,
@@ -129,12 +141,9 @@ final class Daemon {
         // A plain thread, not Dispatch: libdispatch's workers adjust their priority, which the
         // service's syscall filter (~@resources) refuses.
         try BackgroundThread.run {
-            do throws(StoreError) {
+            outcome.result = Result { () throws(StoreError) in
                 let store = try Store(path: path, configuration: configuration, lock: lock)
-                let loaded = try store.loadMeter()
-                outcome.result = .success((store, loaded.state, loaded.knownNames))
-            } catch {
-                outcome.result = .failure(error)
+                return (store, try store.loadHistory())
             }
             var byte: UInt8 = 1
             _ = write(writeEnd, &byte, 1)
@@ -147,51 +156,47 @@ final class Daemon {
         }
     }
 
-    private func finishStart(_ result: Result<(Store, MeterState?, [String: Double]), StoreError>) {
-        do {
-            let (store, state, names) = try result.get()
+    /// Loading → running: the first dump, the timers, and READY=1.
+    private func finishStart(_ result: Result<(Store, ServiceHistory), StoreError>) {
+        guard case .loading = lifecycle else { return }
+        do throws(DaemonError) {
+            let (store, history) = try result.mapError { DaemonError($0) }.get()
             store.waitWhenBusy(milliseconds: Self.busyWaitMilliseconds)
-            self.store = store
-            lostEvents = LostEventTimes(try store.events(kind: .eventsLost, limit: 100_000).map(\.at))
-            savedTotals = try store.totals().mapValues(\.tally)
-            let bootID = try SystemClock.bootID()
-            let sampler = try MeterSampler(meter: Meter(
-                bootID: bootID, configuration: config.meterConfiguration, restoring: state, knownNames: names),
-                eventSocket: passed.linkEvents)
-            let sysfs = classifier.sysfs
-            sampler.annotate = { link in link.speedBitsPerSecond = sysfs.speed(of: link.name) }
-            self.sampler = sampler
-            eventSource = try loop.watch(fd: sampler.events.fileDescriptor, events: UInt32(EPOLLIN.rawValue)) {
-                [unowned self] _ in self.drainEvents()
+            let bootID: String
+            let feed: LinkFeed
+            let dump: (links: [Link], unparseable: Int)
+            do throws(KernelError) {
+                bootID = try SystemClock.bootID()
+                feed = try LinkFeed(eventSocket: passed.linkEvents)
+                feed.annotate = LinkFeed.reading(SysfsReader(root: options.sysfsRoot))
+                dump = try feed.startDump()
+            } catch {
+                throw DaemonError(error)
             }
             let now = SystemClock.now()
-            take(try sampler.start(at: now))
-            lastSample = now
-            ready = true
+            let metering = Metering(store: store, feed: feed, service: MeterService(
+                bootID: bootID, configuration: config.serviceConfiguration, history: history, at: startedAt))
+            lifecycle = .running(metering)
+            act(on: metering.service.start(links: dump.links, unparseable: dump.unparseable, at: now))
+            metering.timers = [
+                try loop.watch(fd: feed.events.fileDescriptor, events: UInt32(EPOLLIN.rawValue)) { [unowned self] _ in
+                    self.readLinkEvents()
+                },
+            ]
             try scheduleTimers()
-            let count = sampler.links.count
+            let count = metering.service.links.count
             Diagnostics.notice("ready: \(count) interfaces, database \(paths.database), socket \(paths.socket)")
             notify("READY=1\nSTATUS=metering \(count) interfaces")
             save()
-        } catch let error as StoreError {
-            fail(DaemonError(error))
-        } catch let error as KernelError {
-            fail(DaemonError(error))
-        } catch let error as DaemonError {
-            fail(error)
         } catch {
-            fail(DaemonError(.software, "cannot start metering: \(error)"))
+            Diagnostics.error(error.description)
+            server.shutdown()
+            loop.exit(error.exitStatus)
         }
     }
 
     /// The longest a save or query on the loop waits for another program's database lock.
     static let busyWaitMilliseconds: Int32 = 100
-
-    private func fail(_ error: DaemonError) {
-        Diagnostics.error(error.description)
-        server?.shutdown()
-        loop.exit(error.exitStatus)
-    }
 
     private func scheduleTimers() throws(DaemonError) {
         sampleTimer = try loop.every(interval * 1_000_000) { [unowned self] in self.sample() }
@@ -199,138 +204,20 @@ final class Daemon {
         saveTimer = try loop.every(config.saveInterval * 1_000_000) { [unowned self] in self.save() }
     }
 
-    // MARK: Metering
-
     /// The sampling interval in force: the command line's, else the config's.
     var interval: UInt64 { options.interval ?? config.interval }
 
-    func sample() {
-        guard let sampler else { return }
-        do {
-            let now = SystemClock.now()
-            take(try sampler.sample(at: now))
-            lastSample = now
-            broadcastRates(at: now)
-        } catch {
-            Diagnostics.error("sample failed: \(error)")
-        }
-    }
+    // MARK: Stop and reload
 
-    private func drainEvents() {
-        guard let sampler else { return }
-        do {
-            let output = try sampler.drainEvents()
-            take(output)
-            // A deleted interface's final counters are banked at once.
-            if output.events.contains(where: { $0.kind == .deleted }) { save() }
-        } catch {
-            Diagnostics.error("reading link events failed: \(error)")
-        }
-    }
-
-    /// The verdict for a link, recomputed only when its name or kind changed.
-    func classification(of link: Link) -> Classification {
-        if let cached = classifications[link.ifindex], cached.name == link.name, cached.kind == link.kind {
-            return cached.verdict
-        }
-        let verdict = classifier.classify(link)
-        classifications[link.ifindex] = (link.name, link.kind, verdict)
-        return verdict
-    }
-
-    private func isIgnored(_ ifindex: Int32?) -> Bool {
-        // Only a config rule can ignore; without one, no link needs classifying here.
-        guard classifier.rules.contains(where: { $0.action == .ignore }),
-              let ifindex, let link = sampler?.links[ifindex] else { return false }
-        if case .ignored = classification(of: link) { return true }
-        return false
-    }
-
-    /// Routes meter output to the pending save, the estimate log and watchers; interfaces a
-    /// config rule ignores are dropped here.
-    func take(_ output: MeterOutput) {
-        var kept = MeterOutput()
-        kept.deltas = output.deltas.filter { !isIgnored($0.ifindex) }
-        kept.events = output.events.filter { !isIgnored($0.ifindex) }
-        guard let store else { return }
-        pending.add(kept, calendar: store.configuration.calendar, monthStartDay: store.configuration.monthStartDay(for:))
-        for delta in kept.deltas {
-            var entry = logWindow[delta.name] ?? (BucketTally(), delta.epoch)
-            entry.tally += BucketTally(delta)
-            entry.epoch = delta.epoch
-            logWindow[delta.name] = entry
-        }
-        logEvents += kept.events
-        for event in kept.events where event.kind == .eventsLost { lostEvents.record(event.at) }
-        for event in kept.events {
-            broadcast(event)
-            if event.kind == .reboot || event.kind == .implausible || event.kind == .clockJump || event.kind == .eventsLost
-                || event.kind == .bucketsFolded {
-                Diagnostics.warning("\(event.kind.rawValue)\(event.interface.map { " on \($0)" } ?? ""): \(event.detail)")
-            }
-        }
-    }
-
-    /// Writes pending traffic with the meter state, prunes a little, and closes the estimate
-    /// log's window. A failing save keeps everything for the next one.
-    func save() {
-        guard let store, let sampler else { return }
-        let now = SystemClock.now().wall
-        for link in sampler.links.values where !isIgnored(link.ifindex) {
-            pending.note(InterfaceRecord(name: link.name, interfaceClass: classification(of: link).label,
-                                         kind: link.kind, mac: link.address, lastSeen: now))
-        }
-        pending.setMeterState(sampler.meter.exportState())
-        let saving = pending.unsavedTotals
-        let dropped = pending.droppedEvents
-        do {
-            try store.save(&pending)
-            if dropped > 0 {
-                Diagnostics.warning("\(dropped) counter events were not stored: the database could not be written for too long")
-            }
-            for (name, tally) in saving { savedTotals[name, default: BucketTally()] += tally }
-            try store.prune(now: Int64(now))
-            if saveError != nil { Diagnostics.notice("saving to \(store.path) works again") }
-            saveError = nil
-            lastSaveAt = now
-            notify("STATUS=metering \(sampler.links.count) interfaces; last sample \(Int(lastSample?.wall ?? now))")
-        } catch {
-            if saveError != error {
-                Diagnostics.error("\(error); counting goes on in memory and the save will be retried")
-            }
-            saveError = error
-        }
-        writeLogWindow(until: now)
-    }
-
-    /// Writes the events and per-interface estimates since the last save: the log and the
-    /// database are written together, and the encoding stays off the start and sample paths.
-    private func writeLogWindow(until end: Double) {
-        for event in logEvents {
-            log.append(LineEncoder.encode(EventRecord(event)))
-        }
-        logEvents = []
-        for (name, entry) in logWindow.sorted(by: { $0.key < $1.key }) {
-            let link = sampler?.links.values.first { $0.name == name }
-            let verdict = link.map(classification(of:))
-            log.append(LineEncoder.encode(EstimateRecord(
-                name: name, classification: verdict, start: logWindowStart, end: end,
-                tally: entry.tally, epoch: entry.epoch,
-                eventsLost: lostEvents.count(from: logWindowStart, to: end.nextUp))))
-        }
-        logWindow = [:]
-        logWindowStart = end
-    }
-
-    // MARK: Lifecycle
-
+    /// Running → stopping: a last sample and save, then the loop exits.
     private func stop(signal: String) {
         Diagnostics.notice("\(signal): stopping")
         notify("STOPPING=1")
-        if ready {
+        if metering != nil {
             sample()
             save()
         }
+        lifecycle = .stopping
         server.shutdown()
         loop.exit(0)
     }
@@ -349,14 +236,12 @@ final class Daemon {
             return error
         }
         config = fresh
-        classifier.rules = fresh.rules
-        classifications = [:]
-        store?.configuration = fresh.storeConfiguration
-        sampler?.reconfigure(fresh.meterConfiguration)
-        server.limits = limits
+        server.limits = Self.limits(fresh)
         log.maxSize = fresh.logMaxSize
         log.keep = fresh.logFiles
-        if ready {
+        if let metering {
+            metering.store.configuration = fresh.storeConfiguration
+            metering.service.reconfigure(fresh.serviceConfiguration)
             sampleTimer?.setInterval(interval * 1_000_000, now: loop.now)
             saveTimer?.setInterval(fresh.saveInterval * 1_000_000, now: loop.now)
         }
@@ -369,7 +254,7 @@ final class Daemon {
         _ = sd_notify(0, state)
     }
 
-    private func parentDirectory(_ path: String) -> String {
+    private static func parentDirectory(_ path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
@@ -377,28 +262,5 @@ final class Daemon {
 
 /// The background load's result, handed to the loop thread through a pipe.
 private final class LoadOutcome: @unchecked Sendable {
-    var result: Result<(Store, MeterState?, [String: Double]), StoreError>?
-}
-
-/// Runs one closure on a new detached pthread.
-enum BackgroundThread {
-    static func run(_ body: @escaping @Sendable () -> Void) throws(DaemonError) {
-        let box = Unmanaged.passRetained(ClosureBox(body)).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { context in
-            let box = Unmanaged<ClosureBox>.fromOpaque(context!).takeRetainedValue()
-            box.body()
-            return nil
-        }, box)
-        guard result == 0 else {
-            Unmanaged<ClosureBox>.fromOpaque(box).release()
-            throw DaemonError.system("pthread_create", result)
-        }
-        pthread_detach(thread)
-    }
-
-    private final class ClosureBox {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-    }
+    var result: Result<(Store, ServiceHistory), StoreError>?
 }

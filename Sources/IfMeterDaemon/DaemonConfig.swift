@@ -1,4 +1,5 @@
 import IfMeterCore
+import IfMeterService
 import IfMeterStore
 #if canImport(Glibc)
 import Glibc
@@ -48,6 +49,11 @@ public struct DaemonConfig: Hashable, Sendable {
         configuration.defaultMonthStartDay = monthStartDay
         configuration.monthStartDays = monthStartDays
         return configuration
+    }
+
+    /// What the meter service is configured with.
+    public var serviceConfiguration: ServiceConfiguration {
+        ServiceConfiguration(meter: meterConfiguration, classifier: Classifier(rules: rules), store: storeConfiguration)
     }
 
     public var meterConfiguration: MeterConfiguration {

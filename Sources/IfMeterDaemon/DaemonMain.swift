@@ -59,7 +59,7 @@ public enum DaemonMain {
                 printError("ifmeterd: warning: \(error); epochs are shown without a boot id")
             }
             let report = ProbeReport(
-                listing: listing, classifier: Classifier(sysfs: SysfsReader(root: options.sysfsRoot)),
+                listing: listing, classifier: Classifier(), sysfs: SysfsReader(root: options.sysfsRoot),
                 bootID: bootID)
             print(options.json ? report.json() : report.table())
             return 0

@@ -1,5 +1,6 @@
 import IfMeterCore
 import IfMeterKernel
+import IfMeterService
 import IfMeterStore
 import IfMeterWire
 #if canImport(Glibc)
@@ -21,7 +22,7 @@ extension Daemon {
             let known = Command.allCases.map(\.rawValue).joined(separator: ", ")
             return fail(.unknownCommand, "unknown command \"\(name)\"; known: \(known)", id, client)
         }
-        guard ready || command == .status else {
+        guard metering != nil || command == .status else {
             return fail(.notReady, "ifmeterd is starting (loading its database and taking the first sample); ask again shortly", id, client)
         }
         do {
@@ -34,7 +35,7 @@ extension Daemon {
             case .sample: try requestSample(id, client)
             case .watch:
                 client.watchID = .some(id)
-                server.send(LineEncoder.encode(Response.success(rates(at: lastSample?.wall ?? 0), id: id, stream: "rates")), to: client)
+                server.send(LineEncoder.encode(Response.success(rates(), id: id, stream: "rates")), to: client)
             case .reload:
                 if let error = reload(trigger: "reload requested by uid \(client.uid)") {
                     throw WireError(.configError, "\(error); the running configuration stays")
@@ -42,13 +43,11 @@ extension Daemon {
                 reply(AdminResult(done: "configuration reloaded from \(paths.config)"), id, client)
             case .forget:
                 let name = try required(request.interface, "interface")
-                guard let store else { throw WireError(.notReady, "no database yet") }
-                let known = sampler?.links.values.contains { $0.name == name } ?? false
-                guard try store.forget(name) || known else {
+                let metering = try running()
+                let stored = try metering.store.forget(name)
+                guard metering.service.forget(name) || stored else {
                     throw WireError(.unknownInterface, "no interface named \"\(name)\" has ever been seen")
                 }
-                pending.forget(name)
-                savedTotals[name] = nil
                 reply(AdminResult(done: "history of \(name) deleted"), id, client)
             }
         } catch let error as WireError {
@@ -58,6 +57,12 @@ extension Daemon {
         } catch {
             fail(.storeError, "\(error)", id, client)
         }
+    }
+
+    /// The metering state, or `not_ready`.
+    private func running() throws(WireError) -> Metering {
+        guard let metering else { throw WireError(.notReady, "ifmeterd is not metering now") }
+        return metering
     }
 
     private func reply<T: Encodable & Sendable>(_ result: T, _ id: RequestID?, _ client: Server.Client) {
@@ -111,7 +116,8 @@ extension Daemon {
         sample()
         let waiters = sampleWaiters
         sampleWaiters = []
-        let result = SampleResult(sampledAt: lastSample?.wall ?? 0, interfaces: sampler?.links.count ?? 0)
+        let service = metering?.service
+        let result = SampleResult(sampledAt: service?.lastSample?.wall ?? 0, interfaces: service?.links.count ?? 0)
         for (client, id) in waiters where client.isOpen {
             reply(result, id, client)
             server.answered(client)
@@ -119,81 +125,31 @@ extension Daemon {
     }
 
     func status() -> StatusResult {
-        StatusResult(
-            ready: ready, version: IfMeterVersion.string, pid: getpid(), startedAt: startedAt,
+        let service = metering?.service
+        let running = service != nil
+        return StatusResult(
+            ready: running, version: IfMeterVersion.string, pid: getpid(), startedAt: startedAt,
             interval: interval, saveInterval: config.saveInterval,
-            lastSampleAt: ready ? lastSample?.wall : nil, source: ready ? "netlink" : nil,
-            interfaces: ready ? sampler?.links.count : nil,
-            store: ready ? StoreHealth(path: paths.database, healthy: saveError == nil,
-                                       lastSaveAt: lastSaveAt, error: saveError?.description) : nil,
-            socket: paths.socket, timeZone: ready ? (config.timeZone == .utc ? "utc" : "local") : nil,
-            linkEvents: sampler.map { LinkEventsHealth(origin: $0.events.origin, receiveBuffer: $0.events.receiveBufferSize) })
+            lastSampleAt: service?.lastSample?.wall, source: running ? "netlink" : nil,
+            interfaces: service?.links.count,
+            store: service.map { StoreHealth(path: paths.database, healthy: $0.saveError == nil,
+                                             lastSaveAt: $0.lastSaveAt, error: $0.saveError?.description) },
+            socket: paths.socket, timeZone: running ? (config.timeZone == .utc ? "utc" : "local") : nil,
+            linkEvents: metering.map { LinkEventsHealth(origin: $0.feed.events.origin, receiveBuffer: $0.feed.events.receiveBufferSize) })
     }
 
     func interfaces() -> InterfacesResult {
-        guard let sampler else { return InterfacesResult(interfaces: [], footnote: EstimateLabel.footnote) }
-        let unsaved = pending.unsavedTotals
-        let entries = sampler.links.values.sorted { $0.ifindex < $1.ifindex }.map { link -> InterfaceResult in
-            let verdict = classification(of: link)
-            let tally = total(of: link.name, unsaved: unsaved)
-            let tracked = sampler.meter.tracked[link.ifindex]
-            let rate = sampler.meter.rates[link.ifindex].flatMap(RateResult.init(measured:))
-            let since = sampler.meter.firstSeen[link.name]
-            let lost = lostEvents.count(from: since ?? 0, to: .infinity)
-            let labels = tally.labels(tunnel: verdict.isTunnel, eventsLost: lost)
-            return InterfaceResult(
-                name: link.name, ifindex: link.ifindex, class: verdict.label, classReason: verdict.reason,
-                kind: link.kind, operstate: link.operState.rawValue,
-                rxBytes: tally.traffic.rxBytes, txBytes: tally.traffic.txBytes,
-                rxPackets: tally.traffic.rxPackets, txPackets: tally.traffic.txPackets,
-                epoch: tracked.map { EpochResult(
-                    bootID: $0.epoch.bootID, ifindex: $0.ifindex, generation: $0.epoch.generation,
-                    since: $0.epoch.since, rxBytes: $0.last.rxBytes, txBytes: $0.last.txBytes,
-                    rxPackets: $0.last.rxPackets, txPackets: $0.last.txPackets) },
-                rate: rate,
-                continuity: Continuity(
-                    since: since, resets: tally.resets, gaps: tally.gaps, implausibleDropped: tally.implausible,
-                    eventsLost: lost),
-                labels: labels.map(\.rawValue))
-        }
-        return InterfacesResult(interfaces: entries + absentInterfaces(present: Set(sampler.links.values.map(\.name))),
-                                footnote: EstimateLabel.footnote)
-    }
-
-    /// A name's total since its history began: saved, plus counted and not yet saved.
-    private func total(of name: String, unsaved: [String: BucketTally]) -> BucketTally {
-        var tally = savedTotals[name] ?? BucketTally()
-        if let more = unsaved[name] { tally += more }
-        return tally
-    }
-
-    /// Names with history that are not present now, by name: their totals, but no rate or epoch.
-    private func absentInterfaces(present: Set<String>) -> [InterfaceResult] {
-        let stored = (try? store?.interfaces()) ?? []
-        let unsaved = pending.unsavedTotals
-        return stored.filter { !present.contains($0.name) }.map { record in
-            let tally = total(of: record.name, unsaved: unsaved)
-            let interfaceClass = record.interfaceClass.flatMap(InterfaceClass.init(rawValue:))
-            let lost = lostEvents.count(from: record.firstSeen, to: .infinity)
-            return InterfaceResult(
-                name: record.name, ifindex: nil, class: record.interfaceClass ?? "unknown",
-                classReason: "last classified when present", kind: record.kind, operstate: "absent",
-                rxBytes: tally.traffic.rxBytes, txBytes: tally.traffic.txBytes,
-                rxPackets: tally.traffic.rxPackets, txPackets: tally.traffic.txPackets,
-                epoch: nil, rate: nil,
-                continuity: Continuity(since: record.firstSeen, resets: tally.resets, gaps: tally.gaps,
-                                       implausibleDropped: tally.implausible, eventsLost: lost),
-                labels: tally.labels(tunnel: interfaceClass == .tunnel, eventsLost: lost).map(\.rawValue),
-                lastSeen: record.lastSeen)
-        }
+        let figures = metering?.service.snapshot().interfaces ?? []
+        return InterfacesResult(interfaces: figures.map(InterfaceResult.init), footnote: EstimateLabel.footnote)
     }
 
     func usage(_ request: Request) throws -> UsageResult {
-        guard let store else { throw WireError(.notReady, "no database yet") }
+        let metering = try running()
+        let store = metering.store
         let subject: UsageSubject
         switch (request.interface, request.class) {
         case (let name?, nil):
-            guard try isKnown(name) else {
+            guard try metering.service.isKnown(name) || store.total(name) != nil else {
                 throw WireError(.unknownInterface, "no interface named \"\(name)\" has ever been seen")
             }
             subject = .interface(name)
@@ -207,7 +163,10 @@ extension Daemon {
         }
         let period = try required(request.period, "period")
         saveBeforeAnswering()
-        let tunnel = try isTunnel(subject, store: store)
+        let tunnel = switch subject {
+        case .interfaceClass(let interfaceClass): interfaceClass == .tunnel
+        case .interface(let name): metering.service.isTunnel(name)
+        }
         let rows: [UsageRowResult]
         if period == "total" {
             rows = try totalRows(subject, store: store).map { labelled($0, tunnel: tunnel) }
@@ -237,25 +196,7 @@ extension Daemon {
     /// Only then: a client asking for a thousand interfaces' history costs one save, not a
     /// thousand (each rewrites every interface's epoch).
     private func saveBeforeAnswering() {
-        if pending.hasUnsavedTraffic { save() }
-    }
-
-    private func isKnown(_ name: String) throws -> Bool {
-        if sampler?.meter.firstSeen[name] != nil { return true }
-        return try store?.total(name) != nil
-    }
-
-    /// Whether the subject's figures are tunnel traffic, counted again on the link beneath: a
-    /// tunnel interface (as classified now, or when last present), or the tunnel class.
-    private func isTunnel(_ subject: UsageSubject, store: Store) throws -> Bool {
-        switch subject {
-        case .interfaceClass(let interfaceClass): return interfaceClass == .tunnel
-        case .interface(let name):
-            if let link = sampler?.links.values.first(where: { $0.name == name }) {
-                return classification(of: link).isTunnel
-            }
-            return try store.interfaces().first { $0.name == name }?.interfaceClass == InterfaceClass.tunnel.rawValue
-        }
+        if metering?.service.pending.hasUnsavedTraffic == true { save() }
     }
 
     private func totalRows(_ subject: UsageSubject, store: Store) throws -> [UsageRow] {
@@ -279,18 +220,17 @@ extension Daemon {
             start: Double(row.start), end: Double(row.end), rxBytes: row.tally.traffic.rxBytes,
             txBytes: row.tally.traffic.txBytes, rxPackets: row.tally.traffic.rxPackets,
             txPackets: row.tally.traffic.txPackets,
-            continuity: Continuity(since: nil, resets: row.tally.resets, gaps: row.tally.gaps,
-                                   implausibleDropped: row.tally.implausible, eventsLost: eventsLost),
+            continuity: row.tally.continuity(eventsLost: eventsLost),
             labels: row.tally.labels(tunnel: tunnel, eventsLost: eventsLost).map(\.rawValue))
     }
 
     /// ``row(_:tunnel:eventsLost:)`` with the events-lost events this daemon knows of.
     private func labelled(_ row: UsageRow, tunnel: Bool) -> UsageRowResult {
-        Self.row(row, tunnel: tunnel, eventsLost: lostEvents.count(from: Double(row.start), to: Double(row.end)))
+        Self.row(row, tunnel: tunnel, eventsLost: metering?.service.eventsLost(from: Double(row.start), to: Double(row.end)) ?? 0)
     }
 
     func events(_ request: Request) throws -> EventsResult {
-        guard let store else { throw WireError(.notReady, "no database yet") }
+        let store = try running().store
         let kind = try request.kind.map { name throws(WireError) -> CounterEvent.Kind in
             guard let kind = CounterEvent.Kind(rawValue: name) else {
                 throw WireError(.badRequest, "unknown event kind \"\(name)\"; known: \(CounterEvent.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -306,19 +246,16 @@ extension Daemon {
 
     // MARK: Watchers
 
-    func rates(at time: Double) -> RatesResult {
-        guard let sampler else { return RatesResult(at: time, interfaces: []) }
-        let entries = sampler.links.values.sorted { $0.ifindex < $1.ifindex }.compactMap { link -> RatesResult.Entry? in
-            sampler.meter.rates[link.ifindex].flatMap(RateResult.init(measured:))
-                .map { RatesResult.Entry(name: link.name, rate: $0) }
-        }
-        return RatesResult(at: time, interfaces: entries)
+    func rates() -> RatesResult {
+        guard let service = metering?.service else { return RatesResult(at: 0, interfaces: []) }
+        return RatesResult(at: service.lastSample?.wall ?? 0,
+                           interfaces: service.rates().map { RatesResult.Entry(name: $0.name, rate: RateResult($0.rate)) })
     }
 
-    func broadcastRates(at instant: MeterInstant) {
+    func broadcastRates() {
         let watchers = server.clients.values.filter { $0.watchID != nil }
         guard !watchers.isEmpty else { return }
-        let result = rates(at: instant.wall)
+        let result = rates()
         for client in watchers {
             server.send(LineEncoder.encode(Response.success(result, id: client.watchID!, stream: "rates")), to: client)
         }
@@ -332,11 +269,29 @@ extension Daemon {
 }
 
 extension RateResult {
-    /// The rates of one interface, once a full interval has been measured.
-    init?(measured rate: Rate) {
-        guard rate.isMeasured else { return nil }
+    init(_ rate: Rate) {
         self.init(rxBytesPerSecond: rate.rxBytesPerSecond, txBytesPerSecond: rate.txBytesPerSecond,
                   smoothedRxBytesPerSecond: rate.smoothedRxBytesPerSecond,
                   smoothedTxBytesPerSecond: rate.smoothedTxBytesPerSecond)
+    }
+}
+
+extension InterfaceResult {
+    /// The answer for one name, present or absent: the one place its fields and labels are set.
+    init(_ figures: InterfaceFigures) {
+        let present = figures.present
+        self.init(
+            name: figures.name, ifindex: present?.ifindex, class: figures.interfaceClass,
+            classReason: figures.classReason, kind: figures.kind,
+            operstate: present.map(\.operState.rawValue) ?? "absent",
+            rxBytes: figures.total.traffic.rxBytes, txBytes: figures.total.traffic.txBytes,
+            rxPackets: figures.total.traffic.rxPackets, txPackets: figures.total.traffic.txPackets,
+            epoch: present?.tracked.map { EpochResult(
+                bootID: $0.epoch.bootID, ifindex: $0.ifindex, generation: $0.epoch.generation,
+                since: $0.epoch.since, rxBytes: $0.last.rxBytes, txBytes: $0.last.txBytes,
+                rxPackets: $0.last.rxPackets, txPackets: $0.last.txPackets) },
+            rate: present?.rate.map(RateResult.init),
+            continuity: figures.total.continuity(since: figures.since, eventsLost: figures.eventsLost),
+            labels: figures.labels.map(\.rawValue), lastSeen: figures.lastSeen)
     }
 }

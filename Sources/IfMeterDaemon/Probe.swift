@@ -56,12 +56,12 @@ public struct ProbeReport: Encodable, Sendable {
         case version, bootID = "boot_id", source, warnings, interfaces
     }
 
-    public init(listing: LinkListing, classifier: Classifier, bootID: String?) {
+    public init(listing: LinkListing, classifier: Classifier, sysfs: SysfsReader, bootID: String?) {
         self.bootID = bootID
         source = listing.source.rawValue
         warnings = listing.warnings
         interfaces = listing.links.sorted { $0.ifindex < $1.ifindex }.map { link in
-            let facts = classifier.sysfs.facts(for: link.name)
+            let facts = sysfs.facts(for: link.name)
             let classification = classifier.classify(link, facts: facts)
             var labels = EstimateLabel.labels(
                 tunnel: classification.isTunnel, resets: 0, gaps: 0, implausibleDropped: 0)

@@ -84,15 +84,14 @@ final class Server {
     private(set) var clients: [Int32: Client] = [:]
     /// Called for each complete request line.
     var onRequest: (Request, Client) -> Void = { _, _ in }
-    /// Whether a peer may run admin commands; decides the reserved slots too.
-    let isAdmin: (uid_t, [gid_t]) -> Bool
+    /// Whether a peer may run admin commands; decides the reserved slots too. Until the daemon
+    /// says otherwise, root alone.
+    var isAdmin: (uid_t, [gid_t]) -> Bool = { uid, _ in uid == 0 }
 
     /// Listens on `passed` (systemd's socket), or binds `path` itself (``SocketBinding``).
-    init(path: String, passed: Int32?, mode: mode_t, group: gid_t?, limits: Limits, loop: EventLoop,
-         isAdmin: @escaping (uid_t, [gid_t]) -> Bool) throws(DaemonError) {
+    init(path: String, passed: Int32?, mode: mode_t, group: gid_t?, limits: Limits, loop: EventLoop) throws(DaemonError) {
         self.limits = limits
         self.loop = loop
-        self.isAdmin = isAdmin
         admission = Admission(limits: limits.admission)
         socketPath = path
         if let fd = passed {

@@ -1,51 +1,5 @@
 import IfMeterCore
 
-/// What a bucket or total accumulates: traffic, and how many resets, gaps and implausible drops
-/// happened in it.
-public struct BucketTally: Hashable, Sendable {
-    public var traffic = Traffic.zero
-    public var resets = 0
-    public var gaps = 0
-    public var implausible = 0
-
-    public init(traffic: Traffic = .zero, resets: Int = 0, gaps: Int = 0, implausible: Int = 0) {
-        self.traffic = traffic
-        self.resets = resets
-        self.gaps = gaps
-        self.implausible = implausible
-    }
-
-    /// What one meter delta adds: its traffic, and one per reset, gap or implausible flag.
-    public init(_ delta: MeterDelta) {
-        traffic = delta.traffic
-        resets = delta.flags.contains(.reset) ? 1 : 0
-        gaps = delta.flags.contains(.gap) ? 1 : 0
-        implausible = delta.flags.contains(.implausibleDropped) ? 1 : 0
-    }
-
-    /// The labels of a figure with this tally (DESIGN §1).
-    public func labels(tunnel: Bool, eventsLost: Int = 0) -> [EstimateLabel] {
-        EstimateLabel.labels(tunnel: tunnel, resets: resets, gaps: gaps, implausibleDropped: implausible,
-                             eventsLost: eventsLost)
-    }
-
-    /// A sum that would pass 2^64 − 1 is held there and counted as implausible, so the figure
-    /// is labelled instead of the daemon trapping.
-    public static func += (lhs: inout BucketTally, rhs: BucketTally) {
-        _ = lhs.add(rhs)
-    }
-
-    /// Adds `other`; true when a counter had to be held at 2^64 − 1.
-    public mutating func add(_ other: BucketTally) -> Bool {
-        let (sum, overflowed) = traffic.adding(other.traffic)
-        traffic = sum
-        resets &+= other.resets
-        gaps &+= other.gaps
-        implausible &+= other.implausible &+ (overflowed ? 1 : 0)
-        return overflowed
-    }
-}
-
 /// What the daemon knows about an interface besides its traffic.
 public struct InterfaceRecord: Hashable, Sendable {
     public var name: String

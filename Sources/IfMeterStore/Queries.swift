@@ -40,6 +40,14 @@ public struct StoredInterface: Hashable, Sendable {
     public var kind: String
     public var firstSeen: Double
     public var lastSeen: Double
+
+    public init(name: String, interfaceClass: String?, kind: String, firstSeen: Double, lastSeen: Double) {
+        self.name = name
+        self.interfaceClass = interfaceClass
+        self.kind = kind
+        self.firstSeen = firstSeen
+        self.lastSeen = lastSeen
+    }
 }
 
 extension Store {

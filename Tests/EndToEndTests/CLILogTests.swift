@@ -6,7 +6,7 @@ import Testing
 @Suite("ifmeter log")
 struct CLILogTests {
     static func estimate(_ name: String, _ start: Int, rx: Int, class interfaceClass: String = "ethernet") -> String {
-        #"{"class":"\#(interfaceClass)","continuity":{"gaps":0,"implausible_dropped":0,"resets":0},"end":\#(start + 60),"interface":"\#(name)","labels":["estimate"],"rx_bytes":\#(rx),"rx_packets":1,"start":\#(start),"tx_bytes":10,"tx_packets":1,"type":"estimate"}"#
+        #"{"class":"\#(interfaceClass)","continuity":{"gaps":0,"implausible_dropped":0,"resets":0},"end":\#(start + 60),"epoch":{"boot_id":"b1","generation":0,"ifindex":2,"since":\#(start)},"interface":"\#(name)","labels":["estimate"],"rx_bytes":\#(rx),"rx_packets":1,"start":\#(start),"tx_bytes":10,"tx_packets":1,"type":"estimate"}"#
     }
 
     static func event(_ name: String, _ at: Int, kind: String) -> String {

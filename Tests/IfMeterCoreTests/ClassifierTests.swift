@@ -89,19 +89,19 @@ struct ClassifierTests {
     func detection(_ row: ClassifierCase) throws {
         let sysfs = try FakeSysfs()
         try sysfs.add(row.name, row.sysfs)
-        let classifier = Classifier(sysfs: SysfsReader(root: sysfs.root))
-        let link = Link(ifindex: 5, name: row.name, kind: row.kind, arpType: row.arpType, flags: row.flags)
-        #expect(classifier.classify(link) == .classified(row.expected, reason: row.reason))
+        let link = Link(ifindex: 5, name: row.name, kind: row.kind, arpType: row.arpType, flags: row.flags,
+                        sysfs: SysfsReader(root: sysfs.root).facts(for: row.name))
+        #expect(Classifier().classify(link) == .classified(row.expected, reason: row.reason))
     }
 
     @Test("an interface missing from sysfs is classified from netlink alone")
     func missingFromSysfs() throws {
         let sysfs = try FakeSysfs()
-        let classifier = Classifier(sysfs: SysfsReader(root: sysfs.root))
+        let reader = SysfsReader(root: sysfs.root)
         let veth = Link(ifindex: 9, name: "gone", kind: "veth", arpType: ARPHRD.ether)
-        #expect(classifier.classify(veth) == .classified(.virtual, reason: "netlink kind veth"))
+        #expect(Classifier().classify(veth, facts: reader.facts(for: veth.name)) == .classified(.virtual, reason: "netlink kind veth"))
         let ether = Link(ifindex: 9, name: "../../etc", arpType: ARPHRD.ether)
-        #expect(classifier.classify(ether) == .classified(.virtual, reason: "no sysfs device link"))
+        #expect(Classifier().classify(ether, facts: reader.facts(for: ether.name)) == .classified(.virtual, reason: "no sysfs device link"))
     }
 
     @Test("override rules come first, in order, and the first match wins")
@@ -116,17 +116,18 @@ struct ClassifierTests {
             ClassRule(parsing: "veth* = ignore"),
             ClassRule(parsing: "veth3 = ethernet"),
         ]
-        let classifier = Classifier(rules: rules, sysfs: SysfsReader(root: sysfs.root))
-        let usb0 = Link(ifindex: 2, name: "usb0", arpType: ARPHRD.ether)
-        let usb1 = Link(ifindex: 3, name: "usb1", arpType: ARPHRD.ether)
-        let veth3 = Link(ifindex: 4, name: "veth3", kind: "veth", arpType: ARPHRD.ether)
-        let eth0 = Link(ifindex: 5, name: "eth0", arpType: ARPHRD.ether)
+        let classifier = Classifier(rules: rules)
+        let reader = SysfsReader(root: sysfs.root)
+        let usb0 = Link(ifindex: 2, name: "usb0", arpType: ARPHRD.ether, sysfs: reader.facts(for: "usb0"))
+        let usb1 = Link(ifindex: 3, name: "usb1", arpType: ARPHRD.ether, sysfs: reader.facts(for: "usb1"))
+        let veth3 = Link(ifindex: 4, name: "veth3", kind: "veth", arpType: ARPHRD.ether, sysfs: reader.facts(for: "veth3"))
+        let eth0 = Link(ifindex: 5, name: "eth0", arpType: ARPHRD.ether, sysfs: reader.facts(for: "eth0"))
         #expect(classifier.classify(usb0) == .classified(.cellular, reason: "config rule 1: usb0 = cellular"))
         #expect(classifier.classify(usb1) == .ignored(reason: "config rule 2: usb* = ignore"))
         #expect(classifier.classify(veth3) == .ignored(reason: "config rule 3: veth* = ignore"))
         #expect(classifier.classify(eth0) == .classified(.ethernet, reason: "ARPHRD_ETHER on a device, driver igb"))
 
-        let reversed = Classifier(rules: rules.reversed(), sysfs: SysfsReader(root: sysfs.root))
+        let reversed = Classifier(rules: rules.reversed())
         #expect(reversed.classify(veth3) == .classified(.ethernet, reason: "config rule 1: veth3 = ethernet"))
         #expect(reversed.classify(usb0) == .ignored(reason: "config rule 3: usb* = ignore"))
     }

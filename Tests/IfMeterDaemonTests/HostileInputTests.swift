@@ -132,17 +132,3 @@ struct ArithmeticTests {
         #expect(Store.clampedCount(41.9) == 41)
     }
 }
-
-@Suite("Hostile input: lost events")
-struct LostEventTimesTests {
-    @Test("a period is labelled when an events-lost event falls in [start, end)")
-    func periods() {
-        var times = LostEventTimes([300, 100])
-        times.record(200)
-        #expect(times.times == [100, 200, 300])
-        #expect(times.count(from: 100, to: 300) == 2)
-        #expect(times.count(from: 0, to: 100) == 0)
-        #expect(times.count(from: 301, to: .infinity) == 0)
-        #expect(EstimateLabel.labels(tunnel: false, resets: 0, gaps: 0, implausibleDropped: 0, eventsLost: 1).contains(.eventsLost))
-    }
-}

@@ -1,50 +1,68 @@
 import IfMeterCore
 import IfMeterKernel
+import IfMeterService
 import IfMeterTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The meter fed by the real kernel through ``MeterSampler``, in namespaces the tests create.
+/// The meter service fed by the real kernel through ``LinkFeed``, in namespaces the tests create.
 @Suite("Meter against the kernel", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
 struct MeterKernelTests {
-    final class Recorder {
-        var output = MeterOutput()
-        func totals(_ name: String) -> Traffic {
-            output.deltas.filter { $0.name == name }.reduce(.zero) { $0 + $1.traffic }
+    /// A feed and the service it feeds, as the daemon wires them; records every event.
+    final class KernelMeter {
+        let feed: LinkFeed
+        var service: MeterService
+        var events: [CounterEvent] = []
+
+        init(in namespace: NetworkNamespace) throws {
+            feed = try namespace.inside { try LinkFeed() }
+            service = MeterService(bootID: try SystemClock.bootID(), configuration: ServiceConfiguration(),
+                                   history: ServiceHistory(), at: SystemClock.now().wall)
         }
-        var kinds: [CounterEvent.Kind] { output.events.map(\.kind) }
+
+        func start() throws {
+            let dump = try feed.startDump()
+            events += service.start(links: dump.links, unparseable: dump.unparseable, at: SystemClock.now()).events
+        }
+
+        func sample() throws {
+            let read = try feed.sample()
+            events += service.ingest(linkEvents: read.linkEvents, readings: read.readings, at: SystemClock.now()).events
+        }
+
+        /// A name's total since its history began.
+        func totals(_ name: String) -> Traffic {
+            service.snapshot().interfaces.first { $0.name == name }?.total.traffic ?? .zero
+        }
+
+        var kinds: [CounterEvent.Kind] { events.map(\.kind) }
 
         /// Applies link events as they arrive until one of `kind` has been produced.
-        func drain(_ sampler: MeterSampler, until kind: CounterEvent.Kind, seconds: Double = 10) throws {
+        func drain(until kind: CounterEvent.Kind, seconds: Double = 10) throws {
             let deadline = monotonicMilliseconds() + Int64(seconds * 1000)
-            while !output.events.contains(where: { $0.kind == kind }) {
+            while !events.contains(where: { $0.kind == kind }) {
                 let remaining = deadline - monotonicMilliseconds()
                 guard remaining > 0 else { throw Timeout(description: "no \(kind) event; got \(kinds)") }
-                var poller = pollfd(fd: sampler.events.fileDescriptor, events: Int16(POLLIN), revents: 0)
+                var poller = pollfd(fd: feed.events.fileDescriptor, events: Int16(POLLIN), revents: 0)
                 _ = poll(&poller, 1, Int32(remaining))
-                output += try sampler.drainEvents()
+                events += service.ingest(linkEvents: try feed.readEvents(), at: SystemClock.now()).events
             }
         }
-    }
-
-    func sampler(in namespace: NetworkNamespace) throws -> MeterSampler {
-        try namespace.inside { try MeterSampler(meter: Meter(bootID: try SystemClock.bootID())) }
     }
 
     @Test("traffic on a tun deleted between two polls is fully counted")
     func tunDeletedBetweenPolls() throws {
         let namespace = try NetworkNamespace()
-        let sampler = try sampler(in: namespace)
-        let recorder = Recorder()
+        let recorder = try KernelMeter(in: namespace)
         let tun = try namespace.inside { try TunDevice(name: "tunm0") }
-        recorder.output += try sampler.start()
+        try recorder.start()
         #expect(recorder.kinds == [.firstSight, .firstSight])  // lo and tunm0, baselined
 
         try TunTraffic.push(through: tun, in: namespace, written: 10, writtenPayload: 400,
                             read: 6, readPayload: 100)
-        recorder.output += try sampler.sample()
+        try recorder.sample()
         #expect(recorder.totals("tunm0") == Traffic(rxBytes: 10 * 428, txBytes: 6 * 128, rxPackets: 10, txPackets: 6))
 
         // More traffic, then the tun is gone before the next poll.
@@ -55,8 +73,8 @@ struct MeterKernelTests {
             try receiver.receive(timeoutMilliseconds: 5000)
         }
         tun.close()
-        try recorder.drain(sampler, until: .deleted)
-        recorder.output += try sampler.sample()
+        try recorder.drain(until: .deleted)
+        try recorder.sample()
         #expect(recorder.totals("tunm0") == Traffic(
             rxBytes: 10 * 428 + 7 * 1028, txBytes: 6 * 128, rxPackets: 17, txPackets: 6))
         #expect(recorder.kinds.last == .deleted)
@@ -66,25 +84,24 @@ struct MeterKernelTests {
     @Test("a tun re-created under the same name starts a new epoch with no phantom bytes")
     func tunRecreated() throws {
         let namespace = try NetworkNamespace()
-        let sampler = try sampler(in: namespace)
-        let recorder = Recorder()
-        recorder.output += try sampler.start()
+        let recorder = try KernelMeter(in: namespace)
+        try recorder.start()
         let first = try namespace.inside { try TunDevice(name: "tunm1") }
         try TunTraffic.push(through: first, in: namespace, written: 12, writtenPayload: 300,
                             read: 4, readPayload: 50)
-        recorder.output += try sampler.sample()
+        try recorder.sample()
         first.close()
-        try recorder.drain(sampler, until: .deleted)
+        try recorder.drain(until: .deleted)
 
         let second = try namespace.inside { try TunDevice(name: "tunm1") }
         try TunTraffic.push(through: second, in: namespace, written: 3, writtenPayload: 900,
                             read: 5, readPayload: 20)
-        try recorder.drain(sampler, until: .epochStarted)
-        recorder.output += try sampler.sample()
+        try recorder.drain(until: .epochStarted)
+        try recorder.sample()
 
         #expect(recorder.totals("tunm1") == Traffic(
             rxBytes: 12 * 328 + 3 * 928, txBytes: 4 * 78 + 5 * 48, rxPackets: 15, txPackets: 9))
-        let epochs = Set(recorder.output.deltas.filter { $0.name == "tunm1" }.map(\.epoch.ifindex))
+        let epochs = Set(recorder.events.filter { $0.interface == "tunm1" }.compactMap(\.ifindex))
         #expect(epochs.count == 2)
         let kinds = recorder.kinds.filter { $0 != .firstSight }
         #expect(kinds == [.appeared, .deleted, .epochStarted])
@@ -93,15 +110,14 @@ struct MeterKernelTests {
     @Test("a veth whose peer goes away: no false reset, nothing lost")
     func vethPeerGone() throws {
         let pair = try VethPair(subnet: 81)
-        let sampler = try sampler(in: pair.left)
-        let recorder = Recorder()
-        recorder.output += try sampler.start()
+        let recorder = try KernelMeter(in: pair.left)
+        try recorder.start()
         try pair.sendLeftToRight(count: 30, payload: 100)
         try pair.sendRightToLeft(count: 20, payload: 300)
-        recorder.output += try sampler.sample()
+        try recorder.sample()
         try pair.right.ip("link", "delete", pair.rightName)
-        try recorder.drain(sampler, until: .deleted)
-        recorder.output += try sampler.sample()
+        try recorder.drain(until: .deleted)
+        try recorder.sample()
 
         #expect(recorder.totals(pair.leftName) == Traffic(
             rxBytes: 20 * 342, txBytes: 30 * 142, rxPackets: 20, txPackets: 30))
@@ -112,15 +128,14 @@ struct MeterKernelTests {
     @Test("a sample applies every queued link event first, however many reads that takes")
     func sampleDrainsEveryQueuedEvent() throws {
         let namespace = try NetworkNamespace()
-        let sampler = try sampler(in: namespace)
-        let recorder = Recorder()
-        recorder.output += try sampler.start()
+        let recorder = try KernelMeter(in: namespace)
+        try recorder.start()
         // 600 tun devices made and deleted with nobody reading: about 1200 link messages, more than one
         // bounded read takes (1024).
         try namespace.ipBatch((0..<600).map { "tuntap add mode tun name q\($0)" })
         try namespace.ipBatch((0..<600).map { "tuntap del mode tun name q\($0)" })
-        recorder.output += try sampler.sample()
-        #expect(recorder.output.events.filter { $0.kind == .deleted }.count == 600)
-        #expect(!recorder.output.events.contains { $0.kind == .eventsLost })
+        try recorder.sample()
+        #expect(recorder.events.filter { $0.kind == .deleted }.count == 600)
+        #expect(!recorder.events.contains { $0.kind == .eventsLost })
     }
 }

@@ -1,18 +1,8 @@
 import Foundation
 import IfMeterCore
 @testable import IfMeterStore
+import IfMeterTestSupport
 import Testing
-
-/// A temporary directory, removed when the value is released.
-final class TemporaryDirectory: @unchecked Sendable {
-    let path: String
-    init() throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("ifmeter-store-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-    var database: String { path + "/ifmeter.db" }
-}
 
 func traffic(_ rx: UInt64, _ tx: UInt64, _ rxPackets: UInt64 = 0, _ txPackets: UInt64 = 0) -> Traffic {
     Traffic(rxBytes: rx, txBytes: tx, rxPackets: rxPackets, txPackets: txPackets)

@@ -1,0 +1,88 @@
+/// How far a figure can be trusted: since when it counts, and what broke its continuity.
+public struct Continuity: Hashable, Sendable, Codable {
+    /// Wall time counting began for this name (or the earliest of a sum's members).
+    public var since: Double?
+    /// Deltas that began a new counter epoch (a reset, a re-creation, a new epoch for a known name).
+    public var resets: Int
+    /// Times the daemon was not sampling and counted the difference on resume.
+    public var gaps: Int
+    /// Deltas left out as implausible.
+    public var implausibleDropped: Int
+    /// `events-lost` events in the window: links that came and went then may be missing.
+    public var eventsLost: Int
+
+    public init(since: Double? = nil, resets: Int = 0, gaps: Int = 0, implausibleDropped: Int = 0, eventsLost: Int = 0) {
+        self.since = since
+        self.resets = resets
+        self.gaps = gaps
+        self.implausibleDropped = implausibleDropped
+        self.eventsLost = eventsLost
+    }
+
+    /// `events_lost` is absent in answers of daemons older than it: zero then.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        since = try container.decodeIfPresent(Double.self, forKey: .since)
+        resets = try container.decode(Int.self, forKey: .resets)
+        gaps = try container.decode(Int.self, forKey: .gaps)
+        implausibleDropped = try container.decode(Int.self, forKey: .implausibleDropped)
+        eventsLost = try container.decodeIfPresent(Int.self, forKey: .eventsLost) ?? 0
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case since, resets, gaps, implausibleDropped = "implausible_dropped", eventsLost = "events_lost"
+    }
+}
+
+/// The one continuity count: what a bucket, a total or a window accumulates — traffic, and how
+/// many resets, gaps and implausible drops happened in it. Every figure ifmeter hands out is a
+/// tally, labelled by ``labels(tunnel:eventsLost:)``.
+public struct BucketTally: Hashable, Sendable {
+    public var traffic = Traffic.zero
+    public var resets = 0
+    public var gaps = 0
+    public var implausible = 0
+
+    public init(traffic: Traffic = .zero, resets: Int = 0, gaps: Int = 0, implausible: Int = 0) {
+        self.traffic = traffic
+        self.resets = resets
+        self.gaps = gaps
+        self.implausible = implausible
+    }
+
+    /// What one meter delta adds: its traffic, and one per reset, gap or implausible flag.
+    public init(_ delta: MeterDelta) {
+        traffic = delta.traffic
+        resets = delta.flags.contains(.reset) ? 1 : 0
+        gaps = delta.flags.contains(.gap) ? 1 : 0
+        implausible = delta.flags.contains(.implausibleDropped) ? 1 : 0
+    }
+
+    /// The labels of a figure with this tally (DESIGN §1).
+    public func labels(tunnel: Bool, eventsLost: Int = 0) -> [EstimateLabel] {
+        EstimateLabel.labels(tunnel: tunnel, resets: resets, gaps: gaps, implausibleDropped: implausible,
+                             eventsLost: eventsLost)
+    }
+
+    /// The tally's continuity as answered, with when counting began and the `events-lost`
+    /// events in its period.
+    public func continuity(since: Double? = nil, eventsLost: Int = 0) -> Continuity {
+        Continuity(since: since, resets: resets, gaps: gaps, implausibleDropped: implausible, eventsLost: eventsLost)
+    }
+
+    /// A sum that would pass 2^64 − 1 is held there and counted as implausible, so the figure
+    /// is labelled instead of the daemon trapping.
+    public static func += (lhs: inout BucketTally, rhs: BucketTally) {
+        _ = lhs.add(rhs)
+    }
+
+    /// Adds `other`; true when a counter had to be held at 2^64 − 1.
+    public mutating func add(_ other: BucketTally) -> Bool {
+        let (sum, overflowed) = traffic.adding(other.traffic)
+        traffic = sum
+        resets &+= other.resets
+        gaps &+= other.gaps
+        implausible &+= other.implausible &+ (overflowed ? 1 : 0)
+        return overflowed
+    }
+}

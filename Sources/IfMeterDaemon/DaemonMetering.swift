@@ -1,0 +1,76 @@
+import IfMeterCore
+import IfMeterKernel
+import IfMeterService
+import IfMeterStore
+import IfMeterWire
+
+/// The I/O around the meter service: reading the kernel, saving, writing the estimate log,
+/// telling watchers.
+extension Daemon {
+    /// A periodic or requested sample: every queued link event, then the counters.
+    func sample() {
+        guard let metering else { return }
+        do {
+            let now = SystemClock.now()
+            let read = try metering.feed.sample()
+            act(on: metering.service.ingest(linkEvents: read.linkEvents, readings: read.readings, at: now))
+            broadcastRates()
+        } catch {
+            Diagnostics.error("sample failed: \(error)")
+        }
+    }
+
+    /// The event socket is readable: one bounded read, so a burst is taken over several turns.
+    func readLinkEvents() {
+        guard let metering else { return }
+        do {
+            let ingested = metering.service.ingest(linkEvents: try metering.feed.readEvents(), at: SystemClock.now())
+            act(on: ingested)
+            if ingested.wantsSave { save() }
+        } catch {
+            Diagnostics.error("reading link events failed: \(error)")
+        }
+    }
+
+    /// Tells watchers about each event, and the journal about those an admin should see.
+    func act(on ingested: Ingested) {
+        for event in ingested.events {
+            broadcast(event)
+            if Self.journalledKinds.contains(event.kind) {
+                Diagnostics.warning("\(event.kind.rawValue)\(event.interface.map { " on \($0)" } ?? ""): \(event.detail)")
+            }
+        }
+    }
+
+    /// Events that also go to the journal: they say something is wrong with the host or ifmeter.
+    static let journalledKinds: Set<CounterEvent.Kind> = [.reboot, .implausible, .clockJump, .eventsLost, .bucketsFolded]
+
+    /// Saves pending traffic with the meter state, prunes a little, and writes the estimate
+    /// log's window. A failing save keeps everything for the next one.
+    func save() {
+        guard let metering else { return }
+        let store = metering.store
+        let now = SystemClock.now().wall
+        let outcome = metering.service.save(at: now) { pending throws(StoreError) in try store.save(&pending) }
+        if let error = outcome.error {
+            if outcome.previousError != error {
+                Diagnostics.error("\(error); counting goes on in memory and the save will be retried")
+            }
+        } else {
+            if outcome.droppedEvents > 0 {
+                Diagnostics.warning("\(outcome.droppedEvents) counter events were not stored: the database could not be written for too long")
+            }
+            if outcome.recovered { Diagnostics.notice("saving to \(store.path) works again") }
+            do {
+                try store.prune(now: Int64(now))
+            } catch {
+                Diagnostics.error("pruning old buckets failed: \(error); it is tried again at the next save")
+            }
+            let sampled = metering.service.lastSample.map { Int($0.wall) } ?? Int(now)
+            notify("STATUS=metering \(metering.service.links.count) interfaces; last sample \(sampled)")
+        }
+        for record in EstimateLogRecord.records(of: outcome.log) {
+            log.append(LineEncoder.encode(record))
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import IfMeterCore
+
+/// The kernel as a source of link observations and counter readings: a link event socket, a
+/// dump socket, and the sysfs facts read when a link is announced. It keeps no meter state;
+/// ``MeterService`` in IfMeterService decides what the observations mean.
+///
+/// Its sockets belong to the network namespace of the thread that created it.
+public final class LinkFeed {
+    private let dumps: NetlinkSocket
+    public let events: LinkEventSocket
+    /// Adds what netlink does not say (sysfs facts, link speed) to each link; runs on dumps and
+    /// events, never per sample.
+    public var annotate: (inout Link) -> Void = { _ in }
+
+    /// Subscribes to link events first, so nothing that happens during the start dump is missed.
+    public init(eventSocket: Int32? = nil) throws(KernelError) {
+        events = try LinkEventSocket(adopting: eventSocket)
+        dumps = try NetlinkSocket()
+    }
+
+    /// Annotates `link` with what sysfs says about it now.
+    public static func reading(_ sysfs: SysfsReader) -> (inout Link) -> Void {
+        { link in
+            let facts = sysfs.facts(for: link.name)
+            link.sysfs = facts
+            link.speedBitsPerSecond = facts.speedBitsPerSecond
+        }
+    }
+
+    /// The start dump: every link, and how many messages could not be parsed.
+    public func startDump() throws(KernelError) -> (links: [Link], unparseable: Int) {
+        let links = try annotated(dumps.dumpLinks())
+        return (links, dumps.unparseableInLastDump)
+    }
+
+    /// What one bounded read takes off the event socket (the daemon calls this whenever the
+    /// socket is readable, so a burst is taken over several loop turns), with a full dump after
+    /// it if events were lost.
+    public func readEvents() throws(KernelError) -> [LinkObservation] {
+        try readOnce().observations
+    }
+
+    /// Reads before a sample give up after this many (each up to 1024 messages): far more than
+    /// the largest event-socket buffer holds, so only an endless flood reaches it.
+    static let maximumReadsBeforeSample = 64
+
+    /// Every queued link event, however many reads that takes, then a counters-only dump: the
+    /// events were queued before the counters were read, so they come first.
+    public func sample() throws(KernelError) -> (linkEvents: [LinkObservation], readings: [CounterReading]) {
+        var observations: [LinkObservation] = []
+        for _ in 0..<Self.maximumReadsBeforeSample {
+            let (read, messages) = try readOnce()
+            observations += read
+            if messages == 0 { break }
+        }
+        return (observations, try dumps.dumpCounters())
+    }
+
+    private func readOnce() throws(KernelError) -> (observations: [LinkObservation], messages: Int) {
+        let batch = try events.readEvents()
+        var observations: [LinkObservation] = batch.events.map { event in
+            switch event {
+            case .newOrChanged(var link):
+                annotate(&link)
+                return .event(.newOrChanged(link))
+            case .deleted:
+                return .event(event)
+            }
+        }
+        if batch.overflowed {
+            observations.append(.resync(links: try annotated(dumps.dumpLinks()), unparseable: batch.unparseable))
+        }
+        return (observations, batch.messages)
+    }
+
+    private func annotated(_ links: [Link]) -> [Link] {
+        links.map { link in
+            var link = link
+            annotate(&link)
+            return link
+        }
+    }
+}

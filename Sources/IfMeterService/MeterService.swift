@@ -1,0 +1,250 @@
+import IfMeterCore
+import IfMeterStore
+
+/// What the service is configured with; a reload replaces it whole.
+public struct ServiceConfiguration: Hashable, Sendable {
+    public var meter: MeterConfiguration
+    public var classifier: Classifier
+    /// Bucket boundaries and billing days, for folding deltas into buckets.
+    public var store: StoreConfiguration
+
+    public init(meter: MeterConfiguration = MeterConfiguration(), classifier: Classifier = Classifier(),
+                store: StoreConfiguration = StoreConfiguration()) {
+        self.meter = meter
+        self.classifier = classifier
+        self.store = store
+    }
+}
+
+/// What the database held at start: the service's state before its first observation.
+public struct ServiceHistory: Sendable {
+    public var meterState: MeterState?
+    /// Names with history, with when counting began.
+    public var knownNames: [String: Double]
+    /// Every name's saved all-time total.
+    public var totals: [String: BucketTally]
+    public var interfaces: [StoredInterface]
+    /// When `events-lost` events happened.
+    public var eventsLostAt: [Double]
+
+    public init(meterState: MeterState? = nil, knownNames: [String: Double] = [:], totals: [String: BucketTally] = [:],
+                interfaces: [StoredInterface] = [], eventsLostAt: [Double] = []) {
+        self.meterState = meterState
+        self.knownNames = knownNames
+        self.totals = totals
+        self.interfaces = interfaces
+        self.eventsLostAt = eventsLostAt
+    }
+}
+
+/// What one ingest did that the daemon must act on.
+public struct Ingested: Sendable {
+    /// Events kept (not about ignored interfaces), for watchers and the journal.
+    public var events: [CounterEvent] = []
+
+    /// A deleted interface's final counters are banked at once, not at the next periodic save.
+    public var wantsSave: Bool { events.contains { $0.kind == .deleted } }
+}
+
+/// The one owner of what is counted now: the meter, the link table and its classification,
+/// the writes not yet saved, every name's total, and the estimate log's open window.
+///
+/// Pure: no sockets, files or clock of its own. The daemon feeds it what the kernel said
+/// (``start(links:unparseable:at:)``, ``ingest(linkEvents:readings:at:)``), hands its writes to
+/// the store (``save(at:write:)``), and every reader of current figures — socket answers,
+/// `/metrics`, the CLI's views — starts from ``snapshot()``.
+///
+/// States: before ``start(links:unparseable:at:)`` the meter awaits its first dump and
+/// ingests are ignored (there is nothing to compare them to); after it, running.
+public struct MeterService: Sendable {
+    public private(set) var meter: Meter
+    /// Every link the kernel announced, by ifindex, as of its last message (names are never
+    /// re-read per sample).
+    public private(set) var links: [Int32: Link] = [:]
+    /// Each present link's class, decided when it was announced.
+    public private(set) var verdicts: [Int32: Classification] = [:]
+    public private(set) var configuration: ServiceConfiguration
+    /// Traffic, events and records counted and not yet in the database.
+    public private(set) var pending = PendingWrites()
+    /// Every name's saved all-time total: advanced only by a save that succeeded.
+    private(set) var savedTotals: [String: BucketTally]
+    /// Names with history, present or not, as of the last save or note.
+    private(set) var history: [String: StoredInterface]
+    public private(set) var lostEvents: LostEventTimes
+    /// The estimate log's window: traffic and events since it was last closed.
+    private var window: LogWindowBuilder
+    /// When counters were last read (the start dump or a sample).
+    public private(set) var lastSample: MeterInstant?
+    public private(set) var lastSaveAt: Double?
+    /// Why the last save failed; nil once one succeeds.
+    public private(set) var saveError: StoreError?
+
+    public init(bootID: String, configuration: ServiceConfiguration, history loaded: ServiceHistory, at start: Double) {
+        meter = Meter(bootID: bootID, configuration: configuration.meter, restoring: loaded.meterState,
+                      knownNames: loaded.knownNames)
+        self.configuration = configuration
+        savedTotals = loaded.totals
+        history = Dictionary(loaded.interfaces.map { ($0.name, $0) }) { _, last in last }
+        lostEvents = LostEventTimes(loaded.eventsLostAt)
+        window = LogWindowBuilder(start: start)
+    }
+
+    /// Replaces the configuration (a reload): every present link is classified again.
+    public mutating func reconfigure(_ configuration: ServiceConfiguration) {
+        self.configuration = configuration
+        meter.configuration = configuration.meter
+        verdicts = links.mapValues(configuration.classifier.classify)
+    }
+
+    // MARK: Observations
+
+    /// The first full dump: resumes, baselines and counts per the meter's rules.
+    public mutating func start(links dump: [Link], unparseable: Int, at instant: MeterInstant) -> Ingested {
+        replaceLinks(with: dump, at: instant.wall)
+        var output = meter.start(links: dump, at: instant)
+        if unparseable > 0 {
+            output.events.append(CounterEvent(
+                kind: .eventsLost, at: instant.wall,
+                detail: "\(unparseable) link message(s) of the start dump could not be parsed; "
+                    + "those links are not metered until the kernel announces them again"))
+        }
+        lastSample = instant
+        return take(output, ignoring: ignoredIndexes)
+    }
+
+    /// What the kernel said since the last ingest: link observations in the order it said them,
+    /// then — for a sample — the counters. Every link event is applied before the counters, so a
+    /// sample never runs ahead of a deletion, re-creation or rename the kernel announced.
+    public mutating func ingest(
+        linkEvents: [LinkObservation], readings: [CounterReading]? = nil, at instant: MeterInstant
+    ) -> Ingested {
+        guard meter.phase == .running else { return Ingested() }
+        var ingested = Ingested()
+        for observation in linkEvents {
+            ingested.events += apply(observation, at: instant).events
+        }
+        if let readings {
+            ingested.events += take(meter.apply(sample: readings, at: instant), ignoring: ignoredIndexes).events
+            lastSample = instant
+        }
+        return ingested
+    }
+
+    private mutating func apply(_ observation: LinkObservation, at instant: MeterInstant) -> Ingested {
+        // Ignored before or after: a deleted link's verdict is gone after, a new one's only there after.
+        var ignoring = ignoredIndexes
+        switch observation {
+        case .event(.newOrChanged(let link)):
+            links[link.ifindex] = link
+            verdicts[link.ifindex] = configuration.classifier.classify(link)
+            ignoring.formUnion(ignoredIndexes)
+            return take(meter.apply(.newOrChanged(link), at: instant), ignoring: ignoring)
+        case .event(.deleted(let link)):
+            if let present = links[link.ifindex] { remember(present, at: instant.wall) }
+            links[link.ifindex] = nil
+            verdicts[link.ifindex] = nil
+            return take(meter.apply(.deleted(link), at: instant), ignoring: ignoring)
+        case .resync(let dump, let unparseable):
+            replaceLinks(with: dump, at: instant.wall)
+            ignoring.formUnion(ignoredIndexes)
+            var output = meter.resync(links: dump, at: instant)
+            let vanished = output.events.filter { $0.kind == .vanished }.compactMap(\.interface)
+            output.events.insert(CounterEvent(
+                kind: .eventsLost, at: instant.wall,
+                detail: "link events were lost (\(unparseable > 0 ? "\(unparseable) unparseable message(s)" : "the event socket overflowed or a read failed")); "
+                    + "resynchronised from a full dump; "
+                    + (vanished.isEmpty ? "no known link vanished meanwhile" : "vanished meanwhile: \(vanished.joined(separator: ", "))")
+                    + "; traffic of links that came and went between the lost events is not counted"), at: 0)
+            return take(output, ignoring: ignoring)
+        }
+    }
+
+    /// A full dump replaces the link table; links missing from it were last seen now.
+    private mutating func replaceLinks(with dump: [Link], at time: Double) {
+        let present = Set(dump.map(\.ifindex))
+        for link in links.values where !present.contains(link.ifindex) { remember(link, at: time) }
+        links = Dictionary(dump.map { ($0.ifindex, $0) }) { _, last in last }
+        verdicts = links.mapValues(configuration.classifier.classify)
+    }
+
+    /// Links a config rule ignores: their traffic and events are dropped where they enter.
+    private var ignoredIndexes: Set<Int32> {
+        Set(verdicts.compactMap { ifindex, verdict in
+            if case .ignored = verdict { return ifindex }
+            return nil
+        })
+    }
+
+    /// Routes kept meter output to the pending writes and the log window.
+    private mutating func take(_ output: MeterOutput, ignoring ignored: Set<Int32>) -> Ingested {
+        var kept = MeterOutput()
+        kept.deltas = output.deltas.filter { !ignored.contains($0.ifindex) }
+        kept.events = output.events.filter { $0.ifindex.map { !ignored.contains($0) } ?? true }
+        let store = configuration.store
+        pending.add(kept, calendar: store.calendar, monthStartDay: store.monthStartDay(for:))
+        window.add(kept)
+        for event in kept.events where event.kind == .eventsLost { lostEvents.record(event.at) }
+        return Ingested(events: kept.events)
+    }
+
+    // MARK: Saving
+
+    /// Saves through `write` (the store's save, which empties what it wrote), with every present
+    /// link's record and the meter state as of `now`. On success the saved totals advance; on
+    /// failure everything stays pending for the next save. Either way the estimate log's window
+    /// closes at `now`: the log and the database are written together.
+    public mutating func save(
+        at now: Double, write: (inout PendingWrites) throws(StoreError) -> Void
+    ) -> SaveOutcome {
+        for link in links.values { remember(link, at: now) }
+        pending.setMeterState(meter.exportState())
+        let saving = pending.unsavedTotals
+        var outcome = SaveOutcome(droppedEvents: pending.droppedEvents, previousError: saveError)
+        do {
+            try write(&pending)
+            for (name, tally) in saving { savedTotals[name, default: BucketTally()] += tally }
+            saveError = nil
+            lastSaveAt = now
+        } catch {
+            saveError = error
+            outcome.error = error
+        }
+        outcome.log = window.close(at: now, links: links, verdicts: verdicts, lostEvents: lostEvents)
+        return outcome
+    }
+
+    /// Notes that `link` was present at `time`, for the database and for absent names' figures.
+    private mutating func remember(_ link: Link, at time: Double) {
+        guard let verdict = verdicts[link.ifindex] else { return }
+        if case .ignored = verdict { return }
+        pending.note(InterfaceRecord(name: link.name, interfaceClass: verdict.label, kind: link.kind,
+                                     mac: link.address, lastSeen: time))
+        history[link.name] = StoredInterface(
+            name: link.name, interfaceClass: verdict.label, kind: link.kind,
+            firstSeen: meter.firstSeen[link.name] ?? history[link.name]?.firstSeen ?? time, lastSeen: time)
+    }
+
+    /// Forgets `name`'s history once the store deleted it; false when it was never seen.
+    public mutating func forget(_ name: String) -> Bool {
+        let known = isKnown(name)
+        pending.forget(name)
+        savedTotals[name] = nil
+        history[name] = nil
+        return known
+    }
+}
+
+/// What a save did.
+public struct SaveOutcome: Sendable {
+    /// Why it failed; nil when it worked.
+    public var error: StoreError?
+    /// Events that were not stored because saves failed for too long.
+    public var droppedEvents: Int
+    /// The error of the save before this one.
+    public var previousError: StoreError?
+    /// The estimate log's closed window, to be written.
+    public var log = LogWindow()
+
+    /// A save that worked after one that failed.
+    public var recovered: Bool { error == nil && previousError != nil }
+}

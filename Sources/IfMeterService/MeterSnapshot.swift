@@ -1,0 +1,114 @@
+import IfMeterCore
+import IfMeterStore
+
+/// What is counted now, for every reader of current figures: socket answers, `/metrics`, the
+/// CLI's views. A value: taking it costs one pass over the interfaces, reading it costs nothing.
+public struct MeterSnapshot: Sendable {
+    /// When counters were last read; nil before the first dump.
+    public var sampledAt: MeterInstant?
+    /// Present interfaces by ifindex, then names with history that are absent, by name.
+    public var interfaces: [InterfaceFigures]
+    public var lastSaveAt: Double?
+    public var saveError: StoreError?
+    /// How many `events-lost` events there have been.
+    public var eventsLost: Int
+
+    /// How many interfaces are present.
+    public var presentCount: Int { interfaces.lazy.filter { $0.present != nil }.count }
+}
+
+/// One name's figures: its continuous total since its history began, and what it is now.
+public struct InterfaceFigures: Hashable, Sendable {
+    /// What only a present interface has.
+    public struct Present: Hashable, Sendable {
+        public var ifindex: Int32
+        public var operState: OperState
+        /// The epoch being counted and its last counters; nil until the kernel gave counters.
+        public var tracked: TrackedInterface?
+        /// Rates once a full interval has been measured.
+        public var rate: Rate?
+    }
+
+    public var name: String
+    /// The class label (`wifi`, `tunnel`, …, `ignored`), or `unknown` for a name never classified.
+    public var interfaceClass: String
+    public var classReason: String
+    public var kind: String
+    /// Saved and not yet saved traffic since the name's history began.
+    public var total: BucketTally
+    /// When counting began for this name.
+    public var since: Double?
+    /// `events-lost` events since then.
+    public var eventsLost: Int
+    public var present: Present?
+    /// When it was last seen present; nil while present.
+    public var lastSeen: Double?
+
+    /// Whether its figures are tunnel traffic, counted again on the link beneath.
+    public var isTunnel: Bool { interfaceClass == InterfaceClass.tunnel.rawValue }
+
+    /// The labels of its total: the one place an interface's labels are decided.
+    public var labels: [EstimateLabel] { total.labels(tunnel: isTunnel, eventsLost: eventsLost) }
+}
+
+extension MeterService {
+    /// Every name's figures as of now.
+    public func snapshot() -> MeterSnapshot {
+        let unsaved = pending.unsavedTotals
+        let present = links.values.sorted { $0.ifindex < $1.ifindex }.map { link in
+            let verdict = verdicts[link.ifindex] ?? configuration.classifier.classify(link)
+            let since = meter.firstSeen[link.name]
+            return InterfaceFigures(
+                name: link.name, interfaceClass: verdict.label, classReason: verdict.reason, kind: link.kind,
+                total: total(of: link.name, unsaved: unsaved), since: since,
+                eventsLost: lostEvents.count(from: since ?? 0, to: .infinity),
+                present: InterfaceFigures.Present(
+                    ifindex: link.ifindex, operState: link.operState, tracked: meter.tracked[link.ifindex],
+                    rate: meter.rates[link.ifindex].flatMap { $0.isMeasured ? $0 : nil }),
+                lastSeen: nil)
+        }
+        let presentNames = Set(present.map(\.name))
+        let absent = history.values.filter { !presentNames.contains($0.name) }.sorted { $0.name < $1.name }.map { record in
+            InterfaceFigures(
+                name: record.name, interfaceClass: record.interfaceClass ?? "unknown",
+                classReason: "last classified when present", kind: record.kind,
+                total: total(of: record.name, unsaved: unsaved), since: record.firstSeen,
+                eventsLost: lostEvents.count(from: record.firstSeen, to: .infinity), present: nil,
+                lastSeen: record.lastSeen)
+        }
+        return MeterSnapshot(sampledAt: lastSample, interfaces: present + absent, lastSaveAt: lastSaveAt,
+                             saveError: saveError, eventsLost: lostEvents.times.count)
+    }
+
+    /// A name's total since its history began: saved, plus counted and not yet saved.
+    func total(of name: String, unsaved: [String: BucketTally]) -> BucketTally {
+        var tally = savedTotals[name] ?? BucketTally()
+        if let more = unsaved[name] { tally += more }
+        return tally
+    }
+
+    /// Whether ifmeter has ever seen `name`.
+    public func isKnown(_ name: String) -> Bool {
+        meter.firstSeen[name] != nil || savedTotals[name] != nil || history[name] != nil
+    }
+
+    /// Whether `name`'s figures are tunnel traffic: as classified now, or when last present.
+    public func isTunnel(_ name: String) -> Bool {
+        if let link = links.values.first(where: { $0.name == name }) {
+            return verdicts[link.ifindex]?.isTunnel ?? false
+        }
+        return history[name]?.interfaceClass == InterfaceClass.tunnel.rawValue
+    }
+
+    /// `events-lost` events in `[from, to)`.
+    public func eventsLost(from: Double, to: Double) -> Int {
+        lostEvents.count(from: from, to: to)
+    }
+
+    /// Present interfaces' rates, once a full interval has been measured.
+    public func rates() -> [(name: String, rate: Rate)] {
+        links.values.sorted { $0.ifindex < $1.ifindex }.compactMap { link in
+            meter.rates[link.ifindex].flatMap { $0.isMeasured ? (link.name, $0) : nil }
+        }
+    }
+}

@@ -1,0 +1,283 @@
+import IfMeterCore
+import IfMeterService
+@testable import IfMeterStore
+import IfMeterTestSupport
+import Testing
+
+/// Time in seconds after a fixed origin, wall and boot clocks moving together unless told.
+func at(_ seconds: Double, wallOffset: Double = 0) -> MeterInstant {
+    MeterInstant(wall: 1_800_000_000 + seconds + wallOffset, sinceBootNanoseconds: UInt64(seconds * 1e9))
+}
+
+func traffic(_ rx: UInt64, _ tx: UInt64, _ rxPackets: UInt64 = 0, _ txPackets: UInt64 = 0) -> Traffic {
+    Traffic(rxBytes: rx, txBytes: tx, rxPackets: rxPackets, txPackets: txPackets)
+}
+
+func link(_ name: String, _ ifindex: Int32, _ counters: Traffic, kind: String = "", tunFlags: UInt32? = nil) -> Link {
+    Link(ifindex: ifindex, name: name, kind: kind, arpType: ARPHRD.ether,
+         counters: LinkCounters(rxBytes: counters.rxBytes, txBytes: counters.txBytes,
+                                rxPackets: counters.rxPackets, txPackets: counters.txPackets),
+         sysfs: SysfsFacts(tunFlags: tunFlags, hasDevice: kind.isEmpty))
+}
+
+func reading(_ ifindex: Int32, _ counters: Traffic) -> CounterReading {
+    CounterReading(ifindex: ifindex, counters: LinkCounters(
+        rxBytes: counters.rxBytes, txBytes: counters.txBytes,
+        rxPackets: counters.rxPackets, txPackets: counters.txPackets))
+}
+
+/// The service with a real store in a temporary directory, as the daemon runs it: restarts
+/// load what the last save wrote.
+final class ServiceHarness {
+    let directory: TemporaryDirectory
+    /// Implicitly unwrapped only so a restart can close the old store before opening the new.
+    var store: Store!
+    var service: MeterService
+    var events: [CounterEvent] = []
+    var logs: [LogWindow] = []
+    /// When set, saves fail with this error instead of writing.
+    var failSaves: StoreError?
+
+    init(bootID: String = "boot-1", configuration: ServiceConfiguration = ServiceConfiguration()) throws {
+        directory = try TemporaryDirectory()
+        store = try Store(path: directory.database)
+        service = MeterService(bootID: bootID, configuration: configuration, history: try store.loadHistory(),
+                               at: at(0).wall)
+    }
+
+    func start(_ links: [Link], at instant: MeterInstant, unparseable: Int = 0) {
+        events += service.start(links: links, unparseable: unparseable, at: instant).events
+    }
+
+    func ingest(_ observations: [LinkObservation] = [], readings: [CounterReading]? = nil, at instant: MeterInstant) {
+        events += service.ingest(linkEvents: observations, readings: readings, at: instant).events
+    }
+
+    @discardableResult
+    func save(at instant: MeterInstant) -> SaveOutcome {
+        let store: Store = self.store
+        let failure = failSaves
+        let outcome = service.save(at: instant.wall) { pending throws(StoreError) in
+            if let failure { throw failure }
+            try store.save(&pending)
+        }
+        logs.append(outcome.log)
+        return outcome
+    }
+
+    /// Stops (nothing more is saved) and starts again from the database, as a new process would.
+    func restart(bootID: String = "boot-1", at instant: MeterInstant,
+                 configuration: ServiceConfiguration = ServiceConfiguration()) throws {
+        store = nil
+        store = try Store(path: directory.database)
+        service = MeterService(bootID: bootID, configuration: configuration, history: try store.loadHistory(),
+                               at: instant.wall)
+    }
+
+    func figures(_ name: String) -> InterfaceFigures? {
+        service.snapshot().interfaces.first { $0.name == name }
+    }
+
+    func total(_ name: String) -> Traffic { figures(name)?.total.traffic ?? .zero }
+
+    /// What the database says a name's all-time total is.
+    func storedTotal(_ name: String) throws -> Traffic { try store.total(name)?.tally.traffic ?? .zero }
+
+    /// Every estimate-log window's traffic for a name, summed.
+    func logged(_ name: String) -> Traffic {
+        logs.flatMap(\.estimates).filter { $0.name == name }.reduce(.zero) { $0 + $1.tally.traffic }
+    }
+}
+
+let diskFull = StoreError(kind: .full, path: "/test/ifmeter.db", operation: "save to", message: "database or disk is full")
+
+@Suite("Meter service coordination")
+struct MeterServiceTests {
+    @Test("ingest → save → restart from the saved state: exact totals, and a gap for the time between")
+    func saveAndRestart() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("eth0", 2, traffic(500, 50))], at: at(0))
+        harness.ingest(readings: [reading(2, traffic(1500, 250, 10, 5))], at: at(30))
+        #expect(harness.save(at: at(30)).error == nil)
+        harness.ingest(readings: [reading(2, traffic(2000, 300, 14, 6))], at: at(60))
+        // Stopped without a save after 60 s: 500 rx counted in memory only are counted again
+        // after the restart from the saved counters, attributed to the resume.
+        try harness.restart(at: at(90))
+        #expect(harness.total("eth0") == traffic(1000, 200, 10, 5))
+        harness.start([link("eth0", 2, traffic(2600, 330, 20, 7))], at: at(90))
+        #expect(harness.events.suffix(1).map(\.kind) == [.gap])
+        #expect(harness.total("eth0") == traffic(2100, 280, 20, 7))
+        harness.save(at: at(90))
+        #expect(try harness.storedTotal("eth0") == traffic(2100, 280, 20, 7))
+        #expect(harness.figures("eth0")?.total.gaps == 1)
+        #expect(harness.figures("eth0")?.labels.contains(.gapInPeriod) == true)
+    }
+
+    @Test("a failing save keeps everything; the next good one writes it all, once")
+    func failingSaveRecovers() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
+        harness.ingest(readings: [reading(2, traffic(100, 10))], at: at(30))
+        harness.save(at: at(30))
+        harness.failSaves = diskFull
+        harness.ingest(readings: [reading(2, traffic(400, 40))], at: at(60))
+        let failed = harness.save(at: at(60))
+        #expect(failed.error == diskFull)
+        #expect(harness.service.saveError == diskFull)
+        #expect(try harness.storedTotal("eth0") == traffic(100, 10))
+        #expect(harness.total("eth0") == traffic(400, 40))
+        harness.ingest(readings: [reading(2, traffic(900, 90))], at: at(90))
+        #expect(harness.save(at: at(90)).error == diskFull)
+        harness.failSaves = nil
+        let recovered = harness.save(at: at(120))
+        #expect(recovered.error == nil && recovered.recovered)
+        #expect(harness.service.saveError == nil && harness.service.lastSaveAt == at(120).wall)
+        #expect(try harness.storedTotal("eth0") == traffic(900, 90))
+        #expect(harness.total("eth0") == traffic(900, 90))
+        // The log's windows still add up to the truth across the failed saves.
+        #expect(harness.logged("eth0") == traffic(900, 90))
+        #expect(!harness.service.pending.hasUnsavedTraffic)
+    }
+
+    @Test("a wall-clock jump is an event; the counted bytes do not change")
+    func clockJump() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
+        harness.ingest(readings: [reading(2, traffic(100, 10))], at: at(30))
+        harness.ingest(readings: [reading(2, traffic(300, 30))], at: at(60, wallOffset: -3600))
+        #expect(harness.events.map(\.kind) == [.firstSight, .clockJump])
+        #expect(harness.total("eth0") == traffic(300, 30))
+        harness.save(at: at(60, wallOffset: -3600))
+        #expect(try harness.storedTotal("eth0") == traffic(300, 30))
+    }
+
+    @Test("link events before the counters in one ingest: a deletion is final, its stale reading ignored")
+    func eventsBeforeSample() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("tun0", 5, traffic(0, 0), kind: "tun", tunFlags: 0x1001)], at: at(0))
+        harness.ingest(readings: [reading(5, traffic(100, 10))], at: at(30))
+        // Deleted at 700 rx, but the dump taken after (a stale reading) still says 600.
+        harness.ingest([.event(.deleted(link("tun0", 5, traffic(700, 70), kind: "tun")))],
+                       readings: [reading(5, traffic(600, 60))], at: at(60))
+        #expect(harness.total("tun0") == traffic(700, 70))
+        #expect(harness.events.last?.kind == .deleted)
+        #expect(harness.service.links.isEmpty)
+        // Re-created after the sample: a new epoch counted from zero.
+        harness.ingest([.event(.newOrChanged(link("tun0", 6, traffic(40, 4), kind: "tun", tunFlags: 0x1001)))], at: at(70))
+        harness.ingest(readings: [reading(6, traffic(90, 9))], at: at(90))
+        #expect(harness.events.suffix(1).map(\.kind) == [.epochStarted])
+        #expect(harness.total("tun0") == traffic(790, 79))
+        let figures = try #require(harness.figures("tun0"))
+        #expect(figures.interfaceClass == "tunnel" && figures.labels.contains(.tunnelDoubleCounted))
+        #expect(figures.total.resets == 1)
+    }
+
+    @Test("a deleted name stays in the snapshot as absent, with its total and when it was last seen")
+    func absentAfterDeletion() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("veth0", 3, traffic(0, 0), kind: "veth")], at: at(0))
+        harness.ingest(readings: [reading(3, traffic(50, 5))], at: at(30))
+        harness.save(at: at(30))
+        harness.ingest([.event(.deleted(link("veth0", 3, traffic(80, 8), kind: "veth")))], at: at(40))
+        harness.save(at: at(40))
+        let absent = try #require(harness.figures("veth0"))
+        #expect(absent.present == nil && absent.lastSeen == at(40).wall)
+        #expect(absent.total.traffic == traffic(80, 8) && absent.interfaceClass == "virtual")
+        try harness.restart(at: at(100))
+        harness.start([], at: at(100))
+        #expect(harness.figures("veth0")?.total.traffic == traffic(80, 8))
+        #expect(harness.figures("veth0")?.lastSeen == at(40).wall)
+    }
+
+    @Test("restart in the middle of a log window: the windows before and after add up to the truth")
+    func restartMidWindow() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
+        harness.ingest(readings: [reading(2, traffic(100, 10))], at: at(30))
+        harness.save(at: at(30))
+        harness.ingest(readings: [reading(2, traffic(250, 20))], at: at(45))
+        harness.save(at: at(50))  // the stop's save, mid-way through the next 30 s window
+        try harness.restart(at: at(55))
+        harness.start([link("eth0", 2, traffic(260, 22))], at: at(55))
+        harness.ingest(readings: [reading(2, traffic(300, 30))], at: at(80))
+        harness.save(at: at(80))
+        #expect(harness.logged("eth0") == traffic(300, 30))
+        let windows = harness.logs.flatMap(\.estimates).map { [$0.start, $0.end] }
+        #expect(windows == [[at(0).wall, at(30).wall], [at(30).wall, at(50).wall], [at(55).wall, at(80).wall]])
+        #expect(try harness.storedTotal("eth0") == traffic(300, 30))
+    }
+
+    @Test("a reload re-classifies: an ignore rule drops a link's traffic and events from then on")
+    func reloadIgnores() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("eth0", 2, traffic(0, 0)), link("eth1", 3, traffic(0, 0))], at: at(0))
+        harness.ingest(readings: [reading(2, traffic(100, 10)), reading(3, traffic(100, 10))], at: at(30))
+        harness.save(at: at(30))
+        var configuration = ServiceConfiguration()
+        configuration.classifier = Classifier(rules: [try ClassRule(parsing: "eth1 = ignore")])
+        harness.service.reconfigure(configuration)
+        let before = harness.events.count
+        harness.ingest(readings: [reading(2, traffic(300, 30)), reading(3, traffic(50, 5))], at: at(60))
+        #expect(harness.events.count == before)  // eth1's reset is not reported
+        #expect(harness.total("eth0") == traffic(300, 30))
+        #expect(harness.total("eth1") == traffic(100, 10))
+        #expect(harness.figures("eth1")?.interfaceClass == "ignored")
+        harness.save(at: at(60))
+        // Its history stays as it was when last metered.
+        let stored = try #require(try harness.store.interfaces().first { $0.name == "eth1" })
+        #expect(stored.interfaceClass == "ethernet" && stored.lastSeen == at(30).wall)
+        #expect(try harness.storedTotal("eth1") == traffic(100, 10))
+    }
+
+    @Test("a reboot between runs closes the old epochs and baselines nothing twice")
+    func rebootBetweenRuns() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
+        harness.ingest(readings: [reading(2, traffic(100, 10))], at: at(30))
+        harness.save(at: at(30))
+        try harness.restart(bootID: "boot-2", at: at(5))
+        harness.start([link("eth0", 2, traffic(70, 7))], at: at(5, wallOffset: 600))
+        #expect(harness.events.suffix(2).map(\.kind) == [.reboot, .epochStarted])
+        #expect(harness.total("eth0") == traffic(170, 17))
+        harness.save(at: at(5, wallOffset: 600))
+        #expect(try harness.storedTotal("eth0") == traffic(170, 17))
+    }
+
+    @Test("lost link events: a resync's event first, the labels of every figure since")
+    func lostEvents() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("eth0", 2, traffic(0, 0)), link("tap1", 4, traffic(0, 0), kind: "tun", tunFlags: 0x1002)], at: at(0))
+        harness.ingest([.resync(links: [link("eth0", 2, traffic(10, 1))], unparseable: 0)], at: at(20))
+        #expect(harness.events.suffix(2).map(\.kind) == [.eventsLost, .vanished])
+        #expect(harness.service.eventsLost(from: at(0).wall, to: at(30).wall) == 1)
+        #expect(harness.figures("eth0")?.labels.contains(.eventsLost) == true)
+        #expect(harness.service.snapshot().eventsLost == 1)
+        harness.save(at: at(30))
+        try harness.restart(at: at(40))
+        #expect(harness.service.eventsLost(from: at(0).wall, to: at(30).wall) == 1)
+    }
+
+    @Test("nothing is counted before the first dump")
+    func beforeStart() throws {
+        let harness = try ServiceHarness()
+        harness.ingest([.event(.newOrChanged(link("eth0", 2, traffic(10, 1))))], readings: [reading(2, traffic(10, 1))], at: at(1))
+        #expect(harness.events.isEmpty && harness.service.links.isEmpty && harness.service.lastSample == nil)
+        harness.start([link("eth0", 2, traffic(20, 2))], at: at(2), unparseable: 3)
+        #expect(harness.events.map(\.kind) == [.firstSight, .eventsLost])
+        #expect(harness.service.lastSample == at(2))
+    }
+}
+
+@Suite("Lost link events")
+struct LostEventTimesTests {
+    @Test("a period is labelled when an events-lost event falls in [start, end)")
+    func periods() {
+        var times = LostEventTimes([300, 100])
+        times.record(200)
+        #expect(times.times == [100, 200, 300])
+        #expect(times.count(from: 100, to: 300) == 2)
+        #expect(times.count(from: 0, to: 100) == 0)
+        #expect(times.count(from: 301, to: Double.infinity) == 0)
+        #expect(EstimateLabel.labels(tunnel: false, resets: 0, gaps: 0, implausibleDropped: 0, eventsLost: 1).contains(.eventsLost))
+    }
+}
