@@ -40,6 +40,21 @@ public struct Meter: Sendable {
         firstSeen = knownNames.merging(restoring?.firstSeen ?? [:]) { Swift.min($0, $1) }
     }
 
+    /// Rule 2 (``MeterRule/reboot``): the restored epochs resume only in the boot they were
+    /// saved in; after a reboot they all close at their saved values.
+    private mutating func resumableEpochs(
+        of restored: MeterState, at instant: MeterInstant
+    ) -> ([Int32: TrackedInterface], MeterOutput) {
+        guard restored.bootID == bootID else {
+            return ([:], MeterOutput(events: [CounterEvent(
+                kind: .reboot, at: instant.wall,
+                detail: "boot id changed from \(restored.bootID) to \(bootID); "
+                    + "\(restored.interfaces.count) epoch(s) closed at their last saved values")]))
+        }
+        lastInstant = restored.lastInstant
+        return (Dictionary(restored.interfaces.map { ($0.ifindex, $0) }) { first, _ in first }, MeterOutput())
+    }
+
     /// The state to persist with the totals, so a restart in this boot loses nothing.
     public func exportState() -> MeterState {
         MeterState(
@@ -49,24 +64,13 @@ public struct Meter: Sendable {
 
     // MARK: Inputs
 
-    /// The first full dump after the daemon starts: resumes restored epochs (rules 2, 3, 8, 9)
-    /// and baselines new names (rule 0).
+    /// The first full dump after the daemon starts: resumes restored epochs (``MeterRule/reboot``,
+    /// ``MeterRule/recreated``, ``MeterRule/resume``, ``MeterRule/rename``) and baselines new
+    /// names (``MeterRule/firstSight``).
     public mutating func start(links: [Link], at instant: MeterInstant) -> MeterOutput {
         guard phase == .awaitingStart else { return resync(links: links, at: instant) }
         phase = .running
-        var output = MeterOutput()
-        var resumable: [Int32: TrackedInterface] = [:]
-        if let restored {
-            if restored.bootID == bootID {
-                lastInstant = restored.lastInstant
-                resumable = Dictionary(restored.interfaces.map { ($0.ifindex, $0) }) { first, _ in first }
-            } else {
-                output.events.append(CounterEvent(
-                    kind: .reboot, at: instant.wall,
-                    detail: "boot id changed from \(restored.bootID) to \(bootID); "
-                        + "\(restored.interfaces.count) epoch(s) closed at their last saved values"))
-            }
-        }
+        var (resumable, output) = restored.map { resumableEpochs(of: $0, at: instant) } ?? ([:], MeterOutput())
         output += checkClock(instant)
         self.restored = nil
         let present = Set(links.map(\.ifindex))
@@ -77,13 +81,10 @@ public struct Meter: Sendable {
             if var interface = resumable[link.ifindex] {
                 output += resume(&interface, link: link, current: current, at: instant)
             } else if firstSeen[link.name] != nil {
-                let recreated = resumableNames.contains(link.name)
+                let replaces = resumableNames.contains(link.name)
                     && !resumable.values.contains { $0.name == link.name && present.contains($0.ifindex) }
-                output += countFromZero(
-                    link, current: current, at: instant, kind: recreated ? .recreated : .epochStarted,
-                    detail: recreated
-                        ? "came back with ifindex \(link.ifindex) while the daemon was down; counted from zero"
-                        : "new epoch for a name with history; counted from zero")
+                output += countFromZero(link, current: current, at: instant,
+                                        why: newEpoch(of: link, replacing: replaces, whileDown: true))
             } else {
                 output += baseline(link, current: current, at: instant)
             }
@@ -150,35 +151,22 @@ public struct Meter: Sendable {
         var current = Traffic(counters)
         guard var interface = tracked[link.ifindex] else {
             var output = MeterOutput()
-            // Same name on another ifindex: its deletion was never announced (rule 3).
+            // Same name on another ifindex: its deletion was never announced (``MeterRule/recreated``).
             let stale = tracked.values.filter { $0.name == link.name }.map(\.ifindex).sorted()
             for ifindex in stale {
                 output += vanish(ifindex, at: instant, detail: "replaced by ifindex \(link.ifindex)")
             }
-            let (kind, detail): (CounterEvent.Kind, String) =
-                if !stale.isEmpty {
-                    (.recreated, "re-created with ifindex \(link.ifindex); counted from zero")
-                } else if firstSeen[link.name] != nil {
-                    (.epochStarted, "new epoch (ifindex \(link.ifindex)) for a name with history; "
-                        + "counted from zero")
-                } else {
-                    (.appeared, "appeared while the daemon runs; counted from zero")
-                }
-            output += countFromZero(link, current: current, at: instant, kind: kind, detail: detail)
+            output += countFromZero(link, current: current, at: instant,
+                                    why: newEpoch(of: link, replacing: !stale.isEmpty, whileDown: false))
             return output
         }
-        if Self.isVethWithoutPeer(link) {
-            // A veth reads its rx through its peer. Once the peer is gone (IFLA_LINK 0, just
-            // before this end is deleted too) rx reads 0: not a reset, so rx is held.
-            current.rxBytes = Swift.max(current.rxBytes, interface.last.rxBytes)
-            current.rxPackets = Swift.max(current.rxPackets, interface.last.rxPackets)
-        }
+        current = Self.holdingVethReceive(current, of: link, last: interface.last)
         var output = advance(&interface, to: current, at: instant)
         output += adopt(link, into: &interface, at: instant)
         return output
     }
 
-    /// Takes the link's current metadata into the tracked epoch (a new name is rule 9) and
+    /// Takes the link's current metadata into the tracked epoch (a new name is ``MeterRule/rename``) and
     /// stores it.
     private mutating func adopt(
         _ link: Link, into interface: inout TrackedInterface, at instant: MeterInstant
@@ -191,11 +179,35 @@ public struct Meter: Sendable {
         return output
     }
 
-    static func isVethWithoutPeer(_ link: Link) -> Bool {
-        link.kind == "veth" && link.parent == nil
+    /// The exception to rule 5 (``MeterRule/backwards``): a veth reads its rx through its
+    /// peer. Once the peer is gone (IFLA_LINK 0, just before this end is deleted too) rx reads
+    /// 0 — not a reset, so rx is held at its last value.
+    static func holdingVethReceive(_ current: Traffic, of link: Link, last: Traffic) -> Traffic {
+        guard link.kind == "veth" && link.parent == nil else { return current }
+        var held = current
+        held.rxBytes = Swift.max(current.rxBytes, last.rxBytes)
+        held.rxPackets = Swift.max(current.rxPackets, last.rxPackets)
+        return held
     }
 
-    /// Rule 0: at daemon start, a never-seen name's counters are the baseline.
+    /// Rules 0′ and 3 (``MeterRule/countFromZero``, ``MeterRule/recreated``): why a link is
+    /// counted from zero — the one place `recreated`, `epoch-started` and `appeared` are chosen.
+    /// - Parameters:
+    ///   - replacing: an epoch of the same name on another ifindex closes for it.
+    ///   - whileDown: decided at daemon start, about what happened while it was down.
+    private func newEpoch(of link: Link, replacing: Bool, whileDown: Bool) -> (kind: CounterEvent.Kind, detail: String) {
+        if replacing {
+            return (.recreated, whileDown
+                ? "came back with ifindex \(link.ifindex) while the daemon was down; counted from zero"
+                : "re-created with ifindex \(link.ifindex); counted from zero")
+        }
+        if firstSeen[link.name] != nil {
+            return (.epochStarted, "new epoch (ifindex \(link.ifindex)) for a name with history; counted from zero")
+        }
+        return (.appeared, "appeared while the daemon runs; counted from zero")
+    }
+
+    /// ``MeterRule/firstSight``: at daemon start, a never-seen name's counters are the baseline.
     private mutating func baseline(_ link: Link, current: Traffic, at instant: MeterInstant) -> MeterOutput {
         firstSeen[link.name] = instant.wall
         track(link, last: current, at: instant)
@@ -205,11 +217,11 @@ public struct Meter: Sendable {
             detail: "first seen at daemon start; traffic before now is not counted")])
     }
 
-    /// Rules 0, 2, 3: a new epoch whose whole counters are traffic ifmeter has not counted.
+    /// ``MeterRule/countFromZero`` (after ``MeterRule/reboot`` and ``MeterRule/recreated`` too): a new epoch whose whole counters are traffic ifmeter has not counted.
     private mutating func countFromZero(
-        _ link: Link, current: Traffic, at instant: MeterInstant, kind: CounterEvent.Kind,
-        detail: String
+        _ link: Link, current: Traffic, at instant: MeterInstant, why: (kind: CounterEvent.Kind, detail: String)
     ) -> MeterOutput {
+        let (kind, detail) = why
         // A later epoch of a name with history restarts its counters; a brand-new name starts.
         let flags: MeterDelta.Flags = kind == .appeared ? [] : .reset
         if firstSeen[link.name] == nil { firstSeen[link.name] = instant.wall }
@@ -224,8 +236,8 @@ public struct Meter: Sendable {
         return output
     }
 
-    /// Rule 8 (same boot, same ifindex, saved values): count everything since the save,
-    /// attributed to now; then rule 9 if the name changed while the daemon was down.
+    /// ``MeterRule/resume`` (same boot, same ifindex, saved values): count everything since the save,
+    /// attributed to now; then ``MeterRule/rename`` if the name changed while the daemon was down.
     private mutating func resume(
         _ interface: inout TrackedInterface, link: Link, current: Traffic, at instant: MeterInstant
     ) -> MeterOutput {
@@ -243,7 +255,7 @@ public struct Meter: Sendable {
         return output
     }
 
-    /// Rule 9: the epoch continues under the new name; what was counted so far stays with the
+    /// ``MeterRule/rename``: the epoch continues under the new name; what was counted so far stays with the
     /// old one.
     private mutating func rename(
         _ interface: inout TrackedInterface, to name: String, at instant: MeterInstant
@@ -256,7 +268,7 @@ public struct Meter: Sendable {
             current: interface.last, detail: "renamed from \(old) to \(name); the epoch continues")])
     }
 
-    /// Rule 4: final = the larger of the last poll and the message, per counter (a veth whose
+    /// ``MeterRule/deleted``: final = the larger of the last poll and the message, per counter (a veth whose
     /// peer is gone reports rx 0 in its delete message).
     private mutating func delete(_ link: Link, at instant: MeterInstant) -> MeterOutput {
         guard var interface = tracked[link.ifindex] else { return MeterOutput() }
@@ -273,7 +285,7 @@ public struct Meter: Sendable {
         return output
     }
 
-    /// Rule 3: an ifindex that disappeared without a delete message closes at its last values.
+    /// ``MeterRule/recreated``: an ifindex that disappeared without a delete message closes at its last values.
     private mutating func vanish(_ ifindex: Int32, at instant: MeterInstant, detail: String) -> MeterOutput {
         guard let interface = tracked.removeValue(forKey: ifindex) else { return MeterOutput() }
         rates[ifindex] = nil
@@ -283,7 +295,7 @@ public struct Meter: Sendable {
             detail: "\(detail); closed at its last known counters")])
     }
 
-    /// Rules 1, 5, 6, 7 for one interface moving to `current`.
+    /// ``MeterRule/advance``, ``MeterRule/backwards``, ``MeterRule/wrap`` and ``MeterRule/implausible`` for one interface moving to `current`.
     private mutating func advance(
         _ interface: inout TrackedInterface, to current: Traffic, at instant: MeterInstant,
         flags: MeterDelta.Flags = [], judgeRate: Bool = true
@@ -345,7 +357,7 @@ public struct Meter: Sendable {
         return output
     }
 
-    /// Rule 7: the most bytes per direction this interface could plausibly have moved in
+    /// ``MeterRule/implausible``: the most bytes per direction this interface could plausibly have moved in
     /// `elapsed` seconds, or nil when nothing bounds it. tun devices report a fake 10 Mbit/s,
     /// so their speed is never used.
     private func byteCap(for interface: TrackedInterface, elapsed: Double) -> UInt64? {
@@ -369,7 +381,7 @@ public struct Meter: Sendable {
         rates[link.ifindex] = Rate(startingAt: instant, smoothingSeconds: configuration.rateSmoothingSeconds)
     }
 
-    /// Rule 10: wall time that moved differently from boot time is a clock jump. Buckets
+    /// ``MeterRule/clockJump``: wall time that moved differently from boot time is a clock jump. Buckets
     /// follow wall time, so the event explains an odd-looking bucket.
     private mutating func checkClock(_ instant: MeterInstant) -> MeterOutput {
         defer { lastInstant = instant }

@@ -75,16 +75,18 @@ struct ScenarioRun {
     }
 }
 
-/// One rule of DESIGN §3, as a scenario with exact expected totals and events.
+/// One case of a meter rule (docs/METER.md), as a scenario with exact expected totals and events.
 struct RuleCase: Sendable, CustomTestStringConvertible {
-    var rule: String
+    var rule: MeterRule
+    /// The case in words.
+    var what: String
     var configuration = MeterConfiguration()
     var knownNames: [String: Double] = [:]
     var steps: [MeterStep]
     var totals: [String: Traffic]
     var events: [CounterEvent.Kind]
 
-    var testDescription: String { rule }
+    var testDescription: String { "rule \(rule.rawValue) (\(rule)): \(what)" }
 }
 
 private typealias S = Scenario
@@ -108,128 +110,128 @@ private func at(_ seconds: Double, wallOffset: Double = 0) -> MeterInstant {
 
 let ruleCases: [RuleCase] = [
     RuleCase(
-        rule: "0 first sight at daemon start: current counters are the baseline",
+        rule: .firstSight, what: "first sight at daemon start: current counters are the baseline",
         steps: [.start([link("eth0", 2, t(1000, 2000, 10, 20))], at: at(0)),
                 .sample([reading(2, t(1500, 2600, 15, 26))], at: at(30))],
         totals: ["eth0": t(500, 600, 5, 6)], events: [.firstSight]),
     RuleCase(
-        rule: "0 an interface appearing while the daemon runs counts from zero",
+        rule: .countFromZero, what: "an interface appearing while the daemon runs counts from zero",
         steps: [.start([link("eth0", 2, t(10, 10))], at: at(0)),
                 .event(.newOrChanged(link("usb0", 5, t(300, 400, 3, 4))), at: at(10)),
                 .sample([reading(2, t(10, 10)), reading(5, t(350, 470, 4, 5))], at: at(30))],
         totals: ["usb0": t(350, 470, 4, 5)], events: [.firstSight, .appeared]),
     RuleCase(
-        rule: "0 a name with history at daemon start counts from zero",
+        rule: .countFromZero, what: "a name with history at daemon start counts from zero",
         knownNames: ["wlan0": S.wallOrigin - 86_400],
         steps: [.start([link("wlan0", 3, t(700, 800, 7, 8))], at: at(0)),
                 .sample([reading(3, t(900, 800, 9, 8))], at: at(30))],
         totals: ["wlan0": t(900, 800, 9, 8)], events: [.epochStarted]),
     RuleCase(
-        rule: "1 same boot, same ifindex, counters grow: delta is the difference",
+        rule: .advance, what: "same boot, same ifindex, counters grow: delta is the difference",
         steps: [.start([link("eth0", 2, t(5, 5))], at: at(0)),
                 .sample([reading(2, t(105, 55, 1, 1))], at: at(30)),
                 .sample([reading(2, t(105, 55, 1, 1))], at: at(60)),
                 .sample([reading(2, t(1105, 2055, 11, 21))], at: at(90))],
         totals: ["eth0": t(1100, 2050, 11, 21)], events: [.firstSight]),
     RuleCase(
-        rule: "2 reboot: every epoch closes, the new boot counts from zero",
+        rule: .reboot, what: "reboot: every epoch closes, the new boot counts from zero",
         steps: [.start([link("eth0", 2, t(100, 100))], at: at(0)),
                 .sample([reading(2, t(400, 300))], at: at(30)),
                 .restart(bootID: "boot-2"),
                 .start([link("eth0", 2, t(50, 60, 1, 1))], at: at(20))],
         totals: ["eth0": t(350, 260, 1, 1)], events: [.firstSight, .reboot, .epochStarted]),
     RuleCase(
-        rule: "3 re-created while running: old epoch closes at its last values, new counts from zero",
+        rule: .recreated, what: "re-created while running: old epoch closes at its last values, new counts from zero",
         steps: [.start([link("tun0", 4, t(0, 0))], at: at(0)),
                 .sample([reading(4, t(100, 200))], at: at(30)),
                 .event(.newOrChanged(link("tun0", 9, t(40, 50))), at: at(40)),
                 .sample([reading(4, t(999, 999)), reading(9, t(45, 55))], at: at(60))],
         totals: ["tun0": t(145, 255)], events: [.firstSight, .vanished, .recreated]),
     RuleCase(
-        rule: "3 re-created while the daemon was down, same boot",
+        rule: .recreated, what: "re-created while the daemon was down, same boot",
         steps: [.start([link("tun0", 4, t(0, 0))], at: at(0)),
                 .sample([reading(4, t(100, 200))], at: at(30)),
                 .restart(bootID: nil),
                 .start([link("tun0", 12, t(7, 8))], at: at(90))],
         totals: ["tun0": t(107, 208)], events: [.firstSight, .recreated, .vanished]),
     RuleCase(
-        rule: "3 an ifindex missing from a resync dump closes at its last values",
+        rule: .recreated, what: "an ifindex missing from a resync dump closes at its last values",
         steps: [.start([link("a", 2, t(0, 0)), link("b", 3, t(0, 0))], at: at(0)),
                 .sample([reading(2, t(10, 10)), reading(3, t(20, 20))], at: at(30)),
                 .resync([link("b", 3, t(25, 25))], at: at(40))],
         totals: ["a": t(10, 10), "b": t(25, 25)], events: [.firstSight, .firstSight, .vanished]),
     RuleCase(
-        rule: "4 deleted: bytes between the last poll and the deletion are counted",
+        rule: .deleted, what: "deleted: bytes between the last poll and the deletion are counted",
         steps: [.start([link("tun0", 4, t(0, 0))], at: at(0)),
                 .sample([reading(4, t(100, 200, 1, 2))], at: at(30)),
                 .event(.deleted(link("tun0", 4, t(180, 260, 3, 4))), at: at(40))],
         totals: ["tun0": t(180, 260, 3, 4)], events: [.firstSight, .deleted]),
     RuleCase(
-        rule: "4 deleted veth reporting rx 0: final is the larger of poll and message, per counter",
+        rule: .deleted, what: "deleted veth reporting rx 0: final is the larger of poll and message, per counter",
         steps: [.start([link("va", 4, t(0, 0), kind: "veth")], at: at(0)),
                 .sample([reading(4, t(500, 200, 5, 2))], at: at(30)),
                 .event(.deleted(link("va", 4, t(0, 260, 0, 3), kind: "veth")), at: at(40))],
         totals: ["va": t(500, 260, 5, 3)], events: [.firstSight, .deleted]),
     RuleCase(
-        rule: "5 counters went backwards with the same ifindex: new epoch, delta = current",
+        rule: .backwards, what: "counters went backwards with the same ifindex: new epoch, delta = current",
         steps: [.start([link("eth0", 2, t(0, 0))], at: at(0)),
                 .sample([reading(2, t(5000, 6000, 50, 60))], at: at(30)),
                 .sample([reading(2, t(300, 100, 3, 1))], at: at(60)),
                 .sample([reading(2, t(400, 150, 4, 2))], at: at(90))],
         totals: ["eth0": t(5400, 6150, 54, 62)], events: [.firstSight, .reset]),
     RuleCase(
-        rule: "5 a veth whose peer is gone reads rx 0 until deleted: rx held, not a reset",
+        rule: .backwards, what: "a veth whose peer is gone reads rx 0 until deleted: rx held, not a reset",
         steps: [.start([link("va", 4, t(0, 0), kind: "veth", parent: 5)], at: at(0)),
                 .sample([reading(4, t(500, 200, 5, 2))], at: at(30)),
                 .event(.newOrChanged(link("va", 4, t(0, 230, 0, 3), kind: "veth")), at: at(31)),
                 .event(.deleted(link("va", 4, t(0, 240, 0, 4), kind: "veth")), at: at(31))],
         totals: ["va": t(500, 240, 5, 4)], events: [.firstSight, .deleted]),
     RuleCase(
-        rule: "5 a veth that still has its peer and goes backwards is reset",
+        rule: .backwards, what: "a veth that still has its peer and goes backwards is reset",
         steps: [.start([link("va", 4, t(0, 0), kind: "veth", parent: 5)], at: at(0)),
                 .sample([reading(4, t(500, 200, 5, 2))], at: at(30)),
                 .event(.newOrChanged(link("va", 4, t(10, 230, 1, 3), kind: "veth", parent: 5)), at: at(31))],
         totals: ["va": t(510, 430, 6, 5)], events: [.firstSight, .reset]),
     RuleCase(
-        rule: "6 32-bit wrap on the getifaddrs source: (2^32 - previous) + current, exactly",
+        rule: .wrap, what: "32-bit wrap on the getifaddrs source: (2^32 - previous) + current, exactly",
         steps: [.start([link("eth0", 2, t(4_294_967_000, 10), is32Bit: true)], at: at(0)),
                 .sample([reading(2, t(500, 20))], at: at(30))],
         totals: ["eth0": t(796, 10)], events: [.firstSight, .wrap]),
     RuleCase(
-        rule: "6 a 32-bit decrease too large to be a wrap is a reset",
+        rule: .wrap, what: "a 32-bit decrease too large to be a wrap is a reset",
         steps: [.start([link("eth0", 2, t(1_000_000, 10), is32Bit: true)], at: at(0)),
                 .sample([reading(2, t(500, 20))], at: at(30))],
         totals: ["eth0": t(500, 20)], events: [.firstSight, .reset]),
     RuleCase(
-        rule: "6 a wrap beyond the link's speed is a reset, not 4 GiB invented",
+        rule: .wrap, what: "a wrap beyond the link's speed is a reset, not 4 GiB invented",
         steps: [.start([link("eth0", 2, t(4_000_000_000, 10), is32Bit: true, speed: 10_000_000)], at: at(0)),
                 .sample([reading(2, t(200_000_000, 20))], at: at(30))],
         totals: ["eth0": t(0, 20)], events: [.firstSight, .reset, .implausible]),
     RuleCase(
-        rule: "6 no wrap arithmetic on 64-bit counters",
+        rule: .wrap, what: "no wrap arithmetic on 64-bit counters",
         steps: [.start([link("eth0", 2, t(4_294_967_000, 10))], at: at(0)),
                 .sample([reading(2, t(500, 20))], at: at(30))],
         totals: ["eth0": t(500, 20)], events: [.firstSight, .reset]),
     RuleCase(
-        rule: "7 implausible delta (beyond speed x elapsed x margin) is left out, counting goes on",
+        rule: .implausible, what: "implausible delta (beyond speed x elapsed x margin) is left out, counting goes on",
         steps: [.start([link("eth0", 2, t(0, 0), speed: 1_000_000)], at: at(0)),
                 .sample([reading(2, t(10_000_000, 1000, 9000, 10))], at: at(30)),
                 .sample([reading(2, t(10_000_500, 1200, 9001, 12))], at: at(60))],
         totals: ["eth0": t(500, 1200, 1, 12)], events: [.firstSight, .implausible]),
     RuleCase(
-        rule: "7 tun devices report a fake 10 Mbit/s: their speed caps nothing",
+        rule: .implausible, what: "tun devices report a fake 10 Mbit/s: their speed caps nothing",
         steps: [.start([link("tun0", 4, t(0, 0), kind: "tun", speed: 10_000_000)], at: at(0)),
                 .sample([reading(4, t(900_000_000, 5))], at: at(30))],
         totals: ["tun0": t(900_000_000, 5)], events: [.firstSight]),
     RuleCase(
-        rule: "7 a configured maximum applies to every interface, tun included",
+        rule: .implausible, what: "a configured maximum applies to every interface, tun included",
         configuration: { var c = MeterConfiguration(); c.maxBytesPerSecond = 1_000_000; return c }(),
         steps: [.start([link("tun0", 4, t(0, 0), kind: "tun")], at: at(0)),
                 .sample([reading(4, t(29_000_000, 5))], at: at(30)),
                 .sample([reading(4, t(90_000_000, 10))], at: at(60))],
         totals: ["tun0": t(29_000_000, 10)], events: [.firstSight, .implausible]),
     RuleCase(
-        rule: "7 counters of a new epoch cover an unknown time: no cap judges them",
+        rule: .implausible, what: "counters of a new epoch cover an unknown time: no cap judges them",
         configuration: { var c = MeterConfiguration(); c.maxBytesPerSecond = 1000; return c }(),
         knownNames: ["eth0": S.wallOrigin - 86_400],
         steps: [.start([link("eth0", 2, t(0, 0), speed: 8000)], at: at(0)),
@@ -239,7 +241,7 @@ let ruleCases: [RuleCase] = [
         totals: ["eth0": t(80_000_000, 2), "usb0": t(90_000_000, 4)],
         events: [.epochStarted, .appeared, .reboot, .epochStarted]),
     RuleCase(
-        rule: "8 daemon was down (same boot, same ifindex): counted from the saved values",
+        rule: .resume, what: "daemon was down (same boot, same ifindex): counted from the saved values",
         steps: [.start([link("eth0", 2, t(100, 100))], at: at(0)),
                 .sample([reading(2, t(200, 150))], at: at(30)),
                 .restart(bootID: nil),
@@ -247,35 +249,46 @@ let ruleCases: [RuleCase] = [
                 .sample([reading(2, t(9300, 4150, 91, 40))], at: at(7230))],
         totals: ["eth0": t(9200, 4050, 91, 40)], events: [.firstSight, .gap]),
     RuleCase(
-        rule: "8 a reset while the daemon was down is a reset, not a gap delta",
+        rule: .resume, what: "a reset while the daemon was down is a reset, not a gap delta",
         steps: [.start([link("eth0", 2, t(100, 100))], at: at(0)),
                 .sample([reading(2, t(5000, 5000))], at: at(30)),
                 .restart(bootID: nil),
                 .start([link("eth0", 2, t(70, 80))], at: at(600))],
         totals: ["eth0": t(4970, 4980)], events: [.firstSight, .gap, .reset]),
     RuleCase(
-        rule: "9 rename: bytes up to the rename message stay with the old name",
+        rule: .rename, what: "rename: bytes up to the rename message stay with the old name",
         steps: [.start([link("eth0", 2, t(0, 0))], at: at(0)),
                 .sample([reading(2, t(100, 100))], at: at(30)),
                 .event(.newOrChanged(link("lan0", 2, t(150, 170))), at: at(40)),
                 .sample([reading(2, t(400, 470))], at: at(60))],
         totals: ["eth0": t(150, 170), "lan0": t(250, 300)], events: [.firstSight, .rename]),
     RuleCase(
-        rule: "9 renamed while the daemon was down: the gap goes to the old name",
+        rule: .rename, what: "renamed while the daemon was down: the gap goes to the old name",
         steps: [.start([link("eth0", 2, t(0, 0))], at: at(0)),
                 .restart(bootID: nil),
                 .start([link("lan0", 2, t(80, 90))], at: at(300)),
                 .sample([reading(2, t(100, 100))], at: at(330))],
         totals: ["eth0": t(80, 90), "lan0": t(20, 10)], events: [.firstSight, .gap, .rename]),
     RuleCase(
-        rule: "10 a wall-clock jump is an event; boot time still measures elapsed",
+        rule: .clockJump, what: "a wall-clock jump is an event; boot time still measures elapsed",
         steps: [.start([link("eth0", 2, t(0, 0), speed: 1_000_000)], at: at(0)),
                 .sample([reading(2, t(3_000_000, 0))], at: at(30, wallOffset: 3600))],
         totals: ["eth0": t(3_000_000, 0)], events: [.firstSight, .clockJump]),
 ]
 
-@Suite("Meter rules (DESIGN §3)")
+@Suite("Meter rules (docs/METER.md)")
 struct MeterRuleTests {
+    @Test("every rule has rows, and a rule that produces events produces one of its own in some row")
+    func everyRuleHasRows() {
+        for rule in MeterRule.allCases {
+            let rows = ruleCases.filter { $0.rule == rule }
+            #expect(!rows.isEmpty, "rule \(rule.rawValue) (\(rule)) has no row in the rule table")
+            guard !rule.events.isEmpty else { continue }
+            #expect(rows.contains { !rule.events.isDisjoint(with: $0.events) },
+                    "no row of rule \(rule.rawValue) (\(rule)) produces \(rule.events.map(\.rawValue).sorted())")
+        }
+    }
+
     @Test("each rule: exact totals and events", arguments: ruleCases)
     func rule(_ row: RuleCase) {
         var run = ScenarioRun(configuration: row.configuration, knownNames: row.knownNames)
