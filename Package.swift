@@ -48,9 +48,11 @@ let package = Package(
         // The client: views, live rates, the estimate log, quota checks, charts.
         .target(name: "IfMeterCLI", dependencies: ["IfMeterCore", "IfMeterWire"]),
         .executableTarget(name: "ifmeter", dependencies: ["IfMeterCLI"]),
+        // The benchmark's floor: a raw RTM_GETSTATS dump on a plain netlink socket.
+        .target(name: "CBenchFloor", cSettings: [.define("_GNU_SOURCE")]),
         // `make bench`: sample cost against a raw C RTM_GETSTATS dump of the same links.
         .executableTarget(
-            name: "ifmeter-bench", dependencies: ["IfMeterKernel", "IfMeterStore", "IfMeterWire", "CLinkStats", "CSQLite"]),
+            name: "ifmeter-bench", dependencies: ["IfMeterKernel", "IfMeterStore", "IfMeterWire", "CBenchFloor", "CSQLite"]),
         // The fuzz targets' bodies: run under libFuzzer by `make fuzz` (scripts/fuzz), and over
         // the committed corpora by FuzzReplayTests. Never linked into a product.
         .target(

@@ -51,7 +51,6 @@ struct ifm_nl {
     struct nl_sock *sock;
     uint8_t *buf;
     size_t buf_size;
-    uint32_t raw_seq;
 };
 
 /* libnl reports its own NLE_* codes; the Swift side speaks errno. */
@@ -130,8 +129,6 @@ static ifm_nl *ifm_nl_alloc(void) {
     /* Requests are completed by nl_send_auto; replies are read and matched here, by sequence
      * number, so libnl's own ack and sequence machinery stays out of the way. */
     nl_socket_disable_auto_ack(nl->sock);
-    /* Raw (benchmark) requests use their own sequence space so they never match libnl's. */
-    nl->raw_seq = 0x80000000u;
     return nl;
 }
 
@@ -496,46 +493,3 @@ int ifm_getifaddrs_links(ifm_link_array *out) {
 }
 
 const char *ifm_errno_name(int errnum) { return strerrorname_np(errnum); }
-
-int ifm_raw_counters_dump(ifm_nl *nl, uint64_t *rx_bytes_sum) {
-    struct {
-        struct nlmsghdr header;
-        struct if_stats_msg body;
-    } request = {
-        .header = {
-            .nlmsg_len = sizeof request,
-            .nlmsg_type = RTM_GETSTATS,
-            .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
-            .nlmsg_seq = ++nl->raw_seq,
-        },
-        .body = { .family = AF_UNSPEC, .filter_mask = IFLA_STATS_FILTER_BIT(IFLA_STATS_LINK_64) },
-    };
-    int fd = nl_socket_get_fd(nl->sock);
-    while (send(fd, &request, sizeof request, 0) < 0)
-        if (errno != EINTR) return -errno;
-    int count = 0;
-    *rx_bytes_sum = 0;
-    for (;;) {
-        ssize_t n = recv(fd, nl->buf, nl->buf_size, 0);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return -errno;
-        }
-        int remaining = (int)n;
-        for (struct nlmsghdr *hdr = (struct nlmsghdr *)nl->buf; NLMSG_OK(hdr, remaining);
-             hdr = NLMSG_NEXT(hdr, remaining)) {
-            if (hdr->nlmsg_seq != request.header.nlmsg_seq) continue;
-            if (hdr->nlmsg_type == NLMSG_DONE) return count;
-            if (hdr->nlmsg_type == NLMSG_ERROR) return -EPROTO;
-            int attrs_len = (int)hdr->nlmsg_len - NLMSG_LENGTH(sizeof(struct if_stats_msg));
-            struct rtattr *attr = (struct rtattr *)((char *)NLMSG_DATA(hdr)
-                                                    + NLMSG_ALIGN(sizeof(struct if_stats_msg)));
-            for (; RTA_OK(attr, attrs_len); attr = RTA_NEXT(attr, attrs_len)) {
-                if (attr->rta_type != IFLA_STATS_LINK_64) continue;
-                const struct rtnl_link_stats64 *kernel = RTA_DATA(attr);
-                *rx_bytes_sum += kernel->rx_bytes;
-                count++;
-            }
-        }
-    }
-}

@@ -39,13 +39,4 @@ public final class NetlinkSocket {
             CounterReading(ifindex: $0.ifindex, counters: LinkCounters($0.counters))
         }
     }
-
-    /// The benchmark floor: the same `RTM_GETSTATS` dump with raw `recv` and no conversion.
-    /// Returns the link count and the sum of their received bytes.
-    public func rawCountersDump() throws(KernelError) -> (links: Int, rxBytes: UInt64) {
-        var sum: UInt64 = 0
-        let count = try KernelError.check(
-            ifm_raw_counters_dump(handle, &sum), "raw netlink RTM_GETSTATS dump")
-        return (count, sum)
-    }
 }

@@ -1,3 +1,4 @@
+import CBenchFloor
 import IfMeterCore
 import IfMeterKernel
 #if canImport(Glibc)
@@ -8,13 +9,14 @@ import Glibc
 /// same run. Runs in the namespace holding the links (scripts/bench makes them).
 func linkBenchmark(rounds: Int) throws {
     let socket = try NetlinkSocket()
+    let floorSocket = try FloorSocket()
     // Metadata is cached once, as the daemon does at start; samples join counters to it.
     let metadata = Dictionary(uniqueKeysWithValues: try socket.dumpLinks().map { ($0.ifindex, $0) })
     var floor: [UInt64] = [], sample: [UInt64] = [], linkDump: [UInt64] = []
     for round in 0..<(rounds + rounds / 10) {
         // Interleaved, so drift on the machine hits all three alike; the first tenth warms up.
         let t0 = nanoseconds()
-        let raw = try socket.rawCountersDump()
+        let raw = try floorSocket.dump()
         let t1 = nanoseconds()
         let readings = try socket.dumpCounters()
         var joined = 0
@@ -40,4 +42,27 @@ func linkBenchmark(rounds: Int) throws {
     print("  floor   raw C RTM_GETSTATS dump           \(Int(f / 1000)) us  \(perLink(f))  1.00x")
     print("  sample  RTM_GETSTATS via libnl + Swift    \(Int(s / 1000)) us  \(perLink(s))  \(ratio(s, f))")
     print("  links   full RTM_GETLINK dump (libnl)     \(Int(l / 1000)) us  \(perLink(l))  \(ratio(l, f))")
+}
+
+/// The floor's plain netlink socket and its receive buffer.
+final class FloorSocket {
+    private let fd: Int32
+    private var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    private var sequence: UInt32 = 0
+
+    init() throws {
+        fd = ifmb_floor_open()
+        guard fd >= 0 else { throw BenchmarkError("cannot open a netlink socket: \(String(cString: strerror(-fd)))") }
+    }
+
+    deinit { close(fd) }
+
+    /// The link count and the sum of their received bytes.
+    func dump() throws -> (links: Int, rxBytes: UInt64) {
+        sequence &+= 1
+        var sum: UInt64 = 0
+        let count = ifmb_floor_dump(fd, &buffer, buffer.count, sequence, &sum)
+        guard count >= 0 else { throw BenchmarkError("raw RTM_GETSTATS dump failed: \(String(cString: strerror(-count)))") }
+        return (Int(count), sum)
+    }
 }

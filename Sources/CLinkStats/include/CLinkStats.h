@@ -139,9 +139,4 @@ int ifm_getifaddrs_links(ifm_link_array *out);
 /* The symbolic name of an errno value ("EPERM"), or NULL if the C library has none. */
 const char *ifm_errno_name(int errnum);
 
-/* Benchmark floor: the same RTM_GETSTATS dump as ifm_nl_dump_counters done with nothing but
- * send(), recv() and the netlink macros, summing rx bytes instead of storing anything.
- * Returns the link count; *rx_bytes_sum receives the sum. */
-int ifm_raw_counters_dump(ifm_nl *nl, uint64_t *rx_bytes_sum);
-
 #endif
