@@ -216,12 +216,9 @@ extension Daemon {
     /// A row as answered; `tunnel` for a tunnel's figures, `eventsLost` the events-lost
     /// events in its period. The one place a usage row's labels are decided.
     static func row(_ row: UsageRow, tunnel: Bool = false, eventsLost: Int = 0) -> UsageRowResult {
-        UsageRowResult(
-            start: Double(row.start), end: Double(row.end), rxBytes: row.tally.traffic.rxBytes,
-            txBytes: row.tally.traffic.txBytes, rxPackets: row.tally.traffic.rxPackets,
-            txPackets: row.tally.traffic.txPackets,
-            continuity: row.tally.continuity(eventsLost: eventsLost),
-            labels: row.tally.labels(tunnel: tunnel, eventsLost: eventsLost).map(\.rawValue))
+        UsageRowResult(UsageRowFields(
+            start: Double(row.start), end: Double(row.end), continuity: row.tally.continuity(eventsLost: eventsLost),
+            labels: row.tally.labels(tunnel: tunnel, eventsLost: eventsLost).map(\.rawValue)), traffic: row.tally.traffic)
     }
 
     /// ``row(_:tunnel:eventsLost:)`` with the events-lost events this daemon knows of.
@@ -276,22 +273,19 @@ extension RateResult {
     }
 }
 
-extension InterfaceResult {
+extension InterfaceResult where Fields == InterfaceFields {
     /// The answer for one name, present or absent: the one place its fields and labels are set.
     init(_ figures: InterfaceFigures) {
         let present = figures.present
-        self.init(
+        self.init(InterfaceFields(
             name: figures.name, ifindex: present?.ifindex, class: figures.interfaceClass,
             classReason: figures.classReason, kind: figures.kind,
             operstate: present.map(\.operState.rawValue) ?? "absent",
-            rxBytes: figures.total.traffic.rxBytes, txBytes: figures.total.traffic.txBytes,
-            rxPackets: figures.total.traffic.rxPackets, txPackets: figures.total.traffic.txPackets,
             epoch: present?.tracked.map { EpochResult(
-                bootID: $0.epoch.bootID, ifindex: $0.ifindex, generation: $0.epoch.generation,
-                since: $0.epoch.since, rxBytes: $0.last.rxBytes, txBytes: $0.last.txBytes,
-                rxPackets: $0.last.rxPackets, txPackets: $0.last.txPackets) },
+                EpochFields(bootID: $0.epoch.bootID, ifindex: $0.ifindex, generation: $0.epoch.generation,
+                            since: $0.epoch.since), traffic: $0.last) },
             rate: present?.rate.map(RateResult.init),
             continuity: figures.total.continuity(since: figures.since, eventsLost: figures.eventsLost),
-            labels: figures.labels.map(\.rawValue), lastSeen: figures.lastSeen)
+            labels: figures.labels.map(\.rawValue), lastSeen: figures.lastSeen), traffic: figures.total.traffic)
     }
 }

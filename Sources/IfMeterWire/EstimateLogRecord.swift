@@ -9,53 +9,16 @@ public enum EstimateLogRecord: Codable, Hashable, Sendable {
     case event(CounterEvent)
 
     /// One name's traffic in a save window, labelled.
-    public struct WindowRecord: Codable, Hashable, Sendable {
+    public typealias WindowRecord = WithTraffic<WindowFields>
+
+    public struct WindowFields: Codable, Hashable, Sendable {
         public var interface: String
         public var `class`: String?
         public var start: Double
         public var end: Double
-        public var traffic: Traffic
         public var continuity: Continuity
         public var epoch: Epoch
         public var labels: [String]
-
-        public init(interface: String, class: String?, start: Double, end: Double, tally: BucketTally, epoch: Epoch,
-                    labels: [EstimateLabel], eventsLost: Int) {
-            self.interface = interface
-            self.class = `class`
-            self.start = start
-            self.end = end
-            traffic = tally.traffic
-            continuity = tally.continuity(eventsLost: eventsLost)
-            self.epoch = epoch
-            self.labels = labels.map(\.rawValue)
-        }
-
-        public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            interface = try container.decode(String.self, forKey: .interface)
-            `class` = try container.decodeIfPresent(String.self, forKey: .class)
-            start = try container.decode(Double.self, forKey: .start)
-            end = try container.decode(Double.self, forKey: .end)
-            traffic = try Traffic(from: decoder)
-            continuity = try container.decode(Continuity.self, forKey: .continuity)
-            epoch = try container.decode(Epoch.self, forKey: .epoch)
-            labels = try container.decode([String].self, forKey: .labels)
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(interface, forKey: .interface)
-            try container.encodeIfPresent(`class`, forKey: .class)
-            try container.encode(start, forKey: .start)
-            try container.encode(end, forKey: .end)
-            try traffic.encode(to: encoder)
-            try container.encode(continuity, forKey: .continuity)
-            try container.encode(epoch, forKey: .epoch)
-            try container.encode(labels, forKey: .labels)
-        }
-
-        enum CodingKeys: String, CodingKey { case interface, `class`, start, end, continuity, epoch, labels }
     }
 
     private enum TypeKey: String, CodingKey { case type }
@@ -101,5 +64,15 @@ public enum EstimateLogRecord: Codable, Hashable, Sendable {
         }
         var container = encoder.container(keyedBy: TypeKey.self)
         try container.encode(type, forKey: .type)
+    }
+}
+
+extension EstimateLogRecord.WindowRecord where Fields == EstimateLogRecord.WindowFields {
+    public init(interface: String, class: String?, start: Double, end: Double, tally: BucketTally, epoch: Epoch,
+                labels: [EstimateLabel], eventsLost: Int) {
+        self.init(EstimateLogRecord.WindowFields(
+            interface: interface, class: `class`, start: start, end: end,
+            continuity: tally.continuity(eventsLost: eventsLost), epoch: epoch, labels: labels.map(\.rawValue)),
+                  traffic: tally.traffic)
     }
 }

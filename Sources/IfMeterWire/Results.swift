@@ -97,50 +97,37 @@ public struct RateResult: Codable, Hashable, Sendable {
     }
 }
 
-/// The kernel counter epoch an interface is in now.
-public struct EpochResult: Codable, Hashable, Sendable {
+/// The kernel counter epoch an interface is in now, with the raw kernel counters last read
+/// in it.
+public typealias EpochResult = WithTraffic<EpochFields>
+
+public struct EpochFields: Codable, Hashable, Sendable {
     public var bootID: String
     public var ifindex: Int32
     public var generation: Int
     public var since: Double
-    /// The raw kernel counters last read in this epoch.
-    public var rxBytes: UInt64
-    public var txBytes: UInt64
-    public var rxPackets: UInt64
-    public var txPackets: UInt64
 
-    public init(bootID: String, ifindex: Int32, generation: Int, since: Double, rxBytes: UInt64,
-                txBytes: UInt64, rxPackets: UInt64, txPackets: UInt64) {
+    public init(bootID: String, ifindex: Int32, generation: Int, since: Double) {
         self.bootID = bootID
         self.ifindex = ifindex
         self.generation = generation
         self.since = since
-        self.rxBytes = rxBytes
-        self.txBytes = txBytes
-        self.rxPackets = rxPackets
-        self.txPackets = txPackets
     }
 
-    enum CodingKeys: String, CodingKey {
-        case bootID = "boot_id", ifindex, generation, since, rxBytes = "rx_bytes", txBytes = "tx_bytes"
-        case rxPackets = "rx_packets", txPackets = "tx_packets"
-    }
+    enum CodingKeys: String, CodingKey { case bootID = "boot_id", ifindex, generation, since }
 }
 
 /// An interface present now, or (`operstate` `absent`, no `ifindex`) a name with history that
-/// is not present.
-public struct InterfaceResult: Codable, Hashable, Sendable {
+/// is not present; its traffic is since the name's history began, across all its epochs.
+public typealias InterfaceResult = WithTraffic<InterfaceFields>
+
+public struct InterfaceFields: Codable, Hashable, Sendable {
     public var name: String
     public var ifindex: Int32?
     public var `class`: String
     public var classReason: String
     public var kind: String
     public var operstate: String
-    /// Since the name's history began, across all its epochs.
-    public var rxBytes: UInt64
-    public var txBytes: UInt64
-    public var rxPackets: UInt64
-    public var txPackets: UInt64
     public var epoch: EpochResult?
     public var rate: RateResult?
     public var continuity: Continuity
@@ -149,8 +136,7 @@ public struct InterfaceResult: Codable, Hashable, Sendable {
     public var lastSeen: Double?
 
     public init(name: String, ifindex: Int32?, class: String, classReason: String, kind: String,
-                operstate: String, rxBytes: UInt64, txBytes: UInt64, rxPackets: UInt64, txPackets: UInt64,
-                epoch: EpochResult?, rate: RateResult?, continuity: Continuity, labels: [String],
+                operstate: String, epoch: EpochResult?, rate: RateResult?, continuity: Continuity, labels: [String],
                 lastSeen: Double? = nil) {
         self.name = name
         self.ifindex = ifindex
@@ -158,10 +144,6 @@ public struct InterfaceResult: Codable, Hashable, Sendable {
         self.classReason = classReason
         self.kind = kind
         self.operstate = operstate
-        self.rxBytes = rxBytes
-        self.txBytes = txBytes
-        self.rxPackets = rxPackets
-        self.txPackets = txPackets
         self.epoch = epoch
         self.rate = rate
         self.continuity = continuity
@@ -171,7 +153,6 @@ public struct InterfaceResult: Codable, Hashable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case name, ifindex, `class`, classReason = "class_reason", kind, operstate
-        case rxBytes = "rx_bytes", txBytes = "tx_bytes", rxPackets = "rx_packets", txPackets = "tx_packets"
         case epoch, rate, continuity, labels, lastSeen = "last_seen"
     }
 }
@@ -185,31 +166,20 @@ public struct InterfacesResult: Codable, Hashable, Sendable {
     }
 }
 
-public struct UsageRowResult: Codable, Hashable, Sendable {
+/// One period's traffic for an interface or a class.
+public typealias UsageRowResult = WithTraffic<UsageRowFields>
+
+public struct UsageRowFields: Codable, Hashable, Sendable {
     public var start: Double
     public var end: Double
-    public var rxBytes: UInt64
-    public var txBytes: UInt64
-    public var rxPackets: UInt64
-    public var txPackets: UInt64
     public var continuity: Continuity
     public var labels: [String]
 
-    public init(start: Double, end: Double, rxBytes: UInt64, txBytes: UInt64, rxPackets: UInt64,
-                txPackets: UInt64, continuity: Continuity, labels: [String]) {
+    public init(start: Double, end: Double, continuity: Continuity, labels: [String]) {
         self.start = start
         self.end = end
-        self.rxBytes = rxBytes
-        self.txBytes = txBytes
-        self.rxPackets = rxPackets
-        self.txPackets = txPackets
         self.continuity = continuity
         self.labels = labels
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case start, end, rxBytes = "rx_bytes", txBytes = "tx_bytes", rxPackets = "rx_packets"
-        case txPackets = "tx_packets", continuity, labels
     }
 }
 

@@ -1,0 +1,35 @@
+import IfMeterCore
+
+/// A figure's own fields with its traffic beside them as `rx_bytes`, `tx_bytes`, `rx_packets`
+/// and `tx_packets` (``Traffic``'s coding, flattened into the same object): the one encoding of
+/// traffic in every answer and estimate-log line. Fields and traffic read as members of the
+/// figure (`row.start`, `row.rxBytes`).
+@dynamicMemberLookup
+public struct WithTraffic<Fields: Codable & Hashable & Sendable>: Codable, Hashable, Sendable {
+    public var fields: Fields
+    public var traffic: Traffic
+
+    public init(_ fields: Fields, traffic: Traffic) {
+        self.fields = fields
+        self.traffic = traffic
+    }
+
+    public subscript<Value>(dynamicMember keyPath: WritableKeyPath<Fields, Value>) -> Value {
+        get { fields[keyPath: keyPath] }
+        set { fields[keyPath: keyPath] = newValue }
+    }
+
+    public subscript<Value>(dynamicMember keyPath: KeyPath<Traffic, Value>) -> Value {
+        traffic[keyPath: keyPath]
+    }
+
+    public init(from decoder: any Decoder) throws {
+        fields = try Fields(from: decoder)
+        traffic = try Traffic(from: decoder)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try fields.encode(to: encoder)
+        try traffic.encode(to: encoder)
+    }
+}
