@@ -61,8 +61,7 @@ extension Store {
             ("b.name IN (SELECT name FROM interfaces WHERE class = ?1)", interfaceClass.rawValue)
         }
         let statement = try connection.prepare("""
-            SELECT b.start, sum(b.rx_bytes), sum(b.tx_bytes), sum(b.rx_packets), sum(b.tx_packets),
-                   sum(b.resets), sum(b.gaps), sum(b.implausible), min(b.name)
+            SELECT b.start, \(TallyColumns.select("b", summed: true)), min(b.name)
             FROM buckets b
             WHERE \(filter) AND b.resolution = ?2 AND b.start >= ?3 AND b.start < ?4
             GROUP BY b.start ORDER BY b.start
@@ -71,12 +70,12 @@ extension Store {
         var rows: [UsageRow] = []
         while try statement.step() {
             let start = statement.int64(0)
-            let name = statement.text(8) ?? ""
+            let name = statement.text(1 + TallyColumns.count) ?? ""
             rows.append(UsageRow(
                 start: start,
                 end: configuration.calendar.end(of: resolution, startingAt: start,
                                                 monthStartDay: configuration.monthStartDay(for: name)),
-                tally: Self.tally(statement, from: 1)))
+                tally: TallyColumns.tally(statement, from: 1)))
         }
         return rows
     }
@@ -84,25 +83,23 @@ extension Store {
     /// Everything since the name was first seen, across all its epochs; nil if never seen.
     public func total(_ name: String) throws(StoreError) -> (tally: BucketTally, since: Double)? {
         let statement = try connection.prepare("""
-            SELECT t.rx_bytes, t.tx_bytes, t.rx_packets, t.tx_packets, t.resets, t.gaps,
-                   t.implausible, i.first_seen
+            SELECT \(TallyColumns.select("t")), i.first_seen
             FROM interfaces i LEFT JOIN totals t ON t.name = i.name WHERE i.name = ?1
             """, "read")
         statement.bind([.text(name)])
         guard try statement.step() else { return nil }
-        return (Self.tally(statement, from: 0), try statement.time(7))
+        return (TallyColumns.tally(statement, from: 0), try statement.time(TallyColumns.count))
     }
 
     /// Every name's all-time total and first-seen time, in one query.
     public func totals() throws(StoreError) -> [String: (tally: BucketTally, since: Double)] {
         let statement = try connection.prepare("""
-            SELECT t.rx_bytes, t.tx_bytes, t.rx_packets, t.tx_packets, t.resets, t.gaps,
-                   t.implausible, i.first_seen, i.name
+            SELECT \(TallyColumns.select("t")), i.first_seen, i.name
             FROM interfaces i LEFT JOIN totals t ON t.name = i.name
             """, "read")
         var result: [String: (tally: BucketTally, since: Double)] = [:]
         while try statement.step() {
-            result[statement.text(8) ?? ""] = (Self.tally(statement, from: 0), try statement.time(7))
+            result[statement.text(TallyColumns.count + 1) ?? ""] = (TallyColumns.tally(statement, from: 0), try statement.time(TallyColumns.count))
         }
         return result
     }
@@ -177,13 +174,5 @@ extension Store {
     static func clampedCount(_ value: Double) -> UInt64 {
         guard value > 0 else { return 0 }  // NaN too
         return value >= 0x1p64 ? UInt64.max : UInt64(value.rounded(.down))
-    }
-
-    static func tally(_ statement: Statement, from column: Int32) -> BucketTally {
-        BucketTally(
-            traffic: Traffic(rxBytes: statement.uint64(column), txBytes: statement.uint64(column + 1),
-                             rxPackets: statement.uint64(column + 2), txPackets: statement.uint64(column + 3)),
-            resets: Int(statement.int64(column + 4)), gaps: Int(statement.int64(column + 5)),
-            implausible: Int(statement.int64(column + 6)))
     }
 }

@@ -1,5 +1,6 @@
 /// The database layout, as forward migrations: migration `n` takes `PRAGMA user_version` from
-/// `n` to `n + 1`. Never edit a released migration; append a new one.
+/// `n` to `n + 1`. Never edit a released migration; append a new one. The bucket and total
+/// columns come from ``TallyColumns``, so the two tables and every statement agree.
 enum Schema {
     /// `PRAGMA application_id`: "ifmt". Marks the file as ifmeter's.
     static let applicationID: Int64 = 0x6966_6D74
@@ -21,25 +22,13 @@ enum Schema {
             name TEXT NOT NULL,
             resolution TEXT NOT NULL,
             start INTEGER NOT NULL,
-            rx_bytes INTEGER NOT NULL DEFAULT 0,
-            tx_bytes INTEGER NOT NULL DEFAULT 0,
-            rx_packets INTEGER NOT NULL DEFAULT 0,
-            tx_packets INTEGER NOT NULL DEFAULT 0,
-            resets INTEGER NOT NULL DEFAULT 0,
-            gaps INTEGER NOT NULL DEFAULT 0,
-            implausible INTEGER NOT NULL DEFAULT 0,
+        \(TallyColumns.definitions),
             PRIMARY KEY (name, resolution, start)
         ) WITHOUT ROWID;
         CREATE INDEX buckets_by_age ON buckets (resolution, start);
         CREATE TABLE totals (
             name TEXT PRIMARY KEY,
-            rx_bytes INTEGER NOT NULL DEFAULT 0,
-            tx_bytes INTEGER NOT NULL DEFAULT 0,
-            rx_packets INTEGER NOT NULL DEFAULT 0,
-            tx_packets INTEGER NOT NULL DEFAULT 0,
-            resets INTEGER NOT NULL DEFAULT 0,
-            gaps INTEGER NOT NULL DEFAULT 0,
-            implausible INTEGER NOT NULL DEFAULT 0
+        \(TallyColumns.definitions)
         );
         CREATE TABLE epochs (
             boot_id TEXT NOT NULL,

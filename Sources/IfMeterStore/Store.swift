@@ -145,10 +145,10 @@ public final class Store {
         try connection.transaction("save to") { () throws(StoreError) in
             for (key, tally) in batch.buckets {
                 try statements.upsertBucket.run(
-                    [.text(key.name), .text(key.resolution.rawValue), .int(key.start)] + Self.values(tally))
+                    [.text(key.name), .text(key.resolution.rawValue), .int(key.start)] + TallyColumns.values(tally))
             }
             for (name, tally) in batch.totals {
-                try statements.upsertTotal.run([.text(name)] + Self.values(tally))
+                try statements.upsertTotal.run([.text(name)] + TallyColumns.values(tally))
             }
             for event in batch.events {
                 try insert(event)
@@ -167,12 +167,6 @@ public final class Store {
         saveSequence += 1
         if let state = batch.meterState { savedNames.merge(state.firstSeen) { _, new in new } }
         pending = PendingWrites()
-    }
-
-    private static func values(_ tally: BucketTally) -> [SQLValue] {
-        [.uint(tally.traffic.rxBytes), .uint(tally.traffic.txBytes), .uint(tally.traffic.rxPackets),
-         .uint(tally.traffic.txPackets), .int(Int64(tally.resets)), .int(Int64(tally.gaps)),
-         .int(Int64(tally.implausible))]
     }
 
     private func insert(_ event: CounterEvent) throws(StoreError) {
@@ -328,26 +322,15 @@ struct Statements {
     let recordName, setMeter, allNames, meterValues, openEpochs, pruneBuckets, pruneEvents: Statement
 
     init(_ connection: SQLiteConnection) throws(StoreError) {
-        // Unsigned, saturating (ifm_add); a row whose sum would pass 2^64 − 1 is held there
-        // and counted implausible, so the figure is labelled (SQLiteConnection).
-        let sums = """
-            rx_bytes = ifm_add(rx_bytes, excluded.rx_bytes), tx_bytes = ifm_add(tx_bytes, excluded.tx_bytes),
-            rx_packets = ifm_add(rx_packets, excluded.rx_packets), tx_packets = ifm_add(tx_packets, excluded.tx_packets),
-            resets = resets + excluded.resets, gaps = gaps + excluded.gaps,
-            implausible = implausible + excluded.implausible + ifm_overflows(
-                rx_bytes, excluded.rx_bytes, tx_bytes, excluded.tx_bytes,
-                rx_packets, excluded.rx_packets, tx_packets, excluded.tx_packets)
-            """
         upsertBucket = try connection.prepare("""
-            INSERT INTO buckets (name, resolution, start, rx_bytes, tx_bytes, rx_packets, tx_packets,
-                                 resets, gaps, implausible)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-            ON CONFLICT (name, resolution, start) DO UPDATE SET \(sums)
+            INSERT INTO buckets (name, resolution, start, \(TallyColumns.names.joined(separator: ", ")))
+            VALUES (?1, ?2, ?3, \(TallyColumns.placeholders(from: 4)))
+            ON CONFLICT (name, resolution, start) DO UPDATE SET \(TallyColumns.sums)
             """, "save to")
         upsertTotal = try connection.prepare("""
-            INSERT INTO totals (name, rx_bytes, tx_bytes, rx_packets, tx_packets, resets, gaps, implausible)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-            ON CONFLICT (name) DO UPDATE SET \(sums)
+            INSERT INTO totals (name, \(TallyColumns.names.joined(separator: ", ")))
+            VALUES (?1, \(TallyColumns.placeholders(from: 2)))
+            ON CONFLICT (name) DO UPDATE SET \(TallyColumns.sums)
             """, "save to")
         insertEvent = try connection.prepare("""
             INSERT INTO events (at, kind, interface, ifindex, previous, current, delta, detail)

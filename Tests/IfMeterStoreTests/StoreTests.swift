@@ -282,3 +282,19 @@ struct StoreTests {
         #expect(day.tally.traffic.rxBytes == .max)
     }
 }
+
+@Suite("Schema")
+struct SchemaTests {
+    @Test("buckets and totals have the tally columns, in the order every statement binds and reads them")
+    func tallyColumns() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.database)
+        for table in ["buckets", "totals"] {
+            let statement = try store.connection.prepare("SELECT name FROM pragma_table_info('\(table)') ORDER BY cid", "read")
+            var columns: [String] = []
+            while try statement.step() { columns.append(statement.text(0) ?? "") }
+            let firstTally = try #require(columns.firstIndex(of: "rx_bytes"))
+            #expect(Array(columns[firstTally..<(firstTally + TallyColumns.names.count)]) == TallyColumns.names, "\(table)")
+        }
+    }
+}
