@@ -1,0 +1,46 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The writer's lock: an exclusive `flock` on `DATABASE.lock`, which holds the owner's pid for
+/// the error a second writer gets. Released when the value is. The file is never deleted
+/// (deleting lock files races with the next taker).
+public final class StoreLock: @unchecked Sendable {
+    private let fd: Int32
+
+    public init(databasePath path: String) throws(StoreError) {
+        let lockPath = path + ".lock"
+        // O_NOFOLLOW: a symlink planted as the lock file would have the daemon truncate and
+        // overwrite its target with a pid.
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else {
+            throw StoreError(kind: errno == EACCES || errno == EROFS ? .readOnly : .cannotOpen,
+                             path: path, operation: "open",
+                             message: "cannot create lock file \(lockPath): \(String(cString: strerror(errno)))")
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let error = errno
+            var buffer = [UInt8](repeating: 0, count: 32)
+            let count = read(fd, &buffer, buffer.count)
+            close(fd)
+            let pid = count > 0 ? Int32(String(decoding: buffer[..<count], as: UTF8.self)
+                .filter(\.isNumber)) : nil
+            guard error == EWOULDBLOCK else {
+                throw StoreError(kind: .io, path: path, operation: "lock",
+                                 message: "flock \(lockPath): \(String(cString: strerror(error)))")
+            }
+            let owner = pid.map { " (pid \($0))" } ?? ""
+            throw StoreError(kind: .locked(byPID: pid), path: path, operation: "open",
+                             message: "it is in use by another ifmeterd\(owner); only one may write it")
+        }
+        let pid = "\(getpid())\n"
+        _ = ftruncate(fd, 0)
+        _ = pid.withCString { pwrite(fd, $0, strlen($0), 0) }
+        self.fd = fd
+    }
+
+
+    deinit {
+        close(fd)
+    }
+}
