@@ -25,6 +25,10 @@ let package = Package(
             dependencies: ["CLibNL"],
             cSettings: [.define("_GNU_SOURCE")]
         ),
+        // The metrics endpoint: libmicrohttpd on the daemon's loop, a TCP listener, gzip (zlib).
+        .target(
+            name: "CMetricsHTTP", cSettings: [.define("_GNU_SOURCE")],
+            linkerSettings: [.linkedLibrary("microhttpd"), .linkedLibrary("z")]),
         // accept4 and peer credentials for the daemon's server, which Swift's Glibc hides.
         .target(name: "CPeerSocket", cSettings: [.define("_GNU_SOURCE")]),
         // Compact sorted-key JSON straight to bytes, for responses, log records and stored events.
@@ -38,12 +42,14 @@ let package = Package(
         // The one owner of what is counted now: meter, link table, classification, pending
         // writes, totals, the estimate log's window. Pure: no sockets, files or clock.
         .target(name: "IfMeterService", dependencies: ["IfMeterCore", "IfMeterStore"]),
+        // The Prometheus / OpenMetrics exposition of a MeterSnapshot: pure text, no I/O.
+        .target(name: "IfMeterMetrics", dependencies: ["IfMeterService", "IfMeterCore"]),
         // The socket protocol: request and response types, error codes, line framing.
         .target(name: "IfMeterWire", dependencies: ["IfMeterCore", "IfMeterJSON"]),
         // Composition: command line, config, probe, event loop, server, systemd.
         .target(
             name: "IfMeterDaemon",
-            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterService", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "CSystemd", "CPeerSocket"]),
+            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterService", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterMetrics", "CSystemd", "CPeerSocket", "CMetricsHTTP"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
         // The client: views, live rates, the estimate log, quota checks, charts.
         .target(name: "IfMeterCLI", dependencies: ["IfMeterCore", "IfMeterWire"]),

@@ -48,6 +48,10 @@ public enum CLI {
         case .log:
             try LogView.run(invocation, locations, output: output, errors: errors)
             return 0
+        case .metrics:
+            // Answered while the daemon is still loading too (`ifmeter_up 0`), so no Session.
+            try MetricsCommand.run(invocation, socketCandidates: locations.socketCandidates(flag: invocation.socket), output: output)
+            return 0
         default:
             break
         }
@@ -82,7 +86,7 @@ public enum CLI {
             return check.status.rawValue
         case .chart:
             try chart(session, invocation, output: output)
-        case .help, .version, .log:
+        case .help, .version, .log, .metrics:
             break
         }
         return 0

@@ -22,6 +22,7 @@ enum Help {
           log              read the estimate log files (the daemon need not run)
           check            quota check with Nagios exit codes (0 ok, 1 warning, 2 over, 3 unknown)
           chart            SVG bar chart: chart hours|days|months [-o FILE]
+          metrics          the Prometheus exposition /metrics serves; --textfile DIR for node_exporter
 
         Options for every command:
           --socket PATH    ifmeterd's socket (default: $IFMETER_SOCKET, then the daemon's own default)
@@ -161,6 +162,19 @@ enum Help {
                 \(subject)
                 \(range)
                   -o, --output FILE      write the SVG here instead of standard output
+                """
+        case .metrics:
+            return """
+                usage: ifmeter metrics [--openmetrics] [--textfile DIR]
+
+                The Prometheus metrics ifmeterd serves on /metrics (docs/METRICS.md): continuous
+                per-interface totals across counter resets, re-creation, restarts and reboots.
+                Answered while the daemon is still loading too (ifmeter_up 0).
+
+                  --openmetrics          OpenMetrics 1.0 instead of the text format 0.0.4
+                  --textfile DIR         write DIR/ifmeter.prom for node_exporter's textfile collector
+                                         (--collector.textfile.directory=DIR), replaced atomically;
+                                         without the process_* metrics node_exporter has itself
                 """
         case .help, .version:
             return overview

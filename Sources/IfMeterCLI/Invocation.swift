@@ -1,7 +1,7 @@
 /// The commands of `ifmeter` (docs/CLI.md).
 public enum CLICommand: String, CaseIterable, Sendable {
     case summary, fiveMinutes = "5min", hours, days, months, years, top, list, events, status
-    case rate, live, log, check, chart, help, version
+    case rate, live, log, check, chart, metrics, help, version
 
     /// vnStat's switches, accepted as the commands they mean.
     static let vnstatAliases: [String: CLICommand] = [
@@ -51,6 +51,10 @@ public struct Invocation: Sendable {
     /// `chart hours|days|months`.
     public var chartPeriod: String?
     public var count: Int?
+    /// `metrics --textfile DIR`.
+    public var textfile: String?
+    /// `metrics --openmetrics`.
+    public var openMetrics = false
 
     /// Options every command takes.
     static let common: Set<String> = ["--socket", "--json", "--si", "--bits", "--help"]
@@ -71,13 +75,14 @@ public struct Invocation: Sendable {
             .log: ["-i", "--interface", "--class", "--from", "--to", "--kind", "--follow", "--log-dir", "--file"],
             .check: ["-i", "--interface", "--period", "--limit", "--projected", "--warn", "--direction"],
             .chart: table.union(["-o", "--output"]),
+            .metrics: ["--textfile", "--openmetrics"],
             .help: [], .version: [],
         ]
     }()
 
     static let valueOptions: Set<String> = [
         "--socket", "-i", "--interface", "--class", "--from", "--to", "--limit", "--kind", "--log-dir",
-        "--file", "--period", "--warn", "--direction", "-o", "--output", "--count",
+        "--file", "--period", "--warn", "--direction", "-o", "--output", "--count", "--textfile",
     ]
 
     public init() {}
@@ -168,6 +173,8 @@ public struct Invocation: Sendable {
         case "--warn": warn = text
         case "--direction": direction = text
         case "-o", "--output": output = text
+        case "--textfile": textfile = text
+        case "--openmetrics": openMetrics = true
         default:  // --count
             guard let number = Int(text), number > 0 else { throw .usage("--count: expected a positive number, got \"\(text)\"") }
             count = number

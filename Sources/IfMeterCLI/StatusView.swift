@@ -6,6 +6,7 @@ enum StatusView {
         var table = Table([.left, .left])
         table.add(["ifmeterd", "\(status.version), pid \(status.pid), up since \(session.time.second(status.startedAt))"])
         table.add(["socket", status.socket])
+        if let metrics = status.metrics { table.add(["metrics", "http://\(metrics)/metrics"]) }
         table.add(["sampling", "every \(status.interval) s from \(status.source ?? "—"), saving every \(status.saveInterval) s"])
         table.add(["last sample", status.lastSampleAt.map { session.time.second($0) } ?? "—"])
         table.add(["interfaces", status.interfaces.map(String.init) ?? "—"])

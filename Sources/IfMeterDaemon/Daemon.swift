@@ -1,6 +1,7 @@
 import CSystemd
 import IfMeterCore
 import IfMeterKernel
+import IfMeterMetrics
 import IfMeterService
 import IfMeterStore
 import IfMeterWire
@@ -65,6 +66,10 @@ final class Daemon {
     var requestedSample: EventSource?
     /// When a requested sample was last taken (CLOCK_MONOTONIC µs).
     var lastRequestedSample: UInt64?
+    /// `/metrics` over HTTP, when configured or passed by systemd.
+    var metricsServer: MetricsServer?
+    var sampleDurations = Histogram(bounds: Histogram.sampleBounds)
+    var saveDurations = Histogram(bounds: Histogram.saveBounds)
 
     /// Checks the directories, takes systemd's sockets, locks the database and binds the socket.
     init(options: DaemonOptions, paths: Paths, config: DaemonConfig) throws(DaemonError) {
@@ -92,6 +97,7 @@ final class Daemon {
         server = try Server(path: paths.socket, passed: passed.listener, mode: config.socketMode,
                             group: config.socketGroup, limits: Self.limits(config), loop: loop)
         log = EstimateLog(path: paths.log, maxSize: config.logMaxSize, keep: config.logFiles)
+        try startMetrics(passed: passed.metrics)
         server.isAdmin = { [unowned self] uid, groups in self.isAdmin(uid: uid, groups: groups) }
         server.onRequest = { [unowned self] request, client in self.handle(request, from: client) }
     }

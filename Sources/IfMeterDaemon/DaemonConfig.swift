@@ -8,6 +8,10 @@ import Glibc
 /// Everything `ifmeterd.conf` can set, with its defaults (docs/CONFIG.md lists each key).
 public struct DaemonConfig: Hashable, Sendable {
     /// Seconds between samples.
+    /// Where `/metrics` listens; nil: no HTTP endpoint unless systemd passes one.
+    public var metricsListen: MetricsAddress?
+    /// Seconds a name absent from the system stays in the metrics exposition.
+    public var metricsKeepAbsent: UInt64 = 86400
     public var interval: UInt64 = 30
     /// Seconds between saves to the database.
     public var saveInterval: UInt64 = 60
@@ -172,6 +176,13 @@ public struct DaemonConfig: Hashable, Sendable {
         case "admin_reserved_clients": adminReservedClients = try Self.integer(value, key: key, in: 0...1024)
         case "client_buffer": clientBuffer = Int(try Self.size(value, key: key, in: 4096...(1 << 30)))
         case "idle_timeout": idleTimeout = UInt64(try Self.seconds(value, key: key, in: 1...(7 * 86400)))
+        case "metrics_listen":
+            do {
+                metricsListen = try MetricsAddress(parsing: value)
+            } catch {
+                throw ValueError("metrics_listen: \(error)")
+            }
+        case "metrics_keep_absent": metricsKeepAbsent = UInt64(try Self.seconds(value, key: key, in: 0...(100 * 366 * 86400)))
         default: throw ValueError("unknown key \"\(key)\" (see docs/CONFIG.md)")
         }
     }

@@ -3,6 +3,9 @@ import IfMeterKernel
 import IfMeterService
 import IfMeterStore
 import IfMeterWire
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The I/O around the meter service: reading the kernel, saving, writing the estimate log,
 /// telling watchers.
@@ -11,9 +14,11 @@ extension Daemon {
     func sample() {
         guard let metering else { return }
         do {
+            let started = Stopwatch()
             let now = SystemClock.now()
             let read = try metering.feed.sample()
             act(on: metering.service.ingest(linkEvents: read.linkEvents, readings: read.readings, at: now))
+            sampleDurations.observe(started.seconds)
             broadcastRates()
         } catch {
             Diagnostics.error("sample failed: \(error)")
@@ -51,7 +56,9 @@ extension Daemon {
         guard let metering else { return }
         let store = metering.store
         let now = SystemClock.now().wall
+        let started = Stopwatch()
         let outcome = metering.service.save(at: now) { pending throws(StoreError) in try store.save(&pending) }
+        saveDurations.observe(started.seconds)
         if let error = outcome.error {
             if outcome.previousError != error {
                 Diagnostics.error("\(error); counting goes on in memory and the save will be retried")
@@ -72,5 +79,18 @@ extension Daemon {
         for record in EstimateLogRecord.records(of: outcome.log) {
             log.append(LineEncoder.encode(record))
         }
+    }
+}
+
+/// Elapsed CLOCK_MONOTONIC time since it was made.
+struct Stopwatch {
+    private let start = Stopwatch.nanoseconds()
+
+    var seconds: Double { Double(Stopwatch.nanoseconds() &- start) / 1e9 }
+
+    private static func nanoseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 }

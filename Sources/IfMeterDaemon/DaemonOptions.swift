@@ -17,10 +17,12 @@ public struct DaemonOptions: Hashable, Sendable {
     public var logDirectory: String?
     /// Overrides the config file's `interval`.
     public var interval: UInt64?
+    /// Overrides the config file's `metrics_listen`.
+    public var metricsListen: MetricsAddress?
 
     public static let usage = """
         usage: ifmeterd [--config FILE] [--socket PATH] [--state-dir DIR] [--log-dir DIR]
-                        [--interval SECONDS]
+                        [--interval SECONDS] [--metrics-listen ADDR:PORT]
                ifmeterd --check-config [--config FILE]
                ifmeterd --probe [--json] [--source netlink|getifaddrs] [--sysfs-root DIR]
                ifmeterd --help | --version
@@ -37,6 +39,8 @@ public struct DaemonOptions: Hashable, Sendable {
           --log-dir DIR     estimate log directory (default /var/log/ifmeter as root, else
                             the state directory's log/)
           --interval S      seconds between samples (overrides the config; at least 1)
+          --metrics-listen A  serve Prometheus metrics over HTTP on A: 127.0.0.1:10951,
+                            [::1]:10951, or :10951 for every address (overrides the config)
           --check-config    parse the config file, report the first problem, and exit
           --probe           print every interface the daemon sees now: class and why, kind,
                             state, kernel counters; then exit
@@ -87,6 +91,13 @@ public struct DaemonOptions: Hashable, Sendable {
                     throw UsageError("--interval: expected whole seconds from \(accepted.lowerBound) to \(accepted.upperBound), got \"\(text)\"")
                 }
                 interval = UInt64(seconds)
+            case "--metrics-listen":
+                let text = try value(for: argument)
+                do {
+                    metricsListen = try MetricsAddress(parsing: text)
+                } catch {
+                    throw UsageError("--metrics-listen: \(error)")
+                }
             default: throw UsageError("unknown argument \"\(argument)\"")
             }
         }

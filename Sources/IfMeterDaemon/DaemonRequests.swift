@@ -22,7 +22,7 @@ extension Daemon {
             let known = Command.allCases.map(\.rawValue).joined(separator: ", ")
             return fail(.unknownCommand, "unknown command \"\(name)\"; known: \(known)", id, client)
         }
-        guard metering != nil || command == .status else {
+        guard metering != nil || command == .status || command == .metrics else {
             return fail(.notReady, "ifmeterd is starting (loading its database and taking the first sample); ask again shortly", id, client)
         }
         do {
@@ -33,6 +33,7 @@ extension Daemon {
             case .usage: reply(try usage(request), id, client)
             case .events: reply(try events(request), id, client)
             case .sample: try requestSample(id, client)
+            case .metrics: reply(try metricsResult(request), id, client)
             case .watch:
                 client.watchID = .some(id)
                 server.send(LineEncoder.encode(Response.success(rates(), id: id, stream: "rates")), to: client)
@@ -135,7 +136,11 @@ extension Daemon {
             store: service.map { StoreHealth(path: paths.database, healthy: $0.saveError == nil,
                                              lastSaveAt: $0.lastSaveAt, error: $0.saveError?.description) },
             socket: paths.socket, timeZone: running ? (config.timeZone == .utc ? "utc" : "local") : nil,
-            linkEvents: metering.map { LinkEventsHealth(origin: $0.feed.events.origin, receiveBuffer: $0.feed.events.receiveBufferSize) })
+            linkEvents: metering.map { LinkEventsHealth(origin: $0.feed.events.origin, receiveBuffer: $0.feed.events.receiveBufferSize) },
+            metrics: metricsServer.map { server in
+                (options.metricsListen ?? config.metricsListen).map { MetricsAddress(host: $0.host, port: server.port).description }
+                    ?? ":\(server.port)"
+            })
     }
 
     func interfaces() -> InterfacesResult {

@@ -6,24 +6,38 @@ import Glibc
 /// The sockets systemd passed (`LISTEN_FDS`), told apart by what they are: the API's Unix
 /// stream socket (`ifmeterd.socket`) and the link-event netlink socket
 /// (`ifmeterd-events.socket`, `ListenNetlink=route 1` with a receive buffer an unprivileged
-/// process could not get). Either may be absent; anything else passed is an error.
+/// process could not get), and the metrics endpoint's TCP socket (`ifmeterd-metrics.socket`,
+/// `FileDescriptorName=metrics`). Any may be absent; anything else passed is an error.
 struct PassedSockets {
     var listener: Int32?
     var linkEvents: Int32?
+    var metrics: Int32?
 
     /// Reads and unsets `LISTEN_FDS`, so nothing this process starts inherits them.
     static func take() throws(DaemonError) -> PassedSockets {
-        let count = sd_listen_fds(1)
-        guard count >= 0 else { throw DaemonError.system("sd_listen_fds", -count) }
+        var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+        let count = sd_listen_fds_with_names(1, &names)
+        guard count >= 0 else { throw DaemonError.system("sd_listen_fds_with_names", -count) }
+        defer {
+            for index in 0..<Int(count) { free(names?[index]) }
+            free(names)
+        }
         var sockets = PassedSockets()
-        for fd in SD_LISTEN_FDS_START..<(SD_LISTEN_FDS_START + count) {
-            if sd_is_socket_unix(fd, Int32(SOCK_STREAM.rawValue), 1, nil, 0) > 0 && sockets.listener == nil {
+        for (index, fd) in (SD_LISTEN_FDS_START..<(SD_LISTEN_FDS_START + count)).enumerated() {
+            let name = names?[index].map { String(cString: $0) }
+            if name == "metrics" {
+                guard sd_is_socket_inet(fd, 0, Int32(SOCK_STREAM.rawValue), 1, 0) > 0, sockets.metrics == nil else {
+                    throw DaemonError(.configuration, "systemd passed descriptor \(fd) named \"metrics\", which is not "
+                        + "a listening TCP socket (check ifmeterd-metrics.socket's ListenStream= line)")
+                }
+                sockets.metrics = fd
+            } else if sd_is_socket_unix(fd, Int32(SOCK_STREAM.rawValue), 1, nil, 0) > 0 && sockets.listener == nil {
                 sockets.listener = fd
             } else if sd_is_socket(fd, AF_NETLINK, Int32(SOCK_RAW.rawValue), -1) > 0 && sockets.linkEvents == nil {
                 sockets.linkEvents = fd
             } else {
-                throw DaemonError(.configuration, "systemd passed descriptor \(fd), which is neither a listening Unix stream socket "
-                    + "nor a netlink socket (check the socket units' Listen… lines)")
+                throw DaemonError(.configuration, "systemd passed descriptor \(fd), which is neither a listening Unix stream socket, "
+                    + "a netlink socket, nor one named \"metrics\" (check the socket units' Listen… and FileDescriptorName= lines)")
             }
         }
         return sockets

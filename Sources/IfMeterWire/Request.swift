@@ -76,10 +76,15 @@ public struct Request: Hashable, Sendable, Codable {
     public var kind: String?
     public var limit: Int?
     public var projection: Bool?
+    /// `metrics`: `prometheus` (text 0.0.4, the default) or `openmetrics`.
+    public var format: String?
+    /// `metrics`: whether to include the daemon's `process_*` metrics (default true).
+    public var process: Bool?
 
     public init(v: Int? = protocolVersion, id: RequestID? = nil, cmd: String?, interface: String? = nil,
                 class: String? = nil, period: String? = nil, from: TimeArgument? = nil,
-                to: TimeArgument? = nil, kind: String? = nil, limit: Int? = nil, projection: Bool? = nil) {
+                to: TimeArgument? = nil, kind: String? = nil, limit: Int? = nil, projection: Bool? = nil,
+                format: String? = nil, process: Bool? = nil) {
         self.v = v
         self.id = id
         self.cmd = cmd
@@ -91,14 +96,17 @@ public struct Request: Hashable, Sendable, Codable {
         self.kind = kind
         self.limit = limit
         self.projection = projection
+        self.format = format
+        self.process = process
     }
 
     /// A request for `command`; the other fields as the command takes them.
     public init(_ command: Command, id: RequestID? = nil, interface: String? = nil, class: String? = nil,
                 period: String? = nil, from: TimeArgument? = nil, to: TimeArgument? = nil,
-                kind: String? = nil, limit: Int? = nil, projection: Bool? = nil) {
+                kind: String? = nil, limit: Int? = nil, projection: Bool? = nil, format: String? = nil,
+                process: Bool? = nil) {
         self.init(id: id, cmd: command.rawValue, interface: interface, class: `class`, period: period, from: from,
-                  to: to, kind: kind, limit: limit, projection: projection)
+                  to: to, kind: kind, limit: limit, projection: projection, format: format, process: process)
     }
 
     /// Parses one line. A line that is not a JSON object, or whose fields have the wrong types,

@@ -36,11 +36,15 @@ public struct StatusResult: Codable, Hashable, Sendable {
     public var timeZone: String?
     /// The link-event socket: who made it, and the receive buffer the kernel granted.
     public var linkEvents: LinkEventsHealth?
+    /// Where `/metrics` is served (`ADDR:PORT`); absent when it is not.
+    public var metrics: String?
 
     public init(ready: Bool, version: String, pid: Int32, startedAt: Double, interval: UInt64,
                 saveInterval: UInt64, lastSampleAt: Double?, source: String?, interfaces: Int?,
-                store: StoreHealth?, socket: String, timeZone: String?, linkEvents: LinkEventsHealth? = nil) {
+                store: StoreHealth?, socket: String, timeZone: String?, linkEvents: LinkEventsHealth? = nil,
+                metrics: String? = nil) {
         self.linkEvents = linkEvents
+        self.metrics = metrics
         self.ready = ready
         self.version = version
         self.pid = pid
@@ -58,7 +62,7 @@ public struct StatusResult: Codable, Hashable, Sendable {
     enum CodingKeys: String, CodingKey {
         case ready, version, pid, startedAt = "started_at", interval, saveInterval = "save_interval"
         case lastSampleAt = "last_sample_at", source, interfaces, store, socket, timeZone = "time_zone"
-        case linkEvents = "link_events"
+        case linkEvents = "link_events", metrics
     }
 }
 
@@ -261,4 +265,17 @@ public struct SampleResult: Codable, Hashable, Sendable {
 public struct AdminResult: Codable, Hashable, Sendable {
     public var done: String
     public init(done: String) { self.done = done }
+}
+
+/// The `metrics` answer: the exposition, exactly as `/metrics` would serve it.
+public struct MetricsResult: Codable, Hashable, Sendable {
+    public var contentType: String
+    public var text: String
+
+    public init(contentType: String, text: String) {
+        self.contentType = contentType
+        self.text = text
+    }
+
+    enum CodingKeys: String, CodingKey { case contentType = "content_type", text }
 }

@@ -1,0 +1,87 @@
+/* The metrics endpoint's C: libmicrohttpd driven from the daemon's own sd-event loop (no thread
+ * of its own), a TCP listener, and gzip through zlib. No policy: which paths exist, what is
+ * answered and when to compress are decided in Swift. Every symbol is prefixed `ifm_http_`. */
+#ifndef CMETRICSHTTP_H
+#define CMETRICSHTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* What one request asked; valid during the handler call only. Absent headers are NULL. */
+typedef struct {
+    const char *method;
+    const char *url;
+    const char *accept;
+    const char *accept_encoding;
+} ifm_http_request;
+
+/* An answer; `content_encoding` and `allow` are sent when not NULL. Everything is copied by
+ * `ifm_http_answer`, so it need only be valid during that call. */
+typedef struct {
+    unsigned int status;
+    const char *content_type;
+    const char *content_encoding;
+    const char *allow;
+    const uint8_t *body;
+    size_t body_length;
+} ifm_http_response;
+
+/* One request being answered; valid during the handler call only. */
+typedef struct ifm_http_exchange ifm_http_exchange;
+
+/* Called once per request; must call `ifm_http_answer` exactly once before returning. */
+typedef void (*ifm_http_handler)(void *context, const ifm_http_request *request, ifm_http_exchange *exchange);
+
+/* Queues the answer to the exchange's request. */
+void ifm_http_answer(ifm_http_exchange *exchange, const ifm_http_response *response);
+
+typedef struct ifm_http_server ifm_http_server;
+
+/* Limits that keep a slow or hostile client from costing the daemon anything but one slot. */
+typedef struct {
+    unsigned int max_connections;
+    unsigned int max_connections_per_ip;
+    /* Seconds a connection may stay idle or unfinished. */
+    unsigned int timeout_seconds;
+    /* Bytes per connection for the request line and headers; a request whose headers do not
+     * fit is refused. */
+    size_t memory_per_connection;
+} ifm_http_limits;
+
+/* Serves on `listen_fd` (a listening TCP socket, which the server then owns). Returns NULL and
+ * sets errno when libmicrohttpd refuses. */
+ifm_http_server *ifm_http_start(int listen_fd, const ifm_http_limits *limits, ifm_http_handler handler,
+                                void *context);
+
+/* The descriptor to watch for input (an epoll set of the listener and connections). */
+int ifm_http_fd(ifm_http_server *server);
+
+/* Does whatever is ready; call when the descriptor is readable and when the timeout passes. */
+void ifm_http_run(ifm_http_server *server);
+
+/* Milliseconds until `ifm_http_run` must be called even without input, or -1 for none. */
+int64_t ifm_http_timeout_ms(ifm_http_server *server);
+
+/* Connections open now. */
+unsigned int ifm_http_connections(ifm_http_server *server);
+
+void ifm_http_stop(ifm_http_server *server);
+
+/* A listening TCP socket on a numeric IPv4 or IPv6 address ("" or "::" for every address),
+ * non-blocking and close-on-exec. The descriptor, or -errno; -EINVAL for an address that is
+ * not numeric. */
+int ifm_http_listen(const char *address, uint16_t port);
+
+/* The port a listening socket is bound to (for port 0), or -errno. */
+int ifm_http_bound_port(int fd);
+
+/* gzip, fed in pieces so a large exposition is never held whole uncompressed. */
+typedef struct ifm_http_gzip ifm_http_gzip;
+ifm_http_gzip *ifm_http_gzip_begin(void);
+/* 0, or -ENOMEM. */
+int ifm_http_gzip_add(ifm_http_gzip *gzip, const uint8_t *bytes, size_t length);
+/* Ends the stream; the compressed bytes stay valid until `ifm_http_gzip_free`. 0 or -ENOMEM. */
+int ifm_http_gzip_finish(ifm_http_gzip *gzip, const uint8_t **bytes, size_t *length);
+void ifm_http_gzip_free(ifm_http_gzip *gzip);
+
+#endif

@@ -1,0 +1,207 @@
+#include "CMetricsHTTP.h"
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <zlib.h>
+
+struct ifm_http_server {
+    struct MHD_Daemon *daemon;
+    ifm_http_handler handler;
+    void *context;
+};
+
+struct ifm_http_exchange {
+    struct MHD_Connection *connection;
+    enum MHD_Result queued;
+    int answered;
+};
+
+void ifm_http_answer(ifm_http_exchange *exchange, const ifm_http_response *answer) {
+    if (exchange->answered) return;
+    exchange->answered = 1;
+    struct MHD_Response *response = MHD_create_response_from_buffer(
+        answer->body_length, (void *)answer->body, MHD_RESPMEM_MUST_COPY);
+    if (!response) return;
+    if (answer->content_type) MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, answer->content_type);
+    if (answer->content_encoding)
+        MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_ENCODING, answer->content_encoding);
+    if (answer->allow) MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, answer->allow);
+    /* The body depends on Accept and Accept-Encoding: caches must key on both. */
+    MHD_add_response_header(response, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
+    exchange->queued = MHD_queue_response(exchange->connection, answer->status, response);
+    MHD_destroy_response(response);
+}
+
+static enum MHD_Result ifm_http_access(void *cls, struct MHD_Connection *connection, const char *url,
+                                       const char *method, const char *version, const char *upload_data,
+                                       size_t *upload_data_size, void **request_state) {
+    (void)version;
+    (void)upload_data;
+    /* A request with a body is answered on its first call; the body is never read (MHD then
+     * closes the connection instead of reading it). */
+    (void)upload_data_size;
+    (void)request_state;
+    ifm_http_server *server = cls;
+    ifm_http_request request = {
+        .method = method,
+        .url = url,
+        .accept = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT),
+        .accept_encoding = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING),
+    };
+    ifm_http_exchange exchange = { .connection = connection, .queued = MHD_NO };
+    server->handler(server->context, &request, &exchange);
+    return exchange.queued;
+}
+
+ifm_http_server *ifm_http_start(int listen_fd, const ifm_http_limits *limits, ifm_http_handler handler,
+                                void *context) {
+    ifm_http_server *server = calloc(1, sizeof *server);
+    if (!server) return NULL;
+    server->handler = handler;
+    server->context = context;
+    /* MHD_USE_EPOLL without an internal thread: MHD gives us one epoll descriptor to watch and
+     * does its work only inside ifm_http_run, on the daemon's loop thread. */
+    server->daemon = MHD_start_daemon(
+        MHD_USE_EPOLL, 0, NULL, NULL, ifm_http_access, server,
+        MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
+        MHD_OPTION_CONNECTION_LIMIT, limits->max_connections,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, limits->max_connections_per_ip,
+        MHD_OPTION_CONNECTION_TIMEOUT, limits->timeout_seconds,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, limits->memory_per_connection,
+        MHD_OPTION_END);
+    if (!server->daemon) {
+        int saved = errno ? errno : EINVAL;
+        free(server);
+        errno = saved;
+        return NULL;
+    }
+    return server;
+}
+
+int ifm_http_fd(ifm_http_server *server) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(server->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+    return info ? info->epoll_fd : -EBADF;
+}
+
+void ifm_http_run(ifm_http_server *server) { MHD_run(server->daemon); }
+
+int64_t ifm_http_timeout_ms(ifm_http_server *server) {
+    MHD_UNSIGNED_LONG_LONG timeout = 0;
+    if (MHD_get_timeout(server->daemon, &timeout) != MHD_YES) return -1;
+    return timeout > INT64_MAX ? INT64_MAX : (int64_t)timeout;
+}
+
+unsigned int ifm_http_connections(ifm_http_server *server) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(server->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    return info ? info->num_connections : 0;
+}
+
+void ifm_http_stop(ifm_http_server *server) {
+    if (!server) return;
+    MHD_stop_daemon(server->daemon);
+    free(server);
+}
+
+int ifm_http_listen(const char *address, uint16_t port) {
+    struct sockaddr_storage storage;
+    memset(&storage, 0, sizeof storage);
+    socklen_t length;
+    if (address[0] == '\0') address = "::";
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&storage;
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&storage;
+    if (inet_pton(AF_INET6, address, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        length = sizeof *v6;
+    } else if (inet_pton(AF_INET, address, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+        length = sizeof *v4;
+    } else {
+        return -EINVAL;
+    }
+    int fd = socket(storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    int on = 1;
+    /* A restart must not wait out TIME_WAIT connections of the previous process. */
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    if (bind(fd, (struct sockaddr *)&storage, length) < 0 || listen(fd, 64) < 0) {
+        int saved = errno;
+        close(fd);
+        return -saved;
+    }
+    return fd;
+}
+
+int ifm_http_bound_port(int fd) {
+    struct sockaddr_storage storage;
+    socklen_t length = sizeof storage;
+    if (getsockname(fd, (struct sockaddr *)&storage, &length) < 0) return -errno;
+    if (storage.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)&storage)->sin6_port);
+    if (storage.ss_family == AF_INET) return ntohs(((struct sockaddr_in *)&storage)->sin_port);
+    return -EAFNOSUPPORT;
+}
+
+struct ifm_http_gzip {
+    z_stream stream;
+    uint8_t *out;
+    size_t capacity;
+};
+
+ifm_http_gzip *ifm_http_gzip_begin(void) {
+    ifm_http_gzip *gzip = calloc(1, sizeof *gzip);
+    if (!gzip) return NULL;
+    /* windowBits 15 + 16: a gzip header and trailer, as Content-Encoding: gzip requires.
+     * Level 1: an exposition is repetitive enough that the fastest level already shrinks it
+     * about tenfold, and a scrape should cost the loop as little as possible. */
+    if (deflateInit2(&gzip->stream, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        free(gzip);
+        return NULL;
+    }
+    return gzip;
+}
+
+static int ifm_http_gzip_pump(ifm_http_gzip *gzip, int flush) {
+    for (;;) {
+        if (gzip->stream.total_out + 4096 > gzip->capacity) {
+            size_t capacity = gzip->capacity ? gzip->capacity * 2 : 65536;
+            uint8_t *grown = realloc(gzip->out, capacity);
+            if (!grown) return -ENOMEM;
+            gzip->out = grown;
+            gzip->capacity = capacity;
+        }
+        gzip->stream.next_out = gzip->out + gzip->stream.total_out;
+        gzip->stream.avail_out = (uInt)(gzip->capacity - gzip->stream.total_out);
+        int result = deflate(&gzip->stream, flush);
+        if (result == Z_STREAM_END) return 0;
+        if (result != Z_OK && result != Z_BUF_ERROR) return -ENOMEM;
+        if (flush == Z_NO_FLUSH && gzip->stream.avail_in == 0) return 0;
+    }
+}
+
+int ifm_http_gzip_add(ifm_http_gzip *gzip, const uint8_t *bytes, size_t length) {
+    gzip->stream.next_in = (Bytef *)bytes;
+    gzip->stream.avail_in = (uInt)length;
+    return ifm_http_gzip_pump(gzip, Z_NO_FLUSH);
+}
+
+int ifm_http_gzip_finish(ifm_http_gzip *gzip, const uint8_t **bytes, size_t *length) {
+    gzip->stream.next_in = NULL;
+    gzip->stream.avail_in = 0;
+    int result = ifm_http_gzip_pump(gzip, Z_FINISH);
+    *bytes = gzip->out;
+    *length = gzip->stream.total_out;
+    return result;
+}
+
+void ifm_http_gzip_free(ifm_http_gzip *gzip) {
+    if (!gzip) return;
+    deflateEnd(&gzip->stream);
+    free(gzip->out);
+    free(gzip);
+}

@@ -1,0 +1,93 @@
+import CMetricsHTTP
+import IfMeterCore
+import IfMeterKernel
+import IfMeterMetrics
+import IfMeterWire
+
+/// The metrics the daemon serves: over HTTP (`/metrics`) and as the `metrics` command.
+extension Daemon {
+    /// Starts `/metrics` on systemd's socket, else on `--metrics-listen` or `metrics_listen`.
+    func startMetrics(passed: Int32?) throws(DaemonError) {
+        let fd: Int32
+        if let passed {
+            fd = passed
+        } else if let address = options.metricsListen ?? config.metricsListen {
+            fd = try MetricsServer.listen(on: address)
+        } else {
+            return
+        }
+        metricsServer = try MetricsServer(listening: fd, loop: loop) { [unowned self] request in
+            self.answer(request)
+        }
+    }
+
+    /// Everything an exposition is made from, as of now.
+    func metricsInput(process: Bool) -> MetricsInput {
+        MetricsInput(
+            snapshot: metering?.service.snapshot(), now: SystemClock.now().wall,
+            keepAbsentSeconds: Double(config.metricsKeepAbsent), sampleDurations: sampleDurations,
+            saveDurations: saveDurations, version: IfMeterVersion.string,
+            process: process ? ProcessStats.read(startTime: startedAt) : nil)
+    }
+
+    /// One HTTP request: `GET` or `HEAD /metrics`, gzip when asked; 404 and 405 otherwise.
+    func answer(_ request: MetricsServer.Request) -> MetricsServer.Answer {
+        let text = "text/plain; charset=utf-8"
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return .init(status: 405, contentType: text, allow: "GET, HEAD",
+                         body: Array("only GET and HEAD are served here\n".utf8))
+        }
+        guard request.path == "/metrics" else {
+            return .init(status: 404, contentType: text, body: Array("not found: ifmeterd serves /metrics\n".utf8))
+        }
+        let format = ExpositionFormat(accept: request.accept)
+        let input = metricsInput(process: true)
+        guard ContentCoding.acceptsGzip(request.acceptEncoding), let gzip = GzipStream() else {
+            return .init(status: 200, contentType: format.contentType, body: MetricsExposition.render(input, format: format))
+        }
+        var writer = ExpositionWriter(format: format) { gzip.add($0) }
+        MetricsExposition.write(input, to: &writer)
+        guard let compressed = gzip.finish() else {
+            return .init(status: 200, contentType: format.contentType, body: MetricsExposition.render(input, format: format))
+        }
+        return .init(status: 200, contentType: format.contentType, encoding: "gzip", body: compressed)
+    }
+
+    /// The `metrics` command: the same exposition as text.
+    func metricsResult(_ request: Request) throws(WireError) -> MetricsResult {
+        let format: ExpositionFormat
+        switch request.format {
+        case nil, "prometheus": format = .prometheus
+        case "openmetrics": format = .openMetrics
+        case let other?: throw WireError(.badRequest, "unknown format \"\(other)\"; known: prometheus, openmetrics")
+        }
+        let bytes = MetricsExposition.render(metricsInput(process: request.process ?? true), format: format)
+        return MetricsResult(contentType: format.contentType, text: String(decoding: bytes, as: UTF8.self))
+    }
+}
+
+/// A gzip stream (zlib through CMetricsHTTP), fed chunk by chunk.
+final class GzipStream {
+    private let stream: OpaquePointer
+    private var failed = false
+
+    init?() {
+        guard let stream = ifm_http_gzip_begin() else { return nil }
+        self.stream = stream
+    }
+
+    deinit { ifm_http_gzip_free(stream) }
+
+    func add(_ bytes: [UInt8]) {
+        guard !failed else { return }
+        failed = bytes.withUnsafeBufferPointer { ifm_http_gzip_add(stream, $0.baseAddress, $0.count) } != 0
+    }
+
+    /// The compressed bytes, or nil when memory ran out on the way.
+    func finish() -> [UInt8]? {
+        var bytes: UnsafePointer<UInt8>?
+        var length = 0
+        guard !failed, ifm_http_gzip_finish(stream, &bytes, &length) == 0, let bytes else { return nil }
+        return Array(UnsafeBufferPointer(start: bytes, count: length))
+    }
+}

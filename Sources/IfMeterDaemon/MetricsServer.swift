@@ -1,0 +1,129 @@
+import CMetricsHTTP
+import CSystemd
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `/metrics` over HTTP: libmicrohttpd run from the daemon's loop — its epoll descriptor is
+/// watched like any other, and its timeouts are a one-shot timer — so a scrape is served
+/// between samples and socket requests, never beside them on another thread.
+final class MetricsServer {
+    /// What one request asked.
+    struct Request {
+        var method: String
+        var path: String
+        var accept: String?
+        var acceptEncoding: String?
+    }
+
+    /// The answer; `body` is sent as is (already compressed when `encoding` says so).
+    struct Answer {
+        var status: UInt32
+        var contentType: String
+        var encoding: String?
+        var allow: String?
+        var body: [UInt8]
+    }
+
+    /// Limits like the Unix socket's: few connections, short patience, small headers.
+    struct Limits {
+        var maxConnections: UInt32 = 32
+        var maxConnectionsPerIP: UInt32 = 8
+        var timeoutSeconds: UInt32 = 10
+        /// Request line and headers must fit in this (libmicrohttpd's per-connection pool).
+        var memoryPerConnection = 32 * 1024
+    }
+
+    private var server: OpaquePointer?
+    private let loop: EventLoop
+    private var watcher: EventSource?
+    private var timer: EventSource?
+    private let respond: (Request) -> Answer
+    /// The port it listens on.
+    let port: UInt16
+
+    /// Serves on `fd` (a listening TCP socket, owned from now on).
+    init(listening fd: Int32, limits: Limits = Limits(), loop: EventLoop, respond: @escaping (Request) -> Answer) throws(DaemonError) {
+        self.loop = loop
+        self.respond = respond
+        let bound = ifm_http_bound_port(fd)
+        port = bound > 0 ? UInt16(bound) : 0
+        var cLimits = ifm_http_limits(
+            max_connections: limits.maxConnections, max_connections_per_ip: limits.maxConnectionsPerIP,
+            timeout_seconds: limits.timeoutSeconds, memory_per_connection: limits.memoryPerConnection)
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        guard let started = ifm_http_start(fd, &cLimits, { context, request, exchange in
+            let server = Unmanaged<MetricsServer>.fromOpaque(context!).takeUnretainedValue()
+            server.handle(request!.pointee, exchange: exchange!)
+        }, context) else {
+            close(fd)
+            throw DaemonError.system("MHD_start_daemon", errno)
+        }
+        server = started
+        let epoll = ifm_http_fd(started)
+        guard epoll >= 0 else { throw DaemonError.system("MHD_get_daemon_info", -epoll) }
+        watcher = try loop.watch(fd: epoll, events: UInt32(EPOLLIN.rawValue)) { [unowned self] _ in self.run() }
+        // Armed by scheduleTimeout whenever libmicrohttpd has a deadline.
+        timer = try loop.after(86_400_000_000) { [unowned self] in self.run() }
+        scheduleTimeout()
+    }
+
+    deinit {
+        watcher = nil
+        timer = nil
+        ifm_http_stop(server)
+    }
+
+    /// Connections open now.
+    var connections: Int { server.map { Int(ifm_http_connections($0)) } ?? 0 }
+
+    /// Opens a listening socket on `address`.
+    static func listen(on address: MetricsAddress) throws(DaemonError) -> Int32 {
+        let fd = ifm_http_listen(address.host, address.port)
+        guard fd >= 0 else {
+            let kind: DaemonError.Kind = -fd == EADDRINUSE ? .unavailable : -fd == EACCES ? .noPermission : .configuration
+            throw DaemonError(kind, "cannot listen for metrics on \(address): \(String(cString: strerror(-fd)))",
+                              call: "bind", errno: -fd)
+        }
+        return fd
+    }
+
+    private func run() {
+        guard let server else { return }
+        ifm_http_run(server)
+        scheduleTimeout()
+    }
+
+    private func scheduleTimeout() {
+        guard let server, let timer else { return }
+        let milliseconds = ifm_http_timeout_ms(server)
+        guard milliseconds >= 0 else { return }
+        timer.reschedule(at: loop.now + UInt64(min(milliseconds, 86_400_000)) * 1000)
+    }
+
+    private func handle(_ request: ifm_http_request, exchange: OpaquePointer) {
+        let answer = respond(Request(
+            method: request.method.map { String(cString: $0) } ?? "",
+            path: request.url.map { String(cString: $0) } ?? "",
+            accept: request.accept.map { String(cString: $0) },
+            acceptEncoding: request.accept_encoding.map { String(cString: $0) }))
+        // ifm_http_answer copies the body and headers, so the pointers need only live here.
+        answer.contentType.withCString { contentType in
+            withOptionalCString(answer.encoding) { encoding in
+                withOptionalCString(answer.allow) { allow in
+                    answer.body.withUnsafeBufferPointer { body in
+                        var response = ifm_http_response(
+                            status: answer.status, content_type: contentType, content_encoding: encoding, allow: allow,
+                            body: body.baseAddress, body_length: body.count)
+                        ifm_http_answer(exchange, &response)
+                    }
+                }
+            }
+        }
+    }
+}
+
+private func withOptionalCString<T>(_ text: String?, _ body: (UnsafePointer<CChar>?) -> T) -> T {
+    guard let text else { return body(nil) }
+    return text.withCString { body($0) }
+}

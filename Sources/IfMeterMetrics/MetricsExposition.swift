@@ -1,0 +1,166 @@
+import IfMeterCore
+import IfMeterService
+
+/// What the process exposes about itself, as Prometheus client libraries do.
+public struct ProcessFigures: Hashable, Sendable {
+    public var cpuSeconds: Double
+    public var residentBytes: UInt64
+    public var virtualBytes: UInt64
+    public var startTime: Double
+    public var openFDs: Int
+    public var maxFDs: UInt64?
+
+    public init(cpuSeconds: Double, residentBytes: UInt64, virtualBytes: UInt64, startTime: Double, openFDs: Int,
+                maxFDs: UInt64?) {
+        self.cpuSeconds = cpuSeconds
+        self.residentBytes = residentBytes
+        self.virtualBytes = virtualBytes
+        self.startTime = startTime
+        self.openFDs = openFDs
+        self.maxFDs = maxFDs
+    }
+}
+
+/// Everything one exposition is made from.
+public struct MetricsInput: Sendable {
+    /// What is counted now; nil while the daemon is loading its database.
+    public var snapshot: MeterSnapshot?
+    public var now: Double
+    /// Names absent for longer than this leave the exposition.
+    public var keepAbsentSeconds: Double
+    public var sampleDurations: Histogram
+    public var saveDurations: Histogram
+    public var version: String
+    /// The daemon's own process; nil where another exporter reports its process (a textfile).
+    public var process: ProcessFigures?
+
+    public init(snapshot: MeterSnapshot?, now: Double, keepAbsentSeconds: Double, sampleDurations: Histogram,
+                saveDurations: Histogram, version: String, process: ProcessFigures?) {
+        self.snapshot = snapshot
+        self.now = now
+        self.keepAbsentSeconds = keepAbsentSeconds
+        self.sampleDurations = sampleDurations
+        self.saveDurations = saveDurations
+        self.version = version
+        self.process = process
+    }
+}
+
+/// ifmeter's metrics (docs/METRICS.md), in either text format.
+public enum MetricsExposition {
+    static let estimateNote = "An estimate from interface counters: protocol overhead included, not per application; "
+        + "a tunnel's traffic (class=\"tunnel\") is counted again on the link beneath it."
+
+    /// The per-interface counters: name, help, and the figure.
+    static let interfaceCounters: [(name: String, unit: String?, help: String, value: @Sendable (InterfaceFigures) -> UInt64)] = [
+        ("ifmeter_interface_receive_bytes_total", "bytes",
+         "Bytes received since ifmeter began counting the interface, continuous across counter resets, re-creation, "
+            + "daemon restarts and reboots. " + estimateNote, { $0.total.traffic.rxBytes }),
+        ("ifmeter_interface_transmit_bytes_total", "bytes",
+         "Bytes transmitted since ifmeter began counting the interface, continuous across counter resets, re-creation, "
+            + "daemon restarts and reboots. " + estimateNote, { $0.total.traffic.txBytes }),
+        ("ifmeter_interface_receive_packets_total", "packets",
+         "Packets received since ifmeter began counting the interface, continuous like the byte totals. " + estimateNote,
+         { $0.total.traffic.rxPackets }),
+        ("ifmeter_interface_transmit_packets_total", "packets",
+         "Packets transmitted since ifmeter began counting the interface, continuous like the byte totals. " + estimateNote,
+         { $0.total.traffic.txPackets }),
+        ("ifmeter_interface_resets_total", nil,
+         "Times the interface's kernel counters started over (a driver reset, a re-created interface, a new epoch after "
+            + "a reboot); ifmeter's totals carry on across them.", { UInt64(clamping: $0.total.resets) }),
+        ("ifmeter_interface_gaps_total", nil,
+         "Times ifmeterd was not sampling and counted the difference when it resumed (the traffic is in the totals, "
+            + "attributed to the resume).", { UInt64(clamping: $0.total.gaps) }),
+        ("ifmeter_interface_implausible_dropped_total", nil,
+         "Counter jumps left out of the totals because the link could not have moved that much.",
+         { UInt64(clamping: $0.total.implausible) }),
+    ]
+
+    /// Writes the whole exposition and finishes it.
+    public static func write(_ input: MetricsInput, to writer: inout ExpositionWriter) {
+        writer.family("ifmeter_up", .gauge, help: "1 when ifmeterd is metering, 0 while it is still loading its database.")
+        writer.sample("ifmeter_up", [:], UInt64(input.snapshot == nil ? 0 : 1))
+        writer.family("ifmeter_build_info", .info, help: "The running ifmeterd's version.")
+        writer.sample("ifmeter_build_info", ["version": input.version], UInt64(1))
+        if let snapshot = input.snapshot {
+            writeDaemon(snapshot, input, to: &writer)
+            writeInterfaces(shown(snapshot, input), to: &writer)
+        }
+        writer.histogram("ifmeter_sample_duration_seconds",
+                         help: "Time one sample takes: every queued link event, one counters dump, and the meter.",
+                         input.sampleDurations)
+        writer.histogram("ifmeter_save_duration_seconds",
+                         help: "Time one save to the database takes (one transaction, synchronous=FULL).",
+                         input.saveDurations)
+        if let process = input.process { writeProcess(process, to: &writer) }
+        writer.finish()
+    }
+
+    /// Present interfaces, and absent ones seen within the keep time; never ignored ones.
+    static func shown(_ snapshot: MeterSnapshot, _ input: MetricsInput) -> [InterfaceFigures] {
+        snapshot.interfaces.filter { figures in
+            guard figures.interfaceClass != "ignored" else { return false }
+            guard let lastSeen = figures.lastSeen else { return true }
+            return input.now - lastSeen <= input.keepAbsentSeconds
+        }
+    }
+
+    static func writeDaemon(_ snapshot: MeterSnapshot, _ input: MetricsInput, to writer: inout ExpositionWriter) {
+        if let sampled = snapshot.sampledAt {
+            writer.family("ifmeter_last_sample_timestamp_seconds", .gauge, unit: "seconds",
+                          help: "When ifmeterd last read the interface counters, in Unix seconds.")
+            writer.sample("ifmeter_last_sample_timestamp_seconds", [:], sampled.wall)
+        }
+        writer.family("ifmeter_store_healthy", .gauge,
+                      help: "1 while saves to the database work; 0 while they fail (counting goes on in memory and saves are retried).")
+        writer.sample("ifmeter_store_healthy", [:], UInt64(snapshot.saveError == nil ? 1 : 0))
+        writer.family("ifmeter_link_events_lost_total", .counter,
+                      help: "Times link events were lost and ifmeterd resynchronised from a full dump; links that came "
+                        + "and went in between may be missing from the totals.")
+        writer.sample("ifmeter_link_events_lost_total", [:], UInt64(snapshot.eventsLost))
+    }
+
+    static func writeInterfaces(_ interfaces: [InterfaceFigures], to writer: inout ExpositionWriter) {
+        writer.family("ifmeter_interface_info", .info,
+                      help: "1 for every interface ifmeter meters: its class and why, its kind, and its operational state "
+                        + "(\"absent\" for a name with history that is not present now).")
+        for figures in interfaces {
+            writer.sample("ifmeter_interface_info", [
+                "interface": figures.name, "class": figures.interfaceClass, "kind": figures.kind,
+                "operstate": figures.present?.operState.rawValue ?? "absent", "class_reason": figures.classReason,
+            ], UInt64(1))
+        }
+        for counter in interfaceCounters {
+            writer.family(counter.name, .counter, unit: counter.unit, help: counter.help)
+            for figures in interfaces {
+                writer.sample(counter.name, ["interface": figures.name, "class": figures.interfaceClass], counter.value(figures))
+            }
+        }
+    }
+
+    static func writeProcess(_ process: ProcessFigures, to writer: inout ExpositionWriter) {
+        writer.family("process_cpu_seconds_total", .counter, unit: "seconds", help: "Total user and system CPU time spent in seconds.")
+        writer.sample("process_cpu_seconds_total", [:], process.cpuSeconds)
+        writer.family("process_resident_memory_bytes", .gauge, unit: "bytes", help: "Resident memory size in bytes.")
+        writer.sample("process_resident_memory_bytes", [:], process.residentBytes)
+        writer.family("process_virtual_memory_bytes", .gauge, unit: "bytes", help: "Virtual memory size in bytes.")
+        writer.sample("process_virtual_memory_bytes", [:], process.virtualBytes)
+        writer.family("process_start_time_seconds", .gauge, unit: "seconds",
+                      help: "Start time of the process since unix epoch in seconds.")
+        writer.sample("process_start_time_seconds", [:], process.startTime)
+        writer.family("process_open_fds", .gauge, help: "Number of open file descriptors.")
+        writer.sample("process_open_fds", [:], UInt64(process.openFDs))
+        if let maxFDs = process.maxFDs {
+            writer.family("process_max_fds", .gauge, help: "Maximum number of open file descriptors.")
+            writer.sample("process_max_fds", [:], maxFDs)
+        }
+    }
+
+    /// The whole exposition as one buffer.
+    public static func render(_ input: MetricsInput, format: ExpositionFormat) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var writer = ExpositionWriter(format: format) { bytes += $0 }
+        write(input, to: &writer)
+        return bytes
+    }
+}
