@@ -38,6 +38,8 @@ final class MetricsServer {
     private let loop: EventLoop
     private var watcher: EventSource?
     private var timer: EventSource?
+    /// Runs libmicrohttpd again on the next loop turn, when it has work that needs no input.
+    private var again: EventSource?
     private let respond: (Request) -> Answer
     /// The port it listens on.
     let port: UInt16
@@ -65,12 +67,14 @@ final class MetricsServer {
         watcher = try loop.watch(fd: epoll, events: UInt32(EPOLLIN.rawValue)) { [unowned self] _ in self.run() }
         // Armed by scheduleTimeout whenever libmicrohttpd has a deadline.
         timer = try loop.after(86_400_000_000) { [unowned self] in self.run() }
+        again = try loop.deferred { [unowned self] in self.run() }
         scheduleTimeout()
     }
 
     deinit {
         watcher = nil
         timer = nil
+        again = nil
         ifm_http_stop(server)
     }
 
@@ -94,11 +98,17 @@ final class MetricsServer {
         scheduleTimeout()
     }
 
+    /// Work pending now (a response half written, a request half parsed) runs on the next turn,
+    /// not on a timer: sd-event's default timer accuracy (250 ms) would make every such step
+    /// wait. Deadlines (idle connections) go on the timer.
     private func scheduleTimeout() {
         guard let server, let timer else { return }
         let milliseconds = ifm_http_timeout_ms(server)
-        guard milliseconds >= 0 else { return }
-        timer.reschedule(at: loop.now + UInt64(min(milliseconds, 86_400_000)) * 1000)
+        if milliseconds == 0 {
+            again?.trigger()
+        } else if milliseconds > 0 {
+            timer.reschedule(at: loop.now + UInt64(min(milliseconds, 86_400_000)) * 1000)
+        }
     }
 
     private func handle(_ request: ifm_http_request, exchange: OpaquePointer) {

@@ -1,0 +1,175 @@
+import Foundation
+import IfMeterTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Polls `body` until it returns a value or `seconds` pass; the last failure says why.
+func eventually<T>(_ what: String, seconds: Double = 20, _ body: () throws -> T?) throws -> T {
+    let deadline = Date().addingTimeInterval(seconds)
+    var last = "never tried"
+    while Date() < deadline {
+        do {
+            if let value = try body() { return value }
+            last = "not yet"
+        } catch {
+            last = "\(error)"
+        }
+        usleep(100_000)
+    }
+    throw CommandFailed(command: [what], result: CommandResult(status: 1, stdout: "", stderr: "gave up after \(seconds) s: \(last)"))
+}
+
+/// One sample line's value in an exposition, by its exact name and labels.
+func sampleValue(_ exposition: String, _ series: String) -> Double? {
+    exposition.split(separator: "\n").first { $0.hasPrefix(series + " ") }
+        .flatMap { Double($0.dropFirst(series.count + 1)) }
+}
+
+let metricsPort: UInt16 = 10951
+
+/// `/metrics` from the real ifmeterd, read by curl, promtool, node_exporter and Prometheus.
+@Suite("Prometheus metrics", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason),
+       .enabled(if: Promtool.available, Promtool.skipReason))
+struct MetricsTests {
+    func curl(_ namespace: NetworkNamespace, _ arguments: [String]) throws -> CommandResult {
+        try namespace.run(["curl", "-sS", "--max-time", "10"] + arguments)
+    }
+
+    @Test("/metrics: the kernel's bytes for known traffic, promtool clean, gzip, OpenMetrics, HEAD, 404, 405")
+    func exposition() throws {
+        let pair = try VethPair(subnet: 84)
+        let daemon = try DaemonProcess(namespace: pair.left, config: "interval = 3600\n")
+        try daemon.start(extraArguments: ["--metrics-listen", "127.0.0.1:\(metricsPort)"])
+        try pair.sendLeftToRight(count: 120, payload: 700)
+        try pair.sendRightToLeft(count: 15, payload: 90)
+        _ = try daemon.client().request(#"{"v":1,"id":1,"cmd":"sample"}"#)
+        let url = "http://127.0.0.1:\(metricsPort)/metrics"
+        let plain = try curl(pair.left, ["-D", "-", url])
+        #expect(plain.status == 0)
+        #expect(plain.stdout.contains("Content-Type: text/plain; version=0.0.4; charset=utf-8"))
+        let body = plain.stdout.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
+        let transmitted = try pair.left.sysfsCounter("va", "tx_bytes")
+        #expect(transmitted == 120 * 742)
+        #expect(sampleValue(body, #"ifmeter_interface_transmit_bytes_total{interface="va",class="virtual"}"#) == Double(transmitted))
+        #expect(sampleValue(body, #"ifmeter_interface_receive_packets_total{interface="va",class="virtual"}"#) == 15)
+        #expect(sampleValue(body, "ifmeter_up") == 1)
+        let lint = try Command.run(["promtool", "check", "metrics"], stdin: body)
+        #expect(lint.status == 0, "\(lint.stdout)\(lint.stderr)")
+
+        let gzip = try curl(pair.left, ["-D", "-", "-o", "/dev/null", "-H", "Accept-Encoding: gzip", url])
+        #expect(gzip.stdout.contains("Content-Encoding: gzip"))
+        let unpacked = try curl(pair.left, ["--compressed", url])
+        #expect(sampleValue(unpacked.stdout, #"ifmeter_interface_transmit_bytes_total{interface="va",class="virtual"}"#) == Double(transmitted))
+
+        let openMetrics = try curl(pair.left, ["-D", "-", "-H", "Accept: application/openmetrics-text;version=1.0.0", url])
+        #expect(openMetrics.stdout.contains("Content-Type: application/openmetrics-text; version=1.0.0; charset=utf-8"))
+        #expect(openMetrics.stdout.hasSuffix("# EOF\n"))
+
+        let head = try curl(pair.left, ["-I", url])
+        #expect(head.stdout.hasPrefix("HTTP/1.1 200") && !head.stdout.contains("ifmeter_up"))
+        let missing = try curl(pair.left, ["-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(metricsPort)/"])
+        #expect(missing.stdout == "404")
+        let post = try curl(pair.left, ["-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-d", "x", url])
+        #expect(post.stdout == "405")
+
+        let status = try daemon.client().request(#"{"v":1,"id":2,"cmd":"status"}"#)
+        #expect(status.string("result.metrics") == "127.0.0.1:\(metricsPort)")
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("ifmeter metrics is promtool clean; --textfile is replaced atomically while node_exporter reads it")
+    func textfile() throws {
+        let namespace = try NetworkNamespace()
+        let daemon = try DaemonProcess(namespace: namespace, config: "interval = 1\n")
+        try daemon.start()
+        let printed = try Command.run([CLIBinary.path, "--socket", daemon.socket, "metrics"])
+        #expect(printed.status == 0 && sampleValue(printed.stdout, "ifmeter_up") == 1)
+        let lint = try Command.run(["promtool", "check", "metrics"], stdin: printed.stdout)
+        #expect(lint.status == 0, "\(lint.stdout)\(lint.stderr)")
+        let openMetrics = try Command.run([CLIBinary.path, "--socket", daemon.socket, "metrics", "--openmetrics"])
+        #expect(openMetrics.stdout.hasSuffix("# EOF\n"))
+
+        let directory = daemon.directory + "/textfile"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let exporter = Process()
+        exporter.executableURL = URL(fileURLWithPath: try Command.resolve("ip"))
+        exporter.arguments = ["netns", "exec", namespace.name, try Command.resolve("prometheus-node-exporter"),
+                              "--collector.disable-defaults", "--collector.textfile",
+                              "--collector.textfile.directory=\(directory)", "--web.listen-address=127.0.0.1:9100"]
+        exporter.standardError = FileHandle.nullDevice
+        exporter.standardOutput = FileHandle.nullDevice
+        try exporter.run()
+        defer {
+            exporter.terminate()
+            exporter.waitUntilExit()
+        }
+        // A writer replacing the file as fast as it can, while node_exporter is scraped.
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+        writer.arguments = ["-c", "for i in $(seq 300); do \"$0\" --socket \"$1\" metrics --textfile \"$2\" || exit 1; done",
+                            CLIBinary.path, daemon.socket, directory]
+        try writer.run()
+        defer {
+            if writer.isRunning { writer.terminate() }
+            writer.waitUntilExit()
+        }
+        _ = try eventually("node_exporter up") { try curl(namespace, ["http://127.0.0.1:9100/metrics"]).status == 0 ? true : nil }
+        var scrapes = 0
+        while writer.isRunning || scrapes < 5 {
+            let scrape = try curl(namespace, ["http://127.0.0.1:9100/metrics"])
+            guard scrape.status == 0, scrape.stdout.contains("ifmeter_up") else { continue }
+            scrapes += 1
+            #expect(sampleValue(scrape.stdout, "node_textfile_scrape_error") == 0)
+            #expect(sampleValue(scrape.stdout, "ifmeter_up") == 1)
+            #expect(!scrape.stdout.contains("process_cpu_seconds_total{") )
+            if scrapes > 200 { break }
+        }
+        writer.waitUntilExit()
+        #expect(writer.terminationStatus == 0)
+        #expect(scrapes >= 5)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory)
+        #expect(leftovers == ["ifmeter.prom"])
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("bad HTTP (unfinished requests, a full house, huge headers) never delays the Unix socket or samples")
+    func hostileHTTP() throws {
+        let namespace = try NetworkNamespace()
+        let daemon = try DaemonProcess(namespace: namespace, config: "interval = 1\n")
+        try daemon.start(extraArguments: ["--metrics-listen", "127.0.0.1:\(metricsPort)"])
+        // More unfinished requests than the endpoint has slots, from one address.
+        var stalled = try namespace.inside {
+            try (0..<40).map { _ in
+                let connection = try TCPConnection(to: "127.0.0.1", port: metricsPort)
+                connection.send("GET /metr")
+                return connection
+            }
+        }
+        let first = try #require(try daemon.client().request(#"{"v":1,"id":1,"cmd":"status"}"#)[path: "result.last_sample_at"] as? Double)
+        let later = try eventually("samples go on") { () -> Double? in
+            let reply = try daemon.client().request(#"{"v":1,"id":2,"cmd":"status"}"#)
+            return (reply[path: "result.last_sample_at"] as? Double).flatMap { $0 >= first + 2 ? $0 : nil }
+        }
+        #expect(later >= first + 2)
+        let interfaces = try daemon.client().request(#"{"v":1,"id":3,"cmd":"interfaces"}"#)
+        #expect(interfaces["ok"] as? Bool == true)
+        stalled.removeAll()
+
+        // Once they are gone, a scrape is served again.
+        let url = "http://127.0.0.1:\(metricsPort)/metrics"
+        let scrape = try eventually("a scrape after the stalled clients left") { () -> String? in
+            let result = try curl(namespace, [url])
+            return result.status == 0 && result.stdout.contains("ifmeter_up 1") ? result.stdout : nil
+        }
+        #expect(sampleValue(scrape, "ifmeter_up") == 1)
+
+        // Headers larger than a connection may hold (32 KiB): refused with 431, never served.
+        let huge = try curl(namespace, ["-o", "/dev/null", "-w", "%{http_code}",
+                                        "-H", "X-Filler: " + String(repeating: "a", count: 40_000), url])
+        #expect(huge.stdout == "431", "\(huge.stderr)")
+        #expect(daemon.isRunning)
+        #expect(daemon.stop() == 0)
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import IfMeterCore
+import IfMeterMetrics
+import IfMeterService
+import IfMeterTestSupport
+import Testing
+
+private let origin = 1_800_000_000.0
+
+private func at(_ seconds: Double) -> MeterInstant {
+    MeterInstant(wall: origin + seconds, sinceBootNanoseconds: UInt64(seconds * 1e9))
+}
+
+private func link(_ name: String, _ ifindex: Int32, rx: UInt64, tx: UInt64, kind: String = "", tunFlags: UInt32? = nil) -> Link {
+    Link(ifindex: ifindex, name: name, kind: kind, arpType: 1, operState: .up,
+         counters: LinkCounters(rxBytes: rx, txBytes: tx, rxPackets: rx / 100, txPackets: tx / 100),
+         sysfs: SysfsFacts(tunFlags: tunFlags, hasDevice: kind.isEmpty))
+}
+
+/// A service that counted: eth0 with a reset, a tunnel, a name gone long ago, one gone lately,
+/// and a name whose characters need escaping.
+private func snapshot() -> MeterSnapshot {
+    var service = MeterService(
+        bootID: "b", configuration: ServiceConfiguration(),
+        history: ServiceHistory(
+            knownNames: ["old0": origin - 90 * 86400, "recent0": origin - 3600],
+            totals: ["old0": BucketTally(traffic: Traffic(rxBytes: 5, txBytes: 5)),
+                     "recent0": BucketTally(traffic: Traffic(rxBytes: 70, txBytes: 7))],
+            interfaces: [
+                .init(name: "old0", interfaceClass: "ethernet", kind: "", firstSeen: origin - 90 * 86400, lastSeen: origin - 30 * 86400),
+                .init(name: "recent0", interfaceClass: "cellular", kind: "", firstSeen: origin - 3600, lastSeen: origin - 600),
+            ]),
+        at: origin)
+    _ = service.start(links: [link("eth0", 2, rx: 1000, tx: 100), link("tun0", 3, rx: 0, tx: 0, kind: "tun", tunFlags: 0x1001),
+                              link(#"we"ird\n"#, 4, rx: 0, tx: 0, kind: "veth")], unparseable: 0, at: at(0))
+    _ = service.ingest(linkEvents: [], readings: [
+        CounterReading(ifindex: 2, counters: LinkCounters(rxBytes: 300, txBytes: 30, rxPackets: 3, txPackets: 1)),
+        CounterReading(ifindex: 3, counters: LinkCounters(rxBytes: 4096, txBytes: 2048, rxPackets: 4, txPackets: 2)),
+    ], at: at(30))
+    return service.snapshot()
+}
+
+private func input(_ snapshot: MeterSnapshot?, process: ProcessFigures? = nil) -> MetricsInput {
+    var sample = Histogram(bounds: Histogram.sampleBounds)
+    sample.observe(0.0007)
+    sample.observe(0.3)
+    return MetricsInput(snapshot: snapshot, now: origin + 60, keepAbsentSeconds: 86400, sampleDurations: sample,
+                        saveDurations: Histogram(bounds: Histogram.saveBounds), version: "9.9.9", process: process)
+}
+
+private func text(_ input: MetricsInput, _ format: ExpositionFormat = .prometheus) -> String {
+    String(decoding: MetricsExposition.render(input, format: format), as: UTF8.self)
+}
+
+private func lines(_ text: String, _ prefix: String) -> [String] {
+    text.split(separator: "\n").map(String.init).filter { $0.hasPrefix(prefix) }
+}
+
+@Suite("Metrics exposition")
+struct ExpositionTests {
+    @Test("continuous totals per interface and class; a reset is counted, not a drop")
+    func totals() {
+        let exposition = text(input(snapshot()))
+        #expect(lines(exposition, "ifmeter_interface_receive_bytes_total{interface=\"eth0\"")
+                == [#"ifmeter_interface_receive_bytes_total{interface="eth0",class="ethernet"} 300"#])
+        #expect(lines(exposition, "ifmeter_interface_resets_total{interface=\"eth0\"")
+                == [#"ifmeter_interface_resets_total{interface="eth0",class="ethernet"} 1"#])
+        #expect(lines(exposition, "ifmeter_interface_transmit_bytes_total{interface=\"tun0\"")
+                == [#"ifmeter_interface_transmit_bytes_total{interface="tun0",class="tunnel"} 2048"#])
+        #expect(exposition.contains(#"ifmeter_interface_info{interface="recent0",class="cellular",kind="",operstate="absent",class_reason="last classified when present"} 1"#))
+        #expect(exposition.contains("ifmeter_up 1\n") && exposition.contains(#"ifmeter_build_info{version="9.9.9"} 1"#))
+        #expect(exposition.contains("ifmeter_store_healthy 1\n"))
+        #expect(exposition.contains("ifmeter_last_sample_timestamp_seconds \(Int64(origin + 30))\n"))
+    }
+
+    @Test("a name absent longer than the keep time leaves; one absent lately stays")
+    func absentNames() {
+        let exposition = text(input(snapshot()))
+        #expect(!exposition.contains(#"interface="old0""#))
+        #expect(lines(exposition, "ifmeter_interface_receive_bytes_total{interface=\"recent0\"")
+                == [#"ifmeter_interface_receive_bytes_total{interface="recent0",class="cellular"} 70"#])
+    }
+
+    @Test("label values escape backslash, quote and newline")
+    func escaping() {
+        let exposition = text(input(snapshot()))
+        #expect(exposition.contains(#"ifmeter_interface_receive_bytes_total{interface="we\"ird\\n",class="virtual"} 0"#))
+    }
+
+    @Test("while loading: up 0, no figure it does not know")
+    func loading() {
+        let exposition = text(input(nil))
+        #expect(exposition.contains("ifmeter_up 0\n"))
+        #expect(!exposition.contains("ifmeter_interface_") && !exposition.contains("ifmeter_store_healthy")
+                && !exposition.contains("ifmeter_last_sample_timestamp_seconds"))
+    }
+
+    @Test("histograms are cumulative, end in +Inf, and carry sum and count")
+    func histogram() {
+        let exposition = text(input(nil))
+        #expect(lines(exposition, "ifmeter_sample_duration_seconds_bucket").prefix(3) == [
+            #"ifmeter_sample_duration_seconds_bucket{le="0.0005"} 0"#,
+            #"ifmeter_sample_duration_seconds_bucket{le="0.001"} 1"#,
+            #"ifmeter_sample_duration_seconds_bucket{le="0.0025"} 1"#,
+        ])
+        #expect(lines(exposition, "ifmeter_sample_duration_seconds_bucket{le=\"0.5\"}") == [#"ifmeter_sample_duration_seconds_bucket{le="0.5"} 2"#])
+        #expect(lines(exposition, "ifmeter_sample_duration_seconds_bucket{le=\"+Inf\"}") == [#"ifmeter_sample_duration_seconds_bucket{le="+Inf"} 2"#])
+        #expect(lines(exposition, "ifmeter_sample_duration_seconds_count") == ["ifmeter_sample_duration_seconds_count 2"])
+    }
+
+    @Test("OpenMetrics: families without _total, info types, units, and # EOF last")
+    func openMetrics() {
+        let exposition = text(input(snapshot(), process: ProcessFigures(
+            cpuSeconds: 1.5, residentBytes: 1 << 20, virtualBytes: 1 << 24, startTime: origin, openFDs: 9, maxFDs: 1024)), .openMetrics)
+        #expect(exposition.hasSuffix("# EOF\n"))
+        #expect(exposition.contains("# TYPE ifmeter_interface_receive_bytes counter\n# UNIT ifmeter_interface_receive_bytes bytes\n"))
+        #expect(exposition.contains("# TYPE ifmeter_interface info\n") && exposition.contains("# TYPE ifmeter_build info\n"))
+        #expect(exposition.contains("process_cpu_seconds_total 1.5\n"))
+        #expect(!exposition.contains("# TYPE ifmeter_interface_receive_bytes_total"))
+    }
+
+    @Test("Accept picks OpenMetrics only when named; Accept-Encoding gzip unless q=0")
+    func negotiation() {
+        let prometheus = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+        #expect(ExpositionFormat(accept: prometheus) == .openMetrics)
+        #expect(ExpositionFormat(accept: "text/plain;version=0.0.4") == .prometheus)
+        #expect(ExpositionFormat(accept: nil) == .prometheus)
+        #expect(ExpositionFormat(accept: "application/openmetrics-text; q=0") == .prometheus)
+        #expect(ContentCoding.acceptsGzip("gzip"))
+        #expect(ContentCoding.acceptsGzip("deflate, gzip;q=0.5"))
+        #expect(!ContentCoding.acceptsGzip("gzip;q=0"))
+        #expect(!ContentCoding.acceptsGzip("identity"))
+        #expect(!ContentCoding.acceptsGzip(nil))
+    }
+
+    @Test("promtool check metrics finds nothing to complain about", .enabled(if: Promtool.available, Promtool.skipReason))
+    func promtool() throws {
+        let exposition = text(input(snapshot(), process: ProcessFigures(
+            cpuSeconds: 1.5, residentBytes: 1 << 20, virtualBytes: 1 << 24, startTime: origin, openFDs: 9, maxFDs: 1024)))
+        let result = try Command.run(["promtool", "check", "metrics"], stdin: exposition)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    }
+
+    @Test("a large exposition reaches the sink in chunks, the same bytes as in one piece")
+    func chunks() {
+        let whole = MetricsExposition.render(input(snapshot()), format: .prometheus)
+        var pieces: [[UInt8]] = []
+        var writer = ExpositionWriter(format: .prometheus, chunkSize: 256) { pieces.append($0) }
+        MetricsExposition.write(input(snapshot()), to: &writer)
+        #expect(pieces.count > 4)
+        #expect(pieces.flatMap { $0 } == whole)
+    }
+}
