@@ -63,15 +63,16 @@ install-files:
 	install -D -m 0644 man/ifmeterd.8 "$(DESTDIR)$(MANDIR)/man8/ifmeterd.8"
 	install -D -m 0644 completions/ifmeter.bash "$(DESTDIR)$(COMPLETIONDIR)/ifmeter"
 	install -d "$(DESTDIR)$(UNITDIR)" "$(DESTDIR)$(DOCDIR)/examples"
-	for unit in ifmeterd.service ifmeterd.socket ifmeterd-events.socket; do \
+	for unit in ifmeterd.service ifmeterd.socket ifmeterd-events.socket ifmeterd-metrics.socket; do \
 	  sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' "systemd/$$unit" > "$(DESTDIR)$(UNITDIR)/$$unit"; \
 	  chmod 0644 "$(DESTDIR)$(UNITDIR)/$$unit"; \
 	done
 	install -m 0644 README.md docs/*.md "$(DESTDIR)$(DOCDIR)/"
-	install -m 0644 docs/examples/ifmeterd.conf "$(DESTDIR)$(DOCDIR)/examples/ifmeterd.conf"
+	install -m 0644 docs/examples/ifmeterd.conf docs/examples/metrics-listen.conf docs/examples/ifmeter-textfile.service \
+	  docs/examples/ifmeter-textfile.timer docs/examples/grafana-dashboard.json "$(DESTDIR)$(DOCDIR)/examples/"
 
 uninstall:
-	rm -f "$(DESTDIR)$(BINDIR)/ifmeterd" "$(DESTDIR)$(BINDIR)/ifmeter" "$(DESTDIR)$(UNITDIR)/ifmeterd.service" "$(DESTDIR)$(UNITDIR)/ifmeterd.socket" "$(DESTDIR)$(UNITDIR)/ifmeterd-events.socket"
+	rm -f "$(DESTDIR)$(BINDIR)/ifmeterd" "$(DESTDIR)$(BINDIR)/ifmeter" "$(DESTDIR)$(UNITDIR)/ifmeterd.service" "$(DESTDIR)$(UNITDIR)/ifmeterd.socket" "$(DESTDIR)$(UNITDIR)/ifmeterd-events.socket" "$(DESTDIR)$(UNITDIR)/ifmeterd-metrics.socket"
 	rm -f "$(DESTDIR)$(MANDIR)/man1/ifmeter.1" "$(DESTDIR)$(MANDIR)/man5/ifmeterd.conf.5" "$(DESTDIR)$(MANDIR)/man8/ifmeterd.8"
 	rm -f "$(DESTDIR)$(COMPLETIONDIR)/ifmeter"
 	rm -rf "$(DESTDIR)$(DOCDIR)"

@@ -38,6 +38,9 @@ final class EstimateLog {
         var info = stat()
         fstat(fd, &info)
         size = UInt64(info.st_size)
+        // Readable by every user (`ifmeter log` reads it directly) whatever the umask: the
+        // service's UMask=0077 keeps the database and everything else private.
+        if info.st_uid == geteuid() && info.st_mode & 0o777 != 0o644 { fchmod(fd, 0o644) }
         failure = nil
     }
 

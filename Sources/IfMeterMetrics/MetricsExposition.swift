@@ -76,6 +76,20 @@ public enum MetricsExposition {
          { UInt64(clamping: $0.total.implausible) }),
     ]
 
+    /// Every sample name the exposition can contain (a histogram's as its `_bucket`, `_sum`
+    /// and `_count`), for checking what dashboards and docs name.
+    public static var familyNames: Set<String> {
+        var names: Set<String> = ["ifmeter_up", "ifmeter_build_info", "ifmeter_last_sample_timestamp_seconds",
+                                  "ifmeter_store_healthy", "ifmeter_link_events_lost_total", "ifmeter_interface_info",
+                                  "process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
+                                  "process_start_time_seconds", "process_open_fds", "process_max_fds"]
+        names.formUnion(interfaceCounters.map(\.name))
+        for histogram in ["ifmeter_sample_duration_seconds", "ifmeter_save_duration_seconds"] {
+            names.formUnion(["_bucket", "_sum", "_count"].map { histogram + $0 })
+        }
+        return names
+    }
+
     /// Writes the whole exposition and finishes it.
     public static func write(_ input: MetricsInput, to writer: inout ExpositionWriter) {
         writer.family("ifmeter_up", .gauge, help: "1 when ifmeterd is metering, 0 while it is still loading its database.")

@@ -141,6 +141,15 @@ struct ExpositionTests {
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
     }
 
+    @Test("familyNames lists exactly the sample names a full exposition has")
+    func familyNames() {
+        let exposition = text(input(snapshot(), process: ProcessFigures(
+            cpuSeconds: 1, residentBytes: 1, virtualBytes: 1, startTime: origin, openFDs: 1, maxFDs: 1)))
+        let names = Set(exposition.split(separator: "\n").filter { !$0.hasPrefix("#") }
+            .map { String($0.prefix { $0 != "{" && $0 != " " }) })
+        #expect(names == MetricsExposition.familyNames)
+    }
+
     @Test("a large exposition reaches the sink in chunks, the same bytes as in one piece")
     func chunks() {
         let whole = MetricsExposition.render(input(snapshot()), format: .prometheus)
