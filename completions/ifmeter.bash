@@ -4,7 +4,7 @@ _ifmeter() {
     local cur prev words cword
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="summary 5min hours days months years top list events status rate live log check chart help version"
+    local commands="summary 5min hours days months years top list events status rate live log check chart metrics help version"
     local common="--socket --json --si --bits --help"
     case $prev in
         -i|--interface)
@@ -27,7 +27,7 @@ _ifmeter() {
         --socket|--file|-o|--output)
             COMPREPLY=($(compgen -f -- "$cur"))
             return ;;
-        --log-dir)
+        --log-dir|--textfile)
             COMPREPLY=($(compgen -d -- "$cur"))
             return ;;
         chart)
@@ -49,6 +49,7 @@ _ifmeter() {
         log) options="-i --interface --class --kind --from --to --follow --log-dir --file" ;;
         check) options="-i --interface --period --limit --warn --projected --direction" ;;
         chart) options="-i --interface --class --from --to --limit -o --output" ;;
+        metrics) options="--openmetrics --textfile" ;;
         *) options="" ;;
     esac
     if [[ $cur == -* ]]; then
