@@ -99,16 +99,18 @@ public enum CLI {
         guard let limitText = invocation.limit, let limit = Units.parseSize(limitText), limit > 0 else {
             throw .usage("check: --limit needs a quota such as 10GiB, got \(invocation.limit.map { "\"\($0)\"" } ?? "nothing")")
         }
-        let period = invocation.period ?? "month"
-        guard period == "day" || period == "month" else { throw .usage("check: --period is day or month, got \"\(period)\"") }
+        let periodName = invocation.period ?? UsagePeriod.month.rawValue
+        guard let period = UsagePeriod(rawValue: periodName), period == .day || period == .month else {
+            throw .usage("check: --period is day or month, got \"\(periodName)\"")
+        }
         guard let warn = parsePercent(invocation.warn ?? "80%"), warn <= 1 else {
             throw .usage("check: --warn is a percentage of the quota such as 80%, got \"\(invocation.warn ?? "")\"")
         }
-        let span = period == "day" ? 2 * 86400.0 : 64 * 86400.0
+        let span = period == .day ? 2 * 86400.0 : 64 * 86400.0
         let usage = try session.client.call(
             Request(.usage, interface: name, period: period, from: TimeArgument(seconds: session.now - span), projection: true),
             as: UsageResult.self)
-        return QuotaCheck.evaluate(interface: name, period: period, usage: usage, limit: limit, warnFraction: warn,
+        return QuotaCheck.evaluate(interface: name, period: period.rawValue, usage: usage, limit: limit, warnFraction: warn,
                                    projected: invocation.projected, direction: invocation.direction,
                                    units: invocation.units, time: session.time)
     }

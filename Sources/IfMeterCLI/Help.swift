@@ -66,7 +66,7 @@ enum Help {
             return """
                 usage: ifmeter \(command.rawValue) [-i NAME | --class CLASS] [--from TIME] [--to TIME] [--limit N]
 
-                Traffic per \(command.period ?? "") with its average rate\(command == .hours ? " and a bar graph (r = rx, t = tx)" : "").
+                Traffic per \(command.period?.rawValue ?? "") with its average rate\(command == .hours ? " and a bar graph (r = rx, t = tx)" : "").
                 One table per interface, or one for the sum of a class.
 
                 \(subject)

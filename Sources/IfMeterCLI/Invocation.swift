@@ -1,3 +1,5 @@
+import IfMeterWire
+
 /// The commands of `ifmeter` (docs/CLI.md).
 public enum CLICommand: String, CaseIterable, Sendable {
     case summary, fiveMinutes = "5min", hours, days, months, years, top, list, events, status
@@ -12,13 +14,13 @@ public enum CLICommand: String, CaseIterable, Sendable {
     ]
 
     /// The history resolution a table command shows.
-    var period: String? {
+    var period: UsagePeriod? {
         switch self {
-        case .fiveMinutes: "5min"
-        case .hours: "hour"
-        case .days, .top: "day"
-        case .months: "month"
-        case .years: "year"
+        case .fiveMinutes: .fiveMinutes
+        case .hours: .hour
+        case .days, .top: .day
+        case .months: .month
+        case .years: .year
         default: nil
         }
     }

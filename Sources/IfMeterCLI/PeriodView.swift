@@ -13,7 +13,7 @@ enum UsageSubject {
         }
     }
 
-    func request(period: String) -> Request {
+    func request(period: UsagePeriod) -> Request {
         switch self {
         case .interface(let name): Request(.usage, interface: name, period: period)
         case .interfaceClass(let name): Request(.usage, class: name, period: period)
@@ -48,7 +48,7 @@ enum PeriodView {
     }
 
     static func fetch(_ session: Session, _ invocation: Invocation) throws(CLIError) -> UsageTables {
-        let period = invocation.command.period ?? invocation.chartPeriod.map(chartResolution) ?? "day"
+        let period = invocation.command.period ?? invocation.chartPeriod.map(chartResolution) ?? .day
         let subjects = try UsageSubject.of(invocation, session)
         let from = try session.timeArgument(invocation.from, option: "--from")
         let to = try session.timeArgument(invocation.to, option: "--to")
@@ -73,20 +73,20 @@ enum PeriodView {
         return UsageTables(usage: tables, footnote: EstimateLabel.footnote)
     }
 
-    static func chartResolution(_ chart: String) -> String {
+    static func chartResolution(_ chart: String) -> UsagePeriod {
         switch chart {
-        case "hours": "hour"
-        case "months": "month"
-        default: "day"
+        case "hours": .hour
+        case "months": .month
+        default: .day
         }
     }
 
     /// How a period's start is written.
     static func label(_ start: Double, period: String, time: TimeText) -> String {
-        switch period {
-        case "5min", "hour": time.format(start, "%Y-%m-%d %H:%M %Z")
-        case "day": time.format(start, "%Y-%m-%d %a")
-        case "month": time.format(start, "%Y-%m")
+        switch UsagePeriod(rawValue: period) {
+        case .fiveMinutes, .hour: time.format(start, "%Y-%m-%d %H:%M %Z")
+        case .day: time.format(start, "%Y-%m-%d %a")
+        case .month: time.format(start, "%Y-%m")
         default: time.format(start, "%Y")
         }
     }
@@ -112,7 +112,7 @@ enum PeriodView {
                 let total = row.rxBytes &+ row.txBytes
                 var note = marks.mark(row.continuity)
                 let hours = (row.end - row.start) / 3600
-                if table.period == "day" && hours != 24 { note += (note.isEmpty ? "" : " ") + "(\(Int(hours)) h day)" }
+                if UsagePeriod(rawValue: table.period) == .day && hours != 24 { note += (note.isEmpty ? "" : " ") + "(\(Int(hours)) h day)" }
                 var cells = [label(row.start, period: table.period, time: session.time), units.bytes(row.rxBytes),
                              units.bytes(row.txBytes), units.bytes(total), units.rate(Double(total) / seconds), note]
                 if graph { cells.append(bar(rx: row.rxBytes, tx: row.txBytes, peak: peak, width: 30)) }

@@ -15,7 +15,7 @@ enum SVGChart {
         let rows = usage.rows
         let peak = rows.map { $0.rxBytes &+ $0.txBytes }.max() ?? 0
         let (axisMax, step) = axis(peak: peak, units: units)
-        let what = ["hour": "hour", "day": "day", "month": "month"][usage.period] ?? usage.period
+        let what = usage.period
         let range = rows.isEmpty ? "no traffic recorded"
             : "\(PeriodView.label(rows[0].start, period: usage.period, time: time)) to \(PeriodView.label(rows[rows.count - 1].start, period: usage.period, time: time))"
         var svg = """
@@ -91,18 +91,18 @@ enum SVGChart {
     }
 
     static func shortLabel(_ start: Double, period: String, time: TimeText) -> String {
-        switch period {
-        case "hour": time.format(start, "%H")
-        case "day": time.format(start, "%d")
+        switch UsagePeriod(rawValue: period) {
+        case .hour: time.format(start, "%H")
+        case .day: time.format(start, "%d")
         default: time.format(start, "%b %Y")
         }
     }
 
     static func axisTitle(_ period: String, time: TimeText) -> String {
         let zone = time.utc ? "UTC" : "local time"
-        switch period {
-        case "hour": return "hour of day (\(zone))"
-        case "day": return "day of month (\(zone))"
+        switch UsagePeriod(rawValue: period) {
+        case .hour: return "hour of day (\(zone))"
+        case .day: return "day of month (\(zone))"
         default: return "month (\(zone))"
         }
     }

@@ -33,11 +33,11 @@ enum SummaryView {
         var requests: [Request] = []
         for subject in subjects {
             requests += [
-                Request(.usage, interface: subject.name, period: "day",
+                Request(.usage, interface: subject.name, period: .day,
                         from: TimeArgument(seconds: session.now - 3 * 86400), projection: true),
-                Request(.usage, interface: subject.name, period: "month",
+                Request(.usage, interface: subject.name, period: .month,
                         from: TimeArgument(seconds: session.now - 70 * 86400), projection: true),
-                Request(.usage, interface: subject.name, period: "total"),
+                Request(.usage, interface: subject.name, period: .total),
             ]
         }
         let answers = try session.client.send(requests)

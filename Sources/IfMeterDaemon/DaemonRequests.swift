@@ -166,26 +166,26 @@ extension Daemon {
         default:
             throw WireError(.badRequest, "give exactly one of \"interface\" and \"class\"")
         }
-        let period = try required(request.period, "period")
+        let periodName = try required(request.period, "period")
+        guard let period = UsagePeriod(rawValue: periodName) else {
+            throw WireError(.badRequest, "unknown period \"\(periodName)\"; known: \(UsagePeriod.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
         saveBeforeAnswering()
         let tunnel = switch subject {
         case .interfaceClass(let interfaceClass): interfaceClass == .tunnel
         case .interface(let name): metering.service.isTunnel(name)
         }
         let rows: [UsageRowResult]
-        if period == "total" {
-            rows = try totalRows(subject, store: store).map { labelled($0, tunnel: tunnel) }
-        } else {
-            guard let resolution = Resolution(rawValue: period) else {
-                throw WireError(.badRequest, "unknown period \"\(period)\"; known: 5min, hour, day, month, year, total")
-            }
+        if let resolution = Resolution(rawValue: period.rawValue) {
             rows = try store.usage(subject, resolution: resolution,
                                    from: request.from?.floorSeconds, to: request.to?.ceilingSeconds)
                 .map { labelled($0, tunnel: tunnel) }
+        } else {
+            rows = try totalRows(subject, store: store).map { labelled($0, tunnel: tunnel) }
         }
         var projection: ProjectionResult?
         if request.projection == true, case .interface(let name) = subject,
-           let resolution = Resolution(rawValue: period), resolution == .day || resolution == .month {
+           let resolution = Resolution(rawValue: period.rawValue), resolution == .day || resolution == .month {
             let projected = try store.projection(name, resolution: resolution, now: Int64(SystemClock.now().wall))
             projection = ProjectionResult(
                 start: Double(projected.start), end: Double(projected.end),
@@ -193,7 +193,7 @@ extension Daemon {
                 txBytes: projected.projected.txBytes, labels: projected.labels.map(\.rawValue))
         }
         return UsageResult(
-            interface: request.interface, class: request.class, period: period, rows: rows,
+            interface: request.interface, class: request.class, period: period.rawValue, rows: rows,
             projection: projection, footnote: EstimateLabel.footnote)
     }
 

@@ -102,10 +102,10 @@ public struct Request: Hashable, Sendable, Codable {
 
     /// A request for `command`; the other fields as the command takes them.
     public init(_ command: Command, id: RequestID? = nil, interface: String? = nil, class: String? = nil,
-                period: String? = nil, from: TimeArgument? = nil, to: TimeArgument? = nil,
+                period: UsagePeriod? = nil, from: TimeArgument? = nil, to: TimeArgument? = nil,
                 kind: String? = nil, limit: Int? = nil, projection: Bool? = nil, format: String? = nil,
                 process: Bool? = nil) {
-        self.init(id: id, cmd: command.rawValue, interface: interface, class: `class`, period: period, from: from,
+        self.init(id: id, cmd: command.rawValue, interface: interface, class: `class`, period: period?.rawValue, from: from,
                   to: to, kind: kind, limit: limit, projection: projection, format: format, process: process)
     }
 
