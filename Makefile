@@ -34,10 +34,12 @@ build:
 	scripts/install-deps
 	$(SWIFT) build
 
-## Sample cost at 100, 1000 and 4000 interfaces against a raw C dump (root).
+## Sample cost at 100, 1000 and 4000 interfaces against a raw C dump, then the daemon beside
+## vnstatd, then /metrics beside node_exporter (root; docs/BENCHMARKS.md).
 bench:
 	scripts/install-deps
 	scripts/bench
+	scripts/bench-metrics
 
 ## Every fuzz target under libFuzzer and ASan for FUZZ_SECONDS each (default 60); see docs/FUZZING.md.
 fuzz:

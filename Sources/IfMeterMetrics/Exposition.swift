@@ -81,6 +81,24 @@ public struct ExpositionWriter {
         if buffer.count >= chunkSize { flush() }
     }
 
+    /// The `{key="value",…}` part of a sample line, escaped, for reuse across families: an
+    /// interface's labels are the same in each of its counters.
+    public static func labelSet(_ labels: KeyValuePairs<String, String>) -> [UInt8] {
+        var writer = ExpositionWriter(format: .prometheus) { _ in }
+        writer.sample("", labels, "")
+        return Array(writer.buffer.dropLast(2))  // the " \n" that ends the line
+    }
+
+    /// One sample line with labels made by ``labelSet(_:)``.
+    public mutating func sample(_ name: String, labelSet: [UInt8], _ value: UInt64) {
+        append(name)
+        buffer.append(contentsOf: labelSet)
+        buffer.append(UInt8(ascii: " "))
+        append(String(value))
+        buffer.append(UInt8(ascii: "\n"))
+        if buffer.count >= chunkSize { flush() }
+    }
+
     public mutating func sample(_ name: String, _ labels: KeyValuePairs<String, String> = [:], _ value: UInt64) {
         sample(name, labels, String(value))
     }

@@ -98,7 +98,7 @@ public enum MetricsExposition {
         writer.sample("ifmeter_build_info", ["version": input.version], UInt64(1))
         if let snapshot = input.snapshot {
             writeDaemon(snapshot, input, to: &writer)
-            writeInterfaces(shown(snapshot, input), to: &writer)
+            writeInterfaces(snapshot.interfaces, showing: { isShown($0, input) }, to: &writer)
         }
         writer.histogram("ifmeter_sample_duration_seconds",
                          help: "Time one sample takes: every queued link event, one counters dump, and the meter.",
@@ -111,12 +111,11 @@ public enum MetricsExposition {
     }
 
     /// Present interfaces, and absent ones seen within the keep time; never ignored ones.
-    static func shown(_ snapshot: MeterSnapshot, _ input: MetricsInput) -> [InterfaceFigures] {
-        snapshot.interfaces.filter { figures in
-            guard figures.interfaceClass != "ignored" else { return false }
-            guard let lastSeen = figures.lastSeen else { return true }
-            return input.now - lastSeen <= input.keepAbsentSeconds
-        }
+    /// A predicate, not a filtered copy: at thousands of interfaces the copy is megabytes.
+    static func isShown(_ figures: InterfaceFigures, _ input: MetricsInput) -> Bool {
+        guard figures.interfaceClass != "ignored" else { return false }
+        guard let lastSeen = figures.lastSeen else { return true }
+        return input.now - lastSeen <= input.keepAbsentSeconds
     }
 
     static func writeDaemon(_ snapshot: MeterSnapshot, _ input: MetricsInput, to writer: inout ExpositionWriter) {
@@ -134,20 +133,24 @@ public enum MetricsExposition {
         writer.sample("ifmeter_link_events_lost_total", [:], UInt64(snapshot.eventsLost))
     }
 
-    static func writeInterfaces(_ interfaces: [InterfaceFigures], to writer: inout ExpositionWriter) {
+    static func writeInterfaces(
+        _ interfaces: [InterfaceFigures], showing isShown: (InterfaceFigures) -> Bool, to writer: inout ExpositionWriter
+    ) {
         writer.family("ifmeter_interface_info", .info,
                       help: "1 for every interface ifmeter meters: its class and why, its kind, and its operational state "
                         + "(\"absent\" for a name with history that is not present now).")
-        for figures in interfaces {
+        for figures in interfaces where isShown(figures) {
             writer.sample("ifmeter_interface_info", [
                 "interface": figures.name, "class": figures.interfaceClass, "kind": figures.kind,
                 "operstate": figures.present?.operState.rawValue ?? "absent", "class_reason": figures.classReason,
             ], UInt64(1))
         }
+        let shown = interfaces.indices.filter { isShown(interfaces[$0]) }
+        let labelSets = shown.map { ExpositionWriter.labelSet(["interface": interfaces[$0].name, "class": interfaces[$0].interfaceClass]) }
         for counter in interfaceCounters {
             writer.family(counter.name, .counter, unit: counter.unit, help: counter.help)
-            for figures in interfaces {
-                writer.sample(counter.name, ["interface": figures.name, "class": figures.interfaceClass], counter.value(figures))
+            for (index, labels) in zip(shown, labelSets) {
+                writer.sample(counter.name, labelSet: labels, counter.value(interfaces[index]))
             }
         }
     }

@@ -55,7 +55,9 @@ extension MeterService {
     /// Every name's figures as of now.
     public func snapshot() -> MeterSnapshot {
         let unsaved = pending.unsavedTotals
-        let present = links.values.sorted { $0.ifindex < $1.ifindex }.map { link in
+        // Sorted by key, then looked up: sorting the Link values would copy each of them.
+        let present = links.keys.sorted().map { ifindex in
+            let link = links[ifindex]!
             let verdict = verdicts[link.ifindex] ?? configuration.classifier.classify(link)
             let since = meter.firstSeen[link.name]
             return InterfaceFigures(
