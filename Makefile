@@ -70,7 +70,7 @@ install-files:
 	  chmod 0644 "$(DESTDIR)$(UNITDIR)/$$unit"; \
 	done
 	install -m 0644 README.md docs/*.md "$(DESTDIR)$(DOCDIR)/"
-	install -m 0644 docs/examples/ifmeterd.conf docs/examples/metrics-listen.conf docs/examples/ifmeter-textfile.service \
+	install -m 0644 docs/examples/ifmeterd.conf docs/examples/metrics-listen.conf docs/examples/metrics-socket.conf docs/examples/ifmeter-textfile.service \
 	  docs/examples/ifmeter-textfile.timer docs/examples/grafana-dashboard.json "$(DESTDIR)$(DOCDIR)/examples/"
 
 uninstall:
