@@ -22,6 +22,7 @@ COMPLETIONDIR = $(PREFIX)/share/bash-completion/completions
 run:
 	scripts/install-deps
 	$(SWIFT) build $(BUILDFLAGS) --product ifmeterd
+	$(SWIFT) build $(BUILDFLAGS) --product ifmeter
 	"$$($(SWIFT) build $(BUILDFLAGS) --show-bin-path)/ifmeterd"
 
 ## Install dependencies, build, and run every test (kernel tests need root; they skip otherwise).

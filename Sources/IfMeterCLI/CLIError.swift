@@ -9,6 +9,15 @@ public enum ExitStatus: Int32, Sendable {
     case noInput = 66
     /// ifmeterd is not running: no socket, or nobody listening (`EX_UNAVAILABLE`).
     case unavailable = 69
+    /// ifmeterd failed to answer: a database error it reported, or a request it could not serve
+    /// (`EX_SOFTWARE`).
+    case daemonFailed = 70
+    /// ifmeterd refused the connection: it serves as many clients as it may, or this user has
+    /// as many connections as one user may (`too_many_clients`); try again when some have closed.
+    case busy = 73
+    /// The connection broke before the answer was complete: closed, timed out, or dropped by
+    /// the daemon for idling or not reading (`EX_IOERR`).
+    case connectionLost = 74
     /// ifmeterd is starting and has no figures yet (`EX_TEMPFAIL`): ask again shortly.
     case starting = 75
     /// ifmeterd speaks another protocol version, or answered something unreadable (`EX_PROTOCOL`).

@@ -67,7 +67,7 @@ public final class DaemonClient {
         var answers: [ResponseLine] = []
         for request in numbered {
             guard let line = try readLine(timeoutMilliseconds: timeoutMilliseconds) else {
-                throw CLIError(.unavailable, "ifmeterd closed the connection on \(path) without answering")
+                throw CLIError(.connectionLost, "ifmeterd closed the connection on \(path) without answering")
             }
             let response = try Self.decode(line)
             if let error = response.error { throw Self.describe(error, command: request.cmd ?? "") }
@@ -101,13 +101,13 @@ public final class DaemonClient {
             let ready = retryingEINTR { poll(&poller, 1, timeoutMilliseconds) }
             guard ready > 0 else {
                 if ready == 0 {
-                    throw CLIError(.unavailable, "ifmeterd did not answer within \(timeoutMilliseconds / 1000) s on \(path)")
+                    throw CLIError(.connectionLost, "ifmeterd did not answer within \(timeoutMilliseconds / 1000) s on \(path)")
                 }
                 throw CLIError(.failure, "poll on \(path) failed: \(errnoText())")
             }
             var chunk = [UInt8](repeating: 0, count: 65536)
             let count = retryingEINTR { read(fd, &chunk, chunk.count) }
-            guard count >= 0 else { throw CLIError(.unavailable, "cannot read from \(path): \(errnoText())") }
+            guard count >= 0 else { throw CLIError(.connectionLost, "cannot read from \(path): \(errnoText())") }
             if count == 0 { return nil }
             buffer += chunk[..<count]
         }
@@ -122,7 +122,7 @@ public final class DaemonClient {
             let written = bytes[offset...].withUnsafeBytes { raw in
                 retryingEINTR { Glibc.send(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL)) }
             }
-            guard written > 0 else { throw CLIError(.unavailable, "cannot write to \(path): \(errnoText())") }
+            guard written > 0 else { throw CLIError(.connectionLost, "cannot write to \(path): \(errnoText())") }
             offset += written
         }
     }
@@ -147,8 +147,10 @@ public final class DaemonClient {
         case .unsupportedVersion: CLIError(.protocolMismatch, "ifmeterd does not speak this ifmeter's protocol: \(error.message)")
         case .permissionDenied: CLIError(.noPermission, "\(command): \(error.message)")
         case .unknownInterface, .badRequest: CLIError(.usage, error.message)
-        case .tooManyClients, .idleTimeout, .slowClient: CLIError(.unavailable, "ifmeterd: \(error.message)")
-        default: CLIError(.failure, "ifmeterd: \(error.message)")
+        case .tooManyClients: CLIError(.busy, "the daemon refused the connection: \(error.message)")
+        case .idleTimeout, .slowClient: CLIError(.connectionLost, "the daemon closed the connection: \(error.message)")
+        case .storeError, .configError: CLIError(.daemonFailed, "the daemon could not answer: \(error.message)")
+        default: CLIError(.daemonFailed, "the daemon could not answer (\(error.code.rawValue)): \(error.message)")
         }
     }
 }

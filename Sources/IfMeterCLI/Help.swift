@@ -32,14 +32,17 @@ enum Help {
           --help           help for the command
 
         `ifmeter COMMAND --help` tells a command's options. Exit status: 0 ok, 64 bad arguments,
-        66 log file missing, 69 ifmeterd not running, 75 ifmeterd starting, 76 protocol mismatch,
-        77 permission denied, 1 anything else; `check` has its own (see its help).
+        66 log file missing, 69 ifmeterd not running, 70 ifmeterd could not answer, 73 ifmeterd
+        busy (too many clients), 74 connection broken, 75 ifmeterd starting, 76 protocol
+        mismatch, 77 permission denied, 1 anything else; `check` has its own (see its help).
         """
 
     static let subject = """
           -i, --interface NAME   one interface (repeat, or NAME,NAME, for several)
           --class CLASS          the interfaces of a class: wifi, cellular, ethernet, tunnel,
                                  virtual, loopback, other (tables sum the class)
+          -a, --all              also virtual links that are down and never carried traffic
+                                 (left out by default)
         """
 
     static let range = """

@@ -57,13 +57,15 @@ public struct Invocation: Sendable {
     public var textfile: String?
     /// `metrics --openmetrics`.
     public var openMetrics = false
+    /// `-a`/`--all`: also idle virtual links the default views leave out.
+    public var all = false
 
     /// Options every command takes.
     static let common: Set<String> = ["--socket", "--json", "--si", "--bits", "--help"]
 
     /// The options each command takes besides ``common``.
     static let accepted: [CLICommand: Set<String>] = {
-        let subject: Set<String> = ["-i", "--interface", "--class"]
+        let subject: Set<String> = ["-i", "--interface", "--class", "-a", "--all"]
         let table = subject.union(["--from", "--to", "--limit"])
         return [
             .summary: subject.union(["--oneline"]),
@@ -177,6 +179,7 @@ public struct Invocation: Sendable {
         case "-o", "--output": output = text
         case "--textfile": textfile = text
         case "--openmetrics": openMetrics = true
+        case "-a", "--all": all = true
         default:  // --count
             guard let number = Int(text), number > 0 else { throw .usage("--count: expected a positive number, got \"\(text)\"") }
             count = number

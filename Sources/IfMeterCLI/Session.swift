@@ -1,4 +1,5 @@
 import FoundationEssentials
+import IfMeterCore
 import IfMeterWire
 #if canImport(Glibc)
 import Glibc
@@ -78,8 +79,10 @@ public final class Session {
         try client.call(Request(.interfaces), as: InterfacesResult.self)
     }
 
-    /// The names a view is about: those given with `-i`, the members of `--class`, or every
-    /// interface but loopback.
+    /// The names a view is about: those given with `-i`, the members of `--class`, or by
+    /// default every interface but loopback — physical, Wi-Fi and cellular links first, then
+    /// other, tunnel and virtual ones, present before absent — leaving out, unless `--all`,
+    /// virtual links that are down and never carried a byte (an idle `ifb0` is not news).
     func subjects(_ invocation: Invocation) throws(CLIError) -> [InterfaceResult] {
         let all = try interfaces().interfaces
         if !invocation.interfaces.isEmpty {
@@ -93,6 +96,34 @@ public final class Session {
         if let interfaceClass = invocation.interfaceClass {
             return all.filter { $0.class == interfaceClass }
         }
-        return all.filter { $0.class != "loopback" && $0.class != "ignored" }
+        return Self.defaultSubjects(all, includingIdle: invocation.all)
+    }
+
+    /// Every interface but loopback and ignored ones, in the default views' order; idle virtual
+    /// links only when `includingIdle`.
+    static func defaultSubjects(_ interfaces: [InterfaceResult], includingIdle: Bool) -> [InterfaceResult] {
+        let shown = interfaces.filter { $0.class != "loopback" && $0.class != "ignored" }
+            .filter { includingIdle || !isIdleVirtual($0) }
+        return shown.enumerated().sorted { a, b in
+            let (x, y) = (a.element.rank, b.element.rank)
+            return (x.0, x.1, a.offset) < (y.0, y.1, b.offset)
+        }.map(\.element)
+    }
+
+    static func isIdleVirtual(_ interface: InterfaceResult) -> Bool {
+        interface.class == InterfaceClass.virtual.rawValue && interface.operstate != OperState.up.rawValue
+            && interface.rxBytes == 0 && interface.txBytes == 0
+    }
+}
+
+extension InterfaceResult where Fields == InterfaceFields {
+    /// Where the default views list it: physical, Wi-Fi and cellular links first, then other,
+    /// tunnel and virtual ones; present before absent within each.
+    var rank: (Int, Int) {
+        let order: [String: Int] = [
+            InterfaceClass.ethernet.rawValue: 0, InterfaceClass.wifi.rawValue: 0, InterfaceClass.cellular.rawValue: 0,
+            InterfaceClass.other.rawValue: 1, InterfaceClass.tunnel.rawValue: 2, InterfaceClass.virtual.rawValue: 3,
+        ]
+        return (order[self.class] ?? 4, self.operstate == "absent" ? 1 : 0)
     }
 }

@@ -60,7 +60,22 @@ enum SummaryView {
         return SummaryResult(interfaces: summaries, footnote: EstimateLabel.footnote)
     }
 
+    /// Before the daemon's first sample after its start dump nothing is counted yet: say when
+    /// the first figures come instead of showing every interface at 0 B.
+    static func waitingNote(_ result: SummaryResult, _ session: Session) -> String? {
+        let status = session.status
+        guard let sampled = status.lastSampleAt, sampled - status.startedAt < Double(status.interval) / 2,
+              !result.interfaces.contains(where: { ($0.allTime.map { $0.rxBytes &+ $0.txBytes } ?? 0) > 0 })
+        else { return nil }
+        let next = max(sampled + Double(status.interval), session.now)
+        let watched = result.interfaces.map { "\($0.name) (\($0.class))" }.joined(separator: ", ")
+        return "ifmeterd began counting at \(session.time.second(sampled)) and has no figures yet: the first come with its "
+            + "next sample, at about \(session.time.second(next)) (it samples every \(status.interval) s).\n"
+            + (watched.isEmpty ? "" : "Watching: \(watched).\n")
+    }
+
     static func render(_ result: SummaryResult, _ session: Session, units: Units) -> String {
+        if let note = waitingNote(result, session) { return note }
         var marks = Marks()
         var text = ""
         let dash = "—"

@@ -111,6 +111,10 @@ final class Daemon {
             for source in signalSources { source.setImportant() }
             try startLoading()
             notify("STATUS=loading \(paths.database)")
+            if getenv("INVOCATION_ID") == nil {
+                // In the foreground (not a systemd service): say how to ask it.
+                Diagnostics.notice("counting; ask with: \(Self.clientCommand) --socket \(paths.socket)")
+            }
             return try loop.run()
         } catch {
             Diagnostics.error("\(error)")
@@ -258,6 +262,15 @@ final class Daemon {
     /// Tells systemd (when it is listening) about state changes.
     func notify(_ state: String) {
         _ = sd_notify(0, state)
+    }
+
+    /// `ifmeter` beside this binary when it is there (a build directory), else by name.
+    static var clientCommand: String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard length > 0 else { return "ifmeter" }
+        let client = parentDirectory(String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)) + "/ifmeter"
+        return access(client, X_OK) == 0 ? client : "ifmeter"
     }
 
     private static func parentDirectory(_ path: String) -> String {

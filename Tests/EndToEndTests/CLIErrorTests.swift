@@ -88,4 +88,21 @@ struct CLIDaemonErrorTests {
         let ready = try Command.run([CLIBinary.path, "--socket", daemon.socket, "list"])
         #expect(ready.status == 0 && ready.stdout.contains("lo"))
     }
+
+    @Test("a fresh daemon says how to ask it; before its first figures ifmeter says when they come, not 0 B")
+    func firstMinutes() throws {
+        let pair = try VethPair(subnet: 86)
+        let daemon = try DaemonProcess(namespace: pair.left, config: "interval = 3600\n")
+        try daemon.start()
+        #expect(daemon.stderrText.contains("/ifmeter --socket \(daemon.socket)") && daemon.stderrText.contains("ask with: "), "\(daemon.stderrText)")
+        let waiting = try Command.run([CLIBinary.path, "--socket", daemon.socket])
+        #expect(waiting.status == 0)
+        #expect(waiting.stdout.contains("has no figures yet: the first come with its next sample"), "\(waiting.stdout)")
+        #expect(waiting.stdout.contains("va (virtual)") && !waiting.stdout.contains("0 B"))
+        try pair.sendLeftToRight(count: 10, payload: 100)
+        _ = try daemon.client().request(#"{"v":1,"id":1,"cmd":"sample"}"#)
+        let counted = try Command.run([CLIBinary.path, "--socket", daemon.socket])
+        #expect(counted.stdout.contains("va  (virtual)") && !counted.stdout.contains("no figures yet"), "\(counted.stdout)")
+        #expect(daemon.stop() == 0)
+    }
 }
