@@ -18,7 +18,7 @@ import Glibc
 public enum FuzzTargets {
     /// The names `scripts/fuzz` and the corpora use.
     public static let all: [String: @Sendable ([UInt8]) -> Void] = [
-        "request": request, "config": config, "netlink": netlink, "log": log, "meter": meter,
+        "request": request, "config": config, "netlink": netlink, "log": log, "meter": meter, "vnstat": vnstat,
     ]
 
     // MARK: request
@@ -140,6 +140,29 @@ public enum FuzzTargets {
         let (records, consumed) = reader.records(in: bytes)
         guard consumed <= bytes.count, records.count <= bytes.count else {
             fatalError("the log reader consumed \(consumed) of \(bytes.count) bytes")
+        }
+    }
+
+    // MARK: vnstat
+
+    /// A vnStat database file of arbitrary bytes (seeded with a real one), read as an import
+    /// reads it. Invariants: no trap; either an error naming the file, or interfaces whose rows
+    /// have the resolutions vnStat has.
+    public static func vnstat(_ bytes: [UInt8]) {
+        var template = Array("/tmp/ifmeter-fuzz-vnstat-XXXXXX".utf8CString)
+        let fd = mkstemp(&template)
+        guard fd >= 0 else { return }
+        let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        defer { unlink(path) }
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        do {
+            let database = try VnStatDatabase(path: path, utc: bytes.first.map { $0 & 1 == 1 } ?? false)
+            for interface in database.interfaces where interface.rows.count != VnStatDatabase.tables.count {
+                fatalError("\(interface.name) has rows for \(interface.rows.count) resolutions")
+            }
+        } catch {
+            guard error.path == path else { fatalError("the error names \(error.path), not the file read") }
         }
     }
 

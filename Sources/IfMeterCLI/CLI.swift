@@ -48,6 +48,10 @@ public enum CLI {
         case .log:
             try LogView.run(invocation, locations, output: output, errors: errors)
             return 0
+        case .importHistory:
+            let result = try ImportCommand.run(invocation, socketCandidates: locations.socketCandidates(flag: invocation.socket))
+            if invocation.json { output.json(result) } else { output.write(ImportCommand.render(result, units: invocation.units)) }
+            return 0
         case .metrics:
             // Answered while the daemon is still loading too (`ifmeter_up 0`), so no Session.
             try MetricsCommand.run(invocation, socketCandidates: locations.socketCandidates(flag: invocation.socket), output: output)
@@ -86,7 +90,7 @@ public enum CLI {
             return check.status.rawValue
         case .chart:
             try chart(session, invocation, output: output)
-        case .help, .version, .log, .metrics:
+        case .help, .version, .log, .metrics, .importHistory:
             break
         }
         return 0

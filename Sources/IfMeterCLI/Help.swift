@@ -23,6 +23,7 @@ enum Help {
           check            quota check with Nagios exit codes (0 ok, 1 warning, 2 over, 3 unknown)
           chart            SVG bar chart: chart hours|days|months [-o FILE]
           metrics          the Prometheus exposition /metrics serves; --textfile DIR for node_exporter
+          import vnstat    bring a vnStat database's history into ifmeter (admin)
 
         Options for every command:
           --socket PATH    ifmeterd's socket (default: $IFMETER_SOCKET, then the daemon's own default)
@@ -178,6 +179,22 @@ enum Help {
                   --textfile DIR         write DIR/ifmeter.prom for node_exporter's textfile collector
                                          (--collector.textfile.directory=DIR), replaced atomically;
                                          without the process_* metrics node_exporter has itself
+                """
+        case .importHistory:
+            return """
+                usage: ifmeter import vnstat [PATH] [--dry-run] [--utc]
+
+                Brings each interface's history from a vnStat 2.x database (default
+                /var/lib/vnstat/vnstat.db, opened read-only: a running vnstatd is not disturbed)
+                into ifmeterd's store: every resolution into the same one, and vnStat's all-time
+                total. Traffic vnStat counted before ifmeter first saw an interface is added to
+                ifmeter's buckets and total; where both counted, ifmeter's own count wins and
+                vnStat's buckets for that time are left out (reported). A second import of the
+                same database adds nothing. Imported figures are labelled imported-vnstat (marked v).
+                Root, ifmeterd's user or admin_group only.
+
+                  --dry-run              print what would be imported; change nothing
+                  --utc                  vnStat ran with UseUTC 1 (its dates are UTC, not local time)
                 """
         case .help, .version:
             return overview

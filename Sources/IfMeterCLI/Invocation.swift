@@ -4,6 +4,8 @@ import IfMeterWire
 public enum CLICommand: String, CaseIterable, Sendable {
     case summary, fiveMinutes = "5min", hours, days, months, years, top, list, events, status
     case rate, live, log, check, chart, metrics, help, version
+    /// `import vnstat [PATH]`.
+    case importHistory = "import"
 
     /// vnStat's switches, accepted as the commands they mean.
     static let vnstatAliases: [String: CLICommand] = [
@@ -59,6 +61,13 @@ public struct Invocation: Sendable {
     public var openMetrics = false
     /// `-a`/`--all`: also idle virtual links the default views leave out.
     public var all = false
+    /// `import SOURCE [PATH]`.
+    public var importSource: String?
+    public var importPath: String?
+    /// `import --dry-run`: report, change nothing.
+    public var dryRun = false
+    /// `import --utc`: vnStat ran with `UseUTC 1`.
+    public var utc = false
 
     /// Options every command takes.
     static let common: Set<String> = ["--socket", "--json", "--si", "--bits", "--help"]
@@ -80,6 +89,7 @@ public struct Invocation: Sendable {
             .check: ["-i", "--interface", "--period", "--limit", "--projected", "--warn", "--direction"],
             .chart: table.union(["-o", "--output"]),
             .metrics: ["--textfile", "--openmetrics"],
+            .importHistory: ["--dry-run", "--utc"],
             .help: [], .version: [],
         ]
     }()
@@ -134,6 +144,10 @@ public struct Invocation: Sendable {
                 chartPeriod = word
                 continue
             }
+            if chosen == .importHistory && (importSource == nil || importPath == nil) {
+                if importSource == nil { importSource = word } else { importPath = word }
+                continue
+            }
             guard let command = CLICommand(rawValue: word) ?? (word == "5" ? .fiveMinutes : nil) else {
                 throw .usage("unknown command \"\(word)\"; commands: \(CLICommand.allCases.map(\.rawValue).joined(separator: ", "))")
             }
@@ -180,6 +194,8 @@ public struct Invocation: Sendable {
         case "--textfile": textfile = text
         case "--openmetrics": openMetrics = true
         case "-a", "--all": all = true
+        case "--dry-run": dryRun = true
+        case "--utc": utc = true
         default:  // --count
             guard let number = Int(text), number > 0 else { throw .usage("--count: expected a positive number, got \"\(text)\"") }
             count = number
@@ -193,6 +209,9 @@ public struct Invocation: Sendable {
         }
         if command != .check, let limit, Int(limit).map({ $0 < 1 }) ?? true {
             throw .usage("--limit: expected a positive number of rows, got \"\(limit)\"")
+        }
+        if command == .importHistory, importSource != "vnstat" {
+            throw .usage("import: say what to import from: `ifmeter import vnstat [PATH]`")
         }
         if command == .chart, !["hours", "days", "months"].contains(chartPeriod ?? "") {
             throw .usage("chart: say which chart: `ifmeter chart hours|days|months`")

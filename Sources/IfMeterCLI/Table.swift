@@ -44,6 +44,7 @@ struct Marks {
         ("!", "a gap in this period (not sampled for a while: traffic then is attributed to when counting resumed)"),
         ("~", "an implausible jump in this period was left out"),
         ("?", "link events were lost in this period (links that came and went then may be missing)"),
+        ("v", "includes traffic imported from vnStat (its own counting, with its losses at resets)"),
     ]
 
     mutating func mark(_ continuity: Continuity) -> String {
@@ -52,6 +53,7 @@ struct Marks {
         if continuity.gaps > 0 { text.append("!") }
         if continuity.implausibleDropped > 0 { text.append("~") }
         if continuity.eventsLost > 0 { text.append("?") }
+        if continuity.imported { text.append("v") }
         used.formUnion(text)
         return text
     }

@@ -22,6 +22,9 @@ public enum EstimateLabel: String, Hashable, Sendable, Codable, CaseIterable {
     case projection
     /// 32-bit counters (the getifaddrs source) that wrap at 4 GiB.
     case counters32Bit = "32-bit-counters"
+    /// Includes traffic imported from a vnStat database (`ifmeter import vnstat`): vnStat's
+    /// own counting, with its known losses at counter resets and re-created interfaces.
+    case importedVnstat = "imported-vnstat"
 
     /// The labels that hold for every figure read from interface counters.
     public static let always: [EstimateLabel] = [
@@ -29,8 +32,10 @@ public enum EstimateLabel: String, Hashable, Sendable, Codable, CaseIterable {
     ]
 
     /// The labels of a figure: always the four, then what applies to its class and period.
-    public static func labels(tunnel: Bool, resets: Int, gaps: Int, implausibleDropped: Int, eventsLost: Int = 0) -> [EstimateLabel] {
+    public static func labels(tunnel: Bool, resets: Int, gaps: Int, implausibleDropped: Int, eventsLost: Int = 0,
+                              imported: Bool = false) -> [EstimateLabel] {
         var labels = always
+        if imported { labels.append(.importedVnstat) }
         if tunnel { labels.append(.tunnelDoubleCounted) }
         if resets > 0 { labels.append(.resetInPeriod) }
         if gaps > 0 { labels.append(.gapInPeriod) }

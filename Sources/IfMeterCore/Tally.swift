@@ -10,13 +10,17 @@ public struct Continuity: Hashable, Sendable, Codable {
     public var implausibleDropped: Int
     /// `events-lost` events in the window: links that came and went then may be missing.
     public var eventsLost: Int
+    /// Part of the figure was imported from vnStat (`imported-vnstat`).
+    public var imported: Bool
 
-    public init(since: Double? = nil, resets: Int = 0, gaps: Int = 0, implausibleDropped: Int = 0, eventsLost: Int = 0) {
+    public init(since: Double? = nil, resets: Int = 0, gaps: Int = 0, implausibleDropped: Int = 0, eventsLost: Int = 0,
+                imported: Bool = false) {
         self.since = since
         self.resets = resets
         self.gaps = gaps
         self.implausibleDropped = implausibleDropped
         self.eventsLost = eventsLost
+        self.imported = imported
     }
 
     /// `events_lost` is absent in answers of daemons older than it: zero then.
@@ -27,10 +31,22 @@ public struct Continuity: Hashable, Sendable, Codable {
         gaps = try container.decode(Int.self, forKey: .gaps)
         implausibleDropped = try container.decode(Int.self, forKey: .implausibleDropped)
         eventsLost = try container.decodeIfPresent(Int.self, forKey: .eventsLost) ?? 0
+        imported = try container.decodeIfPresent(Bool.self, forKey: .imported) ?? false
+    }
+
+    /// `imported` is written only when true, so answers without imports read as before.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(since, forKey: .since)
+        try container.encode(resets, forKey: .resets)
+        try container.encode(gaps, forKey: .gaps)
+        try container.encode(implausibleDropped, forKey: .implausibleDropped)
+        try container.encode(eventsLost, forKey: .eventsLost)
+        if imported { try container.encode(true, forKey: .imported) }
     }
 
     enum CodingKeys: String, CodingKey {
-        case since, resets, gaps, implausibleDropped = "implausible_dropped", eventsLost = "events_lost"
+        case since, resets, gaps, implausibleDropped = "implausible_dropped", eventsLost = "events_lost", imported
     }
 }
 
@@ -42,12 +58,15 @@ public struct BucketTally: Hashable, Sendable {
     public var resets = 0
     public var gaps = 0
     public var implausible = 0
+    /// Some of it was imported from vnStat.
+    public var imported = false
 
-    public init(traffic: Traffic = .zero, resets: Int = 0, gaps: Int = 0, implausible: Int = 0) {
+    public init(traffic: Traffic = .zero, resets: Int = 0, gaps: Int = 0, implausible: Int = 0, imported: Bool = false) {
         self.traffic = traffic
         self.resets = resets
         self.gaps = gaps
         self.implausible = implausible
+        self.imported = imported
     }
 
     /// What one meter delta adds: its traffic, and one per reset, gap or implausible flag.
@@ -61,13 +80,14 @@ public struct BucketTally: Hashable, Sendable {
     /// The labels of a figure with this tally (DESIGN §1).
     public func labels(tunnel: Bool, eventsLost: Int = 0) -> [EstimateLabel] {
         EstimateLabel.labels(tunnel: tunnel, resets: resets, gaps: gaps, implausibleDropped: implausible,
-                             eventsLost: eventsLost)
+                             eventsLost: eventsLost, imported: imported)
     }
 
     /// The tally's continuity as answered, with when counting began and the `events-lost`
     /// events in its period.
     public func continuity(since: Double? = nil, eventsLost: Int = 0) -> Continuity {
-        Continuity(since: since, resets: resets, gaps: gaps, implausibleDropped: implausible, eventsLost: eventsLost)
+        Continuity(since: since, resets: resets, gaps: gaps, implausibleDropped: implausible, eventsLost: eventsLost,
+                   imported: imported)
     }
 
     /// A sum that would pass 2^64 − 1 is held there and counted as implausible, so the figure
@@ -83,6 +103,7 @@ public struct BucketTally: Hashable, Sendable {
         resets &+= other.resets
         gaps &+= other.gaps
         implausible &+= other.implausible &+ (overflowed ? 1 : 0)
+        imported = imported || other.imported
         return overflowed
     }
 }

@@ -34,6 +34,7 @@ extension Daemon {
             case .events: reply(try events(request), id, client)
             case .sample: try requestSample(id, client)
             case .metrics: reply(try metricsResult(request), id, client)
+            case .importHistory: reply(try importHistory(request), id, client)
             case .watch:
                 client.watchID = .some(id)
                 server.send(LineEncoder.encode(Response.success(rates(), id: id, stream: "rates")), to: client)
@@ -229,6 +230,32 @@ extension Daemon {
     /// ``row(_:tunnel:eventsLost:)`` with the events-lost events this daemon knows of.
     private func labelled(_ row: UsageRow, tunnel: Bool) -> UsageRowResult {
         Self.row(row, tunnel: tunnel, eventsLost: metering?.service.eventsLost(from: Double(row.start), to: Double(row.end)) ?? 0)
+    }
+
+    /// `import`: another meter's history into the store, then the service's saved figures
+    /// read again so every answer includes it.
+    func importHistory(_ request: Request) throws -> ImportResult {
+        let metering = try running()
+        guard request.source == "vnstat" else {
+            throw WireError(.badRequest, "unknown source \"\(request.source ?? "")\"; known: vnstat")
+        }
+        let path = try required(request.path, "path")
+        guard path.hasPrefix("/") else { throw WireError(.badRequest, "field \"path\" must be absolute, got \"\(path)\"") }
+        let database = try VnStatDatabase(path: path, utc: request.utc ?? false)
+        saveBeforeAnswering()
+        let dryRun = request.dryRun ?? false
+        let reports = try metering.store.importVnStat(database, dryRun: dryRun)
+        if !dryRun {
+            metering.service.replaceSaved(totals: try metering.store.totals().mapValues(\.tally),
+                                          interfaces: try metering.store.interfaces())
+        }
+        return ImportResult(source: "vnstat", path: path, dryRun: dryRun, interfaces: reports.map { report in
+            ImportResult.Interface(
+                name: report.name, buckets: Dictionary(uniqueKeysWithValues: report.buckets.map { ($0.key.rawValue, $0.value) }),
+                alreadyImported: report.alreadyImported, overlapSkipped: report.overlapSkipped,
+                totalRxBytes: report.total.rxBytes, totalTxBytes: report.total.txBytes,
+                overlapFrom: report.overlap?.from, overlapTo: report.overlap?.to)
+        })
     }
 
     func events(_ request: Request) throws -> EventsResult {

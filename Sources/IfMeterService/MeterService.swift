@@ -224,6 +224,13 @@ public struct MeterService: Sendable {
             firstSeen: meter.firstSeen[link.name] ?? history[link.name]?.firstSeen ?? time, lastSeen: time)
     }
 
+    /// Takes the store's saved totals and records again after something wrote history beside
+    /// the service (an import). Call it only with nothing pending: the save before it ensures so.
+    public mutating func replaceSaved(totals: [String: BucketTally], interfaces: [StoredInterface]) {
+        savedTotals = totals
+        for record in interfaces { history[record.name] = record }
+    }
+
     /// Forgets `name`'s history once the store deleted it; false when it was never seen.
     public mutating func forget(_ name: String) -> Bool {
         let known = isKnown(name)

@@ -61,7 +61,7 @@ extension Store {
             ("b.name IN (SELECT name FROM interfaces WHERE class = ?1)", interfaceClass.rawValue)
         }
         let statement = try connection.prepare("""
-            SELECT b.start, \(TallyColumns.select("b", summed: true)), min(b.name)
+            SELECT b.start, \(TallyColumns.select("b", summed: true)), min(b.name), max(b.imported)
             FROM buckets b
             WHERE \(filter) AND b.resolution = ?2 AND b.start >= ?3 AND b.start < ?4
             GROUP BY b.start ORDER BY b.start
@@ -75,7 +75,7 @@ extension Store {
                 start: start,
                 end: configuration.calendar.end(of: resolution, startingAt: start,
                                                 monthStartDay: configuration.monthStartDay(for: name)),
-                tally: TallyColumns.tally(statement, from: 1)))
+                tally: TallyColumns.tally(statement, from: 1, imported: 2 + TallyColumns.count)))
         }
         return rows
     }
@@ -83,23 +83,24 @@ extension Store {
     /// Everything since the name was first seen, across all its epochs; nil if never seen.
     public func total(_ name: String) throws(StoreError) -> (tally: BucketTally, since: Double)? {
         let statement = try connection.prepare("""
-            SELECT \(TallyColumns.select("t")), i.first_seen
+            SELECT \(TallyColumns.select("t")), i.first_seen, t.imported
             FROM interfaces i LEFT JOIN totals t ON t.name = i.name WHERE i.name = ?1
             """, "read")
         statement.bind([.text(name)])
         guard try statement.step() else { return nil }
-        return (TallyColumns.tally(statement, from: 0), try statement.time(TallyColumns.count))
+        return (TallyColumns.tally(statement, from: 0, imported: TallyColumns.count + 1), try statement.time(TallyColumns.count))
     }
 
     /// Every name's all-time total and first-seen time, in one query.
     public func totals() throws(StoreError) -> [String: (tally: BucketTally, since: Double)] {
         let statement = try connection.prepare("""
-            SELECT \(TallyColumns.select("t")), i.first_seen, i.name
+            SELECT \(TallyColumns.select("t")), i.first_seen, i.name, t.imported
             FROM interfaces i LEFT JOIN totals t ON t.name = i.name
             """, "read")
         var result: [String: (tally: BucketTally, since: Double)] = [:]
         while try statement.step() {
-            result[statement.text(TallyColumns.count + 1) ?? ""] = (TallyColumns.tally(statement, from: 0), try statement.time(TallyColumns.count))
+            result[statement.text(TallyColumns.count + 1) ?? ""] = (
+                TallyColumns.tally(statement, from: 0, imported: TallyColumns.count + 2), try statement.time(TallyColumns.count))
         }
         return result
     }

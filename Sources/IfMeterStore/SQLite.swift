@@ -35,12 +35,29 @@ final class SQLiteConnection {
     let path: String
 
     /// Opens `path`; creates it only when `create` is true (an existing file is never replaced).
-    init(path: String, create: Bool) throws(StoreError) {
-        var handle: OpaquePointer?
+    convenience init(path: String, create: Bool) throws(StoreError) {
         // NOFOLLOW: the database, like the lock, is never reached through a symlink.
-        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
-            | SQLITE_OPEN_NOFOLLOW
-        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        try self.init(name: path, path: path, flags: SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
+            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW)
+    }
+
+    /// Opens another program's database read-only (`mode=ro`); `immutable` also tells SQLite
+    /// the file cannot change, so it takes no lock at all (for a file it cannot lock).
+    convenience init(readingOnly path: String, immutable: Bool) throws(StoreError) {
+        var escaped = ""
+        for character in path {
+            switch character {
+            case "%", "?", "#": escaped += "%" + String(character.asciiValue ?? 0, radix: 16, uppercase: true)
+            default: escaped.append(character)
+            }
+        }
+        try self.init(name: "file:\(escaped)?mode=ro\(immutable ? "&immutable=1" : "")", path: path,
+                      flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX)
+    }
+
+    private init(name: String, path: String, flags: Int32) throws(StoreError) {
+        var handle: OpaquePointer?
+        let code = sqlite3_open_v2(name, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
             sqlite3_close_v2(handle)
@@ -108,12 +125,13 @@ final class SQLiteConnection {
         return Statement(statement, connection: self, operation: operation)
     }
 
-    /// `BEGIN IMMEDIATE` … `COMMIT`, rolled back if `body` or the commit fails.
-    func transaction<T>(_ operation: String, _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+    /// `BEGIN IMMEDIATE` … `COMMIT`, rolled back if `body` or the commit fails, or — a dry
+    /// run — when `commit` is false.
+    func transaction<T>(_ operation: String, commit: Bool = true, _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         try execute("BEGIN IMMEDIATE", operation)
         do {
             let result = try body()
-            try execute("COMMIT", operation)
+            try execute(commit ? "COMMIT" : "ROLLBACK", operation)
             return result
         } catch {
             // After SQLITE_FULL and some I/O errors SQLite has already rolled back.
@@ -121,6 +139,9 @@ final class SQLiteConnection {
             throw error
         }
     }
+
+    /// Rows the last statement inserted, updated or deleted.
+    var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// A single value from a pragma or query.
     func scalarText(_ sql: String, _ operation: String) throws(StoreError) -> String? {

@@ -67,5 +67,20 @@ enum Schema {
             value TEXT NOT NULL
         );
         """,
+        // 1 → 2: traffic imported from vnStat is marked (imported-vnstat), and each imported
+        // bucket and total is remembered so a second import adds nothing.
+        """
+        ALTER TABLE buckets ADD COLUMN imported INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE totals ADD COLUMN imported INTEGER NOT NULL DEFAULT 0;
+        CREATE TABLE imports (
+            source TEXT NOT NULL,
+            name TEXT NOT NULL,
+            resolution TEXT NOT NULL,
+            start INTEGER NOT NULL,
+            rx_bytes INTEGER NOT NULL,
+            tx_bytes INTEGER NOT NULL,
+            PRIMARY KEY (source, name, resolution, start)
+        ) WITHOUT ROWID;
+        """,
     ]
 }

@@ -2,6 +2,7 @@
 struct Statements {
     let upsertBucket, upsertTotal, insertEvent, upsertInterface, closeEpochs, upsertEpoch: Statement
     let recordName, setMeter, allNames, meterValues, openEpochs, pruneBuckets, pruneEvents: Statement
+    let importBucket, importTotal, importInterface, recordImport, importedStart, firstSeen: Statement
 
     init(_ connection: SQLiteConnection) throws(StoreError) {
         upsertBucket = try connection.prepare("""
@@ -63,5 +64,26 @@ struct Statements {
         pruneEvents = try connection.prepare("""
             DELETE FROM events WHERE id IN (SELECT id FROM events WHERE at < ?1 LIMIT ?2)
             """, "prune")
+        // vnStat imports (VnStatImport): added to what the bucket or total holds, marked imported.
+        importBucket = try connection.prepare("""
+            INSERT INTO buckets (name, resolution, start, rx_bytes, tx_bytes, imported) VALUES (?1, ?2, ?3, ?4, ?5, 1)
+            ON CONFLICT (name, resolution, start) DO UPDATE SET rx_bytes = ifm_add(rx_bytes, excluded.rx_bytes),
+                tx_bytes = ifm_add(tx_bytes, excluded.tx_bytes), imported = 1
+            """, "import into")
+        importTotal = try connection.prepare("""
+            INSERT INTO totals (name, rx_bytes, tx_bytes, imported) VALUES (?1, ?2, ?3, 1)
+            ON CONFLICT (name) DO UPDATE SET rx_bytes = ifm_add(rx_bytes, excluded.rx_bytes),
+                tx_bytes = ifm_add(tx_bytes, excluded.tx_bytes), imported = 1
+            """, "import into")
+        importInterface = try connection.prepare("""
+            INSERT INTO interfaces (name, kind, mac, first_seen, last_seen) VALUES (?1, '', '', ?2, ?3)
+            ON CONFLICT (name) DO UPDATE SET first_seen = min(first_seen, excluded.first_seen)
+            """, "import into")
+        recordImport = try connection.prepare("""
+            INSERT OR IGNORE INTO imports (source, name, resolution, start, rx_bytes, tx_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            """, "import into")
+        importedStart = try connection.prepare(
+            "SELECT start FROM imports WHERE source = ?1 AND name = ?2 AND resolution = ?3", "import into")
+        firstSeen = try connection.prepare("SELECT first_seen FROM interfaces WHERE name = ?1", "import into")
     }
 }

@@ -50,7 +50,7 @@ public final class Store {
     public var configuration: StoreConfiguration
     let connection: SQLiteConnection
     private let lock: StoreLock
-    private let statements: Statements
+    let statements: Statements
     /// Counts saves, so a save can tell the epochs it wrote from those it no longer tracks.
     private var saveSequence: Int64
     /// Names and first-seen times already in the database.

@@ -37,12 +37,14 @@ enum TallyColumns {
          .int(Int64(tally.implausible))]
     }
 
-    /// The tally in a row whose columns from `column` on are ``names``, in order.
-    static func tally(_ statement: Statement, from column: Int32) -> BucketTally {
+    /// The tally in a row whose columns from `column` on are ``names``, in order, with the
+    /// `imported` flag (schema 2, outside the seven: a released migration is never edited) at
+    /// `imported` when the query selects it.
+    static func tally(_ statement: Statement, from column: Int32, imported: Int32? = nil) -> BucketTally {
         BucketTally(
             traffic: Traffic(rxBytes: statement.uint64(column), txBytes: statement.uint64(column + 1),
                              rxPackets: statement.uint64(column + 2), txPackets: statement.uint64(column + 3)),
             resets: Int(statement.int64(column + 4)), gaps: Int(statement.int64(column + 5)),
-            implausible: Int(statement.int64(column + 6)))
+            implausible: Int(statement.int64(column + 6)), imported: imported.map { statement.int64($0) != 0 } ?? false)
     }
 }

@@ -6,7 +6,9 @@ public enum Command: String, Hashable, Sendable, CaseIterable {
     case metrics
     /// Admin only (root, ifmeterd's user, `admin_group`).
     case reload, forget
+    /// Admin only: brings another meter's history into the store (`ifmeter import vnstat`).
+    case importHistory = "import"
 
     /// Whether it changes state, and so needs an admin peer.
-    public var isAdmin: Bool { self == .reload || self == .forget }
+    public var isAdmin: Bool { self == .reload || self == .forget || self == .importHistory }
 }

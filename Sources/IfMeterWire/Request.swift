@@ -80,6 +80,19 @@ public struct Request: Hashable, Sendable, Codable {
     public var format: String?
     /// `metrics`: whether to include the daemon's `process_*` metrics (default true).
     public var process: Bool?
+    /// `import`: `vnstat`.
+    public var source: String?
+    /// `import`: the database file (absolute).
+    public var path: String?
+    /// `import`: report what would be imported, change nothing.
+    public var dryRun: Bool?
+    /// `import`: vnStat ran with `UseUTC 1` (its dates are UTC, not local time).
+    public var utc: Bool?
+
+    enum CodingKeys: String, CodingKey {
+        case v, id, cmd, interface, `class`, period, from, to, kind, limit, projection, format, process, source, path
+        case dryRun = "dry_run", utc
+    }
 
     public init(v: Int? = protocolVersion, id: RequestID? = nil, cmd: String?, interface: String? = nil,
                 class: String? = nil, period: String? = nil, from: TimeArgument? = nil,

@@ -279,3 +279,50 @@ public struct MetricsResult: Codable, Hashable, Sendable {
 
     enum CodingKeys: String, CodingKey { case contentType = "content_type", text }
 }
+
+/// The `import` answer: what came in (or, with `dry_run`, would), per interface.
+public struct ImportResult: Codable, Hashable, Sendable {
+    public struct Interface: Codable, Hashable, Sendable {
+        public var name: String
+        /// New buckets by period (`5min`, `hour`, `day`, `month`, `year`).
+        public var buckets: [String: Int]
+        public var alreadyImported: Int
+        public var overlapSkipped: Int
+        public var totalRxBytes: UInt64
+        public var totalTxBytes: UInt64
+        /// When both meters counted: ifmeter from `overlap_from`, vnStat until `overlap_to`.
+        public var overlapFrom: Double?
+        public var overlapTo: Double?
+
+        public init(name: String, buckets: [String: Int], alreadyImported: Int, overlapSkipped: Int, totalRxBytes: UInt64,
+                    totalTxBytes: UInt64, overlapFrom: Double?, overlapTo: Double?) {
+            self.name = name
+            self.buckets = buckets
+            self.alreadyImported = alreadyImported
+            self.overlapSkipped = overlapSkipped
+            self.totalRxBytes = totalRxBytes
+            self.totalTxBytes = totalTxBytes
+            self.overlapFrom = overlapFrom
+            self.overlapTo = overlapTo
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case name, buckets, alreadyImported = "already_imported", overlapSkipped = "overlap_skipped"
+            case totalRxBytes = "total_rx_bytes", totalTxBytes = "total_tx_bytes", overlapFrom = "overlap_from", overlapTo = "overlap_to"
+        }
+    }
+
+    public var source: String
+    public var path: String
+    public var dryRun: Bool
+    public var interfaces: [Interface]
+
+    public init(source: String, path: String, dryRun: Bool, interfaces: [Interface]) {
+        self.source = source
+        self.path = path
+        self.dryRun = dryRun
+        self.interfaces = interfaces
+    }
+
+    enum CodingKeys: String, CodingKey { case source, path, dryRun = "dry_run", interfaces }
+}

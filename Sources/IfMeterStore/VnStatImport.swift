@@ -1,0 +1,105 @@
+import IfMeterCore
+
+/// What importing one vnStat interface did (or, dry, would do).
+public struct ImportReport: Hashable, Sendable {
+    public var name: String
+    /// New buckets by resolution.
+    public var buckets: [Resolution: Int] = [:]
+    /// Buckets an earlier import already brought.
+    public var alreadyImported = 0
+    /// Buckets left out because ifmeter counted that period itself (the overlap rule).
+    public var overlapSkipped = 0
+    /// What the all-time total gained; zero when an earlier import already added it.
+    public var total = Traffic.zero
+    /// When both meters counted this interface: ifmeter from `from`, vnStat until `to`.
+    public var overlap: (from: Double, to: Double)?
+
+    public static func == (lhs: ImportReport, rhs: ImportReport) -> Bool {
+        lhs.name == rhs.name && lhs.buckets == rhs.buckets && lhs.alreadyImported == rhs.alreadyImported
+            && lhs.overlapSkipped == rhs.overlapSkipped && lhs.total == rhs.total
+            && lhs.overlap?.from == rhs.overlap?.from && lhs.overlap?.to == rhs.overlap?.to
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+}
+
+extension Store {
+    /// Where imports are remembered, per source: a bucket or total imported once is never
+    /// imported again.
+    static let vnStatSource = "vnstat"
+    /// The marker that keeps ifmeter's own first sight of a name across imports (an import
+    /// moves the name's first-seen time back to vnStat's creation).
+    static let ownFirstSight = "ifmeter-first-seen"
+
+    /// Brings vnStat's history into the store, in one transaction (nothing when `dryRun`).
+    ///
+    /// Rules (docs/CLI.md, "import"): each vnStat resolution goes to the same resolution, into
+    /// the ifmeter bucket containing its start; the all-time total adds vnStat's `rxtotal` and
+    /// `txtotal`. Traffic vnStat counted before ifmeter first saw the name is added; where both
+    /// counted (vnStat's last update is after ifmeter's first sight), ifmeter's own count wins:
+    /// vnStat's buckets that end after ifmeter's first sight are left out, and the total gains
+    /// vnStat's total less the traffic of those of its finest rows. Imported figures are
+    /// labelled `imported-vnstat`.
+    public func importVnStat(_ database: VnStatDatabase, dryRun: Bool) throws(StoreError) -> [ImportReport] {
+        try connection.transaction("import into", commit: !dryRun) { () throws(StoreError) -> [ImportReport] in
+            try database.interfaces.map { interface throws(StoreError) in try importInterface(interface) }
+        }
+    }
+
+    private func importInterface(_ interface: VnStatDatabase.Interface) throws(StoreError) -> ImportReport {
+        var report = ImportReport(name: interface.name)
+        let ownFirstSight = try firstSightBeforeImports(interface.name)
+        let firstSight = ownFirstSight.map(Double.init)
+        if let firstSight, interface.updated > firstSight { report.overlap = (firstSight, interface.updated) }
+        var skippedFinest = Traffic.zero
+        let finest = Resolution.allCases.first { !(interface.rows[$0] ?? []).isEmpty }
+        for resolution in Resolution.allCases {
+            for row in interface.rows[resolution] ?? [] {
+                let start = configuration.calendar.start(of: resolution, containing: row.start,
+                                                         monthStartDay: configuration.monthStartDay(for: interface.name))
+                let end = configuration.calendar.end(of: resolution, startingAt: row.start,
+                                                     monthStartDay: configuration.monthStartDay(for: interface.name))
+                if report.overlap != nil, let firstSight, Double(end) > firstSight {
+                    report.overlapSkipped += 1
+                    if resolution == finest { skippedFinest = skippedFinest + Traffic(rxBytes: row.rx, txBytes: row.tx) }
+                    continue
+                }
+                guard try recordImport(interface.name, resolution.rawValue, row.start, row.rx, row.tx) else {
+                    report.alreadyImported += 1
+                    continue
+                }
+                report.buckets[resolution, default: 0] += 1
+                try statements.importBucket.run([.text(interface.name), .text(resolution.rawValue), .int(start),
+                                                 .uint(row.rx), .uint(row.tx)])
+            }
+        }
+        let total = Traffic(rxBytes: interface.rxTotal &- min(interface.rxTotal, skippedFinest.rxBytes),
+                            txBytes: interface.txTotal &- min(interface.txTotal, skippedFinest.txBytes))
+        if try recordImport(interface.name, "total", 0, total.rxBytes, total.txBytes) {
+            report.total = total
+            try statements.importTotal.run([.text(interface.name), .uint(total.rxBytes), .uint(total.txBytes)])
+        }
+        if ownFirstSight == nil || ownFirstSight.map({ Double($0) > interface.created }) == true {
+            // ifmeter's own first sight is kept for the next import's overlap check.
+            _ = try recordImport(interface.name, Self.ownFirstSight, ownFirstSight ?? Int64(interface.updated.rounded(.up)), 0, 0)
+        }
+        try statements.importInterface.run([.text(interface.name), .double(interface.created), .double(interface.updated)])
+        return report
+    }
+
+    /// ifmeter's own first sight of `name`: kept by the first import, else the interface's
+    /// first-seen time; nil for a name ifmeter never saw.
+    private func firstSightBeforeImports(_ name: String) throws(StoreError) -> Int64? {
+        let marker = statements.importedStart.bind([.text(Self.vnStatSource), .text(name), .text(Self.ownFirstSight)])
+        if try marker.step() { return marker.int64(0) }
+        let seen = statements.firstSeen.bind([.text(name)])
+        guard try seen.step() else { return nil }
+        return Int64(try seen.time(0).rounded(.down))
+    }
+
+    /// Remembers one imported row; false when it was imported before.
+    private func recordImport(_ name: String, _ resolution: String, _ start: Int64, _ rx: UInt64, _ tx: UInt64) throws(StoreError) -> Bool {
+        try statements.recordImport.run([.text(Self.vnStatSource), .text(name), .text(resolution), .int(start), .uint(rx), .uint(tx)])
+        return connection.changes > 0
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import IfMeterTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real vnstatd (Debian `vnstat`) in a namespace, with a database of its own.
+final class VnStatDaemon {
+    let namespace: NetworkNamespace
+    let directory: TemporaryDirectory
+    private var process: Process?
+    var database: String { directory.path + "/db/vnstat.db" }
+    var config: String { directory.path + "/vnstat.conf" }
+
+    static var available: Bool { (try? Command.resolve("vnstatd")) != nil && NetworkNamespace.available }
+
+    init(in namespace: NetworkNamespace) throws {
+        self.namespace = namespace
+        directory = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory.path + "/db", withIntermediateDirectories: true)
+        try """
+            DatabaseDir "\(directory.path)/db"
+            UseLogging 0
+            Interface ""
+            PollInterval 2
+            UpdateInterval 2
+            SaveInterval 1
+            AlwaysAddNewInterfaces 1
+
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+    }
+
+    deinit { _ = stop() }
+
+    func start() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try Command.resolve("ip"))
+        // The test process's threads block signals, and a spawned child inherits the mask: vnstatd
+        // (which handles SIGTERM with a handler, unlike ifmeterd's signalfd) would never see the
+        // SIGTERM that makes it write its cache. A small exec wrapper clears the mask first.
+        process.arguments = ["netns", "exec", namespace.name, try Command.resolve("python3"), "-c",
+                             "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
+                             try Command.resolve("vnstatd"), "--config", config, "--nodaemon"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+    }
+
+    /// SIGTERM: vnstatd writes what it has cached.
+    @discardableResult
+    func stop() -> Int32 {
+        guard let process, process.isRunning else { return -1 }
+        process.terminate()
+        process.waitUntilExit()
+        self.process = nil
+        return process.terminationStatus
+    }
+
+    /// What `vnstat --json` says about `name`.
+    func json(_ name: String) throws -> [String: Any] {
+        let text = try Command.check(["vnstat", "--config", config, "--json", "-i", name])
+        let reply = try SocketClient.decode(text)
+        let interfaces = try #require(reply["interfaces"] as? [[String: Any]])
+        return try #require(interfaces.first { $0["name"] as? String == name })
+    }
+}
+
+@Suite("ifmeter import vnstat", .enabled(if: VnStatDaemon.available, "needs root (namespaces) and vnstatd (Debian vnstat)"))
+struct VnStatImportTests {
+    /// Runs vnstatd over known traffic until its database holds at least `bytes` sent on `va`.
+    func vnStatDatabase(_ pair: VethPair, sending count: Int, payload: Int) throws -> VnStatDaemon {
+        let vnstat = try VnStatDaemon(in: pair.left)
+        try vnstat.start()
+        _ = try eventually("vnstatd made its database") { FileManager.default.fileExists(atPath: vnstat.database) ? true : nil }
+        try pair.sendLeftToRight(count: count, payload: payload)
+        // vnstatd reads the counters every 2 s and writes on SIGTERM; what one run missed the
+        // next one counts from the counters it saved, so stop and look until all is there.
+        _ = try eventually("vnstat counted the traffic", seconds: 30) { () -> Bool? in
+            vnstat.stop()
+            let total = try vnstat.json("va")[path: "traffic.total"] as? [String: Any]
+            if (total?["tx"] as? NSNumber)?.intValue ?? 0 >= count * (payload + 42) { return true }
+            try vnstat.start()
+            usleep(500_000)
+            return nil
+        }
+        return vnstat
+    }
+
+    func ifmeter(_ daemon: DaemonProcess, _ arguments: [String]) throws -> CommandResult {
+        try Command.run([CLIBinary.path, "--socket", daemon.socket] + arguments)
+    }
+
+    @Test("after an import ifmeter's total, months, days, hours and 5 minutes equal vnstat --json; a second import adds nothing")
+    func importsExactly() throws {
+        let pair = try VethPair(subnet: 87)
+        let vnstat = try vnStatDatabase(pair, sending: 40, payload: 800)
+        let truth = try vnstat.json("va")
+        // ifmeterd starts after vnstatd stopped, as in a migration; it samples too rarely to
+        // count anything itself here.
+        let daemon = try DaemonProcess(namespace: pair.left, config: "interval = 3600\n")
+        try daemon.start()
+
+        let dry = try ifmeter(daemon, ["import", "vnstat", vnstat.database, "--dry-run", "--json"])
+        #expect(dry.status == 0, "\(dry.stderr)")
+        let before = try ifmeter(daemon, ["--json", "days", "-i", "va"])
+        #expect(!before.stdout.contains("imported-vnstat"), "a dry run changed the store")
+
+        let imported = try ifmeter(daemon, ["import", "vnstat", vnstat.database])
+        #expect(imported.status == 0 && imported.stdout.contains("imported"), "\(imported.stdout)\(imported.stderr)")
+        let total = try #require(truth[path: "traffic.total"] as? [String: Any])
+        let rows = try SocketClient.decode(try ifmeter(daemon, ["--json", "list", "-i", "va"]).stdout)
+        let listed = try #require((rows["interfaces"] as? [[String: Any]])?.first { $0["name"] as? String == "va" })
+        #expect(listed.int("rx_bytes") == (total["rx"] as? NSNumber)?.uint64Value)
+        #expect(listed.int("tx_bytes") == (total["tx"] as? NSNumber)?.uint64Value)
+        #expect((listed["labels"] as? [String])?.contains("imported-vnstat") == true)
+
+        for (command, key) in [("months", "month"), ("days", "day"), ("hours", "hour"), ("5min", "fiveminute")] {
+            let expected = try #require(truth[path: "traffic.\(key)"] as? [[String: Any]])
+            let answer = try SocketClient.decode(try ifmeter(daemon, ["--json", command, "-i", "va"]).stdout)
+            let usage = try #require((answer["usage"] as? [[String: Any]])?.first)
+            let got = (usage["rows"] as? [[String: Any]] ?? []).filter { $0.int("rx_bytes")! > 0 || $0.int("tx_bytes")! > 0 }
+            #expect(got.map { $0.int("tx_bytes") } == expected.map { ($0["tx"] as? NSNumber)?.uint64Value }, "\(command)")
+            #expect(got.map { $0.int("rx_bytes") } == expected.map { ($0["rx"] as? NSNumber)?.uint64Value }, "\(command)")
+            #expect(got.map { $0["start"] as? Double } == expected.map { ($0["timestamp"] as? NSNumber)?.doubleValue }, "\(command)")
+        }
+
+        let again = try ifmeter(daemon, ["import", "vnstat", vnstat.database, "--json"])
+        let report = try SocketClient.decode(again.stdout)
+        let interfaces = try #require(report["interfaces"] as? [[String: Any]])
+        #expect(interfaces.allSatisfy { ($0["buckets"] as? [String: Int])?.values.reduce(0, +) == 0 }, "\(again.stdout)")
+        let after = try SocketClient.decode(try ifmeter(daemon, ["--json", "list", "-i", "va"]).stdout)
+        let relisted = try #require((after["interfaces"] as? [[String: Any]])?.first { $0["name"] as? String == "va" })
+        #expect(relisted.int("tx_bytes") == listed.int("tx_bytes"))
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("a truncated vnStat file and a foreign SQLite file are refused, naming the file; the store is unchanged")
+    func refusesBadFiles() throws {
+        let pair = try VethPair(subnet: 88)
+        let vnstat = try vnStatDatabase(pair, sending: 5, payload: 100)
+        let daemon = try DaemonProcess(namespace: pair.left, config: "interval = 3600\n")
+        try daemon.start()
+        let data = try Data(contentsOf: URL(fileURLWithPath: vnstat.database))
+        let truncated = vnstat.directory.path + "/truncated.db"
+        try data.prefix(data.count / 2).write(to: URL(fileURLWithPath: truncated))
+        let foreign = vnstat.directory.path + "/foreign.db"
+        _ = try Command.check(["sqlite3", foreign, "CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('hello');"])
+        for (path, problem) in [(truncated, "damaged"), (foreign, "not a vnStat database")] {
+            let result = try ifmeter(daemon, ["import", "vnstat", path])
+            #expect(result.status != 0)
+            #expect(result.stderr.contains(path) && result.stderr.contains(problem), "\(result.stderr)")
+        }
+        let listed = try ifmeter(daemon, ["--json", "list"])
+        #expect(!listed.stdout.contains("imported-vnstat"))
+        #expect(daemon.stop() == 0)
+    }
+}
