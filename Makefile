@@ -14,7 +14,7 @@ DOCDIR = $(PREFIX)/share/doc/ifmeter
 MANDIR = $(PREFIX)/share/man
 COMPLETIONDIR = $(PREFIX)/share/bash-completion/completions
 
-.PHONY: run test build bench fuzz install install-files uninstall clean
+.PHONY: run test build deb bench fuzz install install-files uninstall clean
 
 ## Install dependencies, build, and run the daemon in the foreground on its embedded default
 ## (as root: /var/lib/ifmeter, /run/ifmeter/ifmeterd.sock, /var/log/ifmeter; otherwise the
@@ -34,6 +34,10 @@ test:
 build:
 	scripts/install-deps
 	$(SWIFT) build
+
+## A Debian package of the release build: ifmeter_<version>-1_amd64.deb (scripts/make-deb).
+deb:
+	scripts/make-deb
 
 ## Sample cost at 100, 1000 and 4000 interfaces against a raw C dump, then the daemon beside
 ## vnstatd, then /metrics beside node_exporter (root; docs/BENCHMARKS.md).

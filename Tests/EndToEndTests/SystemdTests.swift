@@ -120,8 +120,38 @@ struct SystemdTests {
 @Suite("systemd in a container",
        .enabled(if: getuid() == 0 && (try? Command.resolve("systemd-nspawn")) != nil
                     && (try? Command.resolve("debootstrap")) != nil,
-                "needs root, systemd-nspawn (systemd-container) and debootstrap"))
+                "needs root, systemd-nspawn (systemd-container) and debootstrap"),
+       // Both boot the same Debian tree; one after the other.
+       .serialized)
 struct SystemdContainerTests {
+    @Test("make deb: lintian has no error; apt-get install runs the service for a non-root user, an upgrade keeps the history, remove stops it, purge deletes it")
+    func debianPackage() throws {
+        let output = try TemporaryPath()
+        // The package of this test build's binaries (make deb packages the release build; the
+        // tests cannot build it while SwiftPM holds the build lock).
+        var packages: [String] = []
+        for revision in ["1", "2"] {
+            let built = try Command.run(["env", "BUILT=\(Command.buildProductsDirectory)", "OUT=\(output.path)", "DEB_REVISION=\(revision)",
+                                         Daemon.packageRoot + "/scripts/make-deb"])
+            #expect(built.status == 0, "\(built.stderr)")
+            packages.append(try #require(built.stdout.split(separator: "\n").last.map(String.init)))
+        }
+        if (try? Command.resolve("lintian")) != nil {
+            // A debug build links the toolchain's Swift runtime through a RUNPATH; the release
+            // package make deb builds carries the runtime inside and has none.
+            let lint = try Command.run(["lintian", "--suppress-tags", "custom-library-search-path", packages[0]])
+            let problems = lint.stdout.split(separator: "\n").filter { $0.hasPrefix("E:") || $0.hasPrefix("W:") }
+            #expect(problems.isEmpty, "\(lint.stdout)")
+        }
+        let result = try Command.run([Daemon.packageRoot + "/Tests/tools/deb-container-test", packages[0], packages[1]])
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        for check in ["ok: apt-get install of the package", "ok: ifmeter status answers a non-root user",
+                      "ok: upgrade to 0.1.0-2: restarted, history kept", "ok: remove stops the service",
+                      "ok: purge removes the history"] {
+            #expect(result.stdout.contains(check), "missing: \(check)")
+        }
+    }
+
     @Test("the service starts, runs unprivileged under its seccomp filter and MemoryDenyWriteExecute, answers, takes systemd's link-event socket, counts a 1000-tun stall exactly, reloads, serves /metrics on systemd's socket (and is started by a scrape), and stops cleanly")
     func bootedContainer() throws {
         let result = try Command.run([Daemon.packageRoot + "/Tests/tools/systemd-container-test",

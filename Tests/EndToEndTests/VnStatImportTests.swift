@@ -152,6 +152,10 @@ struct VnStatImportTests {
             #expect(result.status != 0)
             #expect(result.stderr.contains(path) && result.stderr.contains(problem), "\(result.stderr)")
         }
+        // Only an admin may import: the same peer check as forget.
+        let refused = try Command.run(["runuser", "-u", "nobody", "--", CLIBinary.path, "--socket", daemon.socket,
+                                       "import", "vnstat", vnstat.database])
+        #expect(refused.status == 77 && refused.stderr.contains("only root"), "\(refused.stderr)")
         let listed = try ifmeter(daemon, ["--json", "list"])
         #expect(!listed.stdout.contains("imported-vnstat"))
         #expect(daemon.stop() == 0)
