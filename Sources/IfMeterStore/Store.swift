@@ -260,7 +260,9 @@ public final class Store {
             var removed = 0
             for sql in ["DELETE FROM buckets WHERE name = ?1", "DELETE FROM totals WHERE name = ?1",
                         "DELETE FROM epochs WHERE name = ?1 AND open = 0",
-                        "DELETE FROM events WHERE interface = ?1", "DELETE FROM interfaces WHERE name = ?1"] {
+                        "DELETE FROM events WHERE interface = ?1", "DELETE FROM interfaces WHERE name = ?1",
+                        // What was imported for it goes too: a later import brings it back.
+                        "DELETE FROM imports WHERE name = ?1"] {
                 try connection.prepare(sql, "forget in").run([.text(name)])
                 removed += Int(sqlite3_changes(connection.handle))
             }

@@ -67,6 +67,19 @@ struct VnStatImportRuleTests {
         withExtendedLifetime(directory) {}
     }
 
+    @Test("forget deletes what was imported too: a later import brings it back")
+    func forgetThenImport() throws {
+        let (directory, store) = try store(firstSeen: origin + 6 * 3600)
+        var database = VnStatDatabase.empty()
+        database.interfaces = [vnstat(updated: origin + 5 * 3600)]
+        _ = try store.importVnStat(database, dryRun: false)
+        #expect(try store.forget("eth0"))
+        #expect(try store.total("eth0") == nil)
+        let again = try #require(try store.importVnStat(database, dryRun: false).first)
+        #expect(again.buckets.values.reduce(0, +) == 5 && again.total == Traffic(rxBytes: 9000, txBytes: 900))
+        withExtendedLifetime(directory) {}
+    }
+
     @Test("a dry run reports and changes nothing")
     func dryRun() throws {
         let (directory, store) = try store(firstSeen: origin + 6 * 3600)
