@@ -74,7 +74,7 @@ struct CLIDaemonErrorTests {
         try daemon.start()
         #expect(daemon.stop() == 0)
         let holder = try DatabaseHolder(path: daemon.stateDirectory + "/ifmeter.db")
-        try daemon.start(waitForReady: false)
+        try daemon.start(extraArguments: ["--metrics-listen", "127.0.0.1:10951"], waitForReady: false)
         let deadline = Date().addingTimeInterval(10)
         while !FileManager.default.fileExists(atPath: daemon.socket) && Date() < deadline { usleep(10_000) }
         for arguments in [["days"], ["list"], ["status"], ["live"]] {
@@ -83,6 +83,12 @@ struct CLIDaemonErrorTests {
             #expect(result.stdout.isEmpty, "\(arguments): no figures while starting")
             #expect(result.stderr.contains("is starting"), "\(arguments): \(result.stderr)")
         }
+        // Metrics are answered while starting: up 0 and no figure it does not know yet.
+        let metrics = try Command.run([CLIBinary.path, "--socket", daemon.socket, "metrics"])
+        #expect(metrics.status == 0 && metrics.stdout.contains("\nifmeter_up 0\n"), "\(metrics.stdout)\(metrics.stderr)")
+        #expect(!metrics.stdout.contains("ifmeter_interface_receive_bytes_total{"))
+        let scrape = try namespace.run(["curl", "-sS", "--max-time", "10", "http://127.0.0.1:10951/metrics"])
+        #expect(scrape.stdout.contains("\nifmeter_up 0\n"), "\(scrape.stdout)\(scrape.stderr)")
         holder.release()
         try daemon.awaitReady()
         let ready = try Command.run([CLIBinary.path, "--socket", daemon.socket, "list"])
