@@ -84,6 +84,7 @@ let package = Package(
         .testTarget(name: "IfMeterDaemonTests", dependencies: ["IfMeterDaemon", "IfMeterCore", "IfMeterStore", "IfMeterWire"]),
         .testTarget(name: "IfMeterCLITests", dependencies: ["IfMeterCLI", "IfMeterCore", "IfMeterWire"]),
         .testTarget(name: "IfMeterJSONTests", dependencies: ["IfMeterJSON"]),
+        .testTarget(name: "IfMeterWireTests", dependencies: ["IfMeterWire", "IfMeterJSON", "IfMeterCore"]),
         // Writes a known history (a reset, a DST change) through the real meter and store.
         .executableTarget(
             name: "history-seeder", dependencies: ["IfMeterStore", "IfMeterCore"],

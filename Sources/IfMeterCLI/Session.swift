@@ -96,34 +96,6 @@ public final class Session {
         if let interfaceClass = invocation.interfaceClass {
             return all.filter { $0.class == interfaceClass }
         }
-        return Self.defaultSubjects(all, includingIdle: invocation.all)
-    }
-
-    /// Every interface but loopback and ignored ones, in the default views' order; idle virtual
-    /// links only when `includingIdle`.
-    static func defaultSubjects(_ interfaces: [InterfaceResult], includingIdle: Bool) -> [InterfaceResult] {
-        let shown = interfaces.filter { $0.class != "loopback" && $0.class != "ignored" }
-            .filter { includingIdle || !isIdleVirtual($0) }
-        return shown.enumerated().sorted { a, b in
-            let (x, y) = (a.element.rank, b.element.rank)
-            return (x.0, x.1, a.offset) < (y.0, y.1, b.offset)
-        }.map(\.element)
-    }
-
-    static func isIdleVirtual(_ interface: InterfaceResult) -> Bool {
-        interface.class == InterfaceClass.virtual.rawValue && interface.operstate != OperState.up.rawValue
-            && interface.rxBytes == 0 && interface.txBytes == 0
-    }
-}
-
-extension InterfaceResult where Fields == InterfaceFields {
-    /// Where the default views list it: physical, Wi-Fi and cellular links first, then other,
-    /// tunnel and virtual ones; present before absent within each.
-    var rank: (Int, Int) {
-        let order: [String: Int] = [
-            InterfaceClass.ethernet.rawValue: 0, InterfaceClass.wifi.rawValue: 0, InterfaceClass.cellular.rawValue: 0,
-            InterfaceClass.other.rawValue: 1, InterfaceClass.tunnel.rawValue: 2, InterfaceClass.virtual.rawValue: 3,
-        ]
-        return (order[self.class] ?? 4, self.operstate == "absent" ? 1 : 0)
+        return (invocation.all ? QuerySelection.all : .shown).pick(all)
     }
 }

@@ -31,6 +31,7 @@ extension Daemon {
             case .status: reply(status(), id, client)
             case .interfaces: reply(interfaces(), id, client)
             case .usage: reply(try usage(request), id, client)
+            case .query: server.send(LineEncoder.success(try query(request), id: id), to: client)
             case .events: reply(try events(request), id, client)
             case .sample: try requestSample(id, client)
             case .metrics: reply(try metricsResult(request), id, client)
@@ -151,51 +152,98 @@ extension Daemon {
 
     func usage(_ request: Request) throws -> UsageResult {
         let metering = try running()
-        let store = metering.store
         let subject: UsageSubject
         switch (request.interface, request.class) {
-        case (let name?, nil):
-            guard try metering.service.isKnown(name) || store.total(name) != nil else {
-                throw WireError(.unknownInterface, "no interface named \"\(name)\" has ever been seen")
-            }
-            subject = .interface(name)
-        case (nil, let className?):
-            guard let interfaceClass = InterfaceClass(rawValue: className) else {
-                throw WireError(.badRequest, "unknown class \"\(className)\"; known: \(InterfaceClass.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            subject = .interfaceClass(interfaceClass)
-        default:
-            throw WireError(.badRequest, "give exactly one of \"interface\" and \"class\"")
+        case (let name?, nil): subject = .interface(name)
+        case (nil, let className?): subject = .interfaceClass(try interfaceClass(className))
+        default: throw WireError(.badRequest, "give exactly one of \"interface\" and \"class\"")
         }
-        let periodName = try required(request.period, "period")
-        guard let period = UsagePeriod(rawValue: periodName) else {
-            throw WireError(.badRequest, "unknown period \"\(periodName)\"; known: \(UsagePeriod.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
+        let usage = try UsageQuery(period: request.period, from: request.from, to: request.to, projection: request.projection)
         saveBeforeAnswering()
-        let tunnel = switch subject {
-        case .interfaceClass(let interfaceClass): interfaceClass == .tunnel
-        case .interface(let name): metering.service.isTunnel(name)
+        let context = usageContext(metering.service)
+        if case .interface(let name) = subject, let unknown = try UsageAnswers.unknown([name], store: metering.store, context: context).first {
+            throw Self.unknownInterface(unknown)
         }
-        let rows: [UsageRowResult]
-        if let resolution = Resolution(rawValue: period.rawValue) {
-            rows = try store.usage(subject, resolution: resolution,
-                                   from: request.from?.floorSeconds, to: request.to?.ceilingSeconds)
-                .map { labelled($0, tunnel: tunnel) }
-        } else {
-            rows = try totalRows(subject, store: store).map { labelled($0, tunnel: tunnel) }
+        var table = try UsageAnswers.tables([subject], [usage], store: metering.store, context: context)[0]
+        // `usage` projects a day or month only for an interface, and says which interface or class it was asked for.
+        (table.interface, table.class) = (request.interface, request.class)
+        return table
+    }
+
+    /// `query`: the subjects a view is about, each with every table it asked for, and the
+    /// status and interface entries when asked: a whole view in one round trip.
+    func query(_ request: Request) throws -> QueryResult {
+        let metering = try running()
+        let parts = try (request.include ?? []).map { name throws(WireError) -> QueryPart in
+            guard let part = QueryPart(rawValue: name) else {
+                throw WireError(.badRequest, "unknown part \"\(name)\" in \"include\"; known: \(QueryPart.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return part
         }
-        var projection: ProjectionResult?
-        if request.projection == true, case .interface(let name) = subject,
-           let resolution = Resolution(rawValue: period.rawValue), resolution == .day || resolution == .month {
-            let projected = try store.projection(name, resolution: resolution, now: Int64(SystemClock.now().wall))
-            projection = ProjectionResult(
-                start: Double(projected.start), end: Double(projected.end),
-                elapsedFraction: projected.elapsedFraction, rxBytes: projected.projected.rxBytes,
-                txBytes: projected.projected.txBytes, labels: projected.labels.map(\.rawValue))
+        let queries = try (request.usage ?? []).map { spec throws(WireError) in
+            try UsageQuery(period: spec.period, from: spec.from, to: spec.to, projection: spec.projection)
         }
-        return UsageResult(
-            interface: request.interface, class: request.class, period: period.rawValue, rows: rows,
-            projection: projection, footnote: EstimateLabel.footnote)
+        let everyInterface = metering.service.snapshot().interfaces.map(InterfaceResult.init)
+        let chosen: [InterfaceResult]
+        var subjects: [UsageSubject]
+        switch (request.interfaces, request.class) {
+        case (let names?, nil):
+            let byName = Dictionary(everyInterface.map { ($0.name, $0) }) { first, _ in first }
+            chosen = names.compactMap { byName[$0] }
+            subjects = names.map { .interface($0) }
+        case (nil, let className?):
+            let interfaceClass = try interfaceClass(className)
+            chosen = everyInterface.filter { $0.class == className }
+            subjects = request.sum == true ? [.interfaceClass(interfaceClass)] : chosen.map { .interface($0.name) }
+        case (nil, nil):
+            let selection = try request.select.map { name throws(WireError) -> QuerySelection in
+                guard let selection = QuerySelection(rawValue: name) else {
+                    throw WireError(.badRequest, "unknown selection \"\(name)\"; known: \(QuerySelection.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                return selection
+            } ?? .shown
+            chosen = selection.pick(everyInterface)
+            subjects = chosen.map { .interface($0.name) }
+        default:
+            throw WireError(.badRequest, "give at most one of \"interfaces\" and \"class\"")
+        }
+        if !queries.isEmpty { saveBeforeAnswering() }
+        let context = usageContext(metering.service)
+        if let names = request.interfaces,
+           let unknown = try UsageAnswers.unknown(names, store: metering.store, context: context).first {
+            throw Self.unknownInterface(unknown)
+        }
+        let classes = Dictionary(everyInterface.map { ($0.name, $0.class) }) { first, _ in first }
+        return QueryResult(
+            status: parts.contains(.status) ? status() : nil,
+            subjects: subjects.map { subject in
+                switch subject {
+                case .interface(let name): QuerySubject(name: name, class: classes[name] ?? "unknown")
+                case .interfaceClass(let interfaceClass): QuerySubject(name: nil, class: interfaceClass.rawValue)
+                }
+            },
+            interfaces: parts.contains(.interfaces) ? chosen : nil,
+            usage: try UsageAnswers.tables(subjects, queries, store: metering.store, context: context),
+            footnote: EstimateLabel.footnote)
+    }
+
+    private func interfaceClass(_ name: String) throws(WireError) -> InterfaceClass {
+        guard let interfaceClass = InterfaceClass(rawValue: name) else {
+            throw WireError(.badRequest, "unknown class \"\(name)\"; known: \(InterfaceClass.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return interfaceClass
+    }
+
+    static func unknownInterface(_ name: String) -> WireError {
+        WireError(.unknownInterface, "no interface named \"\(name)\" has ever been seen")
+    }
+
+    /// What usage tables take from the service, as of now.
+    private func usageContext(_ service: MeterService) -> UsageContext {
+        let figures = service.snapshot().interfaces
+        return UsageContext(
+            tunnels: Set(figures.filter(\.isTunnel).map(\.name)), lostEvents: service.lostEvents,
+            known: Set(figures.map(\.name)), now: SystemClock.now().wall)
     }
 
     /// Answers come from the database, so traffic counted but not yet saved is saved first.
@@ -205,31 +253,12 @@ extension Daemon {
         if metering?.service.pending.hasUnsavedTraffic == true { save() }
     }
 
-    private func totalRows(_ subject: UsageSubject, store: Store) throws -> [UsageRow] {
-        let members: [(tally: BucketTally, since: Double)]
-        switch subject {
-        case .interface(let name): members = try store.total(name).map { [$0] } ?? []
-        case .interfaceClass(let interfaceClass):
-            let names = Set(try store.interfaces().filter { $0.interfaceClass == interfaceClass.rawValue }.map(\.name))
-            members = try store.totals().filter { names.contains($0.key) }.map(\.value)
-        }
-        guard let since = members.map(\.since).min() else { return [] }
-        var tally = BucketTally()
-        for member in members { tally += member.tally }
-        return [UsageRow(start: Int64(since), end: Int64(SystemClock.now().wall.rounded(.up)), tally: tally)]
-    }
-
     /// A row as answered; `tunnel` for a tunnel's figures, `eventsLost` the events-lost
     /// events in its period. The one place a usage row's labels are decided.
     static func row(_ row: UsageRow, tunnel: Bool = false, eventsLost: Int = 0) -> UsageRowResult {
         UsageRowResult(UsageRowFields(
             start: Double(row.start), end: Double(row.end), continuity: row.tally.continuity(eventsLost: eventsLost),
             labels: row.tally.labels(tunnel: tunnel, eventsLost: eventsLost).map(\.rawValue)), traffic: row.tally.traffic)
-    }
-
-    /// ``row(_:tunnel:eventsLost:)`` with the events-lost events this daemon knows of.
-    private func labelled(_ row: UsageRow, tunnel: Bool) -> UsageRowResult {
-        Self.row(row, tunnel: tunnel, eventsLost: metering?.service.eventsLost(from: Double(row.start), to: Double(row.end)) ?? 0)
     }
 
     /// `import`: another meter's history into the store, then the service's saved figures

@@ -80,6 +80,68 @@ extension Store {
         return rows
     }
 
+    /// Buckets of `resolution` whose start lies in `[from, to)`, by name, oldest first, for every
+    /// name or those in `names`: one query however many names (a view of a thousand interfaces
+    /// is one statement, not a thousand).
+    public func usageByName(resolution: Resolution, from: Int64? = nil, to: Int64? = nil,
+                            names: Set<String>? = nil) throws(StoreError) -> [String: [UsageRow]] {
+        // A few names are looked up by key; many are filtered while reading every name's rows.
+        let listed = names.map(Array.init).flatMap { $0.count <= Self.namesBoundInQuery ? $0 : nil }
+        let nameFilter = listed.map { list in
+            "AND name IN (" + list.indices.map { "?\($0 + 4)" }.joined(separator: ",") + ")"
+        } ?? ""
+        let statement = try connection.prepare("""
+            SELECT name, start, \(TallyColumns.select("buckets")), imported FROM buckets
+            WHERE resolution = ?1 AND start >= ?2 AND start < ?3 \(nameFilter)
+            ORDER BY name, start
+            """, "read")
+        statement.bind([.text(resolution.rawValue), .int(from ?? Int64.min), .int(to ?? Int64.max)]
+                       + (listed ?? []).map { .text($0) })
+        var result: [String: [UsageRow]] = [:]
+        var current: (name: String, monthStartDay: Int, rows: [UsageRow])?
+        while try statement.step() {
+            let name = statement.text(0) ?? ""
+            if current?.name != name {
+                if let current { result[current.name] = current.rows }
+                current = names.map { $0.contains(name) } == false
+                    ? nil : (name, configuration.monthStartDay(for: name), [])
+                if current == nil { continue }
+            }
+            let start = statement.int64(1)
+            current!.rows.append(UsageRow(
+                start: start,
+                end: configuration.calendar.end(of: resolution, startingAt: start, monthStartDay: current!.monthStartDay),
+                tally: TallyColumns.tally(statement, from: 2, imported: 2 + TallyColumns.count)))
+        }
+        if let current { result[current.name] = current.rows }
+        return result
+    }
+
+    /// Most names bound as parameters in one query (SQLite allows 32766 since 3.32).
+    static let namesBoundInQuery = 500
+
+    /// The current day or month of each of `names` so far, projected to its end; names without
+    /// traffic in it project zero. One query per distinct period start (names with another
+    /// billing day start their month elsewhere).
+    public func projections(_ names: [String], resolution: Resolution, now: Int64) throws(StoreError) -> [String: Projection] {
+        var byStart: [Int64: [String]] = [:]
+        for name in names {
+            let start = configuration.calendar.start(of: resolution, containing: now,
+                                                     monthStartDay: configuration.monthStartDay(for: name))
+            byStart[start, default: []].append(name)
+        }
+        var result: [String: Projection] = [:]
+        for (start, group) in byStart {
+            let rows = try usageByName(resolution: resolution, from: start, to: start + 1, names: Set(group))
+            for name in group {
+                let end = configuration.calendar.end(of: resolution, startingAt: start,
+                                                     monthStartDay: configuration.monthStartDay(for: name))
+                result[name] = Self.project(rows[name]?.first?.tally.traffic ?? .zero, start: start, end: end, now: now)
+            }
+        }
+        return result
+    }
+
     /// Everything since the name was first seen, across all its epochs; nil if never seen.
     public func total(_ name: String) throws(StoreError) -> (tally: BucketTally, since: Double)? {
         let statement = try connection.prepare("""
@@ -157,11 +219,11 @@ extension Store {
 
     /// The current day or month of `name` so far, and where it ends up at the same pace.
     public func projection(_ name: String, resolution: Resolution, now: Int64) throws(StoreError) -> Projection {
-        let monthStartDay = configuration.monthStartDay(for: name)
-        let start = configuration.calendar.start(of: resolution, containing: now, monthStartDay: monthStartDay)
-        let end = configuration.calendar.end(of: resolution, startingAt: start, monthStartDay: monthStartDay)
-        let soFar = try usage(.interface(name), resolution: resolution, from: start, to: start + 1)
-            .first?.tally.traffic ?? .zero
+        try projections([name], resolution: resolution, now: now)[name]!
+    }
+
+    /// `soFar` in `[start, end)` at `now`, scaled to the whole period.
+    static func project(_ soFar: Traffic, start: Int64, end: Int64, now: Int64) -> Projection {
         let fraction = min(max(Double(now - start) / Double(end - start), 0), 1)
         let scale = fraction > 0 ? 1 / fraction : 0
         return Projection(

@@ -2,6 +2,8 @@
 /// the client's requests, so neither spells a command name itself.
 public enum Command: String, Hashable, Sendable, CaseIterable {
     case status, interfaces, usage, events, sample, watch
+    /// Every table a view needs, for many names and periods, in one answer.
+    case query
     /// The Prometheus exposition `/metrics` serves, as text (`ifmeter metrics`).
     case metrics
     /// Admin only (root, ifmeterd's user, `admin_group`).

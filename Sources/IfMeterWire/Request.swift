@@ -88,10 +88,20 @@ public struct Request: Hashable, Sendable, Codable {
     public var dryRun: Bool?
     /// `import`: vnStat ran with `UseUTC 1` (its dates are UTC, not local time).
     public var utc: Bool?
+    /// `query`: these names, in this order.
+    public var interfaces: [String]?
+    /// `query`: which names when none are listed (``QuerySelection``; default `shown`).
+    public var select: String?
+    /// `query` with `class`: the class summed as one subject rather than its members.
+    public var sum: Bool?
+    /// `query`: what to answer besides the tables (``QueryPart``).
+    public var include: [String]?
+    /// `query`: the tables, each subject's in this order.
+    public var usage: [UsageSpec]?
 
     enum CodingKeys: String, CodingKey {
         case v, id, cmd, interface, `class`, period, from, to, kind, limit, projection, format, process, source, path
-        case dryRun = "dry_run", utc
+        case dryRun = "dry_run", utc, interfaces, select, sum, include, usage
     }
 
     public init(v: Int? = protocolVersion, id: RequestID? = nil, cmd: String?, interface: String? = nil,
@@ -145,7 +155,7 @@ public struct Request: Hashable, Sendable, Codable {
     /// convert them freely. Nil when every field is in range.
     public var rangeProblem: String? {
         let accepted = TimeArgument.acceptedSeconds
-        for (field, time) in [("from", from), ("to", to)] {
+        for (field, time) in [("from", from), ("to", to)] + (usage ?? []).flatMap({ [("usage.from", $0.from), ("usage.to", $0.to)] }) {
             if let time, !accepted.contains(time.seconds) {
                 return "field \"\(field)\" must be a time from 1970-01-01 to 9999-12-31 "
                     + "(Unix seconds 0 to \(Int64(accepted.upperBound)))"

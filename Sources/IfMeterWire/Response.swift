@@ -111,3 +111,19 @@ public enum LineEncoder {
 public struct Empty: Codable, Hashable, Sendable {
     public init() {}
 }
+
+extension LineEncoder {
+    /// A success line whose result writes itself: the bytes ``encode(_:)`` makes of
+    /// `Response.success(result, id:)`, without `Codable`.
+    public static func success(_ result: some JSONWritable, id: RequestID?) -> [UInt8] {
+        var writer = JSONWriter(capacity: 4096)
+        writer.beginObject()
+        if let id { writer.key("id"); id.write(to: &writer) }
+        writer.key("ok"); writer.bool(true)
+        writer.key("result"); result.write(to: &writer)
+        writer.key("v"); writer.number(protocolVersion)
+        writer.endObject()
+        writer.bytes.append(UInt8(ascii: "\n"))
+        return writer.bytes
+    }
+}

@@ -276,9 +276,9 @@ struct FirstMinutesTests {
             interface("usb0", "other"), interface("wwan0", "cellular", operstate: "absent", bytes: 3),
             interface("wlan0", "wifi", bytes: 1), interface("veth1", "virtual", operstate: "lowerlayerdown", bytes: 2),
         ]
-        #expect(Session.defaultSubjects(known, includingIdle: false).map(\.name)
+        #expect(QuerySelection.shown.pick(known).map(\.name)
                 == ["eth0", "wlan0", "wwan0", "usb0", "wg0", "br0", "veth1"])
-        #expect(Session.defaultSubjects(known, includingIdle: true).map(\.name)
+        #expect(QuerySelection.all.pick(known).map(\.name)
                 == ["eth0", "wlan0", "wwan0", "usb0", "wg0", "ifb0", "br0", "veth1"])
     }
 

@@ -1,0 +1,132 @@
+import IfMeterCore
+import IfMeterService
+import IfMeterStore
+import IfMeterWire
+
+/// One table asked for, checked: a period, a range of bucket starts, a projection or not.
+struct UsageQuery: Sendable {
+    var period: UsagePeriod
+    var from: Int64?
+    var to: Int64?
+    var projection: Bool
+
+    /// Checks a spec where it enters: the period must be one of ``UsagePeriod``.
+    init(period name: String?, from: TimeArgument?, to: TimeArgument?, projection: Bool?) throws(WireError) {
+        guard let name, !name.isEmpty else { throw WireError(.badRequest, "field \"period\" is missing") }
+        guard let period = UsagePeriod(rawValue: name) else {
+            throw WireError(.badRequest, "unknown period \"\(name)\"; known: \(UsagePeriod.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        self.period = period
+        self.from = from?.floorSeconds
+        self.to = to?.ceilingSeconds
+        self.projection = projection ?? false
+    }
+}
+
+/// What usage tables need from the service, taken on the loop so the tables themselves can be
+/// read from the store on its own thread.
+struct UsageContext: Sendable {
+    /// Names whose figures are a tunnel's (labelled `tunnel-overhead-excluded`).
+    var tunnels: Set<String>
+    var lostEvents: LostEventTimes
+    /// Names the service knows (present, or with history it has seen).
+    var known: Set<String>
+    var now: Double
+}
+
+/// Usage tables for many subjects and periods: one store query per period, whatever the number
+/// of interfaces (the `usage` and `query` commands both answer through it).
+enum UsageAnswers {
+    static func tables(_ subjects: [UsageSubject], _ queries: [UsageQuery], store: Store,
+                       context: UsageContext) throws -> [UsageResult] {
+        let names = subjects.compactMap { subject -> String? in
+            if case .interface(let name) = subject { return name }
+            return nil
+        }
+        let nameSet = Set(names)
+        var columns: [[UsageResult]] = []
+        var totals: [String: (tally: BucketTally, since: Double)]?
+        var interfaceRecords: [StoredInterface]?
+        for query in queries {
+            let resolution = Resolution(rawValue: query.period.rawValue)
+            var byName: [String: [UsageRow]] = [:]
+            if let resolution, !names.isEmpty {
+                byName = try store.usageByName(resolution: resolution, from: query.from, to: query.to, names: nameSet)
+            } else if resolution == nil {
+                if totals == nil { totals = try store.totals() }
+            }
+            var projections: [String: Projection] = [:]
+            if query.projection, let resolution, resolution == .day || resolution == .month, !names.isEmpty {
+                projections = try store.projections(names, resolution: resolution, now: Int64(context.now))
+            }
+            var column: [UsageResult] = []
+            for subject in subjects {
+                let rows: [UsageRow]
+                var projection: ProjectionResult?
+                let tunnel: Bool
+                switch subject {
+                case .interface(let name):
+                    tunnel = context.tunnels.contains(name)
+                    if resolution != nil {
+                        rows = byName[name] ?? []
+                    } else {
+                        rows = totals?[name].map { [totalRow([$0], now: context.now)] } ?? []
+                    }
+                    projection = projections[name].map(ProjectionResult.init)
+                case .interfaceClass(let interfaceClass):
+                    tunnel = interfaceClass == .tunnel
+                    if let resolution {
+                        rows = try store.usage(subject, resolution: resolution, from: query.from, to: query.to)
+                    } else {
+                        if interfaceRecords == nil { interfaceRecords = try store.interfaces() }
+                        let members = Set(interfaceRecords!.filter { $0.interfaceClass == interfaceClass.rawValue }.map(\.name))
+                        let tallies = totals!.filter { members.contains($0.key) }.map(\.value)
+                        rows = tallies.isEmpty ? [] : [totalRow(tallies, now: context.now)]
+                    }
+                }
+                let (interface, className): (String?, String?) = switch subject {
+                case .interface(let name): (name, nil)
+                case .interfaceClass(let interfaceClass): (nil, interfaceClass.rawValue)
+                }
+                column.append(UsageResult(
+                    interface: interface, class: className, period: query.period.rawValue,
+                    rows: rows.map { row in
+                        Daemon.row(row, tunnel: tunnel,
+                                   eventsLost: context.lostEvents.count(from: Double(row.start), to: Double(row.end)))
+                    },
+                    projection: projection, footnote: EstimateLabel.footnote))
+            }
+            columns.append(column)
+        }
+        var result: [UsageResult] = []
+        result.reserveCapacity(subjects.count * queries.count)
+        for index in subjects.indices {
+            for column in columns { result.append(column[index]) }
+        }
+        return result
+    }
+
+    /// Everything since the earliest member was first seen, to now, in one row.
+    private static func totalRow(_ members: [(tally: BucketTally, since: Double)], now: Double) -> UsageRow {
+        var tally = BucketTally()
+        for member in members { tally += member.tally }
+        return UsageRow(start: Int64(members.map(\.since).min()!), end: Int64(now.rounded(.up)), tally: tally)
+    }
+
+    /// Names `store` or the service knows; the others, in the order given, are unknown.
+    static func unknown(_ names: [String], store: Store, context: UsageContext) throws -> [String] {
+        var unknown: [String] = []
+        for name in names where !context.known.contains(name) {
+            if try store.total(name) == nil { unknown.append(name) }
+        }
+        return unknown
+    }
+}
+
+extension ProjectionResult {
+    init(_ projected: Projection) {
+        self.init(start: Double(projected.start), end: Double(projected.end), elapsedFraction: projected.elapsedFraction,
+                  rxBytes: projected.projected.rxBytes, txBytes: projected.projected.txBytes,
+                  labels: projected.labels.map(\.rawValue))
+    }
+}

