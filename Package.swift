@@ -52,7 +52,7 @@ let package = Package(
             dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterService", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterMetrics", "CSystemd", "CPeerSocket", "CMetricsHTTP"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
         // The client: views, live rates, the estimate log, quota checks, charts.
-        .target(name: "IfMeterCLI", dependencies: ["IfMeterCore", "IfMeterWire"]),
+        .target(name: "IfMeterCLI", dependencies: ["IfMeterCore", "IfMeterWire", "IfMeterJSON"]),
         .executableTarget(name: "ifmeter", dependencies: ["IfMeterCLI"]),
         // The benchmark's floor: a raw RTM_GETSTATS dump on a plain netlink socket.
         .target(name: "CBenchFloor", cSettings: [.define("_GNU_SOURCE")]),
@@ -82,7 +82,7 @@ let package = Package(
             name: "store-crash-writer", dependencies: ["IfMeterStore", "IfMeterCore"],
             path: "Tests/StoreCrashWriter"),
         .testTarget(name: "IfMeterDaemonTests", dependencies: ["IfMeterDaemon", "IfMeterCore", "IfMeterStore", "IfMeterWire"]),
-        .testTarget(name: "IfMeterCLITests", dependencies: ["IfMeterCLI", "IfMeterCore", "IfMeterWire"]),
+        .testTarget(name: "IfMeterCLITests", dependencies: ["IfMeterCLI", "IfMeterCore", "IfMeterWire", "IfMeterJSON"]),
         .testTarget(name: "IfMeterJSONTests", dependencies: ["IfMeterJSON"]),
         .testTarget(name: "IfMeterWireTests", dependencies: ["IfMeterWire", "IfMeterJSON", "IfMeterCore"]),
         // Writes a known history (a reset, a DST change) through the real meter and store.

@@ -59,22 +59,33 @@ public enum CLI {
         default:
             break
         }
-        let session = try Session(socketCandidates: locations.socketCandidates(flag: invocation.socket))
+        let candidates = locations.socketCandidates(flag: invocation.socket)
         switch invocation.command {
         case .summary:
-            let result = try SummaryView.fetch(session, invocation)
+            let (session, result) = try SummaryView.fetch(candidates, invocation)
             if invocation.json {
-                output.json(result)
+                output.json(writing: result)
             } else {
                 output.write(invocation.oneline ? SummaryView.oneline(result, units: invocation.units)
                                                 : SummaryView.render(result, session, units: invocation.units))
             }
+            return 0
         case .fiveMinutes, .hours, .days, .months, .years, .top:
-            let tables = try PeriodView.fetch(session, invocation)
-            if invocation.json { output.json(tables) } else { output.write(PeriodView.render(tables, session, invocation)) }
+            let (session, tables) = try PeriodView.fetch(candidates, invocation)
+            if invocation.json { output.json(writing: tables) } else { output.write(PeriodView.render(tables, session, invocation)) }
+            return 0
         case .list:
-            let result = try ListView.fetch(session, invocation)
-            if invocation.json { output.json(result) } else { output.write(ListView.render(result, session, units: invocation.units)) }
+            let (session, result) = try ListView.fetch(candidates, invocation)
+            if invocation.json { output.json(writing: result) } else { output.write(ListView.render(result, session, units: invocation.units)) }
+            return 0
+        case .chart:
+            try chart(candidates, invocation, output: output)
+            return 0
+        default:
+            break
+        }
+        let session = try Session(socketCandidates: candidates)
+        switch invocation.command {
         case .events:
             let result = try EventsView.fetch(session, invocation)
             if invocation.json { output.json(result) } else { output.write(EventsView.render(result, session, units: invocation.units)) }
@@ -88,9 +99,8 @@ public enum CLI {
             let check = try quotaCheck(session, invocation)
             if invocation.json { output.json(check) } else { output.write(check.message + "\n") }
             return check.status.rawValue
-        case .chart:
-            try chart(session, invocation, output: output)
-        case .help, .version, .log, .metrics, .importHistory:
+        case .help, .version, .log, .metrics, .importHistory, .summary, .fiveMinutes, .hours, .days, .months, .years, .top,
+             .list, .chart:
             break
         }
         return 0
@@ -119,18 +129,16 @@ public enum CLI {
                                    units: invocation.units, time: session.time)
     }
 
-    static func chart(_ session: Session, _ invocation: Invocation, output: Output) throws(CLIError) {
+    /// The first subject's table (or the class's) as an SVG chart.
+    static func chart(_ socketCandidates: [String], _ invocation: Invocation, output: Output) throws(CLIError) {
         var single = invocation
-        if single.interfaceClass == nil {
-            guard let first = try UsageSubject.of(invocation, session).first, case .interface(let name) = first else {
-                throw CLIError(.failure, "chart: no interface with history yet")
-            }
-            single.interfaces = [name]
+        if let first = invocation.interfaces.first { single.interfaces = [first] }
+        let (session, tables) = try PeriodView.fetch(socketCandidates, single)
+        guard let usage = tables.usage.first else {
+            throw CLIError(.failure, invocation.interfaceClass == nil ? "chart: no interface with history yet" : "chart: nothing to draw")
         }
-        let tables = try PeriodView.fetch(session, single)
-        guard let usage = tables.usage.first else { throw CLIError(.failure, "chart: nothing to draw") }
         if invocation.json {
-            output.json(usage)
+            output.json(writing: usage)
             return
         }
         let subject = usage.interface ?? usage.class.map { "class \($0)" } ?? ""

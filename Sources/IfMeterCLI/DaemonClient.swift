@@ -1,4 +1,5 @@
 import FoundationEssentials
+import IfMeterJSON
 import IfMeterWire
 #if canImport(Glibc)
 import Glibc
@@ -81,6 +82,56 @@ public final class DaemonClient {
         try Self.result(of: try send([request])[0], as: type)
     }
 
+    /// One request whose answer is read as it arrives, straight into `T` (no `Codable`, the
+    /// line never held whole): how views read answers of thousands of interfaces.
+    public func call<T: JSONReadable>(_ request: Request, reading type: T.Type) throws(CLIError) -> T {
+        var numbered = request
+        numbered.id = .number(nextID)
+        nextID += 1
+        try write(LineEncoder.encode(numbered))
+        var pending = buffer
+        buffer = []
+        var reader = JSONReader(more: { [self] in
+            if !pending.isEmpty {
+                defer { pending = [] }
+                return pending
+            }
+            return try readChunk(timeoutMilliseconds: timeoutMilliseconds)
+        })
+        var result: T?
+        var failure: WireError?
+        var version: Int?
+        do {
+            try reader.readObject { r, key in
+                switch key {
+                case "result": result = try T(reading: &r)
+                case "error": failure = try WireError(reading: &r)
+                case "v": version = try r.readInt()
+                default: try r.skipValue()
+                }
+            }
+            guard try reader.readLineEnd() else {
+                throw CLIError(.connectionLost, "ifmeterd closed the connection on \(path) in the middle of its answer")
+            }
+        } catch let error as CLIError {
+            throw error
+        } catch {
+            if version.map({ $0 != protocolVersion }) ?? false { throw Self.versionMismatch(version!) }
+            throw CLIError(.protocolMismatch, "ifmeterd's answer has an unexpected shape (\(error)); are ifmeter and ifmeterd the same version?")
+        }
+        buffer = Array(reader.remainder)
+        if let version, version != protocolVersion { throw Self.versionMismatch(version) }
+        if let failure { throw Self.describe(failure, command: request.cmd ?? "") }
+        guard let result else {
+            throw CLIError(.protocolMismatch, "ifmeterd answered without a result; are ifmeter and ifmeterd the same version?")
+        }
+        return result
+    }
+
+    static func versionMismatch(_ version: Int) -> CLIError {
+        CLIError(.protocolMismatch, "ifmeterd speaks protocol \(version), this ifmeter speaks \(protocolVersion); install matching versions")
+    }
+
     static func result<T: Decodable>(of line: ResponseLine, as type: T.Type) throws(CLIError) -> T {
         do {
             return try line.result(as: type)
@@ -97,20 +148,27 @@ public final class DaemonClient {
                 buffer.removeSubrange(...newline)
                 return line
             }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = retryingEINTR { poll(&poller, 1, timeoutMilliseconds) }
-            guard ready > 0 else {
-                if ready == 0 {
-                    throw CLIError(.connectionLost, "ifmeterd did not answer within \(timeoutMilliseconds / 1000) s on \(path)")
-                }
-                throw CLIError(.failure, "poll on \(path) failed: \(errnoText())")
-            }
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            let count = retryingEINTR { read(fd, &chunk, chunk.count) }
-            guard count >= 0 else { throw CLIError(.connectionLost, "cannot read from \(path): \(errnoText())") }
-            if count == 0 { return nil }
-            buffer += chunk[..<count]
+            guard let chunk = try readChunk(timeoutMilliseconds: timeoutMilliseconds) else { return nil }
+            buffer += chunk
         }
+    }
+
+    /// What the socket has now, waiting up to the timeout for something; nil at end of stream.
+    private func readChunk(timeoutMilliseconds: Int32) throws(CLIError) -> [UInt8]? {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = retryingEINTR { poll(&poller, 1, timeoutMilliseconds) }
+        guard ready > 0 else {
+            if ready == 0 {
+                throw CLIError(.connectionLost, "ifmeterd did not answer within \(timeoutMilliseconds / 1000) s on \(path)")
+            }
+            throw CLIError(.failure, "poll on \(path) failed: \(errnoText())")
+        }
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        let count = retryingEINTR { read(fd, &chunk, chunk.count) }
+        guard count >= 0 else { throw CLIError(.connectionLost, "cannot read from \(path): \(errnoText())") }
+        if count == 0 { return nil }
+        chunk.removeSubrange(count...)
+        return chunk
     }
 
     /// True if a complete line is already buffered (so waiting on the descriptor would stall).
@@ -134,9 +192,7 @@ public final class DaemonClient {
         } catch {
             throw CLIError(.protocolMismatch, "ifmeterd sent a line that is not a response: \(String(decoding: line.prefix(200), as: UTF8.self))")
         }
-        if let version = response.v, version != protocolVersion {
-            throw CLIError(.protocolMismatch, "ifmeterd speaks protocol \(version), this ifmeter speaks \(protocolVersion); install matching versions")
-        }
+        if let version = response.v, version != protocolVersion { throw versionMismatch(version) }
         return response
     }
 
@@ -146,7 +202,8 @@ public final class DaemonClient {
         case .notReady: CLIError(.starting, "ifmeterd is starting (loading its database, taking its first sample); try again in a moment")
         case .unsupportedVersion: CLIError(.protocolMismatch, "ifmeterd does not speak this ifmeter's protocol: \(error.message)")
         case .permissionDenied: CLIError(.noPermission, "\(command): \(error.message)")
-        case .unknownInterface, .badRequest: CLIError(.usage, error.message)
+        case .unknownInterface: CLIError(.usage, "\(error.message); `ifmeter list` shows the known ones")
+        case .badRequest: CLIError(.usage, error.message)
         case .tooManyClients: CLIError(.busy, "the daemon refused the connection: \(error.message)")
         case .idleTimeout, .slowClient: CLIError(.connectionLost, "the daemon closed the connection: \(error.message)")
         case .storeError, .configError: CLIError(.daemonFailed, "the daemon could not answer: \(error.message)")

@@ -5,14 +5,19 @@ import IfMeterWire
 /// history began and what broke their continuity, and the kernel's counters in the current
 /// epoch (since the interface was created or its counters last reset) with when that began.
 enum ListView {
-    static func fetch(_ session: Session, _ invocation: Invocation) throws(CLIError) -> InterfacesResult {
-        var result = try session.interfaces()
+    /// Every known interface (or those `-i` or `--class` name), in one round trip.
+    static func fetch(_ socketCandidates: [String], _ invocation: Invocation) throws(CLIError) -> (Session, InterfacesResult) {
+        var request = Request(.query)
+        request.select = QuerySelection.every.rawValue
+        request.include = [QueryPart.interfaces.rawValue]
+        let (session, answer) = try Session.query(socketCandidates: socketCandidates, request)
+        var interfaces = answer.interfaces ?? []
         if !invocation.interfaces.isEmpty {
-            result.interfaces = result.interfaces.filter { invocation.interfaces.contains($0.name) }
+            interfaces = interfaces.filter { invocation.interfaces.contains($0.name) }
         } else if let interfaceClass = invocation.interfaceClass {
-            result.interfaces = result.interfaces.filter { $0.class == interfaceClass }
+            interfaces = interfaces.filter { $0.class == interfaceClass }
         }
-        return result
+        return (session, InterfacesResult(interfaces: interfaces, footnote: answer.footnote))
     }
 
     static func render(_ result: InterfacesResult, _ session: Session, units: Units) -> String {

@@ -1,4 +1,6 @@
 import FoundationEssentials
+import IfMeterJSON
+import IfMeterWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,6 +26,15 @@ public final class Output {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         buffer += (try? encoder.encode(value)) ?? Data("null".utf8)
+        write("\n")
+    }
+
+    /// One line of JSON from a type that writes itself: the same bytes ``json(_:)`` makes of
+    /// it, without `Codable` (views of thousands of interfaces).
+    func json(writing value: some JSONWritable) {
+        var writer = JSONWriter(capacity: 1 << 16)
+        value.write(to: &writer)
+        buffer += writer.bytes
         write("\n")
     }
 

@@ -1,37 +1,20 @@
 import IfMeterCore
+import IfMeterJSON
 import IfMeterWire
 
-/// What a history table is about: one interface, or the sum of a class.
-enum UsageSubject {
-    case interface(String)
-    case interfaceClass(String)
-
-    var title: String {
-        switch self {
-        case .interface(let name): name
-        case .interfaceClass(let name): "class \(name)"
-        }
-    }
-
-    func request(period: UsagePeriod) -> Request {
-        switch self {
-        case .interface(let name): Request(.usage, interface: name, period: period)
-        case .interfaceClass(let name): Request(.usage, class: name, period: period)
-        }
-    }
-
-    /// `--class` sums the class; `-i` names are taken as they are (the daemon says if one is
-    /// unknown), without listing every interface; otherwise each of ``Session/subjects(_:)``.
-    static func of(_ invocation: Invocation, _ session: Session) throws(CLIError) -> [UsageSubject] {
-        if let interfaceClass = invocation.interfaceClass { return [.interfaceClass(interfaceClass)] }
-        if !invocation.interfaces.isEmpty { return invocation.interfaces.map { .interface($0) } }
-        return try session.subjects(invocation).map { .interface($0.name) }
-    }
-}
-
-struct UsageTables: Encodable {
+struct UsageTables: Encodable, JSONWritable {
     var usage: [UsageResult]
     var footnote: String
+
+    func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("footnote"); w.string(footnote)
+        w.key("usage")
+        w.beginArray()
+        for table in usage { table.write(to: &w) }
+        w.endArray()
+        w.endObject()
+    }
 }
 
 /// `5min`, `hours`, `days`, `months`, `years` and `top`: history tables, newest last, with the
@@ -47,30 +30,34 @@ enum PeriodView {
         }
     }
 
-    static func fetch(_ session: Session, _ invocation: Invocation) throws(CLIError) -> UsageTables {
+    /// Every subject's table in one round trip; `--from`/`--to` are read in the daemon's zone,
+    /// so with them the status comes first.
+    static func fetch(_ socketCandidates: [String], _ invocation: Invocation) throws(CLIError) -> (Session, UsageTables) {
         let period = invocation.command.period ?? invocation.chartPeriod.map(chartResolution) ?? .day
-        let subjects = try UsageSubject.of(invocation, session)
-        let from = try session.timeArgument(invocation.from, option: "--from")
-        let to = try session.timeArgument(invocation.to, option: "--to")
-        let requests = subjects.map { subject -> Request in
-            var request = subject.request(period: period)
-            (request.from, request.to) = (from, to)
-            return request
+        let session: Session
+        let answer: QueryResult
+        if invocation.from == nil && invocation.to == nil {
+            (session, answer) = try Session.query(
+                socketCandidates: socketCandidates, .query(for: invocation, sum: true, usage: [UsageSpec(period)]))
+        } else {
+            session = try Session(socketCandidates: socketCandidates)
+            let spec = UsageSpec(period, from: try session.timeArgument(invocation.from, option: "--from"),
+                                 to: try session.timeArgument(invocation.to, option: "--to"))
+            answer = try session.client.call(.query(for: invocation, sum: true, usage: [spec]), reading: QueryResult.self)
         }
         let limit = invocation.rowLimit(defaultLimit(invocation))
-        var tables: [UsageResult] = []
-        for answer in try session.client.send(requests) {
-            var result = try DaemonClient.result(of: answer, as: UsageResult.self)
+        let tables = answer.usage.map { table in
+            var table = table
             if invocation.command == .top {
-                result.rows = Array(result.rows.sorted {
+                table.rows = Array(table.rows.sorted {
                     ($0.rxBytes &+ $0.txBytes, $1.start) > ($1.rxBytes &+ $1.txBytes, $0.start)
                 }.prefix(limit))
             } else {
-                result.rows = Array(result.rows.suffix(limit))
+                table.rows = Array(table.rows.suffix(limit))
             }
-            tables.append(result)
+            return table
         }
-        return UsageTables(usage: tables, footnote: EstimateLabel.footnote)
+        return (session, UsageTables(usage: tables, footnote: EstimateLabel.footnote))
     }
 
     static func chartResolution(_ chart: String) -> UsagePeriod {

@@ -52,21 +52,45 @@ public final class Session {
     public let now: Double
 
     /// Connects and checks that the daemon speaks our protocol and is ready.
-    public init(socketCandidates candidates: [String]) throws(CLIError) {
-        guard let path = candidates.first(where: exists) else {
-            throw CLIError(.unavailable, DaemonClient.notRunning(candidates.joined(separator: " or ")))
-        }
-        let client = try DaemonClient(path: path)
-        self.client = client
-        let status = try client.call(Request(.status), as: StatusResult.self)
+    public convenience init(socketCandidates candidates: [String]) throws(CLIError) {
+        let client = try Self.connect(candidates)
+        try self.init(client: client, status: try client.call(Request(.status), reading: StatusResult.self))
+    }
+
+    private init(client: DaemonClient, status: StatusResult) throws(CLIError) {
         guard status.ready else {
             throw CLIError(.starting, "ifmeterd (pid \(status.pid)) is starting: loading its database and taking its first sample; try again in a moment")
         }
+        self.client = client
         self.status = status
         time = TimeText(utc: status.timeZone == "utc")
+        now = Self.wallClock()
+    }
+
+    /// Connects and asks `query` with the daemon's status in the same answer: a whole view in
+    /// one round trip.
+    static func query(socketCandidates candidates: [String], _ query: Request) throws(CLIError) -> (Session, QueryResult) {
+        let client = try connect(candidates)
+        var request = query
+        request.include = (request.include ?? []) + [QueryPart.status.rawValue]
+        let result = try client.call(request, reading: QueryResult.self)
+        guard let status = result.status else {
+            throw CLIError(.protocolMismatch, "ifmeterd answered a query without its status; are ifmeter and ifmeterd the same version?")
+        }
+        return (try Session(client: client, status: status), result)
+    }
+
+    private static func connect(_ candidates: [String]) throws(CLIError) -> DaemonClient {
+        guard let path = candidates.first(where: exists) else {
+            throw CLIError(.unavailable, DaemonClient.notRunning(candidates.joined(separator: " or ")))
+        }
+        return try DaemonClient(path: path)
+    }
+
+    static func wallClock() -> Double {
         var wall = timespec()
         clock_gettime(CLOCK_REALTIME, &wall)
-        now = Double(wall.tv_sec) + Double(wall.tv_nsec) / 1e9
+        return Double(wall.tv_sec) + Double(wall.tv_nsec) / 1e9
     }
 
     /// `--from`/`--to` for a request, read in the daemon's zone.
@@ -97,5 +121,24 @@ public final class Session {
             return all.filter { $0.class == interfaceClass }
         }
         return (invocation.all ? QuerySelection.all : .shown).pick(all)
+    }
+}
+
+extension Request {
+    /// A `query` about what a view's `-i`, `--class` and `-a` choose: the names given, the
+    /// class's members (or, with `sum`, the class as one subject), or the views' default choice.
+    static func query(for invocation: Invocation, sum: Bool = false, usage: [UsageSpec], include: [QueryPart] = []) -> Request {
+        var request = Request(.query)
+        if !invocation.interfaces.isEmpty {
+            request.interfaces = invocation.interfaces
+        } else if let interfaceClass = invocation.interfaceClass {
+            request.class = interfaceClass
+            request.sum = sum ? true : nil
+        } else {
+            request.select = (invocation.all ? QuerySelection.all : .shown).rawValue
+        }
+        request.usage = usage
+        request.include = include.isEmpty ? nil : include.map(\.rawValue)
+        return request
     }
 }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import IfMeterCore
+import IfMeterJSON
 import IfMeterWire
 
 /// The default view: per interface today, yesterday, this month, last month, all time and the
@@ -22,34 +23,57 @@ struct InterfaceSummary: Encodable {
     }
 }
 
-struct SummaryResult: Encodable {
+struct SummaryResult: Encodable, JSONWritable {
     var interfaces: [InterfaceSummary]
     var footnote: String
+
+    func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("footnote"); w.string(footnote)
+        w.key("interfaces")
+        w.beginArray()
+        for summary in interfaces { summary.write(to: &w) }
+        w.endArray()
+        w.endObject()
+    }
+}
+
+extension InterfaceSummary: JSONWritable {
+    func write(to w: inout JSONWriter) {
+        w.beginObject()
+        if let allTime { w.key("all_time"); allTime.write(to: &w) }
+        w.key("class"); w.string(self.class)
+        if let dayStart { w.key("day_start"); w.number(dayStart) }
+        if let lastMonth { w.key("last_month"); lastMonth.write(to: &w) }
+        if let monthProjection { w.key("month_projection"); monthProjection.write(to: &w) }
+        w.key("name"); w.string(name)
+        if let thisMonth { w.key("this_month"); thisMonth.write(to: &w) }
+        if let today { w.key("today"); today.write(to: &w) }
+        if let yesterday { w.key("yesterday"); yesterday.write(to: &w) }
+        w.endObject()
+    }
 }
 
 enum SummaryView {
-    static func fetch(_ session: Session, _ invocation: Invocation) throws(CLIError) -> SummaryResult {
-        let subjects = try session.subjects(invocation)
-        var requests: [Request] = []
-        for subject in subjects {
-            requests += [
-                Request(.usage, interface: subject.name, period: .day,
-                        from: TimeArgument(seconds: session.now - 3 * 86400), projection: true),
-                Request(.usage, interface: subject.name, period: .month,
-                        from: TimeArgument(seconds: session.now - 70 * 86400), projection: true),
-                Request(.usage, interface: subject.name, period: .total),
-            ]
+    /// Today, yesterday, both months and all time of every subject, in one round trip.
+    static func fetch(_ socketCandidates: [String], _ invocation: Invocation) throws(CLIError) -> (Session, SummaryResult) {
+        let now = Session.wallClock()
+        let (session, answer) = try Session.query(socketCandidates: socketCandidates, .query(for: invocation, usage: [
+            UsageSpec(.day, from: TimeArgument(seconds: now - 3 * 86400), projection: true),
+            UsageSpec(.month, from: TimeArgument(seconds: now - 70 * 86400), projection: true),
+            UsageSpec(.total),
+        ]))
+        guard answer.usage.count == 3 * answer.subjects.count else {
+            throw CLIError(.protocolMismatch, "ifmeterd answered \(answer.usage.count) tables for \(answer.subjects.count) interfaces, not 3 each")
         }
-        let answers = try session.client.send(requests)
         var summaries: [InterfaceSummary] = []
-        for (index, subject) in subjects.enumerated() {
-            let days = try DaemonClient.result(of: answers[3 * index], as: UsageResult.self)
-            let months = try DaemonClient.result(of: answers[3 * index + 1], as: UsageResult.self)
-            let total = try DaemonClient.result(of: answers[3 * index + 2], as: UsageResult.self)
+        summaries.reserveCapacity(answer.subjects.count)
+        for (index, subject) in answer.subjects.enumerated() {
+            let (days, months, total) = (answer.usage[3 * index], answer.usage[3 * index + 1], answer.usage[3 * index + 2])
             let today = days.projection?.start
             let thisMonth = months.projection?.start
             summaries.append(InterfaceSummary(
-                name: subject.name, class: subject.class,
+                name: subject.name ?? "", class: subject.class,
                 today: days.rows.first { $0.start == today },
                 yesterday: days.rows.first { $0.end == today },
                 thisMonth: months.rows.first { $0.start == thisMonth },
@@ -57,7 +81,7 @@ enum SummaryView {
                 allTime: total.rows.first,
                 monthProjection: months.projection, dayStart: today))
         }
-        return SummaryResult(interfaces: summaries, footnote: EstimateLabel.footnote)
+        return (session, SummaryResult(interfaces: summaries, footnote: EstimateLabel.footnote))
     }
 
     /// Before the daemon's first sample after its start dump nothing is counted yet: say when

@@ -301,6 +301,18 @@ extension UsageResult: JSONWritable, JSONReadable {
     }
 }
 
+extension InterfacesResult: JSONWritable {
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("footnote"); w.string(footnote)
+        w.key("interfaces")
+        w.beginArray()
+        for interface in interfaces { interface.write(to: &w) }
+        w.endArray()
+        w.endObject()
+    }
+}
+
 extension StoreHealth: JSONWritable, JSONReadable {
     public func write(to w: inout JSONWriter) {
         w.beginObject()

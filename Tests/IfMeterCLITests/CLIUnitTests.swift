@@ -293,3 +293,43 @@ struct FirstMinutesTests {
         #expect(!error.message.hasPrefix("ifmeterd: ifmeterd"))
     }
 }
+
+@Suite("--json without Codable")
+struct ViewJSONTests {
+    static let row = UsageRowResult(
+        UsageRowFields(start: 1_774_944_000, end: 1_775_030_400.5, continuity: Continuity(since: 3, resets: 1, imported: true),
+                       labels: ["estimate", "reset-included"]),
+        traffic: Traffic(rxBytes: .max, txBytes: 2, rxPackets: 3, txPackets: 4))
+    static let projection = ProjectionResult(start: 1, end: 2, elapsedFraction: 0.123456789, rxBytes: 5, txBytes: 6, labels: ["projection"])
+
+    /// Today's bytes: what Foundation's encoder, as `Output.json` configures it, makes of the value.
+    static func foundation<T: Encodable>(_ value: T) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    @Test("summary, period tables and list write the bytes the Codable output did")
+    func sameBytes() throws {
+        let summaries = [
+            InterfaceSummary(name: "eth0 /\"é\"", class: "ethernet", today: Self.row, yesterday: nil, thisMonth: Self.row,
+                             lastMonth: Self.row, allTime: Self.row, monthProjection: Self.projection, dayStart: 1_774_944_000),
+            InterfaceSummary(name: "wg0", class: "tunnel", today: nil, yesterday: Self.row, thisMonth: nil, lastMonth: nil,
+                             allTime: nil, monthProjection: nil, dayStart: nil),
+        ]
+        let summary = SummaryResult(interfaces: summaries, footnote: EstimateLabel.footnote)
+        #expect(String(decoding: summary.jsonBytes, as: UTF8.self) == (try Self.foundation(summary)))
+        let tables = UsageTables(usage: [
+            UsageResult(interface: "eth0", class: nil, period: "day", rows: [Self.row, Self.row], projection: Self.projection, footnote: "f"),
+            UsageResult(interface: nil, class: "wifi", period: "month", rows: [], projection: nil, footnote: "f"),
+        ], footnote: EstimateLabel.footnote)
+        #expect(String(decoding: tables.jsonBytes, as: UTF8.self) == (try Self.foundation(tables)))
+        let list = InterfacesResult(interfaces: [InterfaceResult(InterfaceFields(
+            name: "wlan0", ifindex: 3, class: "wifi", classReason: "r", kind: "", operstate: "up",
+            epoch: EpochResult(EpochFields(bootID: "b", ifindex: 3, generation: 1, since: 2.5), traffic: Traffic(rxBytes: 1)),
+            rate: RateResult(rxBytesPerSecond: 1.25, txBytesPerSecond: 1e-7, smoothedRxBytesPerSecond: 3, smoothedTxBytesPerSecond: 1e21),
+            continuity: Continuity(), labels: ["estimate"], lastSeen: nil), traffic: Traffic(txPackets: 9))],
+            footnote: EstimateLabel.footnote)
+        #expect(String(decoding: list.jsonBytes, as: UTF8.self) == (try Self.foundation(list)))
+    }
+}
