@@ -63,7 +63,7 @@ let package = Package(
         // the committed corpora by FuzzReplayTests. Never linked into a product.
         .target(
             name: "IfMeterFuzzTargets",
-            dependencies: ["IfMeterDaemon", "IfMeterCLI", "IfMeterService", "IfMeterStore", "IfMeterWire", "IfMeterCore", "IfMeterKernel", "CLinkStats"],
+            dependencies: ["IfMeterDaemon", "IfMeterCLI", "IfMeterService", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterKernel", "CLinkStats"],
             path: "Fuzz/Targets"),
         .testTarget(name: "FuzzReplayTests", dependencies: ["IfMeterFuzzTargets"]),
         // Network namespaces, processes and fixtures for the tests; never linked into a product.

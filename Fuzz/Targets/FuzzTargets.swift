@@ -2,6 +2,7 @@ import CLinkStats
 import FoundationEssentials
 @testable import IfMeterCLI
 import IfMeterCore
+import IfMeterJSON
 @testable import IfMeterDaemon
 @testable import IfMeterKernel
 import IfMeterService
@@ -27,6 +28,7 @@ public enum FuzzTargets {
     /// are the real ones. Shared by every run (opening a store per input would be all the
     /// fuzzer measured).
     nonisolated(unsafe) private static var sharedDaemon: Daemon?
+    nonisolated(unsafe) private static var sharedStore: Store?
     /// Its directory, removed when the process exits.
     nonisolated(unsafe) private static var scratch: String?
 
@@ -57,8 +59,11 @@ public enum FuzzTargets {
         let paths = Paths(config: directory + "/ifmeterd.conf", configRequired: false, stateDirectory: directory + "/daemon",
                           socket: directory + "/ifmeterd.sock", logDirectory: directory)
         let daemon = try! Daemon(options: try! DaemonOptions(arguments: []), paths: paths, config: DaemonConfig())
-        daemon.lifecycle = .running(Daemon.Metering(store: store, feed: try! LinkFeed(), service: service))
+        // The worker's thread idles: the handlers' store jobs run here, on the fuzz target's store.
+        daemon.lifecycle = .running(Daemon.Metering(worker: try! StoreWorker(store: store, loop: daemon.loop), feed: try! LinkFeed(),
+                                                    service: service))
         sharedDaemon = daemon
+        sharedStore = store
         return daemon
     }
 
@@ -83,10 +88,19 @@ public enum FuzzTargets {
         let daemon = daemon()
         do {
             switch request.cmd.flatMap(Command.init(rawValue:)) {
-            case .usage: _ = LineEncoder.encode(Response.success(try daemon.usage(request), id: request.id))
-            case .events: _ = LineEncoder.encode(Response.success(try daemon.events(request), id: request.id))
-            case .interfaces: _ = LineEncoder.encode(Response.success(daemon.interfaces(), id: request.id))
-            default: _ = LineEncoder.encode(Response.success(daemon.status(), id: request.id))
+            case .usage: _ = LineEncoder.success(try daemon.usage(request)(sharedStore!), id: request.id)
+            case .query:
+                let line = LineEncoder.success(try daemon.query(request)(sharedStore!), id: request.id)
+                // What the daemon writes, the client reads back.
+                var reader = JSONReader(line)
+                var result: QueryResult?
+                try! reader.readObject { r, key in
+                    if key == "result" { result = try QueryResult(reading: &r) } else { try r.skipValue() }
+                }
+                precondition(result != nil, "a query answer the client cannot read")
+            case .events: _ = LineEncoder.encode(Response.success(try daemon.events(request)(sharedStore!), id: request.id))
+            case .interfaces: _ = LineEncoder.success(daemon.interfaces(), id: request.id)
+            default: _ = LineEncoder.success(daemon.status(), id: request.id)
             }
         } catch let error as WireError {
             _ = LineEncoder.failure(error)

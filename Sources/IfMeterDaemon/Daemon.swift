@@ -27,15 +27,16 @@ final class Daemon {
         case stopping
     }
 
-    /// What exists only while running: the store, the kernel feed and the service they serve.
+    /// What exists only while running: the store (behind its own thread), the kernel feed and
+    /// the service they serve.
     final class Metering {
-        let store: Store
+        let worker: StoreWorker
         let feed: LinkFeed
         var service: MeterService
         var timers: [EventSource] = []
 
-        init(store: Store, feed: LinkFeed, service: MeterService) {
-            self.store = store
+        init(worker: StoreWorker, feed: LinkFeed, service: MeterService) {
+            self.worker = worker
             self.feed = feed
             self.service = service
         }
@@ -184,7 +185,7 @@ final class Daemon {
                 throw DaemonError(error)
             }
             let now = SystemClock.now()
-            let metering = Metering(store: store, feed: feed, service: MeterService(
+            let metering = Metering(worker: try StoreWorker(store: store, loop: loop), feed: feed, service: MeterService(
                 bootID: bootID, configuration: config.serviceConfiguration, history: history, at: startedAt))
             lifecycle = .running(metering)
             act(on: metering.service.start(links: dump.links, unparseable: dump.unparseable, at: now))
@@ -205,7 +206,7 @@ final class Daemon {
         }
     }
 
-    /// The longest a save or query on the loop waits for another program's database lock.
+    /// The longest a save or query waits for another program's database lock.
     static let busyWaitMilliseconds: Int32 = 100
 
     private func scheduleTimers() throws(DaemonError) {
@@ -223,9 +224,10 @@ final class Daemon {
     private func stop(signal: String) {
         Diagnostics.notice("\(signal): stopping")
         notify("STOPPING=1")
-        if metering != nil {
+        if let metering {
             sample()
             save()
+            metering.worker.drain()
         }
         lifecycle = .stopping
         server.shutdown()
@@ -250,7 +252,8 @@ final class Daemon {
         log.maxSize = fresh.logMaxSize
         log.keep = fresh.logFiles
         if let metering {
-            metering.store.configuration = fresh.storeConfiguration
+            let configuration = fresh.storeConfiguration
+            metering.worker.run({ store in store.configuration = configuration }, then: { _ in })
             metering.service.reconfigure(fresh.serviceConfiguration)
             sampleTimer?.setInterval(interval * 1_000_000, now: loop.now)
             saveTimer?.setInterval(fresh.saveInterval * 1_000_000, now: loop.now)

@@ -50,15 +50,35 @@ extension Daemon {
     /// Events that also go to the journal: they say something is wrong with the host or ifmeter.
     static let journalledKinds: Set<CounterEvent.Kind> = [.reboot, .implausible, .clockJump, .eventsLost, .bucketsFolded]
 
-    /// Saves pending traffic with the meter state, prunes a little, and writes the estimate
-    /// log's window. A failing save keeps everything for the next one.
+    /// Saves pending traffic with the meter state and prunes a little, on the store's thread;
+    /// then, on the loop, takes the result and writes the estimate log's window. A failing save
+    /// keeps everything for the next one.
     func save() {
         guard let metering else { return }
-        let store = metering.store
-        let now = SystemClock.now().wall
-        let started = Stopwatch()
-        let outcome = metering.service.save(at: now) { pending throws(StoreError) in try store.save(&pending) }
-        saveDurations.observe(started.seconds)
+        let batch = metering.service.beginSave(at: SystemClock.now().wall)
+        metering.worker.run({ store -> (SaveBatch, StoreError?, StoreError?, Double) in
+            var batch = batch
+            let started = Stopwatch()
+            do throws(StoreError) {
+                try store.save(&batch.writes)
+            } catch {
+                return (batch, error, nil, started.seconds)
+            }
+            do throws(StoreError) {
+                _ = try store.prune(now: Int64(batch.at))
+                return (batch, nil, nil, started.seconds)
+            } catch {
+                return (batch, nil, error, started.seconds)
+            }
+        }, then: { [unowned self] (batch: SaveBatch, error: StoreError?, pruneError: StoreError?, seconds: Double) in
+            self.finishSave(batch, error: error, pruneError: pruneError, seconds: seconds, metering: metering)
+        })
+    }
+
+    private func finishSave(_ batch: SaveBatch, error: StoreError?, pruneError: StoreError?, seconds: Double,
+                            metering: Metering) {
+        saveDurations.observe(seconds)
+        let outcome = metering.service.finishSave(batch, error: error)
         if let error = outcome.error {
             if outcome.previousError != error {
                 Diagnostics.error("\(error); counting goes on in memory and the save will be retried")
@@ -67,13 +87,11 @@ extension Daemon {
             if outcome.droppedEvents > 0 {
                 Diagnostics.warning("\(outcome.droppedEvents) counter events were not stored: the database could not be written for too long")
             }
-            if outcome.recovered { Diagnostics.notice("saving to \(store.path) works again") }
-            do {
-                try store.prune(now: Int64(now))
-            } catch {
-                Diagnostics.error("pruning old buckets failed: \(error); it is tried again at the next save")
+            if outcome.recovered { Diagnostics.notice("saving to \(paths.database) works again") }
+            if let pruneError {
+                Diagnostics.error("pruning old buckets failed: \(pruneError); it is tried again at the next save")
             }
-            let sampled = metering.service.lastSample.map { Int($0.wall) } ?? Int(now)
+            let sampled = metering.service.lastSample.map { Int($0.wall) } ?? Int(batch.at)
             notify("STATUS=metering \(metering.service.links.count) interfaces; last sample \(sampled)")
         }
         for record in EstimateLogRecord.records(of: outcome.log) {

@@ -28,14 +28,20 @@ extension Daemon {
         do {
             if command.isAdmin { try requireAdmin(client) }
             switch command {
-            case .status: reply(status(), id, client)
-            case .interfaces: reply(interfaces(), id, client)
-            case .usage: reply(try usage(request), id, client)
-            case .query: server.send(LineEncoder.success(try query(request), id: id), to: client)
-            case .events: reply(try events(request), id, client)
+            case .status: server.send(LineEncoder.success(status(), id: id), to: client)
+            case .interfaces: server.send(LineEncoder.success(interfaces(), id: id), to: client)
+            case .usage:
+                let job = try usage(request)
+                try answerFromStore(id, client) { store in LineEncoder.success(try job(store), id: id) }
+            case .query:
+                let job = try query(request)
+                try answerFromStore(id, client) { store in LineEncoder.success(try job(store), id: id) }
+            case .events:
+                let job = try events(request)
+                try answerFromStore(id, client) { store in LineEncoder.encode(Response.success(try job(store), id: id)) }
             case .sample: try requestSample(id, client)
             case .metrics: reply(try metricsResult(request), id, client)
-            case .importHistory: reply(try importHistory(request), id, client)
+            case .importHistory: try importHistory(request, id, client)
             case .watch:
                 client.watchID = .some(id)
                 server.send(LineEncoder.encode(Response.success(rates(), id: id, stream: "rates")), to: client)
@@ -44,14 +50,7 @@ extension Daemon {
                     throw WireError(.configError, "\(error); the running configuration stays")
                 }
                 reply(AdminResult(done: "configuration reloaded from \(paths.config)"), id, client)
-            case .forget:
-                let name = try required(request.interface, "interface")
-                let metering = try running()
-                let stored = try metering.store.forget(name)
-                guard metering.service.forget(name) || stored else {
-                    throw WireError(.unknownInterface, "no interface named \"\(name)\" has ever been seen")
-                }
-                reply(AdminResult(done: "history of \(name) deleted"), id, client)
+            case .forget: try forget(request, id, client)
             }
         } catch let error as WireError {
             fail(error.code, error.message, id, client)
@@ -63,20 +62,20 @@ extension Daemon {
     }
 
     /// The metering state, or `not_ready`.
-    private func running() throws(WireError) -> Metering {
+    func running() throws(WireError) -> Metering {
         guard let metering else { throw WireError(.notReady, "ifmeterd is not metering now") }
         return metering
     }
 
-    private func reply<T: Encodable & Sendable>(_ result: T, _ id: RequestID?, _ client: Server.Client) {
+    func reply<T: Encodable & Sendable>(_ result: T, _ id: RequestID?, _ client: Server.Client) {
         server.send(LineEncoder.encode(Response.success(result, id: id)), to: client)
     }
 
-    private func fail(_ code: ErrorCode, _ message: String, _ id: RequestID?, _ client: Server.Client) {
+    func fail(_ code: ErrorCode, _ message: String, _ id: RequestID?, _ client: Server.Client) {
         server.send(LineEncoder.failure(WireError(code, message, id: id)), to: client)
     }
 
-    private func required(_ value: String?, _ field: String) throws(WireError) -> String {
+    func required(_ value: String?, _ field: String) throws(WireError) -> String {
         guard let value, !value.isEmpty else { throw WireError(.badRequest, "field \"\(field)\" is missing") }
         return value
     }
@@ -148,158 +147,6 @@ extension Daemon {
     func interfaces() -> InterfacesResult {
         let figures = metering?.service.snapshot().interfaces ?? []
         return InterfacesResult(interfaces: figures.map(InterfaceResult.init), footnote: EstimateLabel.footnote)
-    }
-
-    func usage(_ request: Request) throws -> UsageResult {
-        let metering = try running()
-        let subject: UsageSubject
-        switch (request.interface, request.class) {
-        case (let name?, nil): subject = .interface(name)
-        case (nil, let className?): subject = .interfaceClass(try interfaceClass(className))
-        default: throw WireError(.badRequest, "give exactly one of \"interface\" and \"class\"")
-        }
-        let usage = try UsageQuery(period: request.period, from: request.from, to: request.to, projection: request.projection)
-        saveBeforeAnswering()
-        let context = usageContext(metering.service)
-        if case .interface(let name) = subject, let unknown = try UsageAnswers.unknown([name], store: metering.store, context: context).first {
-            throw Self.unknownInterface(unknown)
-        }
-        var table = try UsageAnswers.tables([subject], [usage], store: metering.store, context: context)[0]
-        // `usage` projects a day or month only for an interface, and says which interface or class it was asked for.
-        (table.interface, table.class) = (request.interface, request.class)
-        return table
-    }
-
-    /// `query`: the subjects a view is about, each with every table it asked for, and the
-    /// status and interface entries when asked: a whole view in one round trip.
-    func query(_ request: Request) throws -> QueryResult {
-        let metering = try running()
-        let parts = try (request.include ?? []).map { name throws(WireError) -> QueryPart in
-            guard let part = QueryPart(rawValue: name) else {
-                throw WireError(.badRequest, "unknown part \"\(name)\" in \"include\"; known: \(QueryPart.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            return part
-        }
-        let queries = try (request.usage ?? []).map { spec throws(WireError) in
-            try UsageQuery(period: spec.period, from: spec.from, to: spec.to, projection: spec.projection)
-        }
-        let everyInterface = metering.service.snapshot().interfaces.map(InterfaceResult.init)
-        let chosen: [InterfaceResult]
-        var subjects: [UsageSubject]
-        switch (request.interfaces, request.class) {
-        case (let names?, nil):
-            let byName = Dictionary(everyInterface.map { ($0.name, $0) }) { first, _ in first }
-            chosen = names.compactMap { byName[$0] }
-            subjects = names.map { .interface($0) }
-        case (nil, let className?):
-            let interfaceClass = try interfaceClass(className)
-            chosen = everyInterface.filter { $0.class == className }
-            subjects = request.sum == true ? [.interfaceClass(interfaceClass)] : chosen.map { .interface($0.name) }
-        case (nil, nil):
-            let selection = try request.select.map { name throws(WireError) -> QuerySelection in
-                guard let selection = QuerySelection(rawValue: name) else {
-                    throw WireError(.badRequest, "unknown selection \"\(name)\"; known: \(QuerySelection.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                return selection
-            } ?? .shown
-            chosen = selection.pick(everyInterface)
-            subjects = chosen.map { .interface($0.name) }
-        default:
-            throw WireError(.badRequest, "give at most one of \"interfaces\" and \"class\"")
-        }
-        if !queries.isEmpty { saveBeforeAnswering() }
-        let context = usageContext(metering.service)
-        if let names = request.interfaces,
-           let unknown = try UsageAnswers.unknown(names, store: metering.store, context: context).first {
-            throw Self.unknownInterface(unknown)
-        }
-        let classes = Dictionary(everyInterface.map { ($0.name, $0.class) }) { first, _ in first }
-        return QueryResult(
-            status: parts.contains(.status) ? status() : nil,
-            subjects: subjects.map { subject in
-                switch subject {
-                case .interface(let name): QuerySubject(name: name, class: classes[name] ?? "unknown")
-                case .interfaceClass(let interfaceClass): QuerySubject(name: nil, class: interfaceClass.rawValue)
-                }
-            },
-            interfaces: parts.contains(.interfaces) ? chosen : nil,
-            usage: try UsageAnswers.tables(subjects, queries, store: metering.store, context: context),
-            footnote: EstimateLabel.footnote)
-    }
-
-    private func interfaceClass(_ name: String) throws(WireError) -> InterfaceClass {
-        guard let interfaceClass = InterfaceClass(rawValue: name) else {
-            throw WireError(.badRequest, "unknown class \"\(name)\"; known: \(InterfaceClass.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        return interfaceClass
-    }
-
-    static func unknownInterface(_ name: String) -> WireError {
-        WireError(.unknownInterface, "no interface named \"\(name)\" has ever been seen")
-    }
-
-    /// What usage tables take from the service, as of now.
-    private func usageContext(_ service: MeterService) -> UsageContext {
-        let figures = service.snapshot().interfaces
-        return UsageContext(
-            tunnels: Set(figures.filter(\.isTunnel).map(\.name)), lostEvents: service.lostEvents,
-            known: Set(figures.map(\.name)), now: SystemClock.now().wall)
-    }
-
-    /// Answers come from the database, so traffic counted but not yet saved is saved first.
-    /// Only then: a client asking for a thousand interfaces' history costs one save, not a
-    /// thousand (each rewrites every interface's epoch).
-    private func saveBeforeAnswering() {
-        if metering?.service.pending.hasUnsavedTraffic == true { save() }
-    }
-
-    /// A row as answered; `tunnel` for a tunnel's figures, `eventsLost` the events-lost
-    /// events in its period. The one place a usage row's labels are decided.
-    static func row(_ row: UsageRow, tunnel: Bool = false, eventsLost: Int = 0) -> UsageRowResult {
-        UsageRowResult(UsageRowFields(
-            start: Double(row.start), end: Double(row.end), continuity: row.tally.continuity(eventsLost: eventsLost),
-            labels: row.tally.labels(tunnel: tunnel, eventsLost: eventsLost).map(\.rawValue)), traffic: row.tally.traffic)
-    }
-
-    /// `import`: another meter's history into the store, then the service's saved figures
-    /// read again so every answer includes it.
-    func importHistory(_ request: Request) throws -> ImportResult {
-        let metering = try running()
-        guard request.source == "vnstat" else {
-            throw WireError(.badRequest, "unknown source \"\(request.source ?? "")\"; known: vnstat")
-        }
-        let path = try required(request.path, "path")
-        guard path.hasPrefix("/") else { throw WireError(.badRequest, "field \"path\" must be absolute, got \"\(path)\"") }
-        let database = try VnStatDatabase(path: path, utc: request.utc ?? false)
-        saveBeforeAnswering()
-        let dryRun = request.dryRun ?? false
-        let reports = try metering.store.importVnStat(database, dryRun: dryRun)
-        if !dryRun {
-            metering.service.replaceSaved(totals: try metering.store.totals().mapValues(\.tally),
-                                          interfaces: try metering.store.interfaces())
-        }
-        return ImportResult(source: "vnstat", path: path, dryRun: dryRun, interfaces: reports.map { report in
-            ImportResult.Interface(
-                name: report.name, buckets: Dictionary(uniqueKeysWithValues: report.buckets.map { ($0.key.rawValue, $0.value) }),
-                alreadyImported: report.alreadyImported, overlapSkipped: report.overlapSkipped,
-                totalRxBytes: report.total.rxBytes, totalTxBytes: report.total.txBytes,
-                overlapFrom: report.overlap?.from, overlapTo: report.overlap?.to)
-        })
-    }
-
-    func events(_ request: Request) throws -> EventsResult {
-        let store = try running().store
-        let kind = try request.kind.map { name throws(WireError) -> CounterEvent.Kind in
-            guard let kind = CounterEvent.Kind(rawValue: name) else {
-                throw WireError(.badRequest, "unknown event kind \"\(name)\"; known: \(CounterEvent.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            return kind
-        }
-        let limit = request.limit ?? 1000
-        saveBeforeAnswering()
-        let events = try store.events(from: request.from?.seconds, to: request.to?.seconds, kind: kind,
-                                      interface: request.interface, limit: limit)
-        return EventsResult(events: events)
     }
 
     // MARK: Watchers

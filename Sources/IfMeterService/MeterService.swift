@@ -73,6 +73,9 @@ public struct MeterService: Sendable {
     public private(set) var lostEvents: LostEventTimes
     /// The estimate log's window: traffic and events since it was last closed.
     private var window: LogWindowBuilder
+    /// The unsaved totals of saves begun and not finished, by batch.
+    private var inFlightTotals: [Int: [String: BucketTally]] = [:]
+    private var nextBatch = 0
     /// When counters were last read (the start dump or a sample).
     public private(set) var lastSample: MeterInstant?
     public private(set) var lastSaveAt: Double?
@@ -189,28 +192,65 @@ public struct MeterService: Sendable {
 
     // MARK: Saving
 
-    /// Saves through `write` (the store's save, which empties what it wrote), with every present
-    /// link's record and the meter state as of `now`. On success the saved totals advance; on
-    /// failure everything stays pending for the next save. Either way the estimate log's window
-    /// closes at `now`: the log and the database are written together.
+    /// Saves through `write` (the store's save) at once: ``beginSave(at:)`` and
+    /// ``finishSave(_:error:)`` in one step, for callers that write on the same thread.
     public mutating func save(
         at now: Double, write: (inout PendingWrites) throws(StoreError) -> Void
     ) -> SaveOutcome {
+        var batch = beginSave(at: now)
+        do {
+            try write(&batch.writes)
+            return finishSave(batch, error: nil)
+        } catch {
+            return finishSave(batch, error: error)
+        }
+    }
+
+    /// Hands everything pending to a save, with every present link's record and the meter state
+    /// as of `now`, and closes the estimate log's window at `now` (the log and the database are
+    /// written together). Until ``finishSave(_:error:)`` the batch's traffic still counts in
+    /// every figure; several batches may be out at once, finished in the order they began.
+    public mutating func beginSave(at now: Double) -> SaveBatch {
         for link in links.values { remember(link, at: now) }
         pending.setMeterState(meter.exportState())
-        let saving = pending.unsavedTotals
-        var outcome = SaveOutcome(droppedEvents: pending.droppedEvents, previousError: saveError)
-        do {
-            try write(&pending)
-            for (name, tally) in saving { savedTotals[name, default: BucketTally()] += tally }
-            saveError = nil
-            lastSaveAt = now
-        } catch {
+        nextBatch += 1
+        let batch = SaveBatch(
+            sequence: nextBatch, writes: pending, droppedEvents: pending.droppedEvents, at: now,
+            log: window.close(at: now, links: links, verdicts: verdicts, lostEvents: lostEvents))
+        inFlightTotals[batch.sequence] = pending.unsavedTotals
+        pending = PendingWrites()
+        return batch
+    }
+
+    /// Takes a batch's result: written, its totals become saved ones; failed, everything in it
+    /// is pending again, under what was counted since, for the next save.
+    public mutating func finishSave(_ batch: SaveBatch, error: StoreError?) -> SaveOutcome {
+        var outcome = SaveOutcome(droppedEvents: batch.droppedEvents, previousError: saveError)
+        outcome.log = batch.log
+        let saving = inFlightTotals.removeValue(forKey: batch.sequence) ?? [:]
+        if let error {
+            pending.restore(older: batch.writes)
             saveError = error
             outcome.error = error
+        } else {
+            for (name, tally) in saving { savedTotals[name, default: BucketTally()] += tally }
+            saveError = nil
+            lastSaveAt = batch.at
         }
-        outcome.log = window.close(at: now, links: links, verdicts: verdicts, lostEvents: lostEvents)
         return outcome
+    }
+
+    /// Counted and not in the database yet: pending, and in saves not finished.
+    var unsavedTotals: [String: BucketTally] {
+        var totals = pending.unsavedTotals
+        for batch in inFlightTotals.values {
+            totals.merge(batch) { pending, saving in
+                var sum = pending
+                sum += saving
+                return sum
+            }
+        }
+        return totals
     }
 
     /// Notes that `link` was present at `time`, for the database and for absent names' figures.
@@ -239,6 +279,19 @@ public struct MeterService: Sendable {
         history[name] = nil
         return known
     }
+}
+
+/// What one save writes: taken from the service by ``MeterService/beginSave(at:)``, written
+/// by the store (on its own thread), handed back to ``MeterService/finishSave(_:error:)``.
+public struct SaveBatch: Sendable {
+    let sequence: Int
+    /// The writes; the store's save empties it once written.
+    public var writes: PendingWrites
+    /// Events left out of it because saves failed for long.
+    let droppedEvents: Int
+    /// When the save began.
+    public let at: Double
+    let log: LogWindow
 }
 
 /// What a save did.

@@ -54,32 +54,50 @@ public struct InterfaceFigures: Hashable, Sendable {
 extension MeterService {
     /// Every name's figures as of now.
     public func snapshot() -> MeterSnapshot {
-        let unsaved = pending.unsavedTotals
+        let unsaved = unsavedTotals
         // Sorted by key, then looked up: sorting the Link values would copy each of them.
-        let present = links.keys.sorted().map { ifindex in
-            let link = links[ifindex]!
-            let verdict = verdicts[link.ifindex] ?? configuration.classifier.classify(link)
-            let since = meter.firstSeen[link.name]
-            return InterfaceFigures(
-                name: link.name, interfaceClass: verdict.label, classReason: verdict.reason, kind: link.kind,
-                total: total(of: link.name, unsaved: unsaved), since: since,
-                eventsLost: lostEvents.count(from: since ?? 0, to: .infinity),
-                present: InterfaceFigures.Present(
-                    ifindex: link.ifindex, operState: link.operState, tracked: meter.tracked[link.ifindex],
-                    rate: meter.rates[link.ifindex].flatMap { $0.isMeasured ? $0 : nil }),
-                lastSeen: nil)
-        }
+        let present = links.keys.sorted().map { figures(of: links[$0]!, unsaved: unsaved) }
         let presentNames = Set(present.map(\.name))
-        let absent = history.values.filter { !presentNames.contains($0.name) }.sorted { $0.name < $1.name }.map { record in
-            InterfaceFigures(
-                name: record.name, interfaceClass: record.interfaceClass ?? "unknown",
-                classReason: "last classified when present", kind: record.kind,
-                total: total(of: record.name, unsaved: unsaved), since: record.firstSeen,
-                eventsLost: lostEvents.count(from: record.firstSeen, to: .infinity), present: nil,
-                lastSeen: record.lastSeen)
+        let absent = history.values.filter { !presentNames.contains($0.name) }.sorted { $0.name < $1.name }.map {
+            figures(ofAbsent: $0, unsaved: unsaved)
         }
         return MeterSnapshot(sampledAt: lastSample, interfaces: present + absent, lastSaveAt: lastSaveAt,
                              saveError: saveError, eventsLost: lostEvents.times.count)
+    }
+
+    /// The figures of those of `names` ifmeter knows, in the order given, without building
+    /// every name's (a view of one interface among thousands).
+    public func figures(named names: [String]) -> [InterfaceFigures] {
+        let wanted = Set(names)
+        let unsaved = unsavedTotals
+        var present: [String: Link] = [:]
+        for link in links.values where wanted.contains(link.name) { present[link.name] = link }
+        return names.compactMap { name in
+            if let link = present[name] { return figures(of: link, unsaved: unsaved) }
+            return history[name].map { figures(ofAbsent: $0, unsaved: unsaved) }
+        }
+    }
+
+    private func figures(of link: Link, unsaved: [String: BucketTally]) -> InterfaceFigures {
+        let verdict = verdicts[link.ifindex] ?? configuration.classifier.classify(link)
+        let since = meter.firstSeen[link.name]
+        return InterfaceFigures(
+            name: link.name, interfaceClass: verdict.label, classReason: verdict.reason, kind: link.kind,
+            total: total(of: link.name, unsaved: unsaved), since: since,
+            eventsLost: lostEvents.count(from: since ?? 0, to: .infinity),
+            present: InterfaceFigures.Present(
+                ifindex: link.ifindex, operState: link.operState, tracked: meter.tracked[link.ifindex],
+                rate: meter.rates[link.ifindex].flatMap { $0.isMeasured ? $0 : nil }),
+            lastSeen: nil)
+    }
+
+    private func figures(ofAbsent record: StoredInterface, unsaved: [String: BucketTally]) -> InterfaceFigures {
+        InterfaceFigures(
+            name: record.name, interfaceClass: record.interfaceClass ?? "unknown",
+            classReason: "last classified when present", kind: record.kind,
+            total: total(of: record.name, unsaved: unsaved), since: record.firstSeen,
+            eventsLost: lostEvents.count(from: record.firstSeen, to: .infinity), present: nil,
+            lastSeen: record.lastSeen)
     }
 
     /// A name's total since its history began: saved, plus counted and not yet saved.

@@ -105,6 +105,20 @@ public struct PendingWrites: Sendable {
         meterState = state
     }
 
+    /// Takes back an older batch whose save failed, under what was counted since: traffic adds
+    /// up, its events come first, and the newer meter state and records win.
+    public mutating func restore(older batch: PendingWrites) {
+        for (key, tally) in batch.buckets { buckets[key, default: BucketTally()] += tally }
+        for (name, tally) in batch.totals { _ = totals[name, default: BucketTally()].add(tally) }
+        let newer = events
+        events = []
+        for event in batch.events + newer { append(event) }
+        droppedEvents += batch.droppedEvents
+        interfaces.merge(batch.interfaces) { newer, _ in newer }
+        meterState = meterState ?? batch.meterState
+        if buckets.count > maximumBuckets, let last = events.last { fold(at: last.at) }
+    }
+
     /// Drops everything not yet saved about `name` (its history is being deleted).
     public mutating func forget(_ name: String) {
         buckets = buckets.filter { $0.key.name != name }

@@ -119,25 +119,41 @@ public struct QueryResult: Hashable, Sendable, JSONWritable, JSONReadable {
     }
 }
 
+/// What a selection looks at in an interface: its class, state and whether it carried traffic.
+public protocol SelectableInterface {
+    var selectionClass: String { get }
+    var isUp: Bool { get }
+    var isAbsent: Bool { get }
+    var carriedTraffic: Bool { get }
+}
+
+extension InterfaceResult: SelectableInterface where Fields == InterfaceFields {
+    public var selectionClass: String { fields.class }
+    public var isUp: Bool { fields.operstate == OperState.up.rawValue }
+    public var isAbsent: Bool { fields.operstate == "absent" }
+    public var carriedTraffic: Bool { traffic.rxBytes != 0 || traffic.txBytes != 0 }
+}
+
 extension QuerySelection {
     /// The names this selection takes from `interfaces` (every name ifmeter knows, in the
     /// daemon's order): for `shown` and `all` physical, Wi-Fi and cellular links first, then
     /// other, tunnel and virtual ones, present before absent, never loopback or ignored ones;
     /// `shown` leaves out virtual links that are down and never carried a byte (an idle `ifb0`
     /// is not news).
-    public func pick(_ interfaces: [InterfaceResult]) -> [InterfaceResult] {
+    public func pick<Interface: SelectableInterface>(_ interfaces: [Interface]) -> [Interface] {
         guard self != .every else { return interfaces }
-        let shown = interfaces.filter { $0.class != InterfaceClass.loopback.rawValue && $0.class != "ignored" }
-            .filter { self == .all || !Self.isIdleVirtual($0) }
+        let shown = interfaces.filter {
+            $0.selectionClass != InterfaceClass.loopback.rawValue && $0.selectionClass != "ignored"
+                && (self == .all || !Self.isIdleVirtual($0))
+        }
         return shown.enumerated().sorted { a, b in
             let (x, y) = (Self.rank(a.element), Self.rank(b.element))
             return (x.0, x.1, a.offset) < (y.0, y.1, b.offset)
         }.map(\.element)
     }
 
-    static func isIdleVirtual(_ interface: InterfaceResult) -> Bool {
-        interface.class == InterfaceClass.virtual.rawValue && interface.operstate != OperState.up.rawValue
-            && interface.rxBytes == 0 && interface.txBytes == 0
+    static func isIdleVirtual(_ interface: some SelectableInterface) -> Bool {
+        interface.selectionClass == InterfaceClass.virtual.rawValue && !interface.isUp && !interface.carriedTraffic
     }
 
     private static let order: [String: Int] = [
@@ -146,7 +162,7 @@ extension QuerySelection {
     ]
 
     /// Where the views list it: by class group, then present before absent.
-    static func rank(_ interface: InterfaceResult) -> (Int, Int) {
-        (order[interface.class] ?? 4, interface.operstate == "absent" ? 1 : 0)
+    static func rank(_ interface: some SelectableInterface) -> (Int, Int) {
+        (order[interface.selectionClass] ?? 4, interface.isAbsent ? 1 : 0)
     }
 }

@@ -1,0 +1,135 @@
+import CSystemd
+import IfMeterStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one thread that uses the store once it is loaded. Saves, queries, imports and deletions
+/// run there in the order the loop hands them over; each one's result comes back to the loop,
+/// in the same order, woken by a pipe the loop watches. So a save of thousands of
+/// interfaces never delays `status`, a sample or a watcher, and a query handed over after a
+/// save sees what that save wrote.
+final class StoreWorker {
+    /// The worker's side: the queue of jobs and how many have finished.
+    private final class Queue: @unchecked Sendable {
+        var mutex = pthread_mutex_t()
+        var changed = pthread_cond_t()
+        var jobs: [@Sendable (Store) -> Void] = []
+        var running = false
+        var stopping = false
+        /// Jobs run and not yet delivered on the loop.
+        var finished = 0
+        let store: Store
+
+        init(store: Store) {
+            self.store = store
+            pthread_mutex_init(&mutex, nil)
+            pthread_cond_init(&changed, nil)
+        }
+
+        func withLock<T>(_ body: () -> T) -> T {
+            pthread_mutex_lock(&mutex)
+            defer { pthread_mutex_unlock(&mutex) }
+            return body()
+        }
+    }
+
+    /// Where a job leaves its result for the loop.
+    private final class Slot<T>: @unchecked Sendable {
+        var value: T?
+    }
+
+    private let queue: Queue
+    /// The pipe's ends: the worker writes a byte per finished job, the loop reads them.
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private var source: EventSource?
+    /// The loop's side: what to do with each job's result, oldest first.
+    private var completions: [() -> Void] = []
+    private var completed = 0
+
+    /// Starts the thread; `store` is used by it alone from now on.
+    init(store: Store, loop: EventLoop) throws(DaemonError) {
+        queue = Queue(store: store)
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw DaemonError.system("pipe", errno) }
+        (wakeRead, wakeWrite) = (fds[0], fds[1])
+        for fd in fds {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            // A full pipe must not block the worker: the loop reads the queue, not the bytes.
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        }
+        let queue = self.queue
+        let wakeWrite = self.wakeWrite
+        // A plain thread, not Dispatch: libdispatch's workers adjust their priority, which the
+        // service's syscall filter (~@resources) refuses.
+        try BackgroundThread.run { Self.work(queue, wake: wakeWrite) }
+        source = try loop.watch(fd: wakeRead, events: UInt32(EPOLLIN.rawValue)) { [unowned self] _ in self.deliver() }
+    }
+
+    deinit {
+        queue.withLock {
+            queue.stopping = true
+            pthread_cond_broadcast(&queue.changed)
+        }
+    }
+
+    /// Runs `work` with the store on the worker thread, then `then` with its result on the loop.
+    func run<T>(_ work: @escaping @Sendable (Store) -> T, then: @escaping (T) -> Void) {
+        let slot = Slot<T>()
+        completions.append { then(slot.value!) }
+        queue.withLock {
+            queue.jobs.append { store in slot.value = work(store) }
+            pthread_cond_broadcast(&queue.changed)
+        }
+    }
+
+    /// Waits for every job handed over and delivers its result: the final save at stop.
+    func drain() {
+        queue.withLock {
+            while !queue.jobs.isEmpty || queue.running { pthread_cond_wait(&queue.changed, &queue.mutex) }
+        }
+        deliver()
+    }
+
+    /// Jobs handed over and not yet delivered.
+    var backlog: Int { completions.count - completed }
+
+    /// Runs the results of finished jobs, in order.
+    private func deliver() {
+        var drained = [UInt8](repeating: 0, count: 512)
+        while read(wakeRead, &drained, drained.count) == drained.count {}
+        while completed < completions.count {
+            let finished = queue.withLock { queue.finished }
+            guard completed < finished else { break }
+            let completion = completions[completed]
+            completed += 1
+            completion()
+        }
+        if completed == completions.count {
+            completions.removeAll(keepingCapacity: true)
+            queue.withLock { queue.finished -= completed }
+            completed = 0
+        }
+    }
+
+    private static func work(_ queue: Queue, wake: Int32) {
+        while true {
+            let job: (@Sendable (Store) -> Void)? = queue.withLock {
+                while queue.jobs.isEmpty && !queue.stopping { pthread_cond_wait(&queue.changed, &queue.mutex) }
+                guard !queue.jobs.isEmpty else { return nil }
+                queue.running = true
+                return queue.jobs.removeFirst()
+            }
+            guard let job else { return }
+            job(queue.store)
+            queue.withLock {
+                queue.running = false
+                queue.finished += 1
+                pthread_cond_broadcast(&queue.changed)
+            }
+            var byte: UInt8 = 1
+            _ = write(wake, &byte, 1)
+        }
+    }
+}
