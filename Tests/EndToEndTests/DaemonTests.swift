@@ -66,6 +66,37 @@ struct DaemonEndToEndTests {
         #expect(kinds == ["appeared", "deleted"])
     }
 
+    @Test("a save on the store's thread: 50 clients' status answers arrive before the question queued behind it")
+    func statusDuringSave() throws {
+        let pair = try VethPair(subnet: 86)
+        let daemon = try DaemonProcess(namespace: pair.left, config: "interval = 3600\nmax_clients = 100\nmax_clients_per_uid = 100\n")
+        try daemon.start()
+        let asker = try daemon.client()
+        let clients = try (0..<50).map { _ in try daemon.client() }
+        try pair.sendLeftToRight(count: 20, payload: 500)
+        #expect(try asker.request(#"{"v":1,"id":0,"cmd":"sample"}"#)["ok"] as? Bool == true)
+        // Unsaved traffic: the query is queued behind a save, which waits (then fails) on the
+        // write lock another program holds.
+        let holder = try DatabaseHolder(path: daemon.stateDirectory + "/ifmeter.db", writerOnly: true)
+        defer { holder.release() }
+        try asker.send(#"{"v":1,"id":1,"cmd":"query","usage":[{"period":"day"}]}"# + "\n")
+        for client in clients { try client.send(#"{"v":1,"id":2,"cmd":"status"}"# + "\n") }
+        for client in clients {
+            let status = try SocketClient.decode(try #require(try client.readLine()))
+            #expect(status[path: "result.ready"] as? Bool == true)
+        }
+        #expect(throws: POSIXError.self, "the query was answered before the save behind which it waits") {
+            _ = try asker.readLine(timeoutMilliseconds: 0)
+        }
+        holder.release()
+        let answer = try SocketClient.decode(try #require(try asker.readLine()))
+        #expect(answer["id"] as? Int == 1 && answer["ok"] as? Bool == true)
+        // The failed save's traffic was pending again and is written by the next one.
+        let day = try asker.request(#"{"v":1,"id":3,"cmd":"usage","interface":"va","period":"total"}"#)
+        #expect((day[path: "result.rows"] as? [[String: Any]])?.first?.int("tx_bytes") == 20 * 542)
+        #expect(daemon.stop() == 0)
+    }
+
     @Test("SIGTERM, traffic while stopped, restart: nothing lost; the estimate log adds up")
     func restartLosesNothing() throws {
         let pair = try VethPair(subnet: 83)

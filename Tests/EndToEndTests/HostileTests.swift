@@ -57,7 +57,7 @@ struct HostileTests {
             try? input.fileHandleForWriting.close()
             holder.waitUntilExit()
         }
-        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        let line = output.fileHandleForReading.firstLine()
         let codes = try SocketClient.decode(line)
         #expect(codes["watching"] as? Int == 64, "\(codes)")
         #expect(codes["too_many_clients"] as? Int == 36, "\(codes)")

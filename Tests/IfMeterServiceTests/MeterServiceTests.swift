@@ -139,6 +139,31 @@ struct MeterServiceTests {
         #expect(!harness.service.pending.hasUnsavedTraffic)
     }
 
+    @Test("saves in flight on another thread: figures count them meanwhile; a failed one comes back under newer traffic")
+    func savesInFlight() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
+        harness.ingest(readings: [reading(2, traffic(100, 10, 1, 1))], at: at(30))
+        var first = harness.service.beginSave(at: at(30).wall)
+        #expect(!harness.service.pending.hasUnsavedTraffic)
+        #expect(harness.total("eth0") == traffic(100, 10, 1, 1), "a batch in flight still counts")
+        harness.ingest(readings: [reading(2, traffic(400, 40, 4, 4))], at: at(60))
+        let second = harness.service.beginSave(at: at(60).wall)
+        #expect(harness.total("eth0") == traffic(400, 40, 4, 4))
+        // The first batch is written; the second fails (disk full) and is pending again.
+        try harness.store.save(&first.writes)
+        #expect(harness.service.finishSave(first, error: nil).error == nil)
+        #expect(harness.service.finishSave(second, error: diskFull).error == diskFull)
+        #expect(harness.total("eth0") == traffic(400, 40, 4, 4), "nothing counted twice or lost")
+        #expect(try harness.storedTotal("eth0") == traffic(100, 10, 1, 1))
+        harness.ingest(readings: [reading(2, traffic(1000, 100, 10, 10))], at: at(90))
+        #expect(harness.save(at: at(90)).recovered)
+        #expect(try harness.storedTotal("eth0") == traffic(1000, 100, 10, 10))
+        let days = try harness.store.usageByName(resolution: .day, names: ["eth0"])["eth0"] ?? []
+        #expect(days.map(\.tally.traffic) == [traffic(1000, 100, 10, 10)], "every bucket written once")
+        #expect(harness.total("eth0") == traffic(1000, 100, 10, 10))
+    }
+
     @Test("a wall-clock jump is an event; the counted bytes do not change")
     func clockJump() throws {
         let harness = try ServiceHarness()

@@ -8,17 +8,11 @@ import Testing
 struct StoreCrashTests {
     /// Reads the writer's "saved N" lines until `count` have arrived; returns the last N.
     func awaitSaves(_ pipe: Pipe, count: Int) -> Int {
-        var buffer = ""
         var seen: [Int] = []
         while seen.count < count {
-            let data = pipe.fileHandleForReading.availableData
-            if data.isEmpty { break }  // the writer exited
-            buffer += String(decoding: data, as: UTF8.self)
-            while let newline = buffer.firstIndex(of: "\n") {
-                let line = buffer[..<newline]
-                buffer = String(buffer[buffer.index(after: newline)...])
-                if line.hasPrefix("saved "), let step = Int(line.dropFirst(6)) { seen.append(step) }
-            }
+            let line = pipe.fileHandleForReading.firstLine()
+            if line.isEmpty { break }  // the writer exited
+            if line.hasPrefix("saved "), let step = Int(line.dropFirst(6)) { seen.append(step) }
         }
         return seen.last ?? 0
     }

@@ -24,7 +24,12 @@ public final class DatabaseHolder: @unchecked Sendable {
         process.standardOutput = output
         process.standardInput = input
         try process.run()
-        _ = output.fileHandleForReading.availableData  // "locked"
+        // Nothing but "locked" means the lock was not taken (in WAL mode the whole file cannot
+        // be taken while the daemon has it open): fail here rather than hold nothing.
+        guard output.fileHandleForReading.firstLine() == "locked" else {
+            release()
+            throw POSIXError(.EBUSY)
+        }
     }
 
     /// Lets go of the lock and waits for the holder to exit.

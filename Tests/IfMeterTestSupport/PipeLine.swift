@@ -1,0 +1,19 @@
+import Foundation
+
+extension FileHandle {
+    /// The first line a child process writes, without its newline; what came before the end of
+    /// the stream if it ended first. Reads with read(2), retrying EINTR: Foundation's
+    /// `availableData` returns empty data when a signal (another test's child exiting)
+    /// interrupts it, which reads as if the child had said nothing.
+    public func firstLine() -> String {
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while true {
+            let count = Glibc.read(fileDescriptor, &byte, 1)
+            if count < 0 && errno == EINTR { continue }
+            guard count == 1, byte != UInt8(ascii: "\n") else { break }
+            line.append(byte)
+        }
+        return String(decoding: line, as: UTF8.self)
+    }
+}
