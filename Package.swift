@@ -53,7 +53,12 @@ let package = Package(
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
         // The client: views, live rates, the estimate log, quota checks, charts.
         .target(name: "IfMeterCLI", dependencies: ["IfMeterCore", "IfMeterWire", "IfMeterJSON"]),
-        .executableTarget(name: "ifmeter", dependencies: ["IfMeterCLI"]),
+        // A release client is one static executable: no dynamic loader, no symbol lookups, so a
+        // view starts in less time than a static-stdlib "hello" (docs/BENCHMARKS.md). It loads
+        // no library of its own; glibc's NSS is never asked (no user or host lookups).
+        .executableTarget(
+            name: "ifmeter", dependencies: ["IfMeterCLI"],
+            linkerSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))]),
         // The benchmark's floor: a raw RTM_GETSTATS dump on a plain netlink socket.
         .target(name: "CBenchFloor", cSettings: [.define("_GNU_SOURCE")]),
         // `make bench`: sample cost against a raw C RTM_GETSTATS dump of the same links.

@@ -20,6 +20,7 @@ public enum FuzzTargets {
     /// The names `scripts/fuzz` and the corpora use.
     public static let all: [String: @Sendable ([UInt8]) -> Void] = [
         "request": request, "config": config, "netlink": netlink, "log": log, "meter": meter, "vnstat": vnstat,
+        "answer": answer,
     ]
 
     // MARK: request
@@ -155,6 +156,39 @@ public enum FuzzTargets {
         guard consumed <= bytes.count, records.count <= bytes.count else {
             fatalError("the log reader consumed \(consumed) of \(bytes.count) bytes")
         }
+    }
+
+    // MARK: answer
+
+    /// A daemon's answer as the client reads it (``DaemonClient/readAnswer(_:)``, as a query
+    /// and as a status), arriving in chunks whose size the first byte chooses. Invariants: no
+    /// trap; the same outcome whatever the chunk size; a result read once writes and reads
+    /// back to the same bytes.
+    public static func answer(_ bytes: [UInt8]) {
+        guard let first = bytes.first else { return }
+        let input = Array(bytes.dropFirst())
+        let whole = readAnswer(QueryResult.self, input, chunk: input.count + 1)
+        let split = readAnswer(QueryResult.self, input, chunk: Int(first % 16) + 1)
+        guard whole == split else { fatalError("the answer read differently in chunks of \(first % 16 + 1)") }
+        _ = readAnswer(StatusResult.self, input, chunk: Int(first % 7) + 1)
+        if let written = whole {
+            var reader = JSONReader(written)
+            guard let again = try? QueryResult(reading: &reader), again.jsonBytes == written else {
+                fatalError("a query result does not read back as it was written")
+            }
+        }
+    }
+
+    /// The result's bytes as written again, nil when the line was refused or had no result.
+    private static func readAnswer<T: JSONReadable & JSONWritable>(_ type: T.Type, _ input: [UInt8], chunk: Int) -> [UInt8]? {
+        var offset = 0
+        var reader = JSONReader(more: {
+            guard offset < input.count else { return nil }
+            defer { offset += chunk }
+            return Array(input[offset..<min(input.count, offset + chunk)])
+        })
+        let answer: DaemonClient.Answer<T>? = try? DaemonClient.readAnswer(&reader)
+        return answer?.result?.jsonBytes
     }
 
     // MARK: vnstat

@@ -62,7 +62,7 @@ public final class DaemonClient {
         for index in numbered.indices {
             numbered[index].id = .number(nextID)
             nextID += 1
-            wire += LineEncoder.encode(numbered[index])
+            wire += numbered[index].jsonBytes + [UInt8(ascii: "\n")]
         }
         try write(wire)
         var answers: [ResponseLine] = []
@@ -88,7 +88,7 @@ public final class DaemonClient {
         var numbered = request
         numbered.id = .number(nextID)
         nextID += 1
-        try write(LineEncoder.encode(numbered))
+        try write(numbered.jsonBytes + [UInt8(ascii: "\n")])
         var pending = buffer
         buffer = []
         var reader = JSONReader(more: { [self] in
@@ -98,27 +98,18 @@ public final class DaemonClient {
             }
             return try readChunk(timeoutMilliseconds: timeoutMilliseconds)
         })
-        var result: T?
-        var failure: WireError?
-        var version: Int?
+        let answer: Answer<T>
         do {
-            try reader.readObject { r, key in
-                switch key {
-                case "result": result = try T(reading: &r)
-                case "error": failure = try WireError(reading: &r)
-                case "v": version = try r.readInt()
-                default: try r.skipValue()
-                }
-            }
-            guard try reader.readLineEnd() else {
-                throw CLIError(.connectionLost, "ifmeterd closed the connection on \(path) in the middle of its answer")
-            }
+            answer = try Self.readAnswer(&reader)
         } catch let error as CLIError {
             throw error
         } catch {
-            if version.map({ $0 != protocolVersion }) ?? false { throw Self.versionMismatch(version!) }
             throw CLIError(.protocolMismatch, "ifmeterd's answer has an unexpected shape (\(error)); are ifmeter and ifmeterd the same version?")
         }
+        guard answer.complete else {
+            throw CLIError(.connectionLost, "ifmeterd closed the connection on \(path) in the middle of its answer")
+        }
+        let (result, failure, version) = (answer.result, answer.error, answer.version)
         buffer = Array(reader.remainder)
         if let version, version != protocolVersion { throw Self.versionMismatch(version) }
         if let failure { throw Self.describe(failure, command: request.cmd ?? "") }
@@ -126,6 +117,32 @@ public final class DaemonClient {
             throw CLIError(.protocolMismatch, "ifmeterd answered without a result; are ifmeter and ifmeterd the same version?")
         }
         return result
+    }
+
+    /// One answer line as read: its result, or its error, and the protocol version it says.
+    public struct Answer<T> {
+        public var result: T?
+        public var error: WireError?
+        public var version: Int?
+        /// False when the input ended before the line did.
+        public var complete = false
+    }
+
+    /// Reads one answer line from `reader`, the result straight into `T`. Throws on a line that
+    /// is not an answer; a different protocol version is reported in ``Answer/version`` only
+    /// when the line could be read, so the caller says which it was.
+    public static func readAnswer<T: JSONReadable>(_ reader: inout JSONReader) throws -> Answer<T> {
+        var answer = Answer<T>()
+        try reader.readObject { r, key in
+            switch key {
+            case "result": answer.result = try T(reading: &r)
+            case "error": answer.error = try WireError(reading: &r)
+            case "v": answer.version = try r.readInt()
+            default: try r.skipValue()
+            }
+        }
+        answer.complete = try reader.readLineEnd()
+        return answer
     }
 
     static func versionMismatch(_ version: Int) -> CLIError {

@@ -30,6 +30,12 @@ public struct Paths: Hashable, Sendable {
     /// The estimate log's file name; rotated files add `.1` … `.N`.
     public static let estimateLogName = "estimates.jsonl"
 
+    /// Every environment variable the paths (and the client's socket) are found by.
+    public static let environmentNames = [
+        "HOME", "STATE_DIRECTORY", "RUNTIME_DIRECTORY", "LOGS_DIRECTORY", "CONFIGURATION_DIRECTORY",
+        "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "IFMETER_SOCKET",
+    ]
+
     /// The paths for `uid` in `environment`, each given path taking precedence.
     public static func resolve(
         config: String? = nil, socket: String? = nil, stateDirectory: String? = nil,
@@ -56,17 +62,12 @@ public struct Paths: Hashable, Sendable {
     }
 }
 
-
-/// This process's environment as a dictionary.
+/// The variables of this process's environment ifmeter reads (``Paths/environmentNames``): a
+/// client starts on every command, and copying the whole environment was a tenth of its start.
 public func processEnvironment() -> [String: String] {
     var result: [String: String] = [:]
-    var entry = environ
-    while let pointer = entry.pointee {
-        let pair = String(cString: pointer)
-        if let equals = pair.firstIndex(of: "=") {
-            result[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
-        }
-        entry += 1
+    for name in Paths.environmentNames {
+        if let value = getenv(name) { result[name] = String(cString: value) }
     }
     return result
 }

@@ -66,6 +66,21 @@ struct ResultsJSONTests {
                                     lastSampleAt: nil, source: nil, interfaces: nil, store: nil, socket: "s", timeZone: nil))
     }
 
+    @Test("requests as the client writes them: the encoder's bytes")
+    func requests() throws {
+        var query = Request(.query, id: .string("q\"1"))
+        (query.interfaces, query.class, query.select, query.sum, query.include) = (["eth0", "wlan0"], "wifi", "all", true, ["status"])
+        query.usage = [UsageSpec(.day, from: TimeArgument(seconds: 1.5), to: TimeArgument(seconds: 1_774_944_000), projection: true),
+                       UsageSpec(.total)]
+        var other = Request(.importHistory, id: .number(-3), interface: "x", period: .month, from: TimeArgument(seconds: 0),
+                            kind: "reset", limit: 5, projection: false, format: "openmetrics", process: false)
+        (other.source, other.path, other.dryRun, other.utc) = ("vnstat", "/var/lib/vnstat/vnstat.db", true, false)
+        for request in [query, other, Request(cmd: nil)] {
+            #expect(String(decoding: request.jsonBytes, as: UTF8.self)
+                    == String(decoding: try JSONLineEncoder().encode(request), as: UTF8.self))
+        }
+    }
+
     @Test("a query answer reads back whole; members it does not know are skipped")
     func queryRoundTrip() throws {
         let result = QueryResult(
