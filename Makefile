@@ -40,11 +40,13 @@ deb:
 	scripts/make-deb
 
 ## Sample cost at 100, 1000 and 4000 interfaces against a raw C dump, then the daemon beside
-## vnstatd, then /metrics beside node_exporter (root; docs/BENCHMARKS.md).
+## vnstatd, then /metrics beside node_exporter, then the client's views beside vnStat's
+## (root; docs/BENCHMARKS.md).
 bench:
-	scripts/install-deps
+	scripts/install-deps --bench
 	scripts/bench
 	scripts/bench-metrics
+	scripts/bench-views
 
 ## Every fuzz target under libFuzzer and ASan for FUZZ_SECONDS each (default 60); see docs/FUZZING.md.
 fuzz:

@@ -19,10 +19,10 @@ public struct Meter: Sendable {
     public let bootID: String
     public var configuration: MeterConfiguration
     /// The interfaces being counted, by ifindex.
-    public private(set) var tracked: [Int32: TrackedInterface] = [:]
+    public private(set) var tracked = SlotTable<TrackedInterface>()
     /// Names with history and when their counting began.
     public private(set) var firstSeen: [String: Double]
-    public private(set) var rates: [Int32: Rate] = [:]
+    public private(set) var rates = SlotTable<Rate>()
     private var restored: MeterState?
     private var lastInstant: MeterInstant?
 
@@ -58,7 +58,8 @@ public struct Meter: Sendable {
     /// The state to persist with the totals, so a restart in this boot loses nothing.
     public func exportState() -> MeterState {
         MeterState(
-            bootID: bootID, interfaces: tracked.values.sorted { $0.ifindex < $1.ifindex },
+            // Sorted by key, then looked up: sorting the values would move each large struct.
+            bootID: bootID, interfaces: tracked.keys.sorted().map { tracked[$0]! },
             firstSeen: firstSeen, lastInstant: lastInstant)
     }
 
@@ -137,7 +138,7 @@ public struct Meter: Sendable {
             guard var interface = tracked[reading.ifindex] else { continue }
             output += advance(&interface, to: Traffic(reading.counters), at: instant)
             tracked[reading.ifindex] = interface
-            rates[reading.ifindex]?.close(at: instant)
+            rates.update(reading.ifindex) { $0.close(at: instant) }
         }
         return output
     }

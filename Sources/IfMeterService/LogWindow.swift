@@ -48,7 +48,7 @@ struct LogWindowBuilder: Sendable {
     }
 
     /// The window `[start, end)`, and a new one from `end`.
-    mutating func close(at end: Double, links: [Int32: Link], verdicts: [Int32: Classification],
+    mutating func close(at end: Double, links: SlotTable<Link>, verdicts: SlotTable<Classification>,
                         lostEvents: LostEventTimes) -> LogWindow {
         let byName = Dictionary(links.values.map { ($0.name, $0.ifindex) }) { first, _ in first }
         let lost = lostEvents.count(from: start, to: end.nextUp)

@@ -60,9 +60,11 @@ public struct MeterService: Sendable {
     public private(set) var meter: Meter
     /// Every link the kernel announced, by ifindex, as of its last message (names are never
     /// re-read per sample).
-    public private(set) var links: [Int32: Link] = [:]
+    public private(set) var links = SlotTable<Link>()
     /// Each present link's class, decided when it was announced.
-    public private(set) var verdicts: [Int32: Classification] = [:]
+    public private(set) var verdicts = SlotTable<Classification>()
+    /// Every distinct class reason, once (``classify(_:)``).
+    private var reasons = Set<String>()
     public private(set) var configuration: ServiceConfiguration
     /// Traffic, events and records counted and not yet in the database.
     public private(set) var pending = PendingWrites()
@@ -96,7 +98,7 @@ public struct MeterService: Sendable {
     public mutating func reconfigure(_ configuration: ServiceConfiguration) {
         self.configuration = configuration
         meter.configuration = configuration.meter
-        verdicts = links.mapValues(configuration.classifier.classify)
+        classifyAll()
     }
 
     // MARK: Observations
@@ -139,7 +141,7 @@ public struct MeterService: Sendable {
         switch observation {
         case .event(.newOrChanged(let link)):
             links[link.ifindex] = link
-            verdicts[link.ifindex] = configuration.classifier.classify(link)
+            verdicts[link.ifindex] = classify(link)
             ignoring.formUnion(ignoredIndexes)
             return take(meter.apply(.newOrChanged(link), at: instant), ignoring: ignoring)
         case .event(.deleted(let link)):
@@ -166,8 +168,26 @@ public struct MeterService: Sendable {
     private mutating func replaceLinks(with dump: [Link], at time: Double) {
         let present = Set(dump.map(\.ifindex))
         for link in links.values where !present.contains(link.ifindex) { remember(link, at: time) }
-        links = Dictionary(dump.map { ($0.ifindex, $0) }) { _, last in last }
-        verdicts = links.mapValues(configuration.classifier.classify)
+        links = SlotTable(dump, key: \.ifindex)
+        classifyAll()
+    }
+
+    /// `link`'s class, its reason shared with every link classified for the same reason (a
+    /// reason is text; thousands of veths would each hold a copy of "netlink kind veth").
+    private mutating func classify(_ link: Link) -> Classification {
+        switch configuration.classifier.classify(link) {
+        case .classified(let interfaceClass, let reason):
+            .classified(interfaceClass, reason: reasons.insert(reason).memberAfterInsert)
+        case .ignored(let reason):
+            .ignored(reason: reasons.insert(reason).memberAfterInsert)
+        }
+    }
+
+    private mutating func classifyAll() {
+        reasons = []
+        var verdicts = SlotTable<Classification>()
+        for (ifindex, link) in links { verdicts[ifindex] = classify(link) }
+        self.verdicts = verdicts
     }
 
     /// Links a config rule ignores: their traffic and events are dropped where they enter.
@@ -211,7 +231,7 @@ public struct MeterService: Sendable {
     /// written together). Until ``finishSave(_:error:)`` the batch's traffic still counts in
     /// every figure; several batches may be out at once, finished in the order they began.
     public mutating func beginSave(at now: Double) -> SaveBatch {
-        for link in links.values { remember(link, at: now) }
+        for link in links.values { note(link, at: now) }
         pending.setMeterState(meter.exportState())
         nextBatch += 1
         let batch = SaveBatch(
@@ -253,12 +273,22 @@ public struct MeterService: Sendable {
         return totals
     }
 
-    /// Notes that `link` was present at `time`, for the database and for absent names' figures.
-    private mutating func remember(_ link: Link, at time: Double) {
+    /// Notes that `link` is present at `time`, for the database (its `last_seen`). A present
+    /// link's figures come from the link table, so only one that goes is remembered in
+    /// `history` (``remember(_:at:)``): a save of thousands of links adds nothing there.
+    private mutating func note(_ link: Link, at time: Double) {
         guard let verdict = verdicts[link.ifindex] else { return }
         if case .ignored = verdict { return }
         pending.note(InterfaceRecord(name: link.name, interfaceClass: verdict.label, kind: link.kind,
                                      mac: link.address, lastSeen: time))
+    }
+
+    /// Notes that `link` was present until `time` and is going: for the database and for the
+    /// absent name's figures.
+    private mutating func remember(_ link: Link, at time: Double) {
+        guard let verdict = verdicts[link.ifindex] else { return }
+        if case .ignored = verdict { return }
+        note(link, at: time)
         history[link.name] = StoredInterface(
             name: link.name, interfaceClass: verdict.label, kind: link.kind,
             firstSeen: meter.firstSeen[link.name] ?? history[link.name]?.firstSeen ?? time, lastSeen: time)

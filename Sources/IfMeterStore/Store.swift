@@ -112,7 +112,14 @@ public final class Store {
                              message: "cannot switch to WAL journaling (got \(mode ?? "nothing"))")
         }
         try connection.execute("PRAGMA synchronous = FULL", "configure")
+        // SQLite's default page cache (2 MB) would be the daemon's largest allocation, growing
+        // with the interfaces up to that size; the kernel's page cache holds the file anyway,
+        // so a page read again costs a pread, not a disk access.
+        try connection.execute("PRAGMA cache_size = -\(Self.pageCacheKiB)", "configure")
     }
+
+    /// The page cache of the store's connection, in KiB.
+    static let pageCacheKiB = 256
 
     private static func migrate(_ connection: SQLiteConnection) throws(StoreError) {
         var version = Int(try connection.scalarInt("PRAGMA user_version", "read"))

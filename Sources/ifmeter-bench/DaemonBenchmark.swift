@@ -13,9 +13,10 @@ func daemonBenchmark(socket path: String, seconds: Double) throws {
     for command in ["status", "interfaces"] {
         let single = try latencies(path: path, command: command, clients: 1, seconds: seconds)
         let many = try latencies(path: path, command: command, clients: 50, seconds: seconds)
+        let slow = many.filter { $0 > 5_000_000 }.count
         print("\(command): 1 client median \(percentile(single, 0.5)) us p99 \(percentile(single, 0.99)) us max \(percentile(single, 1)) us; "
-              + "50 clients median \(percentile(many, 0.5)) us p99 \(percentile(many, 0.99)) us max \(percentile(many, 1)) us "
-              + "(\(many.count) round trips)")
+              + "50 clients median \(percentile(many, 0.5)) us p99 \(percentile(many, 0.99)) us max \(percentile(many, 1)) us, "
+              + "\(slow) of \(many.count) over 5 ms")
     }
 }
 
