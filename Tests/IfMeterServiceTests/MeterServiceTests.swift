@@ -274,12 +274,12 @@ struct MeterServiceTests {
         harness.start([link("eth0", 2, traffic(0, 0)), link("tap1", 4, traffic(0, 0), kind: "tun", tunFlags: 0x1002)], at: at(0))
         harness.ingest([.resync(links: [link("eth0", 2, traffic(10, 1))], unparseable: 0)], at: at(20))
         #expect(harness.events.suffix(2).map(\.kind) == [.eventsLost, .vanished])
-        #expect(harness.service.eventsLost(from: at(0).wall, to: at(30).wall) == 1)
+        #expect(harness.service.lostEvents.count(from: at(0).wall, to: at(30).wall) == 1)
         #expect(harness.figures("eth0")?.labels.contains(.eventsLost) == true)
         #expect(harness.service.snapshot().eventsLost == 1)
         harness.save(at: at(30))
         try harness.restart(at: at(40))
-        #expect(harness.service.eventsLost(from: at(0).wall, to: at(30).wall) == 1)
+        #expect(harness.service.lostEvents.count(from: at(0).wall, to: at(30).wall) == 1)
     }
 
     @Test("nothing is counted before the first dump")
