@@ -31,6 +31,8 @@ let package = Package(
             linkerSettings: [.linkedLibrary("microhttpd"), .linkedLibrary("z")]),
         // accept4 and peer credentials for the daemon's server, which Swift's Glibc hides.
         .target(name: "CPeerSocket", cSettings: [.define("_GNU_SOURCE")]),
+        // glibc's malloc tuning (one arena, trimming), which Swift's Glibc does not import.
+        .target(name: "CMemory", cSettings: [.define("_GNU_SOURCE")]),
         // Compact sorted-key JSON straight to bytes, for responses, log records and stored events.
         .target(name: "IfMeterJSON"),
         // Model, classifier, meter and labels. Pure Swift: no sockets, no SQLite.
@@ -49,7 +51,7 @@ let package = Package(
         // Composition: command line, config, probe, event loop, server, systemd.
         .target(
             name: "IfMeterDaemon",
-            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterService", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterMetrics", "CSystemd", "CPeerSocket", "CMetricsHTTP"]),
+            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterService", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterMetrics", "CSystemd", "CPeerSocket", "CMetricsHTTP", "CMemory"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
         // The client: views, live rates, the estimate log, quota checks, charts.
         .target(name: "IfMeterCLI", dependencies: ["IfMeterCore", "IfMeterWire", "IfMeterJSON"]),
@@ -86,7 +88,7 @@ let package = Package(
         .executableTarget(
             name: "store-crash-writer", dependencies: ["IfMeterStore", "IfMeterCore"],
             path: "Tests/StoreCrashWriter"),
-        .testTarget(name: "IfMeterDaemonTests", dependencies: ["IfMeterDaemon", "IfMeterCore", "IfMeterStore", "IfMeterWire"]),
+        .testTarget(name: "IfMeterDaemonTests", dependencies: ["IfMeterDaemon", "IfMeterCore", "IfMeterStore", "IfMeterWire", "IfMeterService", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterCLITests", dependencies: ["IfMeterCLI", "IfMeterCore", "IfMeterWire", "IfMeterJSON"]),
         .testTarget(name: "IfMeterJSONTests", dependencies: ["IfMeterJSON"]),
         .testTarget(name: "IfMeterWireTests", dependencies: ["IfMeterWire", "IfMeterJSON", "IfMeterCore"]),

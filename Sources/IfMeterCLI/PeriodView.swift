@@ -34,30 +34,25 @@ enum PeriodView {
     /// so with them the status comes first.
     static func fetch(_ socketCandidates: [String], _ invocation: Invocation) throws(CLIError) -> (Session, UsageTables) {
         let period = invocation.command.period ?? invocation.chartPeriod.map(chartResolution) ?? .day
+        let limit = invocation.rowLimit(defaultLimit(invocation))
+        guard Request.acceptedLimit.contains(limit) else {
+            throw .usage("--limit is a number of rows from \(Request.acceptedLimit.lowerBound) to \(Request.acceptedLimit.upperBound), got \(invocation.limit ?? "")")
+        }
+        // The daemon keeps only the rows shown: the newest, or for top the busiest days.
+        let (last, top) = invocation.command == .top ? (nil, limit) : (limit, nil)
         let session: Session
         let answer: QueryResult
         if invocation.from == nil && invocation.to == nil {
             (session, answer) = try Session.query(
-                socketCandidates: socketCandidates, .query(for: invocation, sum: true, usage: [UsageSpec(period)]))
+                socketCandidates: socketCandidates,
+                .query(for: invocation, sum: true, usage: [UsageSpec(period, last: last, top: top)]))
         } else {
             session = try Session(socketCandidates: socketCandidates)
             let spec = UsageSpec(period, from: try session.timeArgument(invocation.from, option: "--from"),
-                                 to: try session.timeArgument(invocation.to, option: "--to"))
+                                 to: try session.timeArgument(invocation.to, option: "--to"), last: last, top: top)
             answer = try session.client.call(.query(for: invocation, sum: true, usage: [spec]), reading: QueryResult.self)
         }
-        let limit = invocation.rowLimit(defaultLimit(invocation))
-        let tables = answer.usage.map { table in
-            var table = table
-            if invocation.command == .top {
-                table.rows = Array(table.rows.sorted {
-                    ($0.rxBytes &+ $0.txBytes, $1.start) > ($1.rxBytes &+ $1.txBytes, $0.start)
-                }.prefix(limit))
-            } else {
-                table.rows = Array(table.rows.suffix(limit))
-            }
-            return table
-        }
-        return (session, UsageTables(usage: tables, footnote: EstimateLabel.footnote))
+        return (session, UsageTables(usage: answer.usage, footnote: EstimateLabel.footnote))
     }
 
     static func chartResolution(_ chart: String) -> UsagePeriod {

@@ -1,3 +1,4 @@
+import CMemory
 import IfMeterCore
 import IfMeterKernel
 import IfMeterWire
@@ -39,6 +40,8 @@ public enum DaemonMain {
             }
             // A peer or a stderr reader that goes away must cost a write error, not the daemon.
             signal(SIGPIPE, SIG_IGN)
+            // Before the store's thread starts: its allocations then share the loop's arena.
+            _ = ifm_malloc_single_arena()
             do {
                 return try Daemon(options: options, paths: paths, config: config).run()
             } catch {

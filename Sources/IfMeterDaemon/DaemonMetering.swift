@@ -1,3 +1,4 @@
+import CMemory
 import IfMeterCore
 import IfMeterKernel
 import IfMeterService
@@ -66,10 +67,13 @@ extension Daemon {
             }
             do throws(StoreError) {
                 _ = try store.prune(now: Int64(batch.at))
-                return (batch, nil, nil, started.seconds)
             } catch {
                 return (batch, nil, error, started.seconds)
             }
+            // Answers of thousands of interfaces and saves leave free heap behind; give it
+            // back once per save, on this thread, so the daemon's memory is what it holds.
+            _ = ifm_malloc_trim()
+            return (batch, nil, nil, started.seconds)
         }, then: { [unowned self] (batch: SaveBatch, error: StoreError?, pruneError: StoreError?, seconds: Double) in
             self.finishSave(batch, error: error, pruneError: pruneError, seconds: seconds, metering: metering)
         })

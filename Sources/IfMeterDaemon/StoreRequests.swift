@@ -68,7 +68,7 @@ extension Daemon {
             return part
         }
         let queries = try (request.usage ?? []).map { spec throws(WireError) in
-            try UsageQuery(period: spec.period, from: spec.from, to: spec.to, projection: spec.projection)
+            try UsageQuery(period: spec.period, from: spec.from, to: spec.to, projection: spec.projection, last: spec.last, top: spec.top)
         }
         let service = metering.service
         let chosen: [InterfaceFigures]

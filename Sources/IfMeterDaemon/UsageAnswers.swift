@@ -9,9 +9,13 @@ struct UsageQuery: Sendable {
     var from: Int64?
     var to: Int64?
     var projection: Bool
+    /// Each subject's most recent rows only, or its busiest (rx + tx) first.
+    var last: Int?
+    var top: Int?
 
     /// Checks a spec where it enters: the period must be one of ``UsagePeriod``.
-    init(period name: String?, from: TimeArgument?, to: TimeArgument?, projection: Bool?) throws(WireError) {
+    init(period name: String?, from: TimeArgument?, to: TimeArgument?, projection: Bool?, last: Int? = nil,
+         top: Int? = nil) throws(WireError) {
         guard let name, !name.isEmpty else { throw WireError(.badRequest, "field \"period\" is missing") }
         guard let period = UsagePeriod(rawValue: name) else {
             throw WireError(.badRequest, "unknown period \"\(name)\"; known: \(UsagePeriod.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -20,6 +24,20 @@ struct UsageQuery: Sendable {
         self.from = from?.floorSeconds
         self.to = to?.ceilingSeconds
         self.projection = projection ?? false
+        guard last == nil || top == nil else { throw WireError(.badRequest, "give at most one of \"last\" and \"top\"") }
+        (self.last, self.top) = (last, top)
+    }
+
+    /// The rows of one subject this spec keeps, in the order answered.
+    func keep(_ rows: [UsageRow]) -> [UsageRow] {
+        if let last { return Array(rows.suffix(last)) }
+        if let top {
+            return Array(rows.sorted {
+                let (a, b) = ($0.tally.traffic, $1.tally.traffic)
+                return (a.rxBytes &+ a.txBytes, $1.start) > (b.rxBytes &+ b.txBytes, $0.start)
+            }.prefix(top))
+        }
+        return rows
     }
 }
 
@@ -37,21 +55,27 @@ struct UsageContext: Sendable {
 /// Usage tables for many subjects and periods: one store query per period, whatever the number
 /// of interfaces (the `usage` and `query` commands both answer through it).
 enum UsageAnswers {
-    static func tables(_ subjects: [UsageSubject], _ queries: [UsageQuery], store: Store,
-                       context: UsageContext) throws -> [UsageResult] {
+    static func tables(_ subjects: [UsageSubject], _ queries: [UsageQuery], store: Store, context: UsageContext,
+                       maximumRows: Int = Self.maximumRows) throws -> [UsageResult] {
         let names = subjects.compactMap { subject -> String? in
             if case .interface(let name) = subject { return name }
             return nil
         }
         let nameSet = Set(names)
         var columns: [[UsageResult]] = []
+        var answered = 0
         var totals: [String: (tally: BucketTally, since: Double)]?
         var interfaceRecords: [StoredInterface]?
         for query in queries {
             let resolution = Resolution(rawValue: query.period.rawValue)
             var byName: [String: [UsageRow]] = [:]
             if let resolution, !names.isEmpty {
-                byName = try store.usageByName(resolution: resolution, from: query.from, to: query.to, names: nameSet)
+                guard let read = try store.usageByName(resolution: resolution, from: query.from, to: query.to, names: nameSet,
+                                                       keep: query.keep, maximumRows: maximumRows - answered) else {
+                    throw tooLarge(query.period, maximumRows)
+                }
+                byName = read
+                answered += read.values.reduce(0) { $0 + $1.count }
             } else if resolution == nil {
                 if totals == nil { totals = try store.totals() }
             }
@@ -76,7 +100,7 @@ enum UsageAnswers {
                 case .interfaceClass(let interfaceClass):
                     tunnel = interfaceClass == .tunnel
                     if let resolution {
-                        rows = try store.usage(subject, resolution: resolution, from: query.from, to: query.to)
+                        rows = query.keep(try store.usage(subject, resolution: resolution, from: query.from, to: query.to))
                     } else {
                         if interfaceRecords == nil { interfaceRecords = try store.interfaces() }
                         let members = Set(interfaceRecords!.filter { $0.interfaceClass == interfaceClass.rawValue }.map(\.name))
@@ -104,6 +128,15 @@ enum UsageAnswers {
             for column in columns { result.append(column[index]) }
         }
         return result
+    }
+
+    /// Most rows one answer holds (about 250 bytes each as JSON): every view at 4000 links asks
+    /// far fewer (`days` keeps 30 per interface), and no question fills the daemon's memory.
+    static let maximumRows = 200_000
+
+    private static func tooLarge(_ period: UsagePeriod, _ maximumRows: Int) -> WireError {
+        WireError(.badRequest, "the \(period.rawValue) rows asked for pass \(maximumRows) in one answer; "
+            + "ask for fewer interfaces, a shorter range (from, to) or fewer rows each (last, top)")
     }
 
     /// Everything since the earliest member was first seen, to now, in one row.

@@ -82,9 +82,12 @@ extension Store {
 
     /// Buckets of `resolution` whose start lies in `[from, to)`, by name, oldest first, for every
     /// name or those in `names`: one query however many names (a view of a thousand interfaces
-    /// is one statement, not a thousand).
-    public func usageByName(resolution: Resolution, from: Int64? = nil, to: Int64? = nil,
-                            names: Set<String>? = nil) throws(StoreError) -> [String: [UsageRow]] {
+    /// is one statement, not a thousand). Each name's rows pass through `keep` as soon as they
+    /// are read (a view that shows 30 days keeps 30), and the answer holds at most
+    /// `maximumRows` rows: nil when it would hold more, so one question cannot fill memory.
+    public func usageByName(resolution: Resolution, from: Int64? = nil, to: Int64? = nil, names: Set<String>? = nil,
+                            keep: ([UsageRow]) -> [UsageRow] = { $0 },
+                            maximumRows: Int = .max) throws(StoreError) -> [String: [UsageRow]]? {
         // A few names are looked up by key; many are filtered while reading every name's rows.
         let listed = names.map(Array.init).flatMap { $0.count <= Self.namesBoundInQuery ? $0 : nil }
         let nameFilter = listed.map { list in
@@ -98,11 +101,21 @@ extension Store {
         statement.bind([.text(resolution.rawValue), .int(from ?? Int64.min), .int(to ?? Int64.max)]
                        + (listed ?? []).map { .text($0) })
         var result: [String: [UsageRow]] = [:]
+        var kept = 0
         var current: (name: String, monthStartDay: Int, rows: [UsageRow])?
+        // A name's rows are kept once they are all read (one name's are bounded by the retention
+        // its admin chose); false when the answer passes the budget.
+        func finish() -> Bool {
+            guard let finished = current else { return true }
+            let rows = keep(finished.rows)
+            kept += rows.count
+            result[finished.name] = rows
+            return kept <= maximumRows
+        }
         while try statement.step() {
             let name = statement.text(0) ?? ""
             if current?.name != name {
-                if let current { result[current.name] = current.rows }
+                guard finish() else { return nil }
                 current = names.map { $0.contains(name) } == false
                     ? nil : (name, configuration.monthStartDay(for: name), [])
                 if current == nil { continue }
@@ -113,9 +126,9 @@ extension Store {
                 end: configuration.calendar.end(of: resolution, startingAt: start, monthStartDay: current!.monthStartDay),
                 tally: TallyColumns.tally(statement, from: 2, imported: 2 + TallyColumns.count)))
         }
-        if let current { result[current.name] = current.rows }
-        return result
+        return finish() ? result : nil
     }
+
 
     /// Most names bound as parameters in one query (SQLite allows 32766 since 3.32).
     static let namesBoundInQuery = 500
@@ -132,7 +145,7 @@ extension Store {
         }
         var result: [String: Projection] = [:]
         for (start, group) in byStart {
-            let rows = try usageByName(resolution: resolution, from: start, to: start + 1, names: Set(group))
+            let rows = try usageByName(resolution: resolution, from: start, to: start + 1, names: Set(group)) ?? [:]
             for name in group {
                 let end = configuration.calendar.end(of: resolution, startingAt: start,
                                                      monthStartDay: configuration.monthStartDay(for: name))

@@ -8,12 +8,19 @@ public struct UsageSpec: Codable, Hashable, Sendable {
     public var from: TimeArgument?
     public var to: TimeArgument?
     public var projection: Bool?
+    /// Only each subject's most recent `last` rows.
+    public var last: Int?
+    /// Only each subject's `top` rows with the most traffic (rx + tx), busiest first.
+    public var top: Int?
 
-    public init(_ period: UsagePeriod, from: TimeArgument? = nil, to: TimeArgument? = nil, projection: Bool? = nil) {
+    public init(_ period: UsagePeriod, from: TimeArgument? = nil, to: TimeArgument? = nil, projection: Bool? = nil,
+                last: Int? = nil, top: Int? = nil) {
         self.period = period.rawValue
         self.from = from
         self.to = to
         self.projection = projection
+        self.last = last
+        self.top = top
     }
 }
 

@@ -164,10 +164,17 @@ public struct Request: Hashable, Sendable, Codable {
         if let limit, !Self.acceptedLimit.contains(limit) {
             return "field \"limit\" must be \(Self.acceptedLimit.lowerBound) to \(Self.acceptedLimit.upperBound)"
         }
+        for spec in usage ?? [] {
+            for (field, count) in [("usage.last", spec.last), ("usage.top", spec.top)] {
+                if let count, !Self.acceptedLimit.contains(count) {
+                    return "field \"\(field)\" must be \(Self.acceptedLimit.lowerBound) to \(Self.acceptedLimit.upperBound)"
+                }
+            }
+        }
         return nil
     }
 
-    /// How many events one `events` request may ask for.
+    /// How many events one `events` request may ask for, and rows per subject a `query` table.
     public static let acceptedLimit: ClosedRange<Int> = 1...100_000
 
     /// Only the `id`, to answer a request whose other fields are broken.

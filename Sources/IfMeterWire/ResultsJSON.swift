@@ -437,9 +437,11 @@ extension UsageSpec: JSONWritable {
     public func write(to w: inout JSONWriter) {
         w.beginObject()
         if let from { w.key("from"); w.number(from.seconds) }
+        if let last { w.key("last"); w.number(last) }
         if let period { w.key("period"); w.string(period) }
         if let projection { w.key("projection"); w.bool(projection) }
         if let to { w.key("to"); w.number(to.seconds) }
+        if let top { w.key("top"); w.number(top) }
         w.endObject()
     }
 }

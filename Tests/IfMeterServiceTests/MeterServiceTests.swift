@@ -159,7 +159,7 @@ struct MeterServiceTests {
         harness.ingest(readings: [reading(2, traffic(1000, 100, 10, 10))], at: at(90))
         #expect(harness.save(at: at(90)).recovered)
         #expect(try harness.storedTotal("eth0") == traffic(1000, 100, 10, 10))
-        let days = try harness.store.usageByName(resolution: .day, names: ["eth0"])["eth0"] ?? []
+        let days = try harness.store.usageByName(resolution: .day, names: ["eth0"])?["eth0"] ?? []
         #expect(days.map(\.tally.traffic) == [traffic(1000, 100, 10, 10)], "every bucket written once")
         #expect(harness.total("eth0") == traffic(1000, 100, 10, 10))
     }

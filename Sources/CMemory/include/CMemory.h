@@ -1,0 +1,14 @@
+// glibc's malloc tuning, which Swift's Glibc module does not import (malloc.h). No policy:
+// the daemon decides when to call these.
+#ifndef IFM_MEMORY_H
+#define IFM_MEMORY_H
+
+/// One malloc arena for every thread: the daemon has two (the loop and the store's), and a
+/// second arena keeps its own free memory that the first cannot reuse. 0 on success, -1 if
+/// glibc refused.
+int ifm_malloc_single_arena(void);
+
+/// Returns free heap memory to the kernel (malloc_trim(0)). 1 if some was released, else 0.
+int ifm_malloc_trim(void);
+
+#endif
