@@ -1,0 +1,43 @@
+import IfMeterCore
+import Testing
+
+@Suite("SlotTable")
+struct SlotTableTests {
+    @Test("behaves as the dictionary it replaces through inserts, updates and removals in any order")
+    func againstDictionary() {
+        var table = SlotTable<Int>()
+        var dictionary: [Int32: Int] = [:]
+        var generator = SystemRandomNumberGenerator()
+        for step in 0..<5000 {
+            let key = Int32.random(in: 0..<200, using: &generator)
+            switch Int.random(in: 0..<4, using: &generator) {
+            case 0: (table[key], dictionary[key]) = (nil, nil)
+            case 1: #expect(table.removeValue(forKey: key) == dictionary.removeValue(forKey: key))
+            case 2:
+                table[key, default: 0] += step
+                dictionary[key, default: 0] += step
+            default:
+                table.update(key) { $0 -= 1 }
+                dictionary[key]? -= 1
+            }
+            #expect(table.count == dictionary.count)
+            #expect(table[key] == dictionary[key])
+        }
+        #expect(Dictionary(uniqueKeysWithValues: table.map { ($0.key, $0.value) }) == dictionary)
+        #expect(Set(table.keys) == Set(dictionary.keys))
+        #expect(table.values.sorted() == dictionary.values.sorted())
+        let doubled = table.mapValues { $0 * 2 }
+        #expect(table.keys.allSatisfy { doubled[$0] == table[$0].map { $0 * 2 } })
+    }
+
+    @Test("equal and hashed alike whatever the order its entries came in")
+    func orderFree() {
+        let forward = SlotTable([1, 2, 3].map(Int32.init), key: { $0 })
+        var backward = SlotTable<Int32>()
+        for key: Int32 in [3, 2, 1] { backward[key] = key }
+        #expect(forward == backward)
+        #expect(forward.hashValue == backward.hashValue)
+        backward[2] = 9
+        #expect(forward != backward)
+    }
+}
