@@ -218,6 +218,8 @@ public final class DaemonClient {
         switch error.code {
         case .notReady: CLIError(.starting, "ifmeterd is starting (loading its database, taking its first sample); try again in a moment")
         case .unsupportedVersion: CLIError(.protocolMismatch, "ifmeterd does not speak this ifmeter's protocol: \(error.message)")
+        case .unknownCommand:
+            CLIError(.protocolMismatch, "ifmeterd does not know \"\(command)\": it is older than this ifmeter; install matching versions (\(error.message))")
         case .permissionDenied: CLIError(.noPermission, "\(command): \(error.message)")
         case .unknownInterface: CLIError(.usage, "\(error.message); `ifmeter list` shows the known ones")
         case .badRequest: CLIError(.usage, error.message)

@@ -285,6 +285,7 @@ struct FirstMinutesTests {
     @Test("daemon errors get their own exit statuses and one prefix", arguments: [
         (ErrorCode.tooManyClients, IfMeterCLI.ExitStatus.busy), (.idleTimeout, .connectionLost), (.slowClient, .connectionLost),
         (.storeError, .daemonFailed), (.notReady, .starting), (.permissionDenied, .noPermission), (.badRequest, .usage),
+        (.unknownCommand, .protocolMismatch), (.unknownInterface, .usage),
     ])
     func exitStatuses(code: ErrorCode, status: IfMeterCLI.ExitStatus) {
         let error = DaemonClient.describe(WireError(code, "ifmeterd already serves 512 clients (max_clients); try again later"),
