@@ -60,6 +60,7 @@ extension Daemon {
         metering.worker.run({ store -> (SaveBatch, StoreError?, StoreError?, Double) in
             var batch = batch
             let started = Stopwatch()
+            batch.notePresentLinks()
             do throws(StoreError) {
                 try store.save(&batch.writes)
             } catch {

@@ -192,7 +192,9 @@ public struct MeterService: Sendable {
 
     /// Links a config rule ignores: their traffic and events are dropped where they enter.
     private var ignoredIndexes: Set<Int32> {
-        Set(verdicts.compactMap { ifindex, verdict in
+        // Without an ignore rule nothing is ignored: no pass over every link each sample.
+        guard configuration.classifier.rules.contains(where: { $0.action == .ignore }) else { return [] }
+        return Set(verdicts.compactMap { ifindex, verdict in
             if case .ignored = verdict { return ifindex }
             return nil
         })
@@ -218,6 +220,7 @@ public struct MeterService: Sendable {
         at now: Double, write: (inout PendingWrites) throws(StoreError) -> Void
     ) -> SaveOutcome {
         var batch = beginSave(at: now)
+        batch.notePresentLinks()
         do {
             try write(&batch.writes)
             return finishSave(batch, error: nil)
@@ -231,12 +234,12 @@ public struct MeterService: Sendable {
     /// written together). Until ``finishSave(_:error:)`` the batch's traffic still counts in
     /// every figure; several batches may be out at once, finished in the order they began.
     public mutating func beginSave(at now: Double) -> SaveBatch {
-        for link in links.values { note(link, at: now) }
         pending.setMeterState(meter.exportState())
         nextBatch += 1
         let batch = SaveBatch(
             sequence: nextBatch, writes: pending, droppedEvents: pending.droppedEvents, at: now,
-            log: window.close(at: now, links: links, verdicts: verdicts, lostEvents: lostEvents))
+            log: window.close(at: now, links: links, verdicts: verdicts, lostEvents: lostEvents),
+            present: links, verdicts: verdicts)
         inFlightTotals[batch.sequence] = pending.unsavedTotals
         pending = PendingWrites()
         return batch
@@ -273,22 +276,12 @@ public struct MeterService: Sendable {
         return totals
     }
 
-    /// Notes that `link` is present at `time`, for the database (its `last_seen`). A present
-    /// link's figures come from the link table, so only one that goes is remembered in
-    /// `history` (``remember(_:at:)``): a save of thousands of links adds nothing there.
-    private mutating func note(_ link: Link, at time: Double) {
-        guard let verdict = verdicts[link.ifindex] else { return }
-        if case .ignored = verdict { return }
-        pending.note(InterfaceRecord(name: link.name, interfaceClass: verdict.label, kind: link.kind,
-                                     mac: link.address, lastSeen: time))
-    }
-
     /// Notes that `link` was present until `time` and is going: for the database and for the
-    /// absent name's figures.
+    /// absent name's figures. (A present link's figures come from the link table; its record
+    /// is written by each save, ``SaveBatch/notePresentLinks()``.)
     private mutating func remember(_ link: Link, at time: Double) {
-        guard let verdict = verdicts[link.ifindex] else { return }
-        if case .ignored = verdict { return }
-        note(link, at: time)
+        guard let verdict = verdicts[link.ifindex], let record = InterfaceRecord(link, verdict, at: time) else { return }
+        pending.note(record)
         history[link.name] = StoredInterface(
             name: link.name, interfaceClass: verdict.label, kind: link.kind,
             firstSeen: meter.firstSeen[link.name] ?? history[link.name]?.firstSeen ?? time, lastSeen: time)
@@ -322,6 +315,25 @@ public struct SaveBatch: Sendable {
     /// When the save began.
     public let at: Double
     let log: LogWindow
+    /// The links present when it began, whose records (`last_seen`) it writes.
+    let present: SlotTable<Link>
+    let verdicts: SlotTable<Classification>
+
+    /// Adds every present link's record to the writes. Done by whoever writes the batch (the
+    /// store's thread, in the daemon), not when it is taken: thousands of records are work.
+    public mutating func notePresentLinks() {
+        for (ifindex, link) in present {
+            if let verdict = verdicts[ifindex], let record = InterfaceRecord(link, verdict, at: at) { writes.note(record) }
+        }
+    }
+}
+
+extension InterfaceRecord {
+    /// What the database keeps about `link` as of `time`; nil for a link a rule ignores.
+    init?(_ link: Link, _ verdict: Classification, at time: Double) {
+        if case .ignored = verdict { return nil }
+        self.init(name: link.name, interfaceClass: verdict.label, kind: link.kind, mac: link.address, lastSeen: time)
+    }
 }
 
 /// What a save did.

@@ -151,6 +151,7 @@ struct MeterServiceTests {
         let second = harness.service.beginSave(at: at(60).wall)
         #expect(harness.total("eth0") == traffic(400, 40, 4, 4))
         // The first batch is written; the second fails (disk full) and is pending again.
+        first.notePresentLinks()
         try harness.store.save(&first.writes)
         #expect(harness.service.finishSave(first, error: nil).error == nil)
         #expect(harness.service.finishSave(second, error: diskFull).error == diskFull)
