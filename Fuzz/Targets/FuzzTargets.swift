@@ -61,8 +61,9 @@ public enum FuzzTargets {
                           socket: directory + "/ifmeterd.sock", logDirectory: directory)
         let daemon = try! Daemon(options: try! DaemonOptions(arguments: []), paths: paths, config: DaemonConfig())
         // The worker's thread idles: the handlers' store jobs run here, on the fuzz target's store.
-        daemon.lifecycle = .running(Daemon.Metering(worker: try! StoreWorker(store: store, loop: daemon.loop), feed: try! LinkFeed(),
-                                                    service: service))
+        let feed = try! LinkFeed()
+        daemon.lifecycle = .running(Daemon.Metering(worker: try! StoreWorker(store, loop: daemon.loop), feed: feed,
+                                                    dumper: try! KernelWorker(feed, loop: daemon.loop), service: service))
         sharedDaemon = daemon
         sharedStore = store
         return daemon

@@ -32,12 +32,20 @@ final class Daemon {
     final class Metering {
         let worker: StoreWorker
         let feed: LinkFeed
+        /// Takes the counters dump off the loop.
+        let dumper: KernelWorker
         var service: MeterService
-        var timers: [EventSource] = []
+        /// The link-event socket's source: off while a counters dump is out.
+        var linkEvents: EventSource?
+        /// A counters dump is out; what to do once its readings are applied.
+        var sampling: [() -> Void]?
+        /// A sample was asked for while one was out: another follows it.
+        var sampleAgain: [() -> Void]?
 
-        init(worker: StoreWorker, feed: LinkFeed, service: MeterService) {
+        init(worker: StoreWorker, feed: LinkFeed, dumper: KernelWorker, service: MeterService) {
             self.worker = worker
             self.feed = feed
+            self.dumper = dumper
             self.service = service
         }
     }
@@ -185,15 +193,14 @@ final class Daemon {
                 throw DaemonError(error)
             }
             let now = SystemClock.now()
-            let metering = Metering(worker: try StoreWorker(store: store, loop: loop), feed: feed, service: MeterService(
+            let metering = Metering(worker: try StoreWorker(store, loop: loop), feed: feed,
+                                    dumper: try KernelWorker(feed, loop: loop), service: MeterService(
                 bootID: bootID, configuration: config.serviceConfiguration, history: history, at: startedAt))
             lifecycle = .running(metering)
             act(on: metering.service.start(links: dump.links, unparseable: dump.unparseable, at: now))
-            metering.timers = [
-                try loop.watch(fd: feed.events.fileDescriptor, events: UInt32(EPOLLIN.rawValue)) { [unowned self] _ in
-                    self.readLinkEvents()
-                },
-            ]
+            metering.linkEvents = try loop.watch(fd: feed.events.fileDescriptor, events: UInt32(EPOLLIN.rawValue)) {
+                [unowned self] _ in self.readLinkEvents()
+            }
             try scheduleTimers()
             let count = metering.service.links.count
             Diagnostics.notice("ready: \(count) interfaces, database \(paths.database), socket \(paths.socket)")
@@ -225,7 +232,10 @@ final class Daemon {
         Diagnostics.notice("\(signal): stopping")
         notify("STOPPING=1")
         if let metering {
-            sample()
+            // A dump still out is applied first; no other follows it (the last is taken here).
+            metering.sampleAgain = nil
+            metering.dumper.drain()
+            sampleNow()
             save()
             metering.worker.drain()
         }

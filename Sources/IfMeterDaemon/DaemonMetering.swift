@@ -11,16 +11,57 @@ import Glibc
 /// The I/O around the meter service: reading the kernel, saving, writing the estimate log,
 /// telling watchers.
 extension Daemon {
-    /// A periodic or requested sample: every queued link event, then the counters.
-    func sample() {
+    /// A periodic or requested sample: every queued link event now, then the counters dump on
+    /// the kernel's thread (5 ms for 4000 veths, in which the loop answers others). Link events
+    /// are not read until its readings are applied, so the events queued before the counters
+    /// were read still come first, and those after, after. `then` runs once the readings are
+    /// applied; a sample asked for while one is out is taken after it (it must be fresh).
+    func sample(then done: @escaping () -> Void = {}) {
+        guard let metering else { return }
+        guard metering.sampling == nil else {
+            metering.sampleAgain = (metering.sampleAgain ?? []) + [done]
+            return
+        }
+        let started = Stopwatch()
+        let now = SystemClock.now()
+        let events: [LinkObservation]
+        do {
+            events = try metering.feed.readQueuedEvents()
+        } catch {
+            Diagnostics.error("sample failed: \(error)")
+            return done()
+        }
+        metering.sampling = [done]
+        metering.linkEvents?.setEnabled(false)
+        metering.dumper.run({ feed in Result { () throws(KernelError) in try feed.dumpCounters() } }, then: { [unowned self] result in
+            metering.linkEvents?.setEnabled(true)
+            let readings: [CounterReading]?
+            do {
+                readings = try result.get()
+            } catch {
+                Diagnostics.error("sample failed: \(error)")
+                readings = nil
+            }
+            self.act(on: metering.service.ingest(linkEvents: events, readings: readings, at: now))
+            self.sampleDurations.observe(started.seconds)
+            self.broadcastRates()
+            let waiting = metering.sampling ?? []
+            metering.sampling = nil
+            for done in waiting { done() }
+            if let again = metering.sampleAgain {
+                metering.sampleAgain = nil
+                self.sample { for done in again { done() } }
+            }
+        })
+    }
+
+    /// A sample taken on the loop, at once: the last one before stopping (no dump is out then).
+    func sampleNow() {
         guard let metering else { return }
         do {
-            let started = Stopwatch()
             let now = SystemClock.now()
             let read = try metering.feed.sample()
             act(on: metering.service.ingest(linkEvents: read.linkEvents, readings: read.readings, at: now))
-            sampleDurations.observe(started.seconds)
-            broadcastRates()
         } catch {
             Diagnostics.error("sample failed: \(error)")
         }

@@ -115,14 +115,15 @@ extension Daemon {
     private func answerSampleWaiters() {
         requestedSample = nil
         lastRequestedSample = loop.now
-        sample()
         let waiters = sampleWaiters
         sampleWaiters = []
-        let service = metering?.service
-        let result = SampleResult(sampledAt: service?.lastSample?.wall ?? 0, interfaces: service?.links.count ?? 0)
-        for (client, id) in waiters where client.isOpen {
-            reply(result, id, client)
-            server.answered(client)
+        sample { [unowned self] in
+            let service = self.metering?.service
+            let result = SampleResult(sampledAt: service?.lastSample?.wall ?? 0, interfaces: service?.links.count ?? 0)
+            for (client, id) in waiters where client.isOpen {
+                self.reply(result, id, client)
+                self.server.answered(client)
+            }
         }
     }
 

@@ -164,6 +164,11 @@ final class EventSource {
         _ = sd_event_source_set_io_events(handle, events)
     }
 
+    /// Turns an I/O source off (its descriptor is not watched) or on again.
+    func setEnabled(_ enabled: Bool) {
+        _ = sd_event_source_set_enabled(handle, Int32(enabled ? SD_EVENT_ON : SD_EVENT_OFF))
+    }
+
     /// Makes a ``EventLoop/deferred(_:)`` source run once more on a later turn.
     func trigger() {
         _ = sd_event_source_set_enabled(handle, Int32(SD_EVENT_ONESHOT))

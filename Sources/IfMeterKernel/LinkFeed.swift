@@ -47,13 +47,25 @@ public final class LinkFeed {
     /// Every queued link event, however many reads that takes, then a counters-only dump: the
     /// events were queued before the counters were read, so they come first.
     public func sample() throws(KernelError) -> (linkEvents: [LinkObservation], readings: [CounterReading]) {
+        (try readQueuedEvents(), try dumpCounters())
+    }
+
+    /// A sample's first half: every queued link event, however many reads that takes.
+    public func readQueuedEvents() throws(KernelError) -> [LinkObservation] {
         var observations: [LinkObservation] = []
         for _ in 0..<Self.maximumReadsBeforeSample {
             let (read, messages) = try readOnce()
             observations += read
             if messages == 0 { break }
         }
-        return (observations, try dumps.dumpCounters())
+        return observations
+    }
+
+    /// A sample's second half: the counters-only dump. It uses the dump socket alone, so it may
+    /// run on another thread while nothing else here is called (the daemon stops reading
+    /// events until its readings are applied: a resync would dump on the same socket).
+    public func dumpCounters() throws(KernelError) -> [CounterReading] {
+        try dumps.dumpCounters()
     }
 
     private func readOnce() throws(KernelError) -> (observations: [LinkObservation], messages: Int) {

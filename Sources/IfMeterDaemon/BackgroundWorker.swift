@@ -1,28 +1,31 @@
 import CSystemd
+import IfMeterKernel
 import IfMeterStore
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The one thread that uses the store once it is loaded. Saves, queries, imports and deletions
-/// run there in the order the loop hands them over; each one's result comes back to the loop,
-/// in the same order, woken by a pipe the loop watches. So a save of thousands of
-/// interfaces never delays `status`, a sample or a watcher, and a query handed over after a
-/// save sees what that save wrote.
-final class StoreWorker {
+/// A thread of its own for one resource the loop hands work to, in order, with each result
+/// coming back to the loop in the same order, woken by a pipe the loop watches.
+///
+/// Two of them: the store's (``StoreWorker``: once loaded, saves, queries, imports and
+/// deletions run there, so a save of thousands of interfaces never delays `status`, a sample or
+/// a watcher, and a query handed over after a save sees what it wrote) and the kernel's
+/// counters dump (``Daemon/sample(then:)``: the dump of 4000 veths alone takes 5 ms).
+final class BackgroundWorker<Resource> {
     /// The worker's side: the queue of jobs and how many have finished.
     private final class Queue: @unchecked Sendable {
         var mutex = pthread_mutex_t()
         var changed = pthread_cond_t()
-        var jobs: [@Sendable (Store) -> Void] = []
+        var jobs: [@Sendable (Resource) -> Void] = []
         var running = false
         var stopping = false
         /// Jobs run and not yet delivered on the loop.
         var finished = 0
-        let store: Store
+        let resource: Resource
 
-        init(store: Store) {
-            self.store = store
+        init(resource: Resource) {
+            self.resource = resource
             pthread_mutex_init(&mutex, nil)
             pthread_cond_init(&changed, nil)
         }
@@ -48,9 +51,9 @@ final class StoreWorker {
     private var completions: [() -> Void] = []
     private var completed = 0
 
-    /// Starts the thread; `store` is used by it alone from now on.
-    init(store: Store, loop: EventLoop) throws(DaemonError) {
-        queue = Queue(store: store)
+    /// Starts the thread; the jobs' use of `resource` is its alone from now on.
+    init(_ resource: Resource, loop: EventLoop) throws(DaemonError) {
+        queue = Queue(resource: resource)
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw DaemonError.system("pipe", errno) }
         (wakeRead, wakeWrite) = (fds[0], fds[1])
@@ -74,8 +77,8 @@ final class StoreWorker {
         }
     }
 
-    /// Runs `work` with the store on the worker thread, then `then` with its result on the loop.
-    func run<T>(_ work: @escaping @Sendable (Store) -> T, then: @escaping (T) -> Void) {
+    /// Runs `work` with the resource on the worker thread, then `then` with its result on the loop.
+    func run<T>(_ work: @escaping @Sendable (Resource) -> T, then: @escaping (T) -> Void) {
         let slot = Slot<T>()
         completions.append { then(slot.value!) }
         queue.withLock {
@@ -84,7 +87,7 @@ final class StoreWorker {
         }
     }
 
-    /// Waits for every job handed over and delivers its result: the final save at stop.
+    /// Waits for every job handed over and delivers its result: the final sample and save at stop.
     func drain() {
         queue.withLock {
             while !queue.jobs.isEmpty || queue.running { pthread_cond_wait(&queue.changed, &queue.mutex) }
@@ -115,14 +118,14 @@ final class StoreWorker {
 
     private static func work(_ queue: Queue, wake: Int32) {
         while true {
-            let job: (@Sendable (Store) -> Void)? = queue.withLock {
+            let job: (@Sendable (Resource) -> Void)? = queue.withLock {
                 while queue.jobs.isEmpty && !queue.stopping { pthread_cond_wait(&queue.changed, &queue.mutex) }
                 guard !queue.jobs.isEmpty else { return nil }
                 queue.running = true
                 return queue.jobs.removeFirst()
             }
             guard let job else { return }
-            job(queue.store)
+            job(queue.resource)
             queue.withLock {
                 queue.running = false
                 queue.finished += 1
@@ -133,3 +136,9 @@ final class StoreWorker {
         }
     }
 }
+
+/// The store's thread.
+typealias StoreWorker = BackgroundWorker<Store>
+
+/// The thread that takes the kernel's counters dump.
+typealias KernelWorker = BackgroundWorker<LinkFeed>
