@@ -67,7 +67,14 @@ public final class LinkEventSocket {
             let link = Link(raw.link)
             return raw.type == Int32(IFM_EVENT_DEL_LINK) ? .deleted(link) : .newOrChanged(link)
         }
-        return Batch(events: parsed, overflowed: overflowed, unparseable: events.skipped,
-                     messages: events.count + events.skipped)
+        let batch = Batch(events: parsed, overflowed: overflowed, unparseable: events.skipped,
+                          messages: events.count + events.skipped)
+        // A burst (thousands of links created at once) grows the array to 184 bytes an event;
+        // it is not kept for the quiet reads after it.
+        if events.capacity > Self.keptCapacity { ifm_event_array_free(&events) }
+        return batch
     }
+
+    /// Events a read's array keeps room for between reads: more than a quiet system queues.
+    static let keptCapacity = 256
 }
