@@ -10,7 +10,11 @@ public struct Link: Hashable, Sendable {
     public var operState: OperState
     public var mtu: UInt32
     /// Hardware address as lowercase colon-separated hex; empty when the link has none.
-    public var address: String
+    public var address: String {
+        get { packedAddress.text }
+        set { packedAddress = PackedAddress(newValue) }
+    }
+    private var packedAddress: PackedAddress
     /// The ifindex of the bridge or bond this link is enslaved to, if any.
     public var master: Int32?
     /// The ifindex of the link this one is stacked on (a veth's peer, a vlan's parent), if any.
@@ -39,13 +43,54 @@ public struct Link: Hashable, Sendable {
         self.flags = flags
         self.operState = operState
         self.mtu = mtu
-        self.address = address
+        self.packedAddress = PackedAddress(address)
         self.master = master
         self.parent = parent
         self.counters = counters
         self.countersAre32Bit = countersAre32Bit
         self.speedBitsPerSecond = speedBitsPerSecond
         self.sysfs = sysfs
+    }
+}
+
+/// A colon-separated hex address kept without its colons: a MAC's 12 digits fit in a String's
+/// inline storage, where its 17 characters take a 64-byte heap allocation, once per link held.
+/// Any other text is kept as it is.
+struct PackedAddress: Hashable, Sendable {
+    private var stored: String
+    private var packed: Bool
+
+    init(_ text: String) {
+        let bytes = Array(text.utf8)
+        let isColonSeparatedHex = bytes.count % 3 == 2 && bytes.indices.allSatisfy { index in
+            index % 3 == 2 ? bytes[index] == UInt8(ascii: ":") : Self.isHexDigit(bytes[index])
+        }
+        if isColonSeparatedHex {
+            stored = String(decoding: bytes.indices.filter { $0 % 3 != 2 }.map { bytes[$0] }, as: UTF8.self)
+            packed = true
+        } else {
+            stored = text
+            packed = false
+        }
+    }
+
+    var text: String {
+        guard packed else { return stored }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(stored.utf8.count / 2 * 3)
+        for (offset, byte) in stored.utf8.enumerated() {
+            if offset > 0, offset % 2 == 0 { bytes.append(UInt8(ascii: ":")) }
+            bytes.append(byte)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
+             UInt8(ascii: "A")...UInt8(ascii: "F"): true
+        default: false
+        }
     }
 }
 
