@@ -208,8 +208,10 @@ public struct MeterOutput: Hashable, Sendable {
     }
 
     public static func += (lhs: inout MeterOutput, rhs: MeterOutput) {
-        lhs.deltas += rhs.deltas
-        lhs.events += rhs.events
+        // An empty side takes the other's arrays as they are: at start thousands of events pass
+        // through several holders, and appending would copy them into each.
+        if lhs.deltas.isEmpty { lhs.deltas = rhs.deltas } else { lhs.deltas += rhs.deltas }
+        if lhs.events.isEmpty { lhs.events = rhs.events } else { lhs.events += rhs.events }
     }
 }
 

@@ -44,7 +44,7 @@ struct LogWindowBuilder: Sendable {
             entry.epoch = delta.epoch
             tallies[delta.name] = entry
         }
-        events += output.events
+        if events.isEmpty { events = output.events } else { events += output.events }
     }
 
     /// The window `[start, end)`, and a new one from `end`.

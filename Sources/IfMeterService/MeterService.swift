@@ -202,9 +202,11 @@ public struct MeterService: Sendable {
 
     /// Routes kept meter output to the pending writes and the log window.
     private mutating func take(_ output: MeterOutput, ignoring ignored: Set<Int32>) -> Ingested {
-        var kept = MeterOutput()
-        kept.deltas = output.deltas.filter { !ignored.contains($0.ifindex) }
-        kept.events = output.events.filter { $0.ifindex.map { !ignored.contains($0) } ?? true }
+        var kept = output
+        if !ignored.isEmpty {
+            kept.deltas = output.deltas.filter { !ignored.contains($0.ifindex) }
+            kept.events = output.events.filter { $0.ifindex.map { !ignored.contains($0) } ?? true }
+        }
         let store = configuration.store
         pending.add(kept, calendar: store.calendar, monthStartDay: store.monthStartDay(for:))
         window.add(kept)

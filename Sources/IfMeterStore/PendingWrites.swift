@@ -63,7 +63,11 @@ public struct PendingWrites: Sendable {
                     delta: delta.traffic, detail: "the total would pass 2^64 − 1; held there"))
             }
         }
-        for event in output.events { append(event) }
+        if events.isEmpty, output.events.count <= Self.maximumEvents {
+            events = output.events
+        } else {
+            for event in output.events { append(event) }
+        }
         if buckets.count > maximumBuckets, let last = output.deltas.last { fold(at: last.at) }
     }
 
