@@ -81,6 +81,7 @@ public struct TrackedInterface: Hashable, Sendable, Codable {
 /// the totals it produced, import it on start (DESIGN §4).
 public struct MeterState: Hashable, Sendable, Codable {
     public var bootID: String
+    /// The open epochs, in no particular order.
     public var interfaces: [TrackedInterface]
     /// Every name with history, and the wall time its counting began.
     public var firstSeen: [String: Double]
@@ -208,10 +209,18 @@ public struct MeterOutput: Hashable, Sendable {
     }
 
     public static func += (lhs: inout MeterOutput, rhs: MeterOutput) {
-        // An empty side takes the other's arrays as they are: at start thousands of events pass
-        // through several holders, and appending would copy them into each.
-        if lhs.deltas.isEmpty { lhs.deltas = rhs.deltas } else { lhs.deltas += rhs.deltas }
-        if lhs.events.isEmpty { lhs.events = rhs.events } else { lhs.events += rhs.events }
+        // An empty side without room reserved takes the other's arrays as they are: at start
+        // thousands of events pass through several holders, and appending would copy them into each.
+        if lhs.deltas.isEmpty, lhs.deltas.capacity < rhs.deltas.count {
+            lhs.deltas = rhs.deltas
+        } else {
+            lhs.deltas += rhs.deltas
+        }
+        if lhs.events.isEmpty, lhs.events.capacity < rhs.events.count {
+            lhs.events = rhs.events
+        } else {
+            lhs.events += rhs.events
+        }
     }
 }
 

@@ -15,7 +15,27 @@ public struct SlotTable<Value> {
 
     /// The table of `values`, each under `key(value)`; a later value with the same key wins.
     public init(_ values: some Sequence<Value>, key: (Value) -> Int32) {
+        keys.reserveCapacity(values.underestimatedCount)
+        self.values.reserveCapacity(values.underestimatedCount)
+        positions.reserveCapacity(values.underestimatedCount)
         for value in values { self[key(value)] = value }
+    }
+
+    /// The table of `values` when their keys are unique: the table shares the array's storage
+    /// instead of copying it (a full dump of 4000 links is 1 MB). Otherwise as
+    /// ``init(_:key:)``, a later value winning.
+    public init(adopting values: [Value], key: (Value) -> Int32) {
+        let keys = values.map(key)
+        var positions: [Int32: Int32] = [:]
+        positions.reserveCapacity(keys.count)
+        for (position, key) in keys.enumerated() { positions[key] = Int32(position) }
+        guard positions.count == keys.count else {
+            self = SlotTable(values, key: key)
+            return
+        }
+        self.positions = positions
+        self.keys = keys
+        self.values = values
     }
 
     public var count: Int { values.count }

@@ -168,7 +168,7 @@ public struct MeterService: Sendable {
     private mutating func replaceLinks(with dump: [Link], at time: Double) {
         let present = Set(dump.map(\.ifindex))
         for link in links.values where !present.contains(link.ifindex) { remember(link, at: time) }
-        links = SlotTable(dump, key: \.ifindex)
+        links = SlotTable(adopting: dump, key: \.ifindex)
         classifyAll()
     }
 

@@ -40,4 +40,23 @@ struct SlotTableTests {
         backward[2] = 9
         #expect(forward != backward)
     }
+
+    @Test("adopting an array gives the table built value by value, duplicate keys included",
+          arguments: [[Int32](), [5, 1, 9, 2], [5, 1, 5, 2, 1]])
+    func adopting(keys: [Int32]) {
+        let values = keys.enumerated().map { (key: $0.element, order: $0.offset) }
+        let adopted = SlotTable(adopting: values, key: \.key)
+        let built = SlotTable(values, key: \.key)
+        #expect(adopted.count == Set(keys).count)
+        #expect(adopted.keys.map { adopted[$0]!.order } == adopted.keys.map { built[$0]!.order })
+        for key in Set(keys) {
+            #expect(adopted[key]?.order == keys.lastIndex(of: key))
+        }
+        var changed = adopted
+        if let first = keys.first {
+            changed[first] = nil
+            #expect(changed[first] == nil && changed.count == adopted.count - 1)
+            #expect(adopted[first] != nil)
+        }
+    }
 }
