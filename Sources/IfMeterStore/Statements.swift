@@ -29,7 +29,8 @@ struct Statements {
             """, "save to")
         recordName = try connection.prepare("""
             INSERT INTO interfaces (name, kind, mac, first_seen, last_seen) VALUES (?1, '', '', ?2, ?2)
-            ON CONFLICT (name) DO UPDATE SET first_seen = min(first_seen, excluded.first_seen)
+            ON CONFLICT (name) DO UPDATE SET first_seen = excluded.first_seen
+            WHERE excluded.first_seen < first_seen
             """, "save to")
         closeEpochs = try connection.prepare(
             "UPDATE epochs SET open = 0 WHERE open = 1 AND saved_in < ?1", "save to")
@@ -77,7 +78,8 @@ struct Statements {
             """, "import into")
         importInterface = try connection.prepare("""
             INSERT INTO interfaces (name, kind, mac, first_seen, last_seen) VALUES (?1, '', '', ?2, ?3)
-            ON CONFLICT (name) DO UPDATE SET first_seen = min(first_seen, excluded.first_seen)
+            ON CONFLICT (name) DO UPDATE SET first_seen = excluded.first_seen
+            WHERE excluded.first_seen < first_seen
             """, "import into")
         recordImport = try connection.prepare("""
             INSERT OR IGNORE INTO imports (source, name, resolution, start, rx_bytes, tx_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6)

@@ -53,8 +53,6 @@ public final class Store {
     let statements: Statements
     /// Counts saves, so a save can tell the epochs it wrote from those it no longer tracks.
     private var saveSequence: Int64
-    /// Names and first-seen times already in the database.
-    private var savedNames: [String: Double] = [:]
 
     /// Opens (or creates) the database at `path`, holding `lock` (taken here if not given) so
     /// no second ifmeterd writes it. Refuses, without writing anything, a file that is not an
@@ -172,7 +170,6 @@ public final class Store {
             }
         }
         saveSequence += 1
-        if let state = batch.meterState { savedNames.merge(state.firstSeen) { _, new in new } }
         pending = PendingWrites()
     }
 
@@ -186,7 +183,7 @@ public final class Store {
     }
 
     /// Upserts the tracked epochs as open, then closes those this save did not mention.
-    /// Names are written only when new, so a steady save touches one row per interface.
+    /// Names are written only when new or earlier, so a steady save writes one row per interface.
     private func saveMeterState(_ state: MeterState, sequence: Int64) throws(StoreError) {
         for interface in state.interfaces {
             let last = interface.last
@@ -200,7 +197,10 @@ public final class Store {
             ])
         }
         try statements.closeEpochs.run([.int(sequence)])
-        for (name, since) in state.firstSeen where savedNames[name] != since {
+        // Every name, every save: a row that has it already is looked up, not written. Keeping
+        // a copy of what was saved to skip the lookups cost 50 bytes a name for as long as the
+        // daemon runs.
+        for (name, since) in state.firstSeen {
             try statements.recordName.run([.text(name), .double(since)])
         }
         try statements.setMeter.run([.text("boot_id"), .text(state.bootID)])
@@ -226,7 +226,6 @@ public final class Store {
         while try namesQuery.step() {
             names[namesQuery.text(0) ?? ""] = try namesQuery.time(1)
         }
-        savedNames = names
         let meta = statements.meterValues.bind([])
         var values: [String: String] = [:]
         while try meta.step() {
@@ -273,7 +272,6 @@ public final class Store {
                 try connection.prepare(sql, "forget in").run([.text(name)])
                 removed += Int(sqlite3_changes(connection.handle))
             }
-            savedNames[name] = nil
             return removed > 0
         }
     }

@@ -78,6 +78,27 @@ struct StoreTests {
         #expect(kinds == [.firstSight, .firstSight, .gap, .gap])
     }
 
+    @Test("every name is known after a restart with when it was first seen; the earliest time wins")
+    func namesKept() throws {
+        let directory = try TemporaryDirectory()
+        do {
+            var first = try Lifetime(path: directory.database)
+            first.take(first.meter.start(links: [link("eth0", 2, .zero)], at: at(0)))
+            try first.save()
+            first.take(first.meter.apply(.newOrChanged(link("wg0", 3, .zero)), at: at(30)))
+            try first.save()
+            first.take(first.meter.apply(sample: [reading(2, traffic(10, 10))], at: at(60)))
+            try first.save()
+        }
+        let second = try Lifetime(path: directory.database)
+        #expect(try second.store.loadMeter().knownNames == ["eth0": origin, "wg0": origin + 30])
+        var pending = PendingWrites()
+        pending.setMeterState(MeterState(bootID: "boot-1", interfaces: [],
+                                         firstSeen: ["eth0": origin + 99, "wg0": origin + 1], lastInstant: nil))
+        try second.store.save(&pending)
+        #expect(try second.store.loadMeter().knownNames == ["eth0": origin, "wg0": origin + 1])
+    }
+
     @Test("reboot: the saved state is from another boot; names with history count from zero")
     func rebootContinuity() throws {
         let directory = try TemporaryDirectory()
