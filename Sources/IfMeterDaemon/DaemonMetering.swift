@@ -101,9 +101,8 @@ extension Daemon {
         metering.worker.run({ store -> (SaveBatch, StoreError?, StoreError?, Double) in
             var batch = batch
             let started = Stopwatch()
-            batch.notePresentLinks()
             do throws(StoreError) {
-                try store.save(&batch.writes)
+                try store.save(&batch)
             } catch {
                 return (batch, error, nil, started.seconds)
             }

@@ -219,12 +219,11 @@ public struct MeterService: Sendable {
     /// Saves through `write` (the store's save) at once: ``beginSave(at:)`` and
     /// ``finishSave(_:error:)`` in one step, for callers that write on the same thread.
     public mutating func save(
-        at now: Double, write: (inout PendingWrites) throws(StoreError) -> Void
+        at now: Double, write: (inout SaveBatch) throws(StoreError) -> Void
     ) -> SaveOutcome {
         var batch = beginSave(at: now)
-        batch.notePresentLinks()
         do {
-            try write(&batch.writes)
+            try write(&batch)
             return finishSave(batch, error: nil)
         } catch {
             return finishSave(batch, error: error)
@@ -280,7 +279,7 @@ public struct MeterService: Sendable {
 
     /// Notes that `link` was present until `time` and is going: for the database and for the
     /// absent name's figures. (A present link's figures come from the link table; its record
-    /// is written by each save, ``SaveBatch/notePresentLinks()``.)
+    /// is written by each save, ``SaveBatch/presentRecords``.)
     private mutating func remember(_ link: Link, at time: Double) {
         guard let verdict = verdicts[link.ifindex], let record = InterfaceRecord(link, verdict, at: time) else { return }
         pending.note(record)
@@ -321,11 +320,12 @@ public struct SaveBatch: Sendable {
     let present: SlotTable<Link>
     let verdicts: SlotTable<Classification>
 
-    /// Adds every present link's record to the writes. Done by whoever writes the batch (the
-    /// store's thread, in the daemon), not when it is taken: thousands of records are work.
-    public mutating func notePresentLinks() {
-        for (ifindex, link) in present {
-            if let verdict = verdicts[ifindex], let record = InterfaceRecord(link, verdict, at: at) { writes.note(record) }
+    /// Every present link's record, made one at a time as whoever writes the batch reads them
+    /// (the store's thread, in the daemon): thousands of records are work, and held at once
+    /// they were the largest thing a save allocated (1 MB at 4000 links).
+    public var presentRecords: some Sequence<InterfaceRecord> {
+        present.lazy.compactMap { [verdicts, at] ifindex, link in
+            verdicts[ifindex].flatMap { InterfaceRecord(link, $0, at: at) }
         }
     }
 }

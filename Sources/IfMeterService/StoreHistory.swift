@@ -11,3 +11,11 @@ extension Store {
             interfaces: try interfaces(), eventsLostAt: try events(kind: .eventsLost, limit: 100_000).map(\.at))
     }
 }
+
+extension Store {
+    /// Writes `batch` (its pending writes and every present link's record) in one transaction.
+    public func save(_ batch: inout SaveBatch) throws(StoreError) {
+        let records = batch.presentRecords
+        try save(&batch.writes, recording: records)
+    }
+}

@@ -145,7 +145,16 @@ public final class Store {
     /// Writes `pending` in one transaction and empties it. On failure nothing is written and
     /// `pending` is kept for the next attempt.
     public func save(_ pending: inout PendingWrites) throws(StoreError) {
-        guard !pending.isEmpty else { return }
+        try save(&pending, recording: EmptyCollection())
+    }
+
+    /// Writes `pending` and `records` (after pending's own, so theirs win) in one transaction,
+    /// and empties `pending`. The records are read as they are written: a save of every present
+    /// link never holds thousands of them at once.
+    public func save(_ pending: inout PendingWrites, recording records: some Sequence<InterfaceRecord>) throws(StoreError) {
+        var records = records.makeIterator()
+        var record = records.next()
+        guard !pending.isEmpty || record != nil else { return }
         let batch = pending
         try connection.transaction("save to") { () throws(StoreError) in
             for (key, tally) in batch.buckets {
@@ -158,12 +167,13 @@ public final class Store {
             for event in batch.events {
                 try insert(event)
             }
-            for record in batch.interfaces.values {
-                try statements.upsertInterface.run([
-                    .text(record.name), .optionalText(record.interfaceClass), .text(record.kind),
-                    .text(record.mac), .double(batch.meterState?.firstSeen[record.name] ?? record.lastSeen),
-                    .double(record.lastSeen),
-                ])
+            let firstSeen = batch.meterState?.firstSeen ?? [:]
+            for noted in batch.interfaces.values {
+                try upsert(noted, firstSeen: firstSeen)
+            }
+            while let present = record {
+                try upsert(present, firstSeen: firstSeen)
+                record = records.next()
             }
             if let state = batch.meterState {
                 try saveMeterState(state, sequence: saveSequence + 1)
@@ -171,6 +181,13 @@ public final class Store {
         }
         saveSequence += 1
         pending = PendingWrites()
+    }
+
+    private func upsert(_ record: InterfaceRecord, firstSeen: [String: Double]) throws(StoreError) {
+        try statements.upsertInterface.run([
+            .text(record.name), .optionalText(record.interfaceClass), .text(record.kind),
+            .text(record.mac), .double(firstSeen[record.name] ?? record.lastSeen), .double(record.lastSeen),
+        ])
     }
 
     private func insert(_ event: CounterEvent) throws(StoreError) {

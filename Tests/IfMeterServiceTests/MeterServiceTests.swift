@@ -57,9 +57,9 @@ final class ServiceHarness {
     func save(at instant: MeterInstant) -> SaveOutcome {
         let store: Store = self.store
         let failure = failSaves
-        let outcome = service.save(at: instant.wall) { pending throws(StoreError) in
+        let outcome = service.save(at: instant.wall) { batch throws(StoreError) in
             if let failure { throw failure }
-            try store.save(&pending)
+            try store.save(&batch)
         }
         logs.append(outcome.log)
         return outcome
@@ -151,8 +151,7 @@ struct MeterServiceTests {
         let second = harness.service.beginSave(at: at(60).wall)
         #expect(harness.total("eth0") == traffic(400, 40, 4, 4))
         // The first batch is written; the second fails (disk full) and is pending again.
-        first.notePresentLinks()
-        try harness.store.save(&first.writes)
+        try harness.store.save(&first)
         #expect(harness.service.finishSave(first, error: nil).error == nil)
         #expect(harness.service.finishSave(second, error: diskFull).error == diskFull)
         #expect(harness.total("eth0") == traffic(400, 40, 4, 4), "nothing counted twice or lost")
@@ -252,6 +251,8 @@ struct MeterServiceTests {
         // Its history stays as it was when last metered.
         let stored = try #require(try harness.store.interfaces().first { $0.name == "eth1" })
         #expect(stored.interfaceClass == "ethernet" && stored.lastSeen == at(30).wall)
+        // A metered link's record is written by every save.
+        #expect(try harness.store.interfaces().first { $0.name == "eth0" }?.lastSeen == at(60).wall)
         #expect(try harness.storedTotal("eth1") == traffic(100, 10))
     }
 
