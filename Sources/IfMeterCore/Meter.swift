@@ -135,11 +135,16 @@ public struct Meter: Sendable {
     public mutating func apply(sample readings: [CounterReading], at instant: MeterInstant) -> MeterOutput {
         guard phase == .running else { return MeterOutput() }
         var output = checkClock(instant)
+        let smoothing = configuration.rateSmoothingSeconds
+        // In place, one index lookup per table: this runs for every link every interval, and
+        // copying each epoch out and back (strings retained and released) was most of its cost.
         for reading in readings {
-            guard var interface = tracked[reading.ifindex] else { continue }
-            output += advance(&interface, to: Traffic(reading.counters), at: instant)
-            tracked[reading.ifindex] = interface
-            rates.update(reading.ifindex) { $0.close(at: instant) }
+            guard let position = tracked.position(of: reading.ifindex) else { continue }
+            let step = Self.advance(&tracked[position: position], to: Traffic(reading.counters), at: instant,
+                                    configuration: configuration)
+            rates[reading.ifindex, default: Rate(startingAt: instant, smoothingSeconds: smoothing)]
+                .close(adding: step.deltas.last?.traffic ?? .zero, at: instant)
+            output += step
         }
         return output
     }
@@ -297,15 +302,29 @@ public struct Meter: Sendable {
             detail: "\(detail); closed at its last known counters")])
     }
 
-    /// ``MeterRule/advance``, ``MeterRule/backwards``, ``MeterRule/wrap`` and ``MeterRule/implausible`` for one interface moving to `current`.
+    /// ``advance(_:to:at:configuration:flags:judgeRate:)``, its traffic added to the interface's rate.
     private mutating func advance(
         _ interface: inout TrackedInterface, to current: Traffic, at instant: MeterInstant,
         flags: MeterDelta.Flags = [], judgeRate: Bool = true
     ) -> MeterOutput {
+        let output = Self.advance(&interface, to: current, at: instant, configuration: configuration,
+                                  flags: flags, judgeRate: judgeRate)
+        let smoothing = configuration.rateSmoothingSeconds
+        rates[interface.ifindex, default: Rate(startingAt: instant, smoothingSeconds: smoothing)]
+            .add(output.deltas.last?.traffic ?? .zero)
+        return output
+    }
+
+    /// ``MeterRule/advance``, ``MeterRule/backwards``, ``MeterRule/wrap`` and ``MeterRule/implausible`` for one interface moving to `current`.
+    /// Touches nothing of the meter but `interface`: at most one delta, the traffic counted.
+    private static func advance(
+        _ interface: inout TrackedInterface, to current: Traffic, at instant: MeterInstant,
+        configuration: MeterConfiguration, flags: MeterDelta.Flags = [], judgeRate: Bool = true
+    ) -> MeterOutput {
         var output = MeterOutput()
         var flags = flags
         let elapsed = instant.seconds(since: interface.lastInstant)
-        let cap = judgeRate ? byteCap(for: interface, elapsed: elapsed) : nil
+        let cap = judgeRate ? byteCap(for: interface, elapsed: elapsed, configuration: configuration) : nil
         let step = CounterStep(
             from: interface.last, to: current, is32Bit: interface.countersAre32Bit,
             wrapLimit: Swift.min(cap ?? CounterStep.wrapModulus / 2, CounterStep.wrapModulus / 2))
@@ -349,8 +368,6 @@ public struct Meter: Sendable {
         }
         interface.last = current
         interface.lastInstant = instant
-        rates[interface.ifindex, default: Rate(
-            startingAt: instant, smoothingSeconds: configuration.rateSmoothingSeconds)].add(delta)
         if !delta.isZero || !flags.isEmpty {
             output.deltas.append(MeterDelta(
                 name: interface.name, ifindex: interface.ifindex, epoch: interface.epoch,
@@ -362,16 +379,18 @@ public struct Meter: Sendable {
     /// ``MeterRule/implausible``: the most bytes per direction this interface could plausibly have moved in
     /// `elapsed` seconds, or nil when nothing bounds it. tun devices report a fake 10 Mbit/s,
     /// so their speed is never used.
-    private func byteCap(for interface: TrackedInterface, elapsed: Double) -> UInt64? {
+    private static func byteCap(
+        for interface: TrackedInterface, elapsed: Double, configuration: MeterConfiguration
+    ) -> UInt64? {
         let window = Swift.max(elapsed, configuration.minimumCapWindowSeconds)
-        var caps: [Double] = []
+        var cap: Double?
         if interface.kind != "tun", let speed = interface.speedBitsPerSecond, speed > 0 {
-            caps.append(Double(speed) / 8 * window * configuration.speedMargin)
+            cap = Double(speed) / 8 * window * configuration.speedMargin
         }
         if let maximum = configuration.maxBytesPerSecond {
-            caps.append(Double(maximum) * window)
+            cap = Swift.min(cap ?? .infinity, Double(maximum) * window)
         }
-        return caps.min().map { $0 >= 1.8e19 ? UInt64.max : UInt64($0) }
+        return cap.map { $0 >= 1.8e19 ? UInt64.max : UInt64($0) }
     }
 
     private mutating func track(_ link: Link, last: Traffic, at instant: MeterInstant) {

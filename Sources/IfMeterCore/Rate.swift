@@ -32,6 +32,12 @@ public struct Rate: Hashable, Sendable {
         accumulated += traffic
     }
 
+    /// Adds `traffic`, then closes the interval at `instant`: one sample's step.
+    public mutating func close(adding traffic: Traffic, at instant: MeterInstant) {
+        add(traffic)
+        close(at: instant)
+    }
+
     /// Closes the interval at `instant` if it is long enough, updating the rates.
     public mutating func close(at instant: MeterInstant) {
         let elapsed = instant.seconds(since: intervalStart)

@@ -62,10 +62,29 @@ public struct SlotTable<Value> {
     public subscript(key: Int32, default defaultValue: @autoclosure () -> Value) -> Value {
         get { self[key] ?? defaultValue() }
         _modify {
-            if positions[key] == nil { self[key] = defaultValue() }
-            let position = Int(positions[key]!)
+            let position: Int
+            if let found = positions[key] {
+                position = Int(found)
+            } else {
+                position = values.count
+                positions[key] = Int32(position)
+                keys.append(key)
+                values.append(defaultValue())
+            }
             yield &values[position]
         }
+    }
+
+    /// Where `key`'s value is in ``values``, valid until the next insertion or removal: for work
+    /// that reads and changes it in place through ``subscript(position:)``.
+    public func position(of key: Int32) -> Int? {
+        positions[key].map(Int.init)
+    }
+
+    /// The value at `position` (from ``position(of:)``), modified in place.
+    public subscript(position position: Int) -> Value {
+        get { values[position] }
+        _modify { yield &values[position] }
     }
 
     /// Modifies the value under `key` in place, if there is one.

@@ -10,15 +10,21 @@ struct SlotTableTests {
         var generator = SystemRandomNumberGenerator()
         for step in 0..<5000 {
             let key = Int32.random(in: 0..<200, using: &generator)
-            switch Int.random(in: 0..<4, using: &generator) {
+            switch Int.random(in: 0..<5, using: &generator) {
             case 0: (table[key], dictionary[key]) = (nil, nil)
             case 1: #expect(table.removeValue(forKey: key) == dictionary.removeValue(forKey: key))
             case 2:
                 table[key, default: 0] += step
                 dictionary[key, default: 0] += step
-            default:
+            case 3:
                 table.update(key) { $0 -= 1 }
                 dictionary[key]? -= 1
+            default:
+                if let position = table.position(of: key) {
+                    #expect(table.keys[position] == key)
+                    table[position: position] *= 3
+                }
+                dictionary[key]? *= 3
             }
             #expect(table.count == dictionary.count)
             #expect(table[key] == dictionary[key])
