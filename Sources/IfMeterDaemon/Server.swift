@@ -37,7 +37,7 @@ final class Server {
         var input: LineBuffer
         /// Lines read but not yet handled.
         var queued: [LineBuffer.Item] = []
-        var output: [UInt8] = []
+        var output = OutputBuffer()
         var source: EventSource?
         /// When the last complete request arrived (or the connection did).
         var lastActivity: UInt64
@@ -308,15 +308,14 @@ final class Server {
             close(client)
             return
         }
-        client.output += bytes
+        client.output.append(bytes)
         flush(client)
     }
 
     private func flush(_ client: Client) {
-        var sent = 0
-        while sent < client.output.count {
-            let written = client.output.withUnsafeBytes {
-                Glibc.send(client.fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+        while !client.output.isEmpty {
+            let written = client.output.withUnsentBytes {
+                Glibc.send(client.fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
             }
             if written < 0 {
                 if errno == EINTR { continue }
@@ -324,9 +323,8 @@ final class Server {
                 close(client)
                 return
             }
-            sent += written
+            client.output.consume(written)
         }
-        client.output.removeFirst(sent)
         updateEvents(client)
         continueLater(client)
     }
@@ -336,7 +334,7 @@ final class Server {
         client.isOpen = false
         client.source = nil
         client.queued = []
-        client.output = []
+        client.output.removeAll()
         clients[client.fd] = nil
         backlog.remove(client.fd)
         admission.release(uid: client.uid, isAdmin: client.isAdmin)

@@ -1,0 +1,42 @@
+/// Bytes waiting to be written to a client: appended whole, sent from the front. What was sent
+/// is skipped by an offset rather than removed: removing the front of a 2.5 MB answer after
+/// each partial write moved the rest of it every time.
+struct OutputBuffer {
+    private var bytes: [UInt8] = []
+    private var sent = 0
+
+    var isEmpty: Bool { sent == bytes.count }
+
+    /// Bytes not yet sent.
+    var count: Int { bytes.count - sent }
+
+    /// Queues `more` after what is waiting; when nothing is, takes the array as it is.
+    mutating func append(_ more: [UInt8]) {
+        if isEmpty {
+            (bytes, sent) = (more, 0)
+        } else {
+            bytes += more
+        }
+    }
+
+    /// Calls `body` with the bytes not yet sent.
+    func withUnsentBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[sent...])) }
+    }
+
+    /// Marks the first `count` unsent bytes sent. The sent front is dropped once it is most of
+    /// the storage, so a client that keeps receiving (a watch) never grows it without bound.
+    mutating func consume(_ count: Int) {
+        sent += count
+        if sent == bytes.count {
+            removeAll()
+        } else if sent > bytes.count / 2 {
+            bytes.removeFirst(sent)
+            sent = 0
+        }
+    }
+
+    mutating func removeAll() {
+        (bytes, sent) = ([], 0)
+    }
+}
