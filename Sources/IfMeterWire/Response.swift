@@ -114,9 +114,10 @@ public struct Empty: Codable, Hashable, Sendable {
 
 extension LineEncoder {
     /// A success line whose result writes itself: the bytes ``encode(_:)`` makes of
-    /// `Response.success(result, id:)`, without `Codable`.
-    public static func success(_ result: some JSONWritable, id: RequestID?) -> [UInt8] {
-        var writer = JSONWriter(capacity: 4096)
+    /// `Response.success(result, id:)`, without `Codable`. `capacity` is the size expected: an
+    /// answer of megabytes grown from a small buffer is copied and faulted in a dozen times.
+    public static func success(_ result: some JSONWritable, id: RequestID?, capacity: Int = 4096) -> [UInt8] {
+        var writer = JSONWriter(capacity: capacity)
         writer.beginObject()
         if let id { writer.key("id"); id.write(to: &writer) }
         writer.key("ok"); writer.bool(true)
