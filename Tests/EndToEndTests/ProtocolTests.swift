@@ -102,20 +102,28 @@ struct ProtocolTests {
         let (_, daemon) = try daemon("interval = 1\nmax_clients = 128\n")
         let failures = NSLock()
         nonisolated(unsafe) var problems: [String] = []
-        DispatchQueue.concurrentPerform(iterations: 100) { index in
-            do {
-                let client = try daemon.client()
-                for round in 0..<10 {
-                    let command = round % 2 == 0 ? "status" : "interfaces"
-                    let reply = try client.request(#"{"v":1,"id":\#(index * 100 + round),"cmd":"\#(command)"}"#)
-                    if reply["ok"] as? Bool != true || reply["id"] as? Int != index * 100 + round {
-                        failures.withLock { problems.append("\(index): \(reply)") }
+        // Connected first, then a thread each: concurrentPerform would run only as many at a
+        // time as there are CPUs.
+        let clients = try (0..<100).map { _ in try daemon.client() }
+        let finished = DispatchGroup()
+        for (index, client) in clients.enumerated() {
+            finished.enter()
+            Thread.detachNewThread {
+                defer { finished.leave() }
+                do {
+                    for round in 0..<10 {
+                        let command = round % 2 == 0 ? "status" : "interfaces"
+                        let reply = try client.request(#"{"v":1,"id":\#(index * 100 + round),"cmd":"\#(command)"}"#)
+                        if reply["ok"] as? Bool != true || reply["id"] as? Int != index * 100 + round {
+                            failures.withLock { problems.append("\(index): \(reply)") }
+                        }
                     }
+                } catch {
+                    failures.withLock { problems.append("\(index): \(error)") }
                 }
-            } catch {
-                failures.withLock { problems.append("\(index): \(error)") }
             }
         }
+        finished.wait()
         #expect(problems.isEmpty, "\(problems.prefix(3))")
         #expect(daemon.isRunning)
     }
