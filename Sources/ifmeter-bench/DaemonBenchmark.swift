@@ -5,17 +5,28 @@ import Glibc
 #endif
 
 /// Round-trip latency of `status` and `interfaces` against a running ifmeterd: one client in
-/// a loop, then 50 clients at once (50 connections, each on its own thread, asking in a loop),
-/// each for `seconds` (long enough to span several saves when the daemon saves every few
-/// seconds). Prints medians, 99th percentiles and maxima in microseconds.
+/// a loop, then 50 clients at once (50 connections, each on its own thread, asking in a loop:
+/// the daemon saturated, so their round trips are mostly queueing), then for `status` 50 clients
+/// each asking 100 times a second (latency under load, counted from when each request was due,
+/// so a late client thread counts against the figure); each for `seconds` (long enough to span
+/// several saves when the daemon saves every few seconds). Prints medians, 99th percentiles and
+/// maxima in microseconds.
 func daemonBenchmark(socket path: String, seconds: Double) throws {
+    func summary(_ label: String, _ values: [UInt64]) -> String {
+        "\(label) median \(percentile(values, 0.5)) us p99 \(percentile(values, 0.99)) us max \(percentile(values, 1)) us"
+    }
+    func slow(_ values: [UInt64]) -> String {
+        "\(values.filter { $0 > 5_000_000 }.count) of \(values.count) over 5 ms"
+    }
     for command in ["status", "interfaces"] {
         let single = try latencies(path: path, command: command, clients: 1, seconds: seconds)
         let many = try latencies(path: path, command: command, clients: 50, seconds: seconds)
-        let slow = many.filter { $0 > 5_000_000 }.count
-        print("\(command): 1 client median \(percentile(single, 0.5)) us p99 \(percentile(single, 0.99)) us max \(percentile(single, 1)) us; "
-              + "50 clients median \(percentile(many, 0.5)) us p99 \(percentile(many, 0.99)) us max \(percentile(many, 1)) us, "
-              + "\(slow) of \(many.count) over 5 ms")
+        var line = "\(command): \(summary("1 client", single)); \(summary("50 clients", many)), \(slow(many))"
+        if command == "status" {
+            let paced = try latencies(path: path, command: command, clients: 50, seconds: seconds, every: 10_000_000)
+            line += "; \(summary("50 clients at 100/s each", paced)), \(slow(paced))"
+        }
+        print(line)
     }
 }
 
@@ -24,7 +35,11 @@ private func percentile(_ values: [UInt64], _ fraction: Double) -> UInt64 {
     return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))] / 1000
 }
 
-private func latencies(path: String, command: String, clients: Int, seconds: Double) throws -> [UInt64] {
+/// Each client's round trips for `seconds`: back to back, or one every `every` nanoseconds
+/// (each client at a random phase), timed from when it was due.
+private func latencies(
+    path: String, command: String, clients: Int, seconds: Double, every: UInt64? = nil
+) throws -> [UInt64] {
     final class Collected: Sendable {
         let latencies = Mutex<[UInt64]>([])
         let failure = Mutex<String?>(nil)
@@ -38,11 +53,14 @@ private func latencies(path: String, command: String, clients: Int, seconds: Dou
         do {
             var mine: [UInt64] = []
             let line = Array("{\"v\":1,\"cmd\":\"\(command)\"}\n".utf8)
+            var due = nanoseconds() + (every.map { UInt64.random(in: 0..<$0) } ?? 0)
             while true {
-                let start = nanoseconds()
+                if every != nil { sleep(until: due) }
+                let start = every == nil ? nanoseconds() : due
                 guard start < deadline else { break }
                 try connection.roundTrip(line)
                 mine.append(nanoseconds() - start)
+                due += every ?? 0
             }
             collected.latencies.withLock { $0 += mine }
         } catch {
@@ -66,6 +84,12 @@ private func onThreads<Item: Sendable>(_ items: [Item], _ body: @escaping @Senda
         return thread
     }
     for thread in threads { pthread_join(thread, nil) }
+}
+
+/// Sleeps until `time` (CLOCK_MONOTONIC nanoseconds, as ``nanoseconds()``); at once if it passed.
+private func sleep(until time: UInt64) {
+    var until = timespec(tv_sec: Int(time / 1_000_000_000), tv_nsec: Int(time % 1_000_000_000))
+    while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nil) == EINTR {}
 }
 
 /// What one of ``onThreads(_:_:)``'s threads runs.
