@@ -142,7 +142,15 @@ final class Daemon {
             maxLineLength: config.maxLineLength,
             admission: Admission.Limits(maxClients: config.maxClients, maxClientsPerUID: config.maxClientsPerUID,
                                         adminReserved: config.adminReservedClients),
-            clientBuffer: config.clientBuffer, idleTimeout: config.idleTimeout)
+            clientBuffer: config.clientBuffer,
+            unreadPerUID: Self.unreadAnswersPerUID(clientBuffer: config.clientBuffer),
+            idleTimeout: config.idleTimeout)
+    }
+
+    /// Unread answers one uid's connections may hold (``UIDShares``): 16 × `client_buffer`
+    /// (16 MiB by default), room for several `interfaces` answers of thousands of links.
+    static func unreadAnswersPerUID(clientBuffer: Int) -> Int {
+        16 * clientBuffer
     }
 
     // MARK: Start

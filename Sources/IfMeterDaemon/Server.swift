@@ -8,7 +8,8 @@ import Glibc
 /// The Unix stream socket and its clients, on the daemon's loop: no thread per client, and no
 /// client can block the loop or starve another. Every descriptor is non-blocking; each client
 /// gets one read and a few requests per loop turn; a client's next request waits until its
-/// last answer has been taken (so unread output is bounded by one answer, however large);
+/// last answer has been taken (so unread output is bounded by one answer, however large), and
+/// a uid's requests for large answers wait while its connections hold too much (``UIDShares``);
 /// connections are admitted per uid with slots kept for admins (``Admission``).
 final class Server {
     struct Limits: Hashable, Sendable {
@@ -16,6 +17,9 @@ final class Server {
         var admission: Admission.Limits
         /// Unread output a watcher may have queued before it is cut off.
         var clientBuffer: Int
+        /// Unread answers one uid's connections may hold before its requests for large answers
+        /// wait (``UIDShares``).
+        var unreadPerUID: Int
         /// Seconds without a complete request; watchers are exempt.
         var idleTimeout: UInt64
     }
@@ -46,6 +50,8 @@ final class Server {
         /// Set while the daemon owes this client an answer it gives later (`sample`): the
         /// client's next request waits, so answers keep the order of requests.
         var awaitingAnswer = false
+        /// A request waiting for its uid's share (``UIDShares``); the lines after it wait too.
+        var parked: Request?
         var isOpen = true
 
         init(fd: Int32, uid: uid_t, groups: [gid_t], isAdmin: Bool, maxLineLength: Int, now: UInt64) {
@@ -59,7 +65,10 @@ final class Server {
     }
 
     var limits: Limits {
-        didSet { admission.limits = limits.admission }
+        didSet {
+            admission.limits = limits.admission
+            wake(shares.changeLimit(to: limits.unreadPerUID))
+        }
     }
     let socketPath: String
     private let listenFD: Int32
@@ -81,6 +90,7 @@ final class Server {
     /// One receive buffer for every client: the loop reads one client at a time.
     private var readBuffer = [UInt8](repeating: 0, count: Server.readSize)
     private var admission: Admission
+    private var shares: UIDShares
     private(set) var clients: [Int32: Client] = [:]
     /// Called for each complete request line.
     var onRequest: (Request, Client) -> Void = { _, _ in }
@@ -93,6 +103,7 @@ final class Server {
         self.limits = limits
         self.loop = loop
         admission = Admission(limits: limits.admission)
+        shares = UIDShares(unreadLimit: limits.unreadPerUID)
         socketPath = path
         if let fd = passed {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
@@ -237,8 +248,15 @@ final class Server {
     private func handleQueued(_ client: Client) {
         var handled = 0
         var index = 0
-        while index < client.queued.count && client.isOpen && client.output.isEmpty
-            && !client.awaitingAnswer && handled < Self.requestsPerTurn {
+        while client.isOpen && client.output.isEmpty && !client.awaitingAnswer && handled < Self.requestsPerTurn {
+            if let parked = client.parked {
+                guard admit(parked, from: client) else { break }
+                client.parked = nil
+                handled += 1
+                onRequest(parked, client)
+                continue
+            }
+            guard index < client.queued.count else { break }
             let item = client.queued[index]
             index += 1
             handled += 1
@@ -249,7 +267,8 @@ final class Server {
                 send(LineEncoder.failure(error), to: client)
             case .line(let line):
                 switch Request.parse(line) {
-                case .success(let request): onRequest(request, client)
+                case .success(let request) where admit(request, from: client): onRequest(request, client)
+                case .success(let request): client.parked = request
                 case .failure(let error): send(LineEncoder.failure(error), to: client)
                 }
             }
@@ -260,11 +279,31 @@ final class Server {
         continueLater(client)
     }
 
-    /// Queues `client` for a later loop turn when it has lines waiting and may go on.
+    /// Queues `client` for a later loop turn when it has lines waiting and may go on. A parked
+    /// request is tried again only when its uid's share makes room (``wake(_:)``).
     private func continueLater(_ client: Client) {
-        guard !client.queued.isEmpty && client.output.isEmpty && !client.awaitingAnswer else { return }
+        guard client.parked == nil && !client.queued.isEmpty && client.output.isEmpty && !client.awaitingAnswer else { return }
         backlog.insert(client.fd)
         backlogSource?.trigger()
+    }
+
+    /// Whether `request` may run now by its uid's share; if not, the uid's next room wakes it.
+    private func admit(_ request: Request, from client: Client) -> Bool {
+        guard let command = request.cmd.flatMap(Command.init(rawValue:)) else { return true }
+        return shares.admit(command, fd: client.fd, uid: client.uid)
+    }
+
+    /// Tries the parked requests of `fds` again on a later turn.
+    private func wake(_ fds: Set<Int32>) {
+        guard !fds.isEmpty else { return }
+        backlog.formUnion(fds.filter { clients[$0] != nil })
+        backlogSource?.trigger()
+    }
+
+    /// Accounts a change of `client`'s unread output from `before` bytes.
+    private func noteOutput(_ client: Client, from before: Int) {
+        let delta = client.output.count - before
+        if delta != 0 { wake(shares.unreadChanged(by: delta, uid: client.uid)) }
     }
 
     private func runBacklog() {
@@ -278,20 +317,24 @@ final class Server {
     /// Reads only when nothing read is waiting and the last answer was taken; writes while
     /// output is queued.
     private func updateEvents(_ client: Client) {
-        let reading = client.queued.isEmpty && client.output.isEmpty && !client.awaitingAnswer
+        let reading = client.queued.isEmpty && client.parked == nil && client.output.isEmpty && !client.awaitingAnswer
         let events = (reading ? UInt32(EPOLLIN.rawValue) : 0) | (client.output.isEmpty ? 0 : UInt32(EPOLLOUT.rawValue))
         client.source?.setEvents(events)
     }
 
-    /// Holds `client`'s next requests until ``answered(_:)``: the daemon answers it later.
-    func holdRequests(of client: Client) {
+    /// Holds `client`'s next requests until ``answered(_:)``: the daemon answers it later, from
+    /// the store's thread when `fromStore`.
+    func holdRequests(of client: Client, fromStore: Bool = false) {
         client.awaitingAnswer = true
+        if fromStore { shares.startBuilding(fd: client.fd, uid: client.uid) }
         updateEvents(client)
     }
 
-    /// The answer a deferred client was owed has been sent; its next requests may run.
+    /// The answer a deferred client was owed has been sent (or dropped, if it left); its next
+    /// requests may run.
     func answered(_ client: Client) {
         client.awaitingAnswer = false
+        wake(shares.finishBuilding(fd: client.fd, uid: client.uid))
         guard client.isOpen else { return }
         updateEvents(client)
         continueLater(client)
@@ -308,7 +351,9 @@ final class Server {
             close(client)
             return
         }
+        let before = client.output.count
         client.output.append(bytes)
+        noteOutput(client, from: before)
         flush(client)
     }
 
@@ -323,7 +368,9 @@ final class Server {
                 close(client)
                 return
             }
+            let before = client.output.count
             client.output.consume(written)
+            noteOutput(client, from: before)
         }
         updateEvents(client)
         continueLater(client)
@@ -334,7 +381,11 @@ final class Server {
         client.isOpen = false
         client.source = nil
         client.queued = []
+        client.parked = nil
+        shares.closed(fd: client.fd, uid: client.uid)
+        let before = client.output.count
         client.output.removeAll()
+        noteOutput(client, from: before)
         clients[client.fd] = nil
         backlog.remove(client.fd)
         admission.release(uid: client.uid, isAdmin: client.isAdmin)

@@ -13,4 +13,21 @@ public enum Command: String, Hashable, Sendable, CaseIterable {
 
     /// Whether it changes state, and so needs an admin peer.
     public var isAdmin: Bool { self == .reload || self == .forget || self == .importHistory }
+
+    /// Whether its answer grows with the interfaces or rows asked for (megabytes at thousands
+    /// of interfaces), rather than staying a few hundred bytes.
+    public var mayAnswerLarge: Bool {
+        switch self {
+        case .interfaces, .usage, .query, .events, .metrics, .importHistory: true
+        case .status, .sample, .watch, .reload, .forget: false
+        }
+    }
+
+    /// Whether the daemon answers it from the store's thread rather than on its loop.
+    public var isAnsweredFromStore: Bool {
+        switch self {
+        case .usage, .query, .events, .importHistory, .forget: true
+        case .status, .interfaces, .sample, .watch, .metrics, .reload: false
+        }
+    }
 }

@@ -128,6 +128,32 @@ struct ProtocolTests {
         #expect(daemon.isRunning)
     }
 
+    @Test("a uid's connections hold a bounded amount of unread answers; the next large one waits until they read")
+    func unreadAnswersPerUID() throws {
+        let (namespace, daemon) = try daemon("interval = 3600\nclient_buffer = 4096\n", start: false)
+        // 801 links: an interfaces answer of about 500 KB, more than a socket buffer takes and
+        // than the uid's limit of 16 × client_buffer (64 KiB).
+        try namespace.ipBatch((0..<400).map { "link add a\($0) type veth peer name b\($0)" })
+        try daemon.start()
+        var pending = try (0..<3).map { _ in try daemon.client() }
+        for client in pending { try client.send(#"{"v":1,"id":1,"cmd":"interfaces"}"# + "\n") }
+        while !pending.isEmpty {
+            var all = pending.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+            #expect(poll(&all, nfds_t(all.count), 10_000) >= 1)
+            let answering = try #require(all.indices.first { all[$0].revents & Int16(POLLIN) != 0 })
+            // The others stay silent while this answer is unread: nothing is queued for them.
+            var others = pending.indices.filter { $0 != answering }.map { pollfd(fd: pending[$0].fd, events: Int16(POLLIN), revents: 0) }
+            if !others.isEmpty {
+                #expect(poll(&others, nfds_t(others.count), 1000) == 0, "a second large answer was queued while the first was unread")
+            }
+            // A small answer for the same uid is not held back meanwhile.
+            #expect(try daemon.client().request(#"{"v":1,"id":2,"cmd":"status"}"#)["ok"] as? Bool == true)
+            let answer = try SocketClient.decode(try #require(try pending[answering].readLine()))
+            #expect(answer["ok"] as? Bool == true && (answer[path: "result.interfaces"] as? [Any])?.count == 801)
+            pending.remove(at: answering)
+        }
+    }
+
     @Test("more clients than max_clients: the extra one is told why and closed")
     func tooManyClients() throws {
         let (_, daemon) = try daemon("interval = 3600\nmax_clients = 2\nadmin_reserved_clients = 1\n")

@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import IfMeterWire
+
+/// What each uid's connections hold of the daemon's memory in answers. A client's next request
+/// waits until it has read its last answer, but one uid may have many connections (64 for a
+/// non-admin), each holding one unread answer of up to tens of megabytes. So, per uid: a
+/// request whose answer may be large waits while the uid's connections hold `unreadLimit` or
+/// more unread bytes, and a request answered from the store waits while another connection of
+/// the uid has an answer being built there. A uid only ever waits for its own connections.
+struct UIDShares {
+    private(set) var unreadLimit: Int
+    private var unread: [uid_t: Int] = [:]
+    private var building: [uid_t: Int32] = [:]
+    private var waiting: [uid_t: Set<Int32>] = [:]
+
+    init(unreadLimit: Int) {
+        self.unreadLimit = unreadLimit
+    }
+
+    /// Whether `command` from connection `fd` of `uid` may run now. If not, `fd` is noted, and
+    /// comes back from the call that makes room.
+    mutating func admit(_ command: Command, fd: Int32, uid: uid_t) -> Bool {
+        let tooMuchUnread = command.mayAnswerLarge && unread[uid, default: 0] >= unreadLimit
+        let storeBusy = command.isAnsweredFromStore && building[uid].map { $0 != fd } ?? false
+        guard tooMuchUnread || storeBusy else { return true }
+        waiting[uid, default: []].insert(fd)
+        return false
+    }
+
+    /// `fd`'s answer is being built on the store's thread.
+    mutating func startBuilding(fd: Int32, uid: uid_t) {
+        building[uid] = fd
+    }
+
+    /// `fd`'s answer from the store's thread came back (sent, or dropped if `fd` closed
+    /// meanwhile). Returns the connections of `uid` to try again.
+    mutating func finishBuilding(fd: Int32, uid: uid_t) -> Set<Int32> {
+        guard building[uid] == fd else { return [] }
+        building[uid] = nil
+        return waiting.removeValue(forKey: uid) ?? []
+    }
+
+    /// A connection of `uid` queued (positive) or sent or dropped (negative) `delta` bytes.
+    /// Returns the connections of `uid` to try again once its unread bytes fall below the limit.
+    mutating func unreadChanged(by delta: Int, uid: uid_t) -> Set<Int32> {
+        let before = unread[uid, default: 0]
+        let after = before + delta
+        unread[uid] = after == 0 ? nil : after
+        guard before >= unreadLimit, after < unreadLimit else { return [] }
+        return waiting.removeValue(forKey: uid) ?? []
+    }
+
+    /// Connection `fd` of `uid` closed: it waits for nothing any more.
+    mutating func closed(fd: Int32, uid: uid_t) {
+        waiting[uid]?.remove(fd)
+        if waiting[uid]?.isEmpty == true { waiting[uid] = nil }
+    }
+
+    /// A new limit (a reload): every waiting connection is returned, to try again under it.
+    mutating func changeLimit(to limit: Int) -> Set<Int32> {
+        unreadLimit = limit
+        defer { waiting = [:] }
+        return waiting.values.reduce(into: []) { $0.formUnion($1) }
+    }
+
+    /// Unread bytes held by `uid`'s connections.
+    func unreadBytes(of uid: uid_t) -> Int { unread[uid, default: 0] }
+}
