@@ -81,6 +81,9 @@ final class Server {
     /// Runs clients with requests left over from an earlier turn.
     private var backlogSource: EventSource?
     private var backlog: Set<Int32> = []
+    /// Clients whose parked request may run now (``UIDShares``), in the order they waited: run
+    /// before the backlog, so the longest waiting goes first.
+    private var woken: [Int32] = []
     /// A descriptor held in reserve: when accept fails for want of descriptors, it is closed
     /// to accept and refuse one connection, so the listening socket never stays readable with
     /// nothing able to drain it (a loop spinning at 100 %).
@@ -293,10 +296,10 @@ final class Server {
         return shares.admit(command, fd: client.fd, uid: client.uid)
     }
 
-    /// Tries the parked requests of `fds` again on a later turn.
-    private func wake(_ fds: Set<Int32>) {
+    /// Tries the parked requests of `fds` again on a later turn, in this order.
+    private func wake(_ fds: [Int32]) {
         guard !fds.isEmpty else { return }
-        backlog.formUnion(fds.filter { clients[$0] != nil })
+        woken += fds
         backlogSource?.trigger()
     }
 
@@ -307,6 +310,11 @@ final class Server {
     }
 
     private func runBacklog() {
+        let parked = woken
+        woken = []
+        for fd in parked {
+            if let client = clients[fd] { handleQueued(client) }
+        }
         let waiting = backlog
         backlog = []
         for fd in waiting {

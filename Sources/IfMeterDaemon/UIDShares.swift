@@ -8,12 +8,14 @@ import IfMeterWire
 /// non-admin), each holding one unread answer of up to tens of megabytes. So, per uid: a
 /// request whose answer may be large waits while the uid's connections hold `unreadLimit` or
 /// more unread bytes, and a request answered from the store waits while another connection of
-/// the uid has an answer being built there. A uid only ever waits for its own connections.
+/// the uid has an answer being built there. A uid only ever waits for its own connections, and
+/// its waiting connections are woken in the order they began to wait, so none is passed over
+/// for long.
 struct UIDShares {
     private(set) var unreadLimit: Int
     private var unread: [uid_t: Int] = [:]
     private var building: [uid_t: Int32] = [:]
-    private var waiting: [uid_t: Set<Int32>] = [:]
+    private var waiting: [uid_t: [Int32]] = [:]
 
     init(unreadLimit: Int) {
         self.unreadLimit = unreadLimit
@@ -25,7 +27,7 @@ struct UIDShares {
         let tooMuchUnread = command.mayAnswerLarge && unread[uid, default: 0] >= unreadLimit
         let storeBusy = command.isAnsweredFromStore && building[uid].map { $0 != fd } ?? false
         guard tooMuchUnread || storeBusy else { return true }
-        waiting[uid, default: []].insert(fd)
+        if !waiting[uid, default: []].contains(fd) { waiting[uid, default: []].append(fd) }
         return false
     }
 
@@ -36,7 +38,7 @@ struct UIDShares {
 
     /// `fd`'s answer from the store's thread came back (sent, or dropped if `fd` closed
     /// meanwhile). Returns the connections of `uid` to try again.
-    mutating func finishBuilding(fd: Int32, uid: uid_t) -> Set<Int32> {
+    mutating func finishBuilding(fd: Int32, uid: uid_t) -> [Int32] {
         guard building[uid] == fd else { return [] }
         building[uid] = nil
         return waiting.removeValue(forKey: uid) ?? []
@@ -44,7 +46,7 @@ struct UIDShares {
 
     /// A connection of `uid` queued (positive) or sent or dropped (negative) `delta` bytes.
     /// Returns the connections of `uid` to try again once its unread bytes fall below the limit.
-    mutating func unreadChanged(by delta: Int, uid: uid_t) -> Set<Int32> {
+    mutating func unreadChanged(by delta: Int, uid: uid_t) -> [Int32] {
         let before = unread[uid, default: 0]
         let after = before + delta
         unread[uid] = after == 0 ? nil : after
@@ -54,15 +56,15 @@ struct UIDShares {
 
     /// Connection `fd` of `uid` closed: it waits for nothing any more.
     mutating func closed(fd: Int32, uid: uid_t) {
-        waiting[uid]?.remove(fd)
+        waiting[uid]?.removeAll { $0 == fd }
         if waiting[uid]?.isEmpty == true { waiting[uid] = nil }
     }
 
     /// A new limit (a reload): every waiting connection is returned, to try again under it.
-    mutating func changeLimit(to limit: Int) -> Set<Int32> {
+    mutating func changeLimit(to limit: Int) -> [Int32] {
         unreadLimit = limit
         defer { waiting = [:] }
-        return waiting.values.reduce(into: []) { $0.formUnion($1) }
+        return waiting.keys.sorted().flatMap { waiting[$0]! }
     }
 
     /// Unread bytes held by `uid`'s connections.
