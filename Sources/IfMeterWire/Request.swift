@@ -136,13 +136,18 @@ public struct Request: Hashable, Sendable, Codable {
     /// is a ``WireError`` carrying whatever `id` could be recovered; a field out of its range
     /// is `bad_request` under the request's own `id`.
     public static func parse(_ line: some Collection<UInt8>) -> Result<Request, WireError> {
-        let data = Data(line)
-        do {
-            let request = try JSONDecoder().decode(Request.self, from: data)
+        func checked(_ request: Request) -> Result<Request, WireError> {
             if let problem = request.rangeProblem {
                 return .failure(WireError(.badRequest, problem, id: request.id))
             }
             return .success(request)
+        }
+        // Most requests are flat and plain: read without Codable, the daemon's largest cost per
+        // `status` after the socket calls themselves.
+        if let request = plain(line) { return checked(request) }
+        let data = Data(line)
+        do {
+            return checked(try JSONDecoder().decode(Request.self, from: data))
         } catch let error as DecodingError {
             let id = try? JSONDecoder().decode(IDOnly.self, from: data).id
             return .failure(WireError(.badJSON, Self.describe(error), id: id))
