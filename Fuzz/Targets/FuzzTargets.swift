@@ -63,7 +63,8 @@ public enum FuzzTargets {
         // The worker's thread idles: the handlers' store jobs run here, on the fuzz target's store.
         let feed = try! LinkFeed()
         daemon.lifecycle = .running(Daemon.Metering(worker: try! StoreWorker(store, loop: daemon.loop), feed: feed,
-                                                    dumper: try! KernelWorker(feed, loop: daemon.loop), service: service))
+                                                    dumper: try! KernelWorker(feed, loop: daemon.loop),
+                                                    answers: try! AnswerWorker((), loop: daemon.loop), service: service))
         sharedDaemon = daemon
         sharedStore = store
         return daemon

@@ -34,6 +34,8 @@ final class Daemon {
         let feed: LinkFeed
         /// Takes the counters dump off the loop.
         let dumper: KernelWorker
+        /// Builds `interfaces` answers from a copy of the service, off the loop.
+        let answers: AnswerWorker
         var service: MeterService
         /// The link-event socket's source: off while a counters dump is out.
         var linkEvents: EventSource?
@@ -42,10 +44,11 @@ final class Daemon {
         /// A sample was asked for while one was out: another follows it.
         var sampleAgain: [() -> Void]?
 
-        init(worker: StoreWorker, feed: LinkFeed, dumper: KernelWorker, service: MeterService) {
+        init(worker: StoreWorker, feed: LinkFeed, dumper: KernelWorker, answers: AnswerWorker, service: MeterService) {
             self.worker = worker
             self.feed = feed
             self.dumper = dumper
+            self.answers = answers
             self.service = service
         }
     }
@@ -202,7 +205,8 @@ final class Daemon {
             }
             let now = SystemClock.now()
             let metering = Metering(worker: try StoreWorker(store, loop: loop), feed: feed,
-                                    dumper: try KernelWorker(feed, loop: loop), service: MeterService(
+                                    dumper: try KernelWorker(feed, loop: loop),
+                                    answers: try AnswerWorker((), loop: loop), service: MeterService(
                 bootID: bootID, configuration: config.serviceConfiguration, history: history, at: startedAt))
             lifecycle = .running(metering)
             act(on: metering.service.start(links: dump.links, unparseable: dump.unparseable, at: now))
@@ -246,6 +250,7 @@ final class Daemon {
             sampleNow()
             save()
             metering.worker.drain()
+            metering.answers.drain()
         }
         lifecycle = .stopping
         server.shutdown()

@@ -29,10 +29,7 @@ extension Daemon {
             if command.isAdmin { try requireAdmin(client) }
             switch command {
             case .status: server.send(LineEncoder.success(status(), id: id), to: client)
-            case .interfaces:
-                let result = interfaces()
-                // About 650 bytes an interface (veths, idle); more for busy ones with long names.
-                server.send(LineEncoder.success(result, id: id, capacity: 1024 * (result.interfaces.count + 4)), to: client)
+            case .interfaces: try answerInterfaces(id, client)
             case .usage:
                 let job = try usage(request)
                 try answerFromStore(id, client) { store in LineEncoder.success(try job(store), id: id) }
@@ -149,8 +146,28 @@ extension Daemon {
     }
 
     func interfaces() -> InterfacesResult {
-        let figures = metering?.service.snapshot().interfaces ?? []
+        Self.interfaces(of: metering?.service)
+    }
+
+    static func interfaces(of service: MeterService?) -> InterfacesResult {
+        let figures = service?.snapshot().interfaces ?? []
         return InterfacesResult(interfaces: figures.map(InterfaceResult.init), footnote: EstimateLabel.footnote)
+    }
+
+    /// `interfaces`, built and encoded on the answers' thread from a copy of the service taken
+    /// now: the loop goes on serving `status`, samples and watchers meanwhile.
+    func answerInterfaces(_ id: RequestID?, _ client: Server.Client) throws(WireError) {
+        let metering = try running()
+        let service = metering.service
+        server.holdRequests(of: client, offLoop: true)
+        metering.answers.run({ _ in
+            let result = Self.interfaces(of: service)
+            // About 650 bytes an interface (veths, idle); more for busy ones with long names.
+            return LineEncoder.success(result, id: id, capacity: 1024 * (result.interfaces.count + 4))
+        }, then: { [unowned self] (line: [UInt8]) in
+            self.server.send(line, to: client)
+            self.server.answered(client)
+        })
     }
 
     // MARK: Watchers

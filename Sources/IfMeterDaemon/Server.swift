@@ -331,10 +331,10 @@ final class Server {
     }
 
     /// Holds `client`'s next requests until ``answered(_:)``: the daemon answers it later, from
-    /// the store's thread when `fromStore`.
-    func holdRequests(of client: Client, fromStore: Bool = false) {
+    /// another thread when `offLoop`.
+    func holdRequests(of client: Client, offLoop: Bool = false) {
         client.awaitingAnswer = true
-        if fromStore { shares.startBuilding(fd: client.fd, uid: client.uid) }
+        if offLoop { shares.startBuilding(fd: client.fd, uid: client.uid) }
         updateEvents(client)
     }
 

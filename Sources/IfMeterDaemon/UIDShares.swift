@@ -7,8 +7,8 @@ import IfMeterWire
 /// waits until it has read its last answer, but one uid may have many connections (64 for a
 /// non-admin), each holding one unread answer of up to tens of megabytes. So, per uid: a
 /// request whose answer may be large waits while the uid's connections hold `unreadLimit` or
-/// more unread bytes, and a request answered from the store waits while another connection of
-/// the uid has an answer being built there. A uid only ever waits for its own connections, and
+/// more unread bytes, and a request answered off the loop (from the store, or `interfaces`)
+/// waits while another connection of the uid has an answer being built there. A uid only ever waits for its own connections, and
 /// its waiting connections are woken in the order they began to wait, so none is passed over
 /// for long.
 struct UIDShares {
@@ -25,18 +25,18 @@ struct UIDShares {
     /// comes back from the call that makes room.
     mutating func admit(_ command: Command, fd: Int32, uid: uid_t) -> Bool {
         let tooMuchUnread = command.mayAnswerLarge && unread[uid, default: 0] >= unreadLimit
-        let storeBusy = command.isAnsweredFromStore && building[uid].map { $0 != fd } ?? false
-        guard tooMuchUnread || storeBusy else { return true }
+        let busy = command.isAnsweredOffLoop && building[uid].map { $0 != fd } ?? false
+        guard tooMuchUnread || busy else { return true }
         if !waiting[uid, default: []].contains(fd) { waiting[uid, default: []].append(fd) }
         return false
     }
 
-    /// `fd`'s answer is being built on the store's thread.
+    /// `fd`'s answer is being built off the loop.
     mutating func startBuilding(fd: Int32, uid: uid_t) {
         building[uid] = fd
     }
 
-    /// `fd`'s answer from the store's thread came back (sent, or dropped if `fd` closed
+    /// `fd`'s answer built off the loop came back (sent, or dropped if `fd` closed
     /// meanwhile). Returns the connections of `uid` to try again.
     mutating func finishBuilding(fd: Int32, uid: uid_t) -> [Int32] {
         guard building[uid] == fd else { return [] }

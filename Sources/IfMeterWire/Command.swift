@@ -23,11 +23,12 @@ public enum Command: String, Hashable, Sendable, CaseIterable {
         }
     }
 
-    /// Whether the daemon answers it from the store's thread rather than on its loop.
-    public var isAnsweredFromStore: Bool {
+    /// Whether the daemon answers it from another thread than its loop's: the store's, or
+    /// (`interfaces`) one that builds the answer from a copy of the meter's state.
+    public var isAnsweredOffLoop: Bool {
         switch self {
-        case .usage, .query, .events, .importHistory, .forget: true
-        case .status, .interfaces, .sample, .watch, .metrics, .reload: false
+        case .usage, .query, .events, .importHistory, .forget, .interfaces: true
+        case .status, .sample, .watch, .metrics, .reload: false
         }
     }
 }

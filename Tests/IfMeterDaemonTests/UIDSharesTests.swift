@@ -30,7 +30,7 @@ struct UIDSharesTests {
         #expect(woken.isEmpty && shares.unreadBytes(of: 1000) == 0)
     }
 
-    @Test("one answer at a time from the store per uid; its own connection and other uids go on")
+    @Test("one answer at a time off the loop per uid; its own connection and other uids go on")
     func oneStoreAnswerPerUID() {
         var shares = UIDShares(unreadLimit: 1 << 20)
         shares.startBuilding(fd: 5, uid: 1000)
@@ -38,7 +38,7 @@ struct UIDSharesTests {
         #expect(!admitted)
         admitted = shares.admit(.events, fd: 7, uid: 1000)
         #expect(!admitted)
-        admitted = shares.admit(.interfaces, fd: 7, uid: 1000)
+        admitted = shares.admit(.status, fd: 7, uid: 1000)
         #expect(admitted, "answered on the loop")
         admitted = shares.admit(.query, fd: 5, uid: 1000)
         #expect(admitted)
@@ -70,9 +70,9 @@ struct UIDSharesTests {
         #expect(admitted)
     }
 
-    @Test("what the store answers, apart from forget, may answer large", arguments: Command.allCases)
+    @Test("what is answered off the loop, apart from forget, may answer large", arguments: Command.allCases)
     func classification(command: Command) {
-        if command.isAnsweredFromStore && command != .forget {
+        if command.isAnsweredOffLoop && command != .forget {
             #expect(command.mayAnswerLarge)
         }
     }
