@@ -4,6 +4,8 @@
 struct OutputBuffer {
     private var bytes: [UInt8] = []
     private var sent = 0
+    /// Whether the last byte sent ended a line (the sent front may be gone already).
+    private var sentEndsLine = true
 
     var isEmpty: Bool { sent == bytes.count }
 
@@ -27,6 +29,7 @@ struct OutputBuffer {
     /// Marks the first `count` unsent bytes sent. The sent front is dropped once it is most of
     /// the storage, so a client that keeps receiving (a watch) never grows it without bound.
     mutating func consume(_ count: Int) {
+        if count > 0 { sentEndsLine = bytes[sent + count - 1] == Self.newline }
         sent += count
         if sent == bytes.count {
             removeAll()
@@ -36,7 +39,17 @@ struct OutputBuffer {
         }
     }
 
-    mutating func removeAll() {
-        (bytes, sent) = ([], 0)
+    /// Drops every unsent line but the rest of one already partly sent, so that what is
+    /// appended next starts a line of its own and the peer never reads a torn line.
+    mutating func dropUnsentLines() {
+        let keep = sentEndsLine ? sent : (bytes[sent...].firstIndex(of: Self.newline).map { $0 + 1 } ?? bytes.count)
+        bytes.removeSubrange(keep...)
+        if sent == bytes.count { removeAll() }
     }
+
+    mutating func removeAll() {
+        (bytes, sent, sentEndsLine) = ([], 0, true)
+    }
+
+    private static let newline = UInt8(ascii: "\n")
 }

@@ -53,6 +53,9 @@ final class Server {
         /// A request waiting for its uid's share (``UIDShares``); the lines after it wait too.
         var parked: Request?
         var isOpen = true
+        /// Set when the client was cut off (``cutOff(_:_:)``): only its notice is still being
+        /// written, and the connection closes once it is, or at this instant.
+        var closingAt: UInt64?
 
         init(fd: Int32, uid: uid_t, groups: [gid_t], isAdmin: Bool, maxLineLength: Int, now: UInt64) {
             self.fd = fd
@@ -251,7 +254,8 @@ final class Server {
     private func handleQueued(_ client: Client) {
         var handled = 0
         var index = 0
-        while client.isOpen && client.output.isEmpty && !client.awaitingAnswer && handled < Self.requestsPerTurn {
+        while client.isOpen && client.closingAt == nil && client.output.isEmpty && !client.awaitingAnswer
+            && handled < Self.requestsPerTurn {
             if let parked = client.parked {
                 guard admit(parked, from: client) else { break }
                 client.parked = nil
@@ -326,6 +330,7 @@ final class Server {
     /// output is queued.
     private func updateEvents(_ client: Client) {
         let reading = client.queued.isEmpty && client.parked == nil && client.output.isEmpty && !client.awaitingAnswer
+            && client.closingAt == nil
         let events = (reading ? UInt32(EPOLLIN.rawValue) : 0) | (client.output.isEmpty ? 0 : UInt32(EPOLLOUT.rawValue))
         client.source?.setEvents(events)
     }
@@ -352,16 +357,31 @@ final class Server {
     /// unread bytes, not on one answer's size: only a client that already has more than
     /// `clientBuffer` unread (a watcher not reading its stream) is cut off.
     func send(_ bytes: [UInt8], to client: Client) {
-        guard client.isOpen else { return }
+        guard client.isOpen, client.closingAt == nil else { return }
         if client.output.count > limits.clientBuffer {
-            sendNotice(WireError(.slowClient, "more than \(limits.clientBuffer) bytes unread (client_buffer); disconnected"),
-                       to: client.fd)
-            close(client)
+            cutOff(client, WireError(.slowClient, "more than \(limits.clientBuffer) bytes unread (client_buffer); disconnected"))
             return
         }
         let before = client.output.count
         client.output.append(bytes)
         noteOutput(client, from: before)
+        flush(client)
+    }
+
+    /// Ends `client`'s stream with `notice` as its last line: the lines it has not begun to
+    /// receive are dropped, the one being written is finished, and nothing more is read from
+    /// it or sent to it. A notice sent beside the queued output would meet a full socket and be
+    /// lost or torn. The connection closes once the notice is written, or after
+    /// `idle_timeout` if the peer never reads it.
+    private func cutOff(_ client: Client, _ notice: WireError) {
+        let before = client.output.count
+        client.output.dropUnsentLines()
+        client.output.append(LineEncoder.failure(notice))
+        noteOutput(client, from: before)
+        client.watchID = nil
+        client.queued = []
+        client.parked = nil
+        client.closingAt = loop.now &+ limits.idleTimeout * 1_000_000
         flush(client)
     }
 
@@ -379,6 +399,10 @@ final class Server {
             let before = client.output.count
             client.output.consume(written)
             noteOutput(client, from: before)
+        }
+        if client.closingAt != nil && client.output.isEmpty {
+            close(client)
+            return
         }
         updateEvents(client)
         continueLater(client)
@@ -402,12 +426,17 @@ final class Server {
     }
 
     /// Disconnects clients without a complete request for longer than `idleTimeout` (a
-    /// slowloris trickling bytes included); watchers are exempt.
+    /// slowloris trickling bytes included; watchers are exempt), and cut-off clients that did
+    /// not read their notice within it.
     private func sweepIdle() {
         let now = loop.now
         let timeout = limits.idleTimeout * 1_000_000
-        for client in clients.values where client.watchID == nil && !client.awaitingAnswer
-            && now &- client.lastActivity > timeout {
+        for client in clients.values {
+            if let closingAt = client.closingAt {
+                if now >= closingAt { close(client) }
+                continue
+            }
+            guard client.watchID == nil && !client.awaitingAnswer && now &- client.lastActivity > timeout else { continue }
             sendNotice(WireError(.idleTimeout, "no request for \(limits.idleTimeout) s (idle_timeout); disconnected"),
                        to: client.fd)
             close(client)

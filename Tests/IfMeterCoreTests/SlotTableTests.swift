@@ -1,5 +1,6 @@
 import IfMeterCore
 import Testing
+import IfMeterTestSupport
 
 @Suite("SlotTable")
 struct SlotTableTests {
@@ -7,7 +8,8 @@ struct SlotTableTests {
     func againstDictionary() {
         var table = SlotTable<Int>()
         var dictionary: [Int32: Int] = [:]
-        var generator = SystemRandomNumberGenerator()
+        let seed = TestSeed("SlotTable against Dictionary")
+        var generator = seed.generator
         for step in 0..<5000 {
             let key = Int32.random(in: 0..<200, using: &generator)
             switch Int.random(in: 0..<5, using: &generator) {
@@ -21,19 +23,19 @@ struct SlotTableTests {
                 dictionary[key]? -= 1
             default:
                 if let position = table.position(of: key) {
-                    #expect(table.keys[position] == key)
+                    #expect(table.keys[position] == key, "\(seed)")
                     table[position: position] *= 3
                 }
                 dictionary[key]? *= 3
             }
-            #expect(table.count == dictionary.count)
-            #expect(table[key] == dictionary[key])
+            #expect(table.count == dictionary.count, "\(seed)")
+            #expect(table[key] == dictionary[key], "\(seed)")
         }
-        #expect(Dictionary(uniqueKeysWithValues: table.map { ($0.key, $0.value) }) == dictionary)
-        #expect(Set(table.keys) == Set(dictionary.keys))
-        #expect(table.values.sorted() == dictionary.values.sorted())
+        #expect(Dictionary(uniqueKeysWithValues: table.map { ($0.key, $0.value) }) == dictionary, "\(seed)")
+        #expect(Set(table.keys) == Set(dictionary.keys), "\(seed)")
+        #expect(table.values.sorted() == dictionary.values.sorted(), "\(seed)")
         let doubled = table.mapValues { $0 * 2 }
-        #expect(table.keys.allSatisfy { doubled[$0] == table[$0].map { $0 * 2 } })
+        #expect(table.keys.allSatisfy { doubled[$0] == table[$0].map { $0 * 2 } }, "\(seed)")
     }
 
     @Test("equal and hashed alike whatever the order its entries came in")

@@ -21,7 +21,8 @@ struct StoreCrashTests {
     func killedMidWrite() throws {
         let directory = try TemporaryDirectory()
         let writer = Command.buildProductsDirectory + "/store-crash-writer"
-        var random = SystemRandomNumberGenerator()
+        let seed = TestSeed("store killed mid-write")
+        var random = seed.generator
         var lastAcknowledged = 0
         for round in 0..<25 {
             let process = Process()
@@ -35,8 +36,8 @@ struct StoreCrashTests {
             usleep(UInt32.random(in: 0...4000, using: &random))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            #expect(process.terminationReason == .uncaughtSignal, "round \(round): the writer died on its own")
-            #expect(acknowledged > lastAcknowledged, "round \(round): the writer made progress")
+            #expect(process.terminationReason == .uncaughtSignal, "\(seed), round \(round): the writer died on its own")
+            #expect(acknowledged > lastAcknowledged, "\(seed), round \(round): the writer made progress")
             lastAcknowledged = acknowledged
 
             let store = try Store(path: directory.database)
@@ -46,11 +47,11 @@ struct StoreCrashTests {
             for interface in state.interfaces {
                 let total = try #require(try store.total(interface.name))
                 let counted = interface.last.combined(with: Traffic(rxBytes: 1_000_000, txBytes: 1_000_000)) { $0 - $1 }
-                #expect(total.tally.traffic == counted, "round \(round): \(interface.name) totals and meter state disagree")
+                #expect(total.tally.traffic == counted, "\(seed), round \(round): \(interface.name) totals and meter state disagree")
             }
             // Every save the writer reported done survived the kill.
             let savedStep = Int(state.interfaces.first { $0.name == "if0" }!.last.rxBytes - 1_000_000) / 1000
-            #expect(savedStep >= acknowledged, "round \(round): save \(acknowledged) was reported but lost")
+            #expect(savedStep >= acknowledged, "\(seed), round \(round): save \(acknowledged) was reported but lost")
         }
     }
 }
