@@ -89,7 +89,7 @@ let package = Package(
             name: "store-crash-writer", dependencies: ["IfMeterStore", "IfMeterCore"],
             path: "Tests/StoreCrashWriter"),
         .testTarget(name: "IfMeterDaemonTests", dependencies: ["IfMeterDaemon", "IfMeterCore", "IfMeterStore", "IfMeterWire", "IfMeterService", "IfMeterTestSupport"]),
-        .testTarget(name: "IfMeterCLITests", dependencies: ["IfMeterCLI", "IfMeterCore", "IfMeterWire", "IfMeterJSON"]),
+        .testTarget(name: "IfMeterCLITests", dependencies: ["IfMeterCLI", "IfMeterCore", "IfMeterWire", "IfMeterJSON", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterJSONTests", dependencies: ["IfMeterJSON"]),
         .testTarget(name: "IfMeterWireTests", dependencies: ["IfMeterWire", "IfMeterJSON", "IfMeterCore"]),
         // Writes a known history (a reset, a DST change) through the real meter and store.

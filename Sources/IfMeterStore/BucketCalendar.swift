@@ -1,4 +1,3 @@
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,8 +17,6 @@ public struct BucketCalendar: Hashable, Sendable {
         /// The process's time zone (`TZ`, else `/etc/localtime`).
         case local
         case utc
-        /// An IANA zone name such as `Europe/Berlin`.
-        case named(String)
     }
 
     public let zone: Zone
@@ -81,28 +78,9 @@ public struct BucketCalendar: Hashable, Sendable {
             adjust(&local)
             return Int64(timegm(&local))
         case .local:
-            return Self.inProcessZone(seconds, &local, adjust)
-        case .named(let name):
-            return Self.zoneLock.withLock { _ in
-                let saved = getenv("TZ").map { String(cString: $0) }
-                setenv("TZ", name, 1)
-                tzset()
-                defer {
-                    if let saved { setenv("TZ", saved, 1) } else { unsetenv("TZ") }
-                    tzset()
-                }
-                return Self.inProcessZone(seconds, &local, adjust)
-            }
+            localtime_r(&seconds, &local)
+            adjust(&local)
+            return Int64(mktime(&local))
         }
     }
-
-    private static func inProcessZone(_ seconds: time_t, _ local: inout tm, _ adjust: (inout tm) -> Void) -> Int64 {
-        var seconds = seconds
-        localtime_r(&seconds, &local)
-        adjust(&local)
-        return Int64(mktime(&local))
-    }
-
-    /// Named zones are computed by switching `TZ`, which is process-wide: one at a time.
-    private static let zoneLock = Mutex(())
 }

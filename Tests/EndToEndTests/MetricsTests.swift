@@ -117,7 +117,8 @@ struct MetricsTests {
         }
         _ = try eventually("node_exporter up") { try curl(namespace, ["http://127.0.0.1:9100/metrics"]).status == 0 ? true : nil }
         var scrapes = 0
-        while writer.isRunning || scrapes < 5 {
+        let deadline = Date().addingTimeInterval(120)
+        while (writer.isRunning || scrapes < 5) && Date() < deadline {
             let scrape = try curl(namespace, ["http://127.0.0.1:9100/metrics"])
             guard scrape.status == 0, scrape.stdout.contains("ifmeter_up") else { continue }
             scrapes += 1
@@ -126,6 +127,8 @@ struct MetricsTests {
             #expect(!scrape.stdout.contains("process_cpu_seconds_total{") )
             if scrapes > 200 { break }
         }
+        #expect(scrapes >= 5, "\(scrapes) good scrapes before the deadline")
+        if writer.isRunning { writer.terminate() }
         writer.waitUntilExit()
         #expect(writer.terminationStatus == 0)
         #expect(scrapes >= 5)

@@ -5,6 +5,14 @@ import Testing
 /// The built `ifmeterd` binary, run as a user would run it.
 enum Daemon {
     static var path: String { Command.buildProductsDirectory + "/ifmeterd" }
+
+    /// Runs ifmeterd with `arguments` to its exit, for command lines that must not start a
+    /// daemon: with a config, socket, state and log directory of its own, in a network
+    /// namespace of its own where the test may make one, and with a deadline.
+    static func runToExit(_ arguments: [String]) throws -> CommandResult {
+        let daemon = try DaemonProcess(namespace: NetworkNamespace.available ? try NetworkNamespace() : nil)
+        return try daemon.runToExit(arguments)
+    }
     static var packageRoot: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().path
@@ -124,7 +132,7 @@ struct ProbeInNamespaceTests {
         #expect(lines.last?.contains("not per-application") == true)
     }
 
-    @Test("with netlink refused, no source works: a clear message and exit 1")
+    @Test("with netlink refused, no source works: a clear message and exit 69")
     func noSource() throws {
         let pair = try populated()
         let result = try pair.left.run([Daemon.packageRoot + "/Tests/tools/deny-netlink", Daemon.path, "--probe"])
@@ -138,7 +146,7 @@ struct ProbeInNamespaceTests {
 struct CommandLineTests {
     @Test("--help and --version exit 0", arguments: [["--help"], ["--version"], ["-h"]])
     func informational(_ arguments: [String]) throws {
-        let result = try Command.run([Daemon.path] + arguments)
+        let result = try Daemon.runToExit(arguments)
         #expect(result.status == 0)
         #expect(result.stdout.contains(arguments == ["--version"] ? "ifmeterd 0.1.0" : "ifmeterd --probe [--json]"))
     }
@@ -150,7 +158,7 @@ struct CommandLineTests {
         (["--interval", "0"], "--interval: expected whole seconds from 1 to 3600, got \"0\""),
     ])
     func usageErrors(_ arguments: [String], _ message: String) throws {
-        let result = try Command.run([Daemon.path] + arguments)
+        let result = try Daemon.runToExit(arguments)
         #expect(result.status == 64)
         #expect(result.stderr.contains("ifmeterd: " + message))
         #expect(result.stderr.contains("usage: ifmeterd"))

@@ -109,12 +109,18 @@ struct SystemdTests {
         let status = try daemon.client().request(#"{"v":1,"cmd":"status"}"#)
         #expect(status[path: "result.ready"] as? Bool == true && status[path: "result.last_sample_at"] != nil)
 
-        let start = Date()
-        var pings = 0
-        while Date().timeIntervalSince(start) < 3 {
-            if let message = try? listener.receive(timeoutMilliseconds: 1000), message.contains("WATCHDOG=1") { pings += 1 }
+        // Five pings come (within a deadline only a stalled daemon misses), paced by the timer:
+        // four intervals of half the 1 s period are 2 s, so never under 1.5 s. A slow machine
+        // only spaces them further apart.
+        var pings: [Date] = []
+        let deadline = Date().addingTimeInterval(30)
+        while pings.count < 5 && Date() < deadline {
+            if let message = try? listener.receive(timeoutMilliseconds: 1000), message.contains("WATCHDOG=1") { pings.append(Date()) }
         }
-        #expect((4...9).contains(pings), "WATCHDOG=1 every 0.5 s for 3 s, got \(pings)")
+        #expect(pings.count == 5, "WATCHDOG=1 every 0.5 s: \(pings.count) in 30 s")
+        if let first = pings.first, let last = pings.last {
+            #expect(last.timeIntervalSince(first) >= 1.5, "five pings within \(last.timeIntervalSince(first)) s: not paced by the period")
+        }
 
         daemon.signal(SIGHUP)
         let reloading = try listener.await { $0.contains("RELOADING=1") }
@@ -154,7 +160,7 @@ struct SystemdContainerTests {
             let problems = lint.stdout.split(separator: "\n").filter { $0.hasPrefix("E:") || $0.hasPrefix("W:") }
             #expect(problems.isEmpty, "\(lint.stdout)")
         }
-        let result = try Command.run([Daemon.packageRoot + "/Tests/tools/deb-container-test", packages[0], packages[1]])
+        let result = try Command.run([Daemon.packageRoot + "/Tests/tools/deb-container-test", packages[0], packages[1]], timeout: 1200)
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         for check in ["ok: apt-get install of the package", "ok: ifmeter status answers a non-root user",
                       "ok: upgrade to 0.1.0-2: restarted, history kept", "ok: remove stops the service",
@@ -166,7 +172,7 @@ struct SystemdContainerTests {
     @Test("the service starts, runs unprivileged under its seccomp filter and MemoryDenyWriteExecute, answers, takes systemd's link-event socket, counts a 1000-tun stall exactly, reloads, serves /metrics on systemd's socket (and is started by a scrape), and stops cleanly")
     func bootedContainer() throws {
         let result = try Command.run([Daemon.packageRoot + "/Tests/tools/systemd-container-test",
-                                      DaemonProcess.binary, Daemon.packageRoot + "/systemd"])
+                                      DaemonProcess.binary, Daemon.packageRoot + "/systemd"], timeout: 1200)
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         for check in ["ok: ifmeterd.service active", "with a seccomp filter, no new privileges, no capabilities",
                       "\"ready\":true", "ok: link events from systemd's socket", "during a 3 s SIGSTOP: all counted exactly",

@@ -2,6 +2,7 @@ import Foundation
 import IfMeterCore
 @testable import IfMeterCLI
 import IfMeterWire
+import IfMeterTestSupport
 import Testing
 
 @Suite("ifmeter: units, times, arguments")
@@ -32,20 +33,16 @@ struct CLIUnitTests {
         #expect(Units.parseSize(text) == nil)
     }
 
-    @Test("times: local dates across DST, RFC 3339, Unix seconds")
+    @Test("times in UTC and with an offset: RFC 3339, Unix seconds, and what is not a time")
     func times() {
-        setenv("TZ", "Europe/Berlin", 1)
-        tzset()
-        let local = TimeText(utc: false)
-        #expect(local.parse("2026-03-29") == 1_774_738_800)  // 00:00 CET
-        #expect(local.parse("2026-03-29 03:00") == 1_774_746_000)  // 03:00 CEST, one hour after 02:00 CET
-        #expect(local.parse("2026-03-29T12:00:00Z") == 1_774_785_600)
-        #expect(local.parse("2026-03-29T14:00:00+02:00") == 1_774_785_600)
-        #expect(local.parse("@1774785600") == 1_774_785_600)
-        #expect(local.parse("2026-13-01") == nil)
-        #expect(local.parse("yesterday") == nil)
-        #expect(local.format(1_774_746_000, "%H:%M %Z") == "03:00 CEST")
-        #expect(TimeText(utc: true).parse("2026-03-29") == 1_774_742_400)
+        let utc = TimeText(utc: true)
+        #expect(utc.parse("2026-03-29") == 1_774_742_400)
+        #expect(utc.parse("2026-03-29T12:00:00Z") == 1_774_785_600)
+        #expect(utc.parse("2026-03-29T14:00:00+02:00") == 1_774_785_600)
+        #expect(utc.parse("@1774785600") == 1_774_785_600)
+        #expect(utc.parse("2026-13-01") == nil)
+        #expect(utc.parse("yesterday") == nil)
+        #expect(utc.format(1_774_746_000, "%H:%M") == "01:00")
     }
 
     @Test("commands, vnStat switches and per-command options")
@@ -332,5 +329,20 @@ struct ViewJSONTests {
             continuity: Continuity(), labels: ["estimate"], lastSeen: nil), traffic: Traffic(txPackets: 9))],
             footnote: EstimateLabel.footnote)
         #expect(String(decoding: list.jsonBytes, as: UTF8.self) == (try Self.foundation(list)))
+    }
+}
+
+/// Local times: the process's zone is Europe/Berlin here, in a child (``ZonedChild``).
+@Suite("Local times", .enabled(if: ZonedChild.isChild, ZonedChild.skipReason))
+struct TimeTextZoneTests {
+    @Test("local dates across DST, and offsets that override the zone")
+    func localTimes() {
+        let local = TimeText(utc: false)
+        #expect(local.parse("2026-03-29") == 1_774_738_800)  // 00:00 CET
+        #expect(local.parse("2026-03-29 03:00") == 1_774_746_000)  // 03:00 CEST, one hour after 02:00 CET
+        #expect(local.parse("2026-03-29T12:00:00Z") == 1_774_785_600)
+        #expect(local.parse("2026-03-29T14:00:00+02:00") == 1_774_785_600)
+        #expect(local.parse("@1774785600") == 1_774_785_600)
+        #expect(local.format(1_774_746_000, "%H:%M %Z") == "03:00 CEST")
     }
 }

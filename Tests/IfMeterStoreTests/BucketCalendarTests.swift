@@ -1,10 +1,12 @@
 import IfMeterStore
+import IfMeterTestSupport
 import Testing
 
 /// Expected instants are from Python's zoneinfo, an independent implementation of the tz rules.
-@Suite("Bucket calendar")
+/// The process's own zone is Europe/Berlin here: the suite runs in a child (``ZonedChild``).
+@Suite("Bucket calendar", .enabled(if: ZonedChild.isChild, ZonedChild.skipReason))
 struct BucketCalendarTests {
-    let berlin = BucketCalendar(zone: .named("Europe/Berlin"))
+    let berlin = BucketCalendar(zone: .local)
 
     @Test("a spring-forward day is 23 hours, a fall-back day 25 (Europe/Berlin, 2026)")
     func dstDays() {
@@ -46,5 +48,14 @@ struct BucketCalendarTests {
         let utc = BucketCalendar(zone: .utc)
         #expect(utc.start(of: .day, containing: 1_790_000_123) == 1_790_000_123 - 1_790_000_123 % 86400)
         #expect(utc.start(of: .hour, containing: 1_790_000_123) == 1_790_000_123 - 1_790_000_123 % 3600)
+    }
+}
+
+/// Starts the suites that need the process's zone set (``ZonedChild``) in a child process.
+@Suite("Suites in Europe/Berlin", .enabled(if: !ZonedChild.isChild))
+struct ZonedSuites {
+    @Test("the bucket calendar and the client's times, in a child whose TZ is Europe/Berlin")
+    func inChild() throws {
+        #expect(try ZonedChild.run("BucketCalendarTests|TimeTextZoneTests") >= 5, "four calendar tests and one of local times")
     }
 }

@@ -25,9 +25,27 @@ public struct CommandFailed: Error, CustomStringConvertible {
     }
 }
 
+/// A child that outlived its deadline; it was killed.
+public struct CommandTimedOut: Error, CustomStringConvertible {
+    public var command: [String]
+    public var seconds: Double
+    public var result: CommandResult
+    public var description: String {
+        "\(command.joined(separator: " ")) still running after \(Int(seconds)) s; killed. stderr: \(result.stderr)"
+    }
+}
+
 /// Runs programs for tests: `run` returns whatever happened, `check` throws unless it exited 0.
+/// Every child has a deadline (`timeout`, 120 s unless told): a program that should have exited
+/// at once but did not (a refusal that regressed into a running daemon) is killed and the test
+/// fails with `CommandTimedOut` instead of hanging the run.
 public enum Command {
-    public static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> CommandResult {
+    public static let defaultTimeout: Double = 120
+
+    public static func run(
+        _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
+        timeout: Double = Command.defaultTimeout
+    ) throws -> CommandResult {
         let process = Process()
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
@@ -39,6 +57,14 @@ public enum Command {
         process.standardError = err
         process.standardInput = input
         try process.run()
+        let pid = process.processIdentifier
+        nonisolated(unsafe) var timedOut = false
+        let deadline = DispatchWorkItem {
+            guard process.isRunning else { return }
+            timedOut = true
+            kill(pid, SIGKILL)
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: deadline)
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
         // Read both pipes to the end before waiting, so a chatty child cannot fill one and block.
@@ -50,15 +76,18 @@ public enum Command {
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         group.wait()
         process.waitUntilExit()
-        return CommandResult(
+        deadline.cancel()
+        let result = CommandResult(
             status: process.terminationStatus,
             stdout: String(decoding: outData, as: UTF8.self),
             stderr: String(decoding: errData, as: UTF8.self))
+        if timedOut { throw CommandTimedOut(command: arguments, seconds: timeout, result: result) }
+        return result
     }
 
     @discardableResult
-    public static func check(_ arguments: [String], stdin: String? = nil) throws -> String {
-        let result = try run(arguments, stdin: stdin)
+    public static func check(_ arguments: [String], stdin: String? = nil, timeout: Double = Command.defaultTimeout) throws -> String {
+        let result = try run(arguments, stdin: stdin, timeout: timeout)
         guard result.status == 0 else { throw CommandFailed(command: arguments, result: result) }
         return result.stdout
     }

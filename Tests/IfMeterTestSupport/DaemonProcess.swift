@@ -27,17 +27,12 @@ public final class DaemonProcess: @unchecked Sendable {
     /// Kills `ifmeterd` processes started from an `ifmeterd-<pid>-…` directory whose test
     /// process is gone.
     static func reapStale() {
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return }
-        for entry in entries {
-            guard let pid = Int32(entry),
-                  let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
-            let arguments = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        killProcesses { arguments in
             guard arguments.first?.hasSuffix("/ifmeterd") == true,
                   let directory = arguments.first(where: { $0.contains("/ifmeterd-") }),
                   let owner = directory.components(separatedBy: "/ifmeterd-").last?.split(separator: "-").first
-                      .flatMap({ Int32($0) }),
-                  owner != getpid(), kill(owner, 0) != 0, errno == ESRCH else { continue }
-            kill(pid, SIGKILL)
+                      .flatMap({ Int32($0) }) else { return false }
+            return owner != getpid() && kill(owner, 0) != 0 && errno == ESRCH
         }
     }
 
@@ -51,11 +46,34 @@ public final class DaemonProcess: @unchecked Sendable {
     }
 
     deinit {
+        // A daemon started behind a wrapper (sh, a pipeline) is not `process`; every process
+        // whose command line names this directory is this test's, and goes with it. First:
+        // Foundation sees the wrapper exit only once every holder of its status descriptor
+        // (the daemon too) has exited, so waiting before would hang.
+        Self.killProcesses { $0.contains { $0.contains(self.directory) } }
         if let process, process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// SIGKILLs every process whose arguments satisfy `matches`.
+    static func killProcesses(where matches: ([String]) -> Bool) {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return }
+        for entry in entries {
+            guard let pid = Int32(entry), pid != getpid(),
+                  let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
+            if matches(data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }) { kill(pid, SIGKILL) }
+        }
+    }
+
+    /// Runs ifmeterd on this directory's config, socket, state and log directories, plus
+    /// `extra`, to its exit: inside the namespace when there is one, and killed past `timeout`.
+    /// For the tests of a refusal: if one regressed into a running daemon, it would count only
+    /// the test's namespace into the test's directory, and the test would fail, not hang.
+    public func runToExit(_ extra: [String], timeout: Double = 30) throws -> CommandResult {
+        try Command.run((namespace.map { ["ip", "netns", "exec", $0.name] } ?? []) + arguments + extra, timeout: timeout)
     }
 
     public var arguments: [String] {
