@@ -55,6 +55,12 @@ public struct Meter: Sendable {
         return (Dictionary(restored.interfaces.map { ($0.ifindex, $0) }) { first, _ in first }, MeterOutput())
     }
 
+    /// `name`'s history was deleted: a link counted under it now has counted since `wall`; a
+    /// name no link has is one never seen, first sight again if it returns at a daemon start.
+    public mutating func forgetHistory(of name: String, at wall: Double) {
+        firstSeen[name] = tracked.values.contains { $0.name == name } ? wall : nil
+    }
+
     /// The state to persist with the totals, so a restart in this boot loses nothing.
     public func exportState() -> MeterState {
         // The tracked array itself, shared until the meter next changes it: a save usually ends

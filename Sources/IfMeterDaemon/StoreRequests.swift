@@ -173,10 +173,10 @@ extension Daemon {
     func forget(_ request: Request, _ id: RequestID?, _ client: Server.Client) throws {
         let metering = try running()
         let name = try required(request.interface, "interface")
-        let known = metering.service.forget(name)
+        let known = metering.service.forget(name, at: SystemClock.now().wall)
         server.holdRequests(of: client, offLoop: true)
         metering.worker.run({ store in Result { () throws(StoreError) in try store.forget(name) } }, then: { [unowned self] result in
-            _ = metering.service.forget(name)
+            _ = metering.service.forget(name, at: SystemClock.now().wall)
             let line = Self.line(id) {
                 guard try result.get() || known else { throw Self.unknownInterface(name) }
                 return LineEncoder.encode(Response.success(AdminResult(done: "history of \(name) deleted"), id: id))

@@ -295,12 +295,14 @@ public struct MeterService: Sendable {
         for record in interfaces { history[record.name] = record }
     }
 
-    /// Forgets `name`'s history once the store deleted it; false when it was never seen.
-    public mutating func forget(_ name: String) -> Bool {
+    /// Forgets `name`'s history once the store deleted it (at `wall`); false when it was never
+    /// seen. A name no link has is then unknown, as if never seen.
+    public mutating func forget(_ name: String, at wall: Double) -> Bool {
         let known = isKnown(name)
         pending.forget(name)
         savedTotals[name] = nil
         history[name] = nil
+        meter.forgetHistory(of: name, at: wall)
         return known
     }
 }

@@ -45,6 +45,47 @@ struct ProtocolTests {
         #expect(watch.string("stream") == "rates" && watch[path: "result.interfaces"] is [Any])
     }
 
+    @Test("reload applies the file it reads; forget deletes a name's buckets, total and events, counting goes on, and a name gone and forgotten is unknown")
+    func reloadAndForget() throws {
+        let pair = try VethPair(subnet: 94)
+        let daemon = try DaemonProcess(namespace: pair.left, config: "interval = 3600\n")
+        try daemon.start()
+        let client = try daemon.client()
+        try "interval = 7\n".write(toFile: daemon.config, atomically: true, encoding: .utf8)
+        #expect(try client.request(#"{"v":1,"id":1,"cmd":"reload"}"#)["ok"] as? Bool == true)
+        #expect(try client.request(#"{"v":1,"cmd":"status"}"#).int("result.interval") == 7)
+
+        let total = #"{"v":1,"cmd":"usage","interface":"va","period":"total"}"#
+        let day = #"{"v":1,"cmd":"usage","interface":"va","period":"day"}"#
+        let events = #"{"v":1,"cmd":"events","interface":"va"}"#
+        func txBytes(_ reply: [String: Any]) -> UInt64 {
+            ((reply[path: "result.rows"] as? [[String: Any]]) ?? []).reduce(0) { $0 + ($1.int("tx_bytes") ?? 0) }
+        }
+        try pair.sendLeftToRight(count: 20, payload: 500)
+        _ = try client.request(#"{"v":1,"cmd":"sample"}"#)
+        #expect(txBytes(try client.request(total)) == 20 * 542)
+        #expect(txBytes(try client.request(day)) == 20 * 542)
+        #expect((try client.request(events)[path: "result.events"] as? [Any])?.isEmpty == false)
+
+        let forget = try client.request(#"{"v":1,"id":2,"cmd":"forget","interface":"va"}"#)
+        #expect(forget["ok"] as? Bool == true, "\(forget)")
+        #expect(txBytes(try client.request(total)) == 0)
+        #expect(txBytes(try client.request(day)) == 0)
+        #expect((try client.request(events)[path: "result.events"] as? [Any])?.isEmpty == true)
+        let va = try interface("va", in: client.request(#"{"v":1,"cmd":"interfaces"}"#))
+        #expect(va.int("tx_bytes") == 0, "\(va)")
+        // A present interface goes on counting from the forget.
+        try pair.sendLeftToRight(count: 10, payload: 500)
+        _ = try client.request(#"{"v":1,"cmd":"sample"}"#)
+        #expect(txBytes(try client.request(total)) == 10 * 542)
+
+        try pair.left.ip("link", "del", "va")
+        _ = try client.request(#"{"v":1,"cmd":"sample"}"#)
+        #expect(try client.request(#"{"v":1,"id":3,"cmd":"forget","interface":"va"}"#)["ok"] as? Bool == true)
+        #expect(errorCode(try client.request(total)) == "unknown_interface")
+        #expect(errorCode(try client.request(#"{"v":1,"id":4,"cmd":"forget","interface":"va"}"#)) == "unknown_interface")
+    }
+
     @Test("each bad request gets its error, and the connection stays usable", arguments: [
         ("not json", "bad_json"),
         (#"[1,2]"#, "bad_json"),
