@@ -1,4 +1,7 @@
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Why the store could not do what it was asked, naming the database file.
 public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -59,8 +62,13 @@ final class SQLiteConnection {
         var handle: OpaquePointer?
         let code = sqlite3_open_v2(name, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
-            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            var message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
             sqlite3_close_v2(handle)
+            // SQLite says only "unable to open database file" when NOFOLLOW met a symlink.
+            var info = stat()
+            if flags & SQLITE_OPEN_NOFOLLOW != 0, lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+                message += " (it is a symbolic link, and ifmeterd opens its database only as a file of its own)"
+            }
             throw StoreError(kind: Self.kind(code), path: path, operation: "open", message: message)
         }
         self.handle = handle

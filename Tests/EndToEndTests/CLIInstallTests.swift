@@ -15,10 +15,9 @@ struct CLIInstallTests {
         for page in ["man1/ifmeter.1", "man5/ifmeterd.conf.5", "man8/ifmeterd.8"] {
             let path = root + "/share/man/" + page
             #expect(FileManager.default.fileExists(atPath: path), "\(page)")
-            if (try? Command.resolve("mandoc")) != nil {
-                let lint = try Command.run(["mandoc", "-T", "lint", "-W", "warning", path])
-                #expect(lint.status == 0 && lint.stdout.isEmpty && lint.stderr.isEmpty, "\(page): \(lint.stdout)\(lint.stderr)")
-            }
+            let mandoc = try #require(try? Command.resolve("mandoc"), "mandoc lints the man pages; make test installs it")
+            let lint = try Command.run([mandoc, "-T", "lint", "-W", "warning", path])
+            #expect(lint.status == 0 && lint.stdout.isEmpty && lint.stderr.isEmpty, "\(page): \(lint.stdout)\(lint.stderr)")
         }
         // Every command the binary knows is in the man page and in the completion.
         let manual = try String(contentsOfFile: root + "/share/man/man1/ifmeter.1", encoding: .utf8)
