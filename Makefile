@@ -41,12 +41,13 @@ deb:
 
 ## Sample cost at 100, 1000 and 4000 interfaces against a raw C dump, then the daemon beside
 ## vnstatd, then /metrics beside node_exporter, then the client's views beside vnStat's
-## (root; docs/BENCHMARKS.md).
+## (root; docs/BENCHMARKS.md), then root's status latency under a hostile neighbour.
 bench:
 	scripts/install-deps --bench
 	scripts/bench
 	scripts/bench-metrics
 	scripts/bench-views
+	scripts/bench-hostile
 
 ## Every fuzz target under libFuzzer and ASan for FUZZ_SECONDS each (default 60); see docs/FUZZING.md.
 fuzz:
