@@ -57,14 +57,10 @@ public enum Command {
         process.standardError = err
         process.standardInput = input
         try process.run()
-        let pid = process.processIdentifier
-        nonisolated(unsafe) var timedOut = false
-        let deadline = DispatchWorkItem {
-            guard process.isRunning else { return }
-            timedOut = true
-            kill(pid, SIGKILL)
-        }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: deadline)
+        // The deadline's block outlives a cancel until its time comes, so it holds only the
+        // pid and this small state, never the Process (whose pipes would stay open until then).
+        let watch = Deadline(pid: process.processIdentifier)
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { watch.expire() }
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
         // Read both pipes to the end before waiting, so a chatty child cannot fill one and block.
@@ -76,12 +72,12 @@ public enum Command {
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         group.wait()
         process.waitUntilExit()
-        deadline.cancel()
+        watch.finish()
         let result = CommandResult(
             status: process.terminationStatus,
             stdout: String(decoding: outData, as: UTF8.self),
             stderr: String(decoding: errData, as: UTF8.self))
-        if timedOut { throw CommandTimedOut(command: arguments, seconds: timeout, result: result) }
+        if watch.expired { throw CommandTimedOut(command: arguments, seconds: timeout, result: result) }
         return result
     }
 
@@ -111,4 +107,26 @@ public enum Command {
             ?? CommandLine.arguments[0]
         return (executable as NSString).deletingLastPathComponent
     }
+}
+
+/// A child's deadline: killed when it expires before the child was waited for.
+private final class Deadline: @unchecked Sendable {
+    private let pid: pid_t
+    private let lock = NSLock()
+    private var done = false
+    private var killed = false
+    var expired: Bool { lock.withLock { killed } }
+
+    init(pid: pid_t) { self.pid = pid }
+
+    func expire() {
+        lock.withLock {
+            guard !done else { return }
+            killed = true
+            kill(pid, SIGKILL)
+        }
+    }
+
+    /// The child was waited for: its pid may be reused from now on, so it is never killed.
+    func finish() { lock.withLock { done = true } }
 }
