@@ -32,4 +32,28 @@ public enum InterfaceName {
         }
         return result
     }
+
+    /// `name` safe to print on a terminal: control characters (C0, DEL, C1) and the
+    /// direction overrides become `\xHH` or `\u{HHHH}`, so a name can neither send an escape
+    /// sequence to whoever reads it nor reorder the text around it. Everything else as is.
+    public static func printable(_ name: String) -> String {
+        guard name.unicodeScalars.contains(where: isUnsafe) else { return name }
+        var result = ""
+        for scalar in name.unicodeScalars {
+            guard isUnsafe(scalar) else {
+                result.unicodeScalars.append(scalar)
+                continue
+            }
+            let hex = String(scalar.value, radix: 16)
+            result += scalar.value <= 0xff ? "\\x" + (scalar.value < 0x10 ? "0" + hex : hex) : "\\u{\(hex)}"
+        }
+        return result
+    }
+
+    private static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0..<0x20, 0x7f...0x9f, 0x202a...0x202e, 0x2066...0x2069: true
+        default: false
+        }
+    }
 }

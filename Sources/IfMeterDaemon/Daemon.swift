@@ -191,6 +191,7 @@ final class Daemon {
         guard case .loading = lifecycle else { return }
         do throws(DaemonError) {
             let (store, history) = try result.mapError { DaemonError($0) }.get()
+            for repair in store.repairs { Diagnostics.warning("database \(paths.database): repaired \(repair)") }
             store.waitWhenBusy(milliseconds: Self.busyWaitMilliseconds)
             let bootID: String
             let feed: LinkFeed

@@ -36,6 +36,8 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
 final class SQLiteConnection {
     let handle: OpaquePointer
     let path: String
+    /// Progress-handler calls left before a statement is interrupted (``distrust(steps:)``).
+    private var progressBudget: UnsafeMutablePointer<Int>?
 
     /// Opens `path`; creates it only when `create` is true (an existing file is never replaced).
     convenience init(path: String, create: Bool) throws(StoreError) {
@@ -99,8 +101,33 @@ final class SQLiteConnection {
         }, nil, nil, nil)
     }
 
+    /// Hardens this connection for a file another program wrote: SQLite's defensive mode,
+    /// schema functions only if innocuous, no attachments, small limits on values, columns and
+    /// expressions, and at most `steps` thousand virtual-machine steps for all its statements
+    /// together, after which each is interrupted. A hostile schema or value then costs a
+    /// bounded amount of time and memory, not the store's thread.
+    func distrust(steps: Int) throws(StoreError) {
+        guard ifm_sqlite3_defensive(handle) == SQLITE_OK, ifm_sqlite3_untrusted_schema(handle) == SQLITE_OK else {
+            throw StoreError(kind: .other, path: path, operation: "open", message: "cannot put SQLite in defensive mode")
+        }
+        for (limit, value) in [(SQLITE_LIMIT_LENGTH, 1 << 20), (SQLITE_LIMIT_COLUMN, 64), (SQLITE_LIMIT_EXPR_DEPTH, 64),
+                               (SQLITE_LIMIT_COMPOUND_SELECT, 8), (SQLITE_LIMIT_FUNCTION_ARG, 8), (SQLITE_LIMIT_ATTACHED, 0),
+                               (SQLITE_LIMIT_TRIGGER_DEPTH, 1), (SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 64)] as [(Int32, Int32)] {
+            sqlite3_limit(handle, limit, value)
+        }
+        let budget = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        budget.initialize(to: steps)
+        progressBudget = budget
+        sqlite3_progress_handler(handle, 1000, { context in
+            let left = context!.assumingMemoryBound(to: Int.self)
+            left.pointee -= 1
+            return left.pointee < 0 ? 1 : 0
+        }, budget)
+    }
+
     deinit {
         sqlite3_close_v2(handle)
+        progressBudget?.deallocate()
     }
 
     static func kind(_ code: Int32) -> StoreError.Kind {

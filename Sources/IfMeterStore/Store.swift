@@ -45,6 +45,8 @@ public struct StoreConfiguration: Hashable, Sendable {
 /// power loss (a reboot, so the counters are gone too), the traffic since the last completed
 /// save is lost: at most one save interval. `FULL` makes each commit durable when it returns.
 public final class Store {
+    /// What opening repaired, each with why: said once at start (``repairImportedTimes(_:)``).
+    public private(set) var repairs: [String] = []
     public let path: String
     /// Replaced on a config reload; affects buckets written and queries answered from then on.
     public var configuration: StoreConfiguration
@@ -72,6 +74,7 @@ public final class Store {
         try Self.check(connection)
         try Self.configure(connection)
         try Self.migrate(connection)
+        repairs = try Self.repairImportedTimes(connection)
         statements = try Statements(connection)
         saveSequence = Int64(try connection.scalarText(
             "SELECT value FROM meter WHERE key = 'save_sequence'", "open") ?? "0") ?? 0
@@ -101,6 +104,36 @@ public final class Store {
                              message: "integrity check failed (\(integrity ?? "no answer")); "
                                  + "it was left untouched")
         }
+    }
+
+    /// Imports before ifmeter checked vnStat's values could write times the store cannot
+    /// hold: a vnStat `created` of 1960 became `first_seen`, and rows dated before 1970 became
+    /// buckets, and the next start refused the whole store. Those values are the import's (the
+    /// daemon writes only its own clock's), so they are repaired in one transaction rather
+    /// than stop metering: the buckets are deleted and `first_seen` becomes the name's earliest
+    /// remaining bucket (else its `last_seen`, else now). Nothing else is ever rewritten.
+    private static func repairImportedTimes(_ connection: SQLiteConnection) throws(StoreError) -> [String] {
+        func outOf(_ column: String) -> String { "NOT (\(column) BETWEEN 0 AND \(Int64(Statement.acceptedTimes.upperBound)))" }
+        let names = try connection.prepare("SELECT name, first_seen FROM interfaces WHERE \(outOf("first_seen"))", "repair")
+        var repairs: [String] = []
+        while try names.step() {
+            repairs.append("interface \(InterfaceName.printable(names.text(0) ?? "")): first_seen \(names.double(1)) is no time "
+                + "from 1970 to 9999 (an unchecked vnStat import wrote it); set to its earliest history")
+        }
+        let buckets = try connection.scalarInt("SELECT count(*) FROM buckets WHERE \(outOf("start"))", "repair")
+        if buckets > 0 { repairs.append("\(buckets) buckets dated outside 1970 to 9999 (an unchecked vnStat import wrote them): deleted") }
+        guard !repairs.isEmpty else { return [] }
+        try connection.transaction("repair") { () throws(StoreError) in
+            try connection.execute("DELETE FROM buckets WHERE \(outOf("start"))", "repair")
+            try connection.execute("""
+                UPDATE interfaces SET first_seen = COALESCE(
+                    (SELECT min(start) FROM buckets WHERE buckets.name = interfaces.name),
+                    CASE WHEN \(outOf("last_seen")) THEN NULL ELSE last_seen END,
+                    CAST(strftime('%s', 'now') AS REAL))
+                WHERE \(outOf("first_seen"))
+                """, "repair")
+        }
+        return repairs
     }
 
     private static func configure(_ connection: SQLiteConnection) throws(StoreError) {

@@ -138,6 +138,29 @@ struct VnStatImportTests {
         #expect(daemon.stop() == 0)
     }
 
+    @Test("a vnStat file created in 1960 is refused and the daemon restarts on its state; a FIFO is refused at once while days answers")
+    func refusesHostileFiles() throws {
+        let pair = try VethPair(subnet: 95)
+        let vnstat = try vnStatDatabase(pair, sending: 5, payload: 100)
+        let daemon = try DaemonProcess(namespace: pair.left, config: "interval = 3600\n")
+        try daemon.start()
+        let old = vnstat.directory.path + "/1960.db"
+        try FileManager.default.copyItem(atPath: vnstat.database, toPath: old)
+        _ = try Command.check(["sqlite3", old, "UPDATE interface SET created = '1960-01-01 00:00:00'"])
+        let refused = try ifmeter(daemon, ["import", "vnstat", old])
+        #expect(refused.status != 0 && refused.stderr.contains(old) && refused.stderr.contains("created is -315619200"), "\(refused)")
+        #expect(daemon.stop() == 0)
+        try daemon.start()
+        #expect(try ifmeter(daemon, ["status"]).status == 0)
+
+        let fifo = vnstat.directory.path + "/fifo.db"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let fromFIFO = try ifmeter(daemon, ["import", "vnstat", fifo])
+        #expect(fromFIFO.status != 0 && fromFIFO.stderr.contains("it is a FIFO"), "\(fromFIFO)")
+        #expect(try ifmeter(daemon, ["days"]).status == 0)
+        #expect(daemon.stop() == 0)
+    }
+
     @Test("a truncated vnStat file and a foreign SQLite file are refused, naming the file; the store is unchanged")
     func refusesBadFiles() throws {
         let pair = try VethPair(subnet: 88)

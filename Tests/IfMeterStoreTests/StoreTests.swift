@@ -240,8 +240,34 @@ struct StoreTests {
         #expect(projection.labels.contains(.projection))
     }
 
+    @Test("what an unchecked import once wrote (a first_seen of 1960, buckets before 1970) is repaired at open, said, and the rest kept")
+    func importedTimesRepaired() throws {
+        let directory = try TemporaryDirectory()
+        do {
+            var life = try Lifetime(path: directory.database)
+            life.take(life.meter.start(links: [link("eth0", 2, traffic(1000, 1000)), link("eth1", 3, traffic(5, 5))], at: at(0)))
+            life.take(life.meter.apply(sample: [reading(2, traffic(1500, 1300)), reading(3, traffic(5, 5))], at: at(30)))
+            life.pending.note(InterfaceRecord(name: "eth0", interfaceClass: "ethernet", kind: "", mac: "", lastSeen: origin + 30))
+            life.pending.note(InterfaceRecord(name: "eth1", interfaceClass: "ethernet", kind: "", mac: "", lastSeen: origin + 30))
+            try life.save()
+        }
+        try SQLiteConnection(path: directory.database, create: false).execute("""
+            UPDATE interfaces SET first_seen = -315619200 WHERE name = 'eth0';
+            INSERT INTO buckets (name, resolution, start) VALUES ('eth0', 'day', -315619200)
+            """, "edit")
+        do {
+            let store = try Store(path: directory.database)
+            #expect(store.repairs.count == 2 && store.repairs[0].contains("eth0") && store.repairs[0].contains("-315619200"), "\(store.repairs)")
+            let loaded = try store.loadMeter()
+            #expect(loaded.knownNames["eth0"].map { Statement.acceptedTimes.contains($0) && $0 <= origin + 30 } == true, "\(loaded.knownNames)")
+            #expect(loaded.knownNames["eth1"] != nil && loaded.state?.interfaces.count == 2)
+            #expect(try store.total("eth0")?.tally.traffic.txBytes == 300, "its counted history is kept")
+        }
+        #expect(try Store(path: directory.database).repairs.isEmpty, "repaired once")
+    }
+
     @Test("a time out of range in a hand-edited database is a store error, never a trap", arguments: [
-        "UPDATE interfaces SET first_seen = 1e300", "UPDATE epochs SET last_wall = -1e300",
+        "UPDATE epochs SET since = 1e300", "UPDATE epochs SET last_wall = -1e300",
     ])
     func timeOutOfRange(_ edit: String) throws {
         let directory = try TemporaryDirectory()
