@@ -38,6 +38,8 @@ public struct VnStatDatabase: Sendable {
     ]
 
     public let path: String
+    /// Whether its dates were read as UTC (vnStat's `UseUTC 1`) rather than local time.
+    public internal(set) var utc: Bool
     public internal(set) var interfaces: [Interface]
 
     /// No interfaces: what tests fill in by hand.
@@ -47,6 +49,7 @@ public struct VnStatDatabase: Sendable {
 
     private init(path: String, interfaces: [Interface]) {
         self.path = path
+        self.utc = false
         self.interfaces = interfaces
     }
 
@@ -74,6 +77,7 @@ public struct VnStatDatabase: Sendable {
     /// what is wrong, and nothing is imported from it.
     public init(path: String, utc: Bool) throws(StoreError) {
         self.path = path
+        self.utc = utc
         func refuse(_ message: String) -> StoreError {
             StoreError(kind: .corrupt, path: path, operation: "import from", message: message)
         }
@@ -106,7 +110,7 @@ public struct VnStatDatabase: Sendable {
         guard check == "ok" else { throw refuse("damaged: \(check ?? "quick_check failed")") }
         let version = try Self.strings(connection, "SELECT value FROM info WHERE name = 'dbversion'").first
         guard let version, Self.knownVersions.contains(version) else {
-            throw refuse("vnStat database version \(version.map(InterfaceName.printable) ?? "missing") is not one this ifmeter knows (\(Self.knownVersions.sorted().joined(separator: ", ")))")
+            throw refuse("vnStat database version \(version.map { InterfaceName.printable($0) } ?? "missing") is not one this ifmeter knows (\(Self.knownVersions.sorted().joined(separator: ", ")))")
         }
         // vnStat's dates are text; SQLite turns local time into Unix seconds with 'utc'. A date
         // SQLite cannot read is NULL.

@@ -30,6 +30,9 @@ extension Store {
     /// The marker that keeps ifmeter's own first sight of a name across imports (an import
     /// moves the name's first-seen time back to vnStat's creation).
     static let ownFirstSight = "ifmeter-first-seen"
+    /// The marker of how a name's vnStat dates were read: start 1 as UTC, 0 as local time.
+    /// Read the other way, every row would start elsewhere and be imported a second time.
+    static let datesRead = "dates-read-as-utc"
 
     /// Brings vnStat's history into the store, in one transaction (nothing when `dryRun`).
     ///
@@ -42,12 +45,21 @@ extension Store {
     /// labelled `imported-vnstat`.
     public func importVnStat(_ database: VnStatDatabase, dryRun: Bool) throws(StoreError) -> [ImportReport] {
         try connection.transaction("import into", commit: !dryRun) { () throws(StoreError) -> [ImportReport] in
-            try database.interfaces.map { interface throws(StoreError) in try importInterface(interface) }
+            try database.interfaces.map { interface throws(StoreError) in try importInterface(interface, utc: database.utc) }
         }
     }
 
-    private func importInterface(_ interface: VnStatDatabase.Interface) throws(StoreError) -> ImportReport {
+    private func importInterface(_ interface: VnStatDatabase.Interface, utc: Bool) throws(StoreError) -> ImportReport {
         var report = ImportReport(name: interface.name)
+        let dates = statements.importedStart.bind([.text(Self.vnStatSource), .text(interface.name), .text(Self.datesRead)])
+        if try dates.step(), (dates.int64(0) == 1) != utc {
+            throw StoreError(kind: .other, path: path, operation: "import into", message: """
+                \(InterfaceName.printable(interface.name)) was imported before with vnStat's dates read as \(utc ? "local time" : "UTC"); \
+                reading them as \(utc ? "UTC (--utc)" : "local time") now would import its history a second time. \
+                Import \(utc ? "without" : "with") --utc, as the first time; nothing was imported
+                """)
+        }
+        _ = try recordImport(interface.name, Self.datesRead, utc ? 1 : 0, 0, 0)
         let ownFirstSight = try firstSightBeforeImports(interface.name)
         let firstSight = ownFirstSight.map(Double.init)
         if let firstSight, interface.updated > firstSight { report.overlap = (firstSight, interface.updated) }

@@ -33,6 +33,26 @@ struct VnStatImportRuleTests {
                    .hour: [(Int64(origin - day), 8000, 800), (Int64(origin + 3600), 500, 50), (Int64(origin + 7200 + 3600), 500, 50)]])
     }
 
+    @Test("a name imported with dates read as UTC is refused when imported again as local time, and nothing is added")
+    func datesReadOneWay() throws {
+        let (directory, store) = try store(firstSeen: origin + 6 * 3600)
+        var database = VnStatDatabase.empty()
+        database.interfaces = [vnstat(updated: origin + 5 * 3600)]
+        database.utc = true
+        _ = try store.importVnStat(database, dryRun: false)
+        let before = try store.total("eth0")?.tally.traffic
+        database.utc = false
+        #expect {
+            _ = try store.importVnStat(database, dryRun: false)
+        } throws: { error in
+            "\(error)".contains("read as UTC") && "\(error)".contains("Import with --utc")
+        }
+        #expect(try store.total("eth0")?.tally.traffic == before)
+        database.utc = true
+        #expect(try store.importVnStat(database, dryRun: false).allSatisfy { $0.buckets.isEmpty }, "the same way again adds nothing")
+        withExtendedLifetime(directory) {}
+    }
+
     @Test("vnStat stopped before ifmeter began: everything adds, the day holds both meters' traffic")
     func noOverlap() throws {
         let (directory, store) = try store(firstSeen: origin + 6 * 3600)
