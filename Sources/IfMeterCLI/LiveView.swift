@@ -99,7 +99,8 @@ enum LiveView {
                         let screen = "\(session.time.second(rates.at))\n" + table(rates, names: names, units: invocation.units)
                             + recentEvents.map { "  event \($0)\n" }.joined()
                         // Up to the first line drawn last time, clear to the end, draw again.
-                        output.write((drawn > 0 ? "\u{1B}[\(drawn)F\u{1B}[J" : "") + screen)
+                        if drawn > 0 { output.control("\u{1B}[\(drawn)F\u{1B}[J") }
+                        output.write(screen)
                         drawn = screen.split(separator: "\n", omittingEmptySubsequences: false).count - 1
                     } else {
                         // Every interface asked for, "—" until it has a measured interval, as on a terminal.

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import IfMeterCore
 import IfMeterJSON
 import IfMeterWire
 #if canImport(Glibc)
@@ -16,9 +17,16 @@ public final class Output {
 
     deinit { flush() }
 
+    /// Human text: names and messages come from the kernel, the daemon and imported files, so
+    /// control and direction-override characters are shown escaped, never sent to the terminal.
     func write(_ text: String) {
-        buffer += text.utf8
+        buffer += InterfaceName.printable(text, keepingLines: true).utf8
         if buffer.count > 1 << 16 { flush() }
+    }
+
+    /// A terminal control sequence of the client's own (`live` redrawing in place), as it is.
+    func control(_ sequence: String) {
+        buffer += sequence.utf8
     }
 
     /// One line of JSON: keys sorted, so output is stable for scripts and diffs.

@@ -33,14 +33,17 @@ public enum InterfaceName {
         return result
     }
 
-    /// `name` safe to print on a terminal: control characters (C0, DEL, C1) and the
+    /// `text` safe to print on a terminal: control characters (C0, DEL, C1) and the
     /// direction overrides become `\xHH` or `\u{HHHH}`, so a name can neither send an escape
-    /// sequence to whoever reads it nor reorder the text around it. Everything else as is.
-    public static func printable(_ name: String) -> String {
-        guard name.unicodeScalars.contains(where: isUnsafe) else { return name }
+    /// sequence to whoever reads it nor reorder the text around it. With `keepingLines`, line
+    /// feeds and tabs stay (whole lines of output). Everything else as is.
+    public static func printable(_ text: String, keepingLines: Bool = false) -> String {
+        // Fast path on the bytes: every unsafe scalar starts with a byte below 0x20, 0x7f,
+        // 0xc2 (C1) or 0xe2 (the overrides).
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f || $0 == 0xc2 || $0 == 0xe2 }) else { return text }
         var result = ""
-        for scalar in name.unicodeScalars {
-            guard isUnsafe(scalar) else {
+        for scalar in text.unicodeScalars {
+            guard isUnsafe(scalar), !(keepingLines && (scalar == "\n" || scalar == "\t")) else {
                 result.unicodeScalars.append(scalar)
                 continue
             }

@@ -272,6 +272,21 @@ struct HostileTests {
         #expect(names.contains(#"\xffa"#) && names.contains(#"\xfea"#), "\(names)")
     }
 
+    @Test("an interface named with an escape sequence is shown escaped by ifmeter, never sent to the terminal")
+    func escapeInName() throws {
+        let namespace = try NetworkNamespace()
+        // ESC is not white space: the kernel takes it in a name.
+        _ = try namespace.exec(["sh", "-c", #"ip link add "$(printf 'e\033[2Jx')" type veth peer name peer0"#])
+        let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\n")
+        try daemon.start()
+        let list = try Command.run([Command.buildProductsDirectory + "/ifmeter", "--socket", daemon.socket, "list", "-a"])
+        #expect(list.status == 0, "\(list.stderr)")
+        #expect(list.stdout.contains(#"e\x1b[2Jx"#), "\(list.stdout)")
+        #expect(!list.stdout.utf8.contains(0x1B), "a raw ESC reached the terminal")
+        let json = try Command.run([Command.buildProductsDirectory + "/ifmeter", "--socket", daemon.socket, "list", "-a", "--json"])
+        #expect(json.stdout.contains(#"e\u001b[2Jx"#), "JSON keeps the name, escaped as JSON: \(json.stdout)")
+    }
+
     @Test("a database another program holds: saves fail fast and are retried, the loop keeps answering")
     func busyDatabase() throws {
         let (_, daemon) = try daemon("interval = 1\nsave_interval = 1\n")

@@ -20,4 +20,14 @@ struct InterfaceNameTests {
     func noCollision() {
         #expect(InterfaceName.decode([0xFF]) != InterfaceName.decode(Array(#"\xff"#.utf8)))
     }
+
+    @Test("printable: control and direction-override characters are escaped, everything else kept", arguments: [
+        ("wlan0", false, "wlan0"), ("éth0", false, "éth0"),
+        ("eth0\u{1B}[2J", false, #"eth0\x1b[2J"#), ("a\u{7F}b\u{9B}c", false, #"a\x7fb\x9bc"#),
+        ("tun\u{202E}0", false, #"tun\u{202e}0"#), ("x\u{2066}", false, #"x\u{2066}"#),
+        ("two\nlines\tand\u{07}", true, "two\nlines\tand\\x07"), ("no\nlines", false, #"no\x0alines"#),
+    ] as [(String, Bool, String)])
+    func printable(_ text: String, _ keepingLines: Bool, _ expected: String) {
+        #expect(InterfaceName.printable(text, keepingLines: keepingLines) == expected)
+    }
 }
