@@ -164,6 +164,17 @@ struct CommandLineTests {
         #expect(result.stderr.contains("usage: ifmeterd"))
     }
 
+    @Test("a crashed run's daemons are found by their directory's exact shape, never a benchmark's beside the tests")
+    func staleDaemonDirectories() {
+        let prefix = "/tmp/ifmeterd-"
+        #expect(DaemonProcess.owner(of: prefix + "4242-6D4CE52B-92E9-48CA-B2F3-5A298B16380F/state", prefix: prefix) == 4242)
+        #expect(DaemonProcess.owner(of: prefix + "4242-6D4CE52B-92E9-48CA-B2F3-5A298B16380F", prefix: prefix) == 4242)
+        for other in ["/tmp/tmp.x/ifmeterd-10-1/state", prefix + "10-1/state", prefix + "abc-6D4CE52B-92E9-48CA-B2F3-5A298B16380F",
+                      "/var/tmp/ifmeterd-4242-6D4CE52B-92E9-48CA-B2F3-5A298B16380F"] {
+            #expect(DaemonProcess.owner(of: other, prefix: prefix) == nil, "\(other)")
+        }
+    }
+
     @Test("the probe on this machine lists loopback, classified, with counters")
     func probeHere() throws {
         let result = try Command.run([Daemon.path, "--probe", "--json"])

@@ -26,14 +26,25 @@ public final class DaemonProcess: @unchecked Sendable {
 
     /// Kills `ifmeterd` processes started from an `ifmeterd-<pid>-…` directory whose test
     /// process is gone.
+    /// Only directories of exactly this shape count (`ifmeterd-<pid>-<UUID>` under the
+    /// temporary directory): a benchmark's `ifmeterd-10-1`, run beside the tests, is not a
+    /// test's, and its "owner" 10 is no process.
     static func reapStale() {
+        let prefix = FileManager.default.temporaryDirectory.path + "/ifmeterd-"
         killProcesses { arguments in
             guard arguments.first?.hasSuffix("/ifmeterd") == true,
-                  let directory = arguments.first(where: { $0.contains("/ifmeterd-") }),
-                  let owner = directory.components(separatedBy: "/ifmeterd-").last?.split(separator: "-").first
-                      .flatMap({ Int32($0) }) else { return false }
+                  let owner = arguments.lazy.compactMap({ owner(of: $0, prefix: prefix) }).first else { return false }
             return owner != getpid() && kill(owner, 0) != 0 && errno == ESRCH
         }
+    }
+
+    /// The test process a daemon argument such as `/tmp/ifmeterd-123-<UUID>/state` names.
+    public static func owner(of argument: String, prefix: String) -> Int32? {
+        guard argument.hasPrefix(prefix) else { return nil }
+        let name = argument.dropFirst(prefix.count).prefix { $0 != "/" }
+        guard let dash = name.firstIndex(of: "-"), let pid = Int32(name[..<dash]),
+              UUID(uuidString: String(name[name.index(after: dash)...])) != nil else { return nil }
+        return pid
     }
 
     public init(namespace: NetworkNamespace? = nil, config: String = "") throws {
