@@ -12,8 +12,33 @@
 struct ifm_http_server {
     struct MHD_Daemon *daemon;
     ifm_http_handler handler;
+    ifm_http_peer_event peer_event;
     void *context;
 };
+
+static int ifm_http_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info ? (int)info->connect_fd : -1;
+}
+
+static void ifm_http_notify_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
+                                       enum MHD_ConnectionNotificationCode code) {
+    (void)socket_context;
+    ifm_http_server *server = cls;
+    int fd = ifm_http_connection_fd(connection);
+    if (fd < 0) return;
+    server->peer_event(server->context, fd, code == MHD_CONNECTION_NOTIFY_STARTED ? IFM_HTTP_PEER_OPENED : IFM_HTTP_PEER_CLOSED);
+}
+
+static void ifm_http_notify_completed(void *cls, struct MHD_Connection *connection, void **request_state,
+                                      enum MHD_RequestTerminationCode code) {
+    (void)request_state;
+    /* Only a request answered in full leaves the connection waiting for another one. */
+    if (code != MHD_REQUEST_TERMINATED_COMPLETED_OK) return;
+    ifm_http_server *server = cls;
+    int fd = ifm_http_connection_fd(connection);
+    if (fd >= 0) server->peer_event(server->context, fd, IFM_HTTP_PEER_ANSWERED);
+}
 
 struct ifm_http_exchange {
     struct MHD_Connection *connection;
@@ -52,6 +77,7 @@ static enum MHD_Result ifm_http_access(void *cls, struct MHD_Connection *connect
         .url = url,
         .accept = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT),
         .accept_encoding = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING),
+        .fd = ifm_http_connection_fd(connection),
     };
     ifm_http_exchange exchange = { .connection = connection, .queued = MHD_NO };
     server->handler(server->context, &request, &exchange);
@@ -59,10 +85,11 @@ static enum MHD_Result ifm_http_access(void *cls, struct MHD_Connection *connect
 }
 
 ifm_http_server *ifm_http_start(int listen_fd, const ifm_http_limits *limits, ifm_http_handler handler,
-                                void *context) {
+                                ifm_http_peer_event peer_event, void *context) {
     ifm_http_server *server = calloc(1, sizeof *server);
     if (!server) return NULL;
     server->handler = handler;
+    server->peer_event = peer_event;
     server->context = context;
     /* MHD_USE_EPOLL without an internal thread: MHD gives us one epoll descriptor to watch and
      * does its work only inside ifm_http_run, on the daemon's loop thread. */
@@ -73,6 +100,8 @@ ifm_http_server *ifm_http_start(int listen_fd, const ifm_http_limits *limits, if
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, limits->max_connections_per_ip,
         MHD_OPTION_CONNECTION_TIMEOUT, limits->timeout_seconds,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, limits->memory_per_connection,
+        MHD_OPTION_NOTIFY_CONNECTION, ifm_http_notify_connection, server,
+        MHD_OPTION_NOTIFY_COMPLETED, ifm_http_notify_completed, server,
         MHD_OPTION_END);
     if (!server->daemon) {
         int saved = errno ? errno : EINVAL;
@@ -145,6 +174,29 @@ int ifm_http_bound_port(int fd) {
     if (storage.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)&storage)->sin6_port);
     if (storage.ss_family == AF_INET) return ntohs(((struct sockaddr_in *)&storage)->sin_port);
     return -EAFNOSUPPORT;
+}
+
+int ifm_http_peer_address(int fd, char *text, size_t size) {
+    struct sockaddr_storage storage;
+    socklen_t length = sizeof storage;
+    if (getpeername(fd, (struct sockaddr *)&storage, &length) < 0) return -errno;
+    const void *address;
+    int family = storage.ss_family;
+    if (family == AF_INET6) {
+        const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)&storage;
+        /* A dual-stack listener sees IPv4 peers as ::ffff:a.b.c.d: one address, one name. */
+        if (IN6_IS_ADDR_V4MAPPED(&v6->sin6_addr)) {
+            address = &v6->sin6_addr.s6_addr[12];
+            family = AF_INET;
+        } else {
+            address = &v6->sin6_addr;
+        }
+    } else if (family == AF_INET) {
+        address = &((const struct sockaddr_in *)&storage)->sin_addr;
+    } else {
+        return -EAFNOSUPPORT;
+    }
+    return inet_ntop(family, address, text, (socklen_t)size) ? 0 : -errno;
 }
 
 struct ifm_http_gzip {

@@ -27,8 +27,9 @@ final class MetricsServer {
 
     /// Limits like the Unix socket's: few connections, short patience, small headers.
     struct Limits {
-        var maxConnections: UInt32 = 32
-        var maxConnectionsPerIP: UInt32 = 8
+        /// Who gives way when connections wait too long or too many (``HTTPAdmission``).
+        var admission = HTTPAdmission.Limits()
+        /// Seconds a connection may stay idle (libmicrohttpd's own timeout, renewed by traffic).
         var timeoutSeconds: UInt32 = 10
         /// Request line and headers must fit in this (libmicrohttpd's per-connection pool).
         var memoryPerConnection = 32 * 1024
@@ -41,6 +42,9 @@ final class MetricsServer {
     /// Runs libmicrohttpd again on the next loop turn, when it has work that needs no input.
     private var again: EventSource?
     private let respond: (Request) -> Answer
+    private var admission: HTTPAdmission
+    /// Ends connections whose request is late (``HTTPAdmission/expired(at:)``), every second.
+    private var sweep: EventSource?
     /// The port it listens on.
     let port: UInt16
 
@@ -48,15 +52,21 @@ final class MetricsServer {
     init(listening fd: Int32, limits: Limits = Limits(), loop: EventLoop, respond: @escaping (Request) -> Answer) throws(DaemonError) {
         self.loop = loop
         self.respond = respond
+        admission = HTTPAdmission(limits: limits.admission)
         let bound = ifm_http_bound_port(fd)
         port = bound > 0 ? UInt16(bound) : 0
+        // libmicrohttpd's own limits only as a backstop: it refuses the newcomer, where
+        // HTTPAdmission ends whoever has waited longest. No per-address limit of its own:
+        // it would refuse a scraper on an address a trickler also uses.
         var cLimits = ifm_http_limits(
-            max_connections: limits.maxConnections, max_connections_per_ip: limits.maxConnectionsPerIP,
+            max_connections: UInt32(limits.admission.total * 2), max_connections_per_ip: 0,
             timeout_seconds: limits.timeoutSeconds, memory_per_connection: limits.memoryPerConnection)
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard let started = ifm_http_start(fd, &cLimits, { context, request, exchange in
             let server = Unmanaged<MetricsServer>.fromOpaque(context!).takeUnretainedValue()
             server.handle(request!.pointee, exchange: exchange!)
+        }, { context, peer, kind in
+            Unmanaged<MetricsServer>.fromOpaque(context!).takeUnretainedValue().peerEvent(peer, kind)
         }, context) else {
             close(fd)
             throw DaemonError.system("MHD_start_daemon", errno)
@@ -68,13 +78,38 @@ final class MetricsServer {
         // Armed by scheduleTimeout whenever libmicrohttpd has a deadline.
         timer = try loop.after(86_400_000_000) { [unowned self] in self.run() }
         again = try loop.deferred { [unowned self] in self.run() }
+        sweep = try loop.every(1_000_000) { [unowned self] in self.end(self.admission.expired(at: self.loop.now)) }
         scheduleTimeout()
+    }
+
+    private func peerEvent(_ fd: Int32, _ kind: ifm_http_peer_event_kind) {
+        switch kind {
+        case IFM_HTTP_PEER_OPENED: end(admission.opened(fd, address: Self.peerAddress(fd), at: loop.now))
+        case IFM_HTTP_PEER_ANSWERED: admission.answered(fd, at: loop.now)
+        default: admission.closed(fd)
+        }
+    }
+
+    /// Ends connections by shutting their socket down: libmicrohttpd, which owns the
+    /// descriptor, reads the end on its next run and closes it.
+    private func end(_ fds: [Int32]) {
+        guard !fds.isEmpty else { return }
+        for fd in fds { shutdown(fd, Int32(SHUT_RDWR)) }
+        again?.trigger()
+    }
+
+    /// The peer's address without its port ("127.0.0.2", "::1"); "" if it cannot be read.
+    static func peerAddress(_ fd: Int32) -> String {
+        var text = [CChar](repeating: 0, count: 64)
+        guard ifm_http_peer_address(fd, &text, text.count) == 0 else { return "" }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     deinit {
         watcher = nil
         timer = nil
         again = nil
+        sweep = nil
         ifm_http_stop(server)
     }
 
@@ -112,6 +147,7 @@ final class MetricsServer {
     }
 
     private func handle(_ request: ifm_http_request, exchange: OpaquePointer) {
+        admission.requested(request.fd)
         let answer = respond(Request(
             method: request.method.map { String(cString: $0) } ?? "",
             path: request.url.map { String(cString: $0) } ?? "",

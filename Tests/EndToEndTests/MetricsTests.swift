@@ -37,6 +37,46 @@ struct MetricsTests {
         try namespace.run(["curl", "-sS", "--max-time", "10"] + arguments)
     }
 
+    @Test("40 connections from five loopback addresses trickling a header line every second hold no slot a scrape needs")
+    func slowlorisScrape() throws {
+        let namespace = try NetworkNamespace()
+        let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\n")
+        try daemon.start(extraArguments: ["--metrics-listen", "0.0.0.0:\(metricsPort)"])
+        // Inside the namespace every 127.x address is its own loopback address.
+        let trickle = """
+            import socket, sys, time
+            held = []
+            for i in range(40):
+                s = socket.create_connection(("127.0.0.%d" % (2 + i % 5), int(sys.argv[1])))
+                s.send(b"GET /metrics HTTP/1.1\\r\\nHost: x\\r\\n"); held.append(s)
+            print("holding", flush=True)
+            end = time.monotonic() + 20
+            while time.monotonic() < end:
+                for s in held:
+                    try: s.send(b"X-Slow: 1\\r\\n")
+                    except OSError: pass
+                time.sleep(1)
+            """
+        let attacker = Process()
+        attacker.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        attacker.arguments = ["netns", "exec", namespace.name, "python3", "-c", trickle, String(metricsPort)]
+        let output = Pipe()
+        attacker.standardOutput = output
+        try attacker.run()
+        defer {
+            attacker.terminate()
+            attacker.waitUntilExit()
+        }
+        #expect(output.fileHandleForReading.firstLine() == "holding")
+        // Well inside the attack (every trickler's deadline passes in 5 s; they go on sending):
+        // scrape after scrape is answered in full.
+        for _ in 0..<3 {
+            let scrape = try curl(namespace, ["http://127.0.0.1:\(metricsPort)/metrics"])
+            #expect(scrape.status == 0 && scrape.stdout.contains("ifmeter_up 1"), "\(scrape.stderr)")
+        }
+        #expect(attacker.isRunning, "the attack lasted through the scrapes")
+    }
+
     @Test("/metrics: the kernel's bytes for known traffic, promtool clean, gzip, OpenMetrics, HEAD, 404, 405")
     func exposition() throws {
         let pair = try VethPair(subnet: 84)

@@ -13,6 +13,8 @@ typedef struct {
     const char *url;
     const char *accept;
     const char *accept_encoding;
+    /* The connection's socket, as in ifm_http_peer_event. */
+    int fd;
 } ifm_http_request;
 
 /* An answer; `content_encoding` and `allow` are sent when not NULL. Everything is copied by
@@ -37,6 +39,16 @@ void ifm_http_answer(ifm_http_exchange *exchange, const ifm_http_response *respo
 
 typedef struct ifm_http_server ifm_http_server;
 
+/* What happens to a connection, for the caller's admission policy (which may end one with
+ * shutdown(fd, SHUT_RDWR): libmicrohttpd then reads its end and closes it). */
+typedef enum {
+    IFM_HTTP_PEER_OPENED = 0,
+    IFM_HTTP_PEER_ANSWERED = 1, /* a request's answer was sent: the connection waits for the next */
+    IFM_HTTP_PEER_CLOSED = 2,
+} ifm_http_peer_event_kind;
+
+typedef void (*ifm_http_peer_event)(void *context, int fd, ifm_http_peer_event_kind kind);
+
 /* Limits that keep a slow or hostile client from costing the daemon anything but one slot. */
 typedef struct {
     unsigned int max_connections;
@@ -51,7 +63,7 @@ typedef struct {
 /* Serves on `listen_fd` (a listening TCP socket, which the server then owns). Returns NULL and
  * sets errno when libmicrohttpd refuses. */
 ifm_http_server *ifm_http_start(int listen_fd, const ifm_http_limits *limits, ifm_http_handler handler,
-                                void *context);
+                                ifm_http_peer_event peer_event, void *context);
 
 /* The descriptor to watch for input (an epoll set of the listener and connections). */
 int ifm_http_fd(ifm_http_server *server);
@@ -74,6 +86,10 @@ int ifm_http_listen(const char *address, uint16_t port);
 
 /* The port a listening socket is bound to (for port 0), or -errno. */
 int ifm_http_bound_port(int fd);
+
+/* The peer address of a connected socket as text, without the port ("127.0.0.2", "::1";
+ * an IPv4-mapped IPv6 address as IPv4). 0, or -errno. */
+int ifm_http_peer_address(int fd, char *text, size_t size);
 
 /* gzip, fed in pieces so a large exposition is never held whole uncompressed. */
 typedef struct ifm_http_gzip ifm_http_gzip;
