@@ -94,21 +94,25 @@ final class Daemon {
         try makeDirectories(paths.logDirectory, mode: 0o755)
         // Opened by its real path: SQLite's NOFOLLOW refuses a symlink anywhere in the name,
         // and systemd's DynamicUser makes /var/lib/ifmeter one.
+        // The log and the socket likewise: each is used by the real path of the directory that
+        // was checked, so a link on the way that changed afterwards cannot move them elsewhere.
         databasePath = try DirectoryTrust.check(paths.stateDirectory, role: "state") + "/ifmeter.db"
-        try DirectoryTrust.check(paths.logDirectory, role: "log")
+        let logPath = try DirectoryTrust.check(paths.logDirectory, role: "log") + "/" + Paths.estimateLogName
         passed = try PassedSockets.take()
+        var socketPath = paths.socket
         if passed.listener == nil {
             try makeDirectories(Self.parentDirectory(paths.socket), mode: 0o755)
-            try DirectoryTrust.check(Self.parentDirectory(paths.socket), role: "socket")
+            socketPath = try DirectoryTrust.check(Self.parentDirectory(paths.socket), role: "socket") + "/"
+                + Self.baseName(paths.socket)
         }
         do {
             lock = try StoreLock(databasePath: databasePath)
         } catch {
             throw DaemonError(error)
         }
-        server = try Server(path: paths.socket, passed: passed.listener, mode: config.socketMode,
+        server = try Server(path: socketPath, passed: passed.listener, mode: config.socketMode,
                             group: config.socketGroup, limits: Self.limits(config), loop: loop)
-        log = EstimateLog(path: paths.log, maxSize: config.logMaxSize, keep: config.logFiles)
+        log = EstimateLog(path: logPath, maxSize: config.logMaxSize, keep: config.logFiles)
         try startMetrics(passed: passed.metrics)
         server.isAdmin = { [unowned self] uid, groups in self.isAdmin(uid: uid, groups: groups) }
         server.onRequest = { [unowned self] request, client in self.handle(request, from: client) }
@@ -303,6 +307,10 @@ final class Daemon {
     private static func parentDirectory(_ path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    private static func baseName(_ path: String) -> String {
+        path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
     }
 }
 

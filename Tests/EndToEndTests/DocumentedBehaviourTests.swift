@@ -124,4 +124,27 @@ struct DocumentedBehaviourTests {
                                      "/usr/bin/python3", "-c", reload, daemon.socket])
         #expect(try SocketClient.decode(other.stdout).string("error.code") == "permission_denied", "\(other)")
     }
+
+    @Test("the log and the socket stay where their checked directories were: a link repointed after the start moves neither")
+    func resolvedPaths() throws {
+        let daemon = try DaemonProcess(namespace: try NetworkNamespace(), config: "interval = 3600\n")
+        let (first, second, link) = (daemon.directory + "/first", daemon.directory + "/second", daemon.directory + "/current")
+        for directory in [first, second] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: first)
+        try daemon.start(extraArguments: ["--log-dir", link, "--socket", link + "/ifmeterd.sock"], waitForReady: false)
+        _ = try eventually("ready on the linked socket") {
+            (try? SocketClient(path: link + "/ifmeterd.sock").request(#"{"v":1,"cmd":"status"}"#))?[path: "result.ready"] as? Bool == true ? true : nil
+        }
+        try FileManager.default.removeItem(atPath: link)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: second)
+        // Reached through the directory it was bound in, not through the link now.
+        let client = try SocketClient(path: first + "/ifmeterd.sock")
+        _ = try client.request(#"{"v":1,"cmd":"sample"}"#)
+        daemon.signal(SIGHUP)  // reopens the log: by the path resolved at the start
+        _ = try client.request(#"{"v":1,"cmd":"status"}"#)
+        #expect(daemon.stop() == 0)
+        #expect(FileManager.default.fileExists(atPath: first + "/estimates.jsonl"))
+        #expect(!FileManager.default.fileExists(atPath: second + "/estimates.jsonl"))
+        #expect(!FileManager.default.fileExists(atPath: first + "/ifmeterd.sock"), "removed at stop, from where it was bound")
+    }
 }
