@@ -297,7 +297,7 @@ final class Server {
     /// Whether `request` may run now by its uid's share; if not, the uid's next room wakes it.
     private func admit(_ request: Request, from client: Client) -> Bool {
         guard let command = request.cmd.flatMap(Command.init(rawValue:)) else { return true }
-        return shares.admit(command, fd: client.fd, uid: client.uid)
+        return shares.admit(command, fd: client.fd, uid: client.uid, isAdmin: client.isAdmin)
     }
 
     /// Tries the parked requests of `fds` again on a later turn, in this order.
@@ -310,7 +310,7 @@ final class Server {
     /// Accounts a change of `client`'s unread output from `before` bytes.
     private func noteOutput(_ client: Client, from before: Int) {
         let delta = client.output.count - before
-        if delta != 0 { wake(shares.unreadChanged(by: delta, uid: client.uid)) }
+        if delta != 0 { wake(shares.unreadChanged(by: delta, uid: client.uid, isAdmin: client.isAdmin)) }
     }
 
     private func runBacklog() {
@@ -339,7 +339,7 @@ final class Server {
     /// another thread when `offLoop`.
     func holdRequests(of client: Client, offLoop: Bool = false) {
         client.awaitingAnswer = true
-        if offLoop { shares.startBuilding(fd: client.fd, uid: client.uid) }
+        if offLoop { shares.startBuilding(fd: client.fd, uid: client.uid, isAdmin: client.isAdmin) }
         updateEvents(client)
     }
 
@@ -347,7 +347,7 @@ final class Server {
     /// requests may run.
     func answered(_ client: Client) {
         client.awaitingAnswer = false
-        wake(shares.finishBuilding(fd: client.fd, uid: client.uid))
+        wake(shares.finishBuilding(fd: client.fd, uid: client.uid, isAdmin: client.isAdmin))
         guard client.isOpen else { return }
         updateEvents(client)
         continueLater(client)

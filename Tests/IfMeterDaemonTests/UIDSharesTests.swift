@@ -1,4 +1,7 @@
 @testable import IfMeterDaemon
+#if canImport(Glibc)
+import Glibc
+#endif
 import IfMeterWire
 import Testing
 
@@ -75,5 +78,51 @@ struct UIDSharesTests {
         if command.isAnsweredOffLoop && command != .forget {
             #expect(command.mayAnswerLarge)
         }
+    }
+
+    @Test("many uids together: past the totals a non-admin waits whatever its uid, an admin never; room wakes them in order")
+    func totalsAcrossUIDs() {
+        var shares = UIDShares(unreadLimit: 1000)
+        // Four uids build answers off the loop: the totals' limit.
+        for uid in uid_t(2000)..<2004 {
+            let admitted1 = shares.admit(.usage, fd: Int32(uid), uid: uid)
+            #expect(admitted1)
+            shares.startBuilding(fd: Int32(uid), uid: uid)
+        }
+        let admitted2 = shares.admit(.usage, fd: 50, uid: 2010)
+        #expect(!admitted2, "a fifth uid waits")
+        let admitted3 = shares.admit(.query, fd: 51, uid: 2011)
+        #expect(!admitted3)
+        let admitted4 = shares.admit(.status, fd: 52, uid: 2012)
+        #expect(admitted4, "a small answer on the loop never waits")
+        let admitted5 = shares.admit(.usage, fd: 53, uid: 0, isAdmin: true)
+        #expect(admitted5, "an admin is not held back")
+        shares.startBuilding(fd: 53, uid: 0, isAdmin: true)
+        let woken6 = shares.finishBuilding(fd: 53, uid: 0, isAdmin: true)
+        #expect(woken6.isEmpty, "an admin's answer makes no room for others")
+        let woken7 = shares.finishBuilding(fd: 2000, uid: 2000)
+        #expect(woken7 == [50, 51])
+        let admitted8 = shares.admit(.usage, fd: 50, uid: 2010)
+        #expect(admitted8)
+
+        // Unread bytes: four uids at 999 each hold less than 4 × 1000; one more byte fills it.
+        var unread = UIDShares(unreadLimit: 1000)
+        for uid in uid_t(3000)..<3004 {
+            let woken = unread.unreadChanged(by: 999, uid: uid)
+            #expect(woken.isEmpty)
+        }
+        let admitted9 = unread.admit(.interfaces, fd: 60, uid: 3010)
+        #expect(admitted9)
+        let none = unread.unreadChanged(by: 4, uid: 3010)
+        #expect(none.isEmpty)
+        let admitted10 = unread.admit(.interfaces, fd: 61, uid: 3011)
+        #expect(!admitted10, "the totals are full though 3011 holds nothing")
+        let admitted11 = unread.admit(.interfaces, fd: 62, uid: 0, isAdmin: true)
+        #expect(admitted11)
+        unread.closed(fd: 61, uid: 3011)
+        let admitted12 = unread.admit(.metrics, fd: 63, uid: 3012)
+        #expect(!admitted12)
+        let woken = unread.unreadChanged(by: -4, uid: 3010)
+        #expect(woken == [63], "the closed one is not woken")
     }
 }
