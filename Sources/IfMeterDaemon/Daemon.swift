@@ -80,6 +80,8 @@ final class Daemon {
     var lastRequestedSample: UInt64?
     /// `/metrics` over HTTP, when configured or passed by systemd.
     var metricsServer: MetricsServer?
+    /// Expositions rendered for the figures' current state (``exposition(_:)``).
+    var renderedExpositions: (state: ExpositionState?, bodies: [ExpositionKey: (body: [UInt8], gzipped: Bool)]) = (nil, [:])
     var sampleDurations = Histogram(bounds: Histogram.sampleBounds)
     var saveDurations = Histogram(bounds: Histogram.saveBounds)
 

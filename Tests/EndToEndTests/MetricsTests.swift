@@ -37,6 +37,28 @@ struct MetricsTests {
         try namespace.run(["curl", "-sS", "--max-time", "10"] + arguments)
     }
 
+    @Test("scrapes between two samples are the same bytes, rendered once; a sample makes a new one")
+    func renderedOncePerSample() throws {
+        let namespace = try NetworkNamespace()
+        let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\nsave_interval = 3600\n")
+        try daemon.start(extraArguments: ["--metrics-listen", "127.0.0.1:\(metricsPort)"])
+        let url = "http://127.0.0.1:\(metricsPort)/metrics"
+        let first = try curl(namespace, [url]).stdout
+        // Five more descriptors open in the daemon: a new render would count them in
+        // process_open_fds; the render of this sample does not.
+        let held = try (0..<5).map { _ in try daemon.client() }
+        _ = try held[4].request(#"{"v":1,"cmd":"status"}"#)
+        for _ in 0..<3 { #expect(try curl(namespace, [url]).stdout == first) }
+        let command = try daemon.client().request(#"{"v":1,"id":1,"cmd":"metrics"}"#)
+        #expect(command.string("result.text") == first, "the metrics command serves the same render")
+        _ = try daemon.client().request(#"{"v":1,"id":2,"cmd":"sample"}"#)
+        let after = try curl(namespace, [url]).stdout
+        #expect(after != first)
+        #expect(sampleValue(after, "ifmeter_last_sample_timestamp_seconds")! > sampleValue(first, "ifmeter_last_sample_timestamp_seconds")!)
+        #expect(sampleValue(after, "process_open_fds")! >= sampleValue(first, "process_open_fds")! + 5)
+        withExtendedLifetime(held) {}
+    }
+
     @Test("40 connections from five loopback addresses trickling a header line every second hold no slot a scrape needs")
     func slowlorisScrape() throws {
         let namespace = try NetworkNamespace()
