@@ -155,7 +155,7 @@ final class Server {
             }
             let (uid, groups) = Self.credentials(fd)
             let admin = isAdmin(uid, groups)
-            if case .refuse(let reason) = admission.verdict(uid: uid, isAdmin: admin) {
+            if case .refuse(let reason) = admission.verdict(uid: uid, isAdmin: admin, at: loop.now) {
                 refuse(fd, reason)
                 continue
             }

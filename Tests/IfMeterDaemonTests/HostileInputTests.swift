@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import IfMeterCore
 @testable import IfMeterDaemon
@@ -48,30 +51,58 @@ struct AdmissionTests {
     @Test("one uid gets max_clients_per_uid; the reserve stays for admins; admins only meet max_clients")
     func perUIDAndReserve() {
         var admission = Admission(limits: limits)
-        for _ in 0..<3 { #expect(admission.verdict(uid: 65534, isAdmin: false) == .admit); admission.admit(uid: 65534, isAdmin: false) }
-        guard case .refuse(let perUID) = admission.verdict(uid: 65534, isAdmin: false) else {
+        func verdict(_ uid: uid_t, _ isAdmin: Bool) -> Admission.Verdict { admission.verdict(uid: uid, isAdmin: isAdmin, at: 0) }
+        for _ in 0..<3 { #expect(verdict(65534, false) == .admit); admission.admit(uid: 65534, isAdmin: false) }
+        guard case .refuse(let perUID) = verdict(65534, false) else {
             Issue.record("a fourth connection of one uid was admitted")
             return
         }
         #expect(perUID.contains("max_clients_per_uid"))
         for _ in 0..<3 { admission.admit(uid: 1000, isAdmin: false) }
-        #expect(admission.verdict(uid: 1001, isAdmin: false) == .admit)
+        #expect(verdict(1001, false) == .admit)
         // The seventh non-admin slot is the last one not reserved.
         admission.admit(uid: 1001, isAdmin: false)
-        guard case .refuse(let shared) = admission.verdict(uid: 1002, isAdmin: false) else {
+        guard case .refuse(let shared) = verdict(1002, false) else {
             Issue.record("a non-admin took a reserved slot")
             return
         }
         #expect(shared.contains("admin_reserved_clients"))
-        for _ in 0..<4 { #expect(admission.verdict(uid: 0, isAdmin: true) == .admit); admission.admit(uid: 0, isAdmin: true) }
-        guard case .refuse(let full) = admission.verdict(uid: 0, isAdmin: true) else {
+        for _ in 0..<4 { #expect(verdict(0, true) == .admit); admission.admit(uid: 0, isAdmin: true) }
+        guard case .refuse(let full) = verdict(0, true) else {
             Issue.record("an admin passed max_clients")
             return
         }
         #expect(full.contains("max_clients"))
         admission.release(uid: 65534, isAdmin: false)
-        #expect(admission.verdict(uid: 0, isAdmin: true) == .admit)
+        #expect(verdict(0, true) == .admit)
         #expect(admission.perUID[65534] == 2 && admission.total == 10 && admission.nonAdmins == 6)
+    }
+
+    @Test("a non-admin uid connects at most its burst at once and its pace after; all of them ten times that; admins unpaced")
+    func connectPace() {
+        var admission = Admission(limits: Admission.Limits(maxClients: 10_000, maxClientsPerUID: 10_000, adminReserved: 0))
+        admission.connects = Admission.Pace(perSecond: 10, burst: 20)
+        func verdict(_ uid: uid_t, _ isAdmin: Bool = false, at seconds: Double) -> Admission.Verdict {
+            admission.verdict(uid: uid, isAdmin: isAdmin, at: UInt64(seconds * 1_000_000))
+        }
+        for _ in 0..<20 { #expect(verdict(1000, at: 0) == .admit) }
+        guard case .refuse(let paced) = verdict(1000, at: 0) else {
+            Issue.record("a 21st connection in the same instant was admitted")
+            return
+        }
+        #expect(paced.contains("faster than 10 a second"))
+        #expect(verdict(1000, at: 0.05) != .admit, "half a token")
+        #expect(verdict(1000, at: 0.1) == .admit, "one token a tenth of a second")
+        #expect(verdict(1001, at: 0.1) == .admit, "another uid has its own")
+        #expect(verdict(0, true, at: 0.1) == .admit)
+        // All non-admins together: 200 at once, 100 a second after. Ten more uids take 20 each.
+        for uid in uid_t(2000)..<2010 { for _ in 0..<20 { _ = verdict(uid, at: 0.1) } }
+        guard case .refuse(let together) = verdict(3000, at: 0.1) else {
+            Issue.record("the non-admins together passed ten times the burst")
+            return
+        }
+        #expect(together.contains("faster than 100 a second"))
+        for _ in 0..<50 { #expect(verdict(0, true, at: 0.1) == .admit, "admins are never paced") }
     }
 }
 
