@@ -86,8 +86,10 @@ public final class NetworkNamespace: @unchecked Sendable {
     }
 
     /// Polls `/sys/class/net/IF/operstate` until it reads `state`: the kernel's linkwatch sets
-    /// it asynchronously, up to a second after the carrier changes.
-    public func waitForOperstate(_ interface: String, _ state: String, seconds: Double = 10) throws {
+    /// it asynchronously, a second after the carrier changes on an idle machine, and many
+    /// seconds later while another test creates or deletes a thousand links (both hold the
+    /// RTNL lock linkwatch needs): hence a deadline only a stuck kernel misses.
+    public func waitForOperstate(_ interface: String, _ state: String, seconds: Double = 60) throws {
         let deadline = Date().addingTimeInterval(seconds)
         var last = ""
         while Date() < deadline {
