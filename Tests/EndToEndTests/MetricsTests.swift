@@ -43,6 +43,10 @@ struct MetricsTests {
         let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\nsave_interval = 3600\n")
         try daemon.start(extraArguments: ["--metrics-listen", "127.0.0.1:\(metricsPort)"])
         let url = "http://127.0.0.1:\(metricsPort)/metrics"
+        // The first save after the start is a new state of the figures too: past it first.
+        _ = try eventually("the first save") {
+            try daemon.client().request(#"{"v":1,"cmd":"status"}"#)[path: "result.store.last_save_at"] as? Double
+        }
         let first = try curl(namespace, [url]).stdout
         // Five more descriptors open in the daemon: a new render would count them in
         // process_open_fds; the render of this sample does not.
