@@ -96,9 +96,9 @@ public enum FuzzTargets {
         let daemon = daemon()
         do {
             switch request.cmd.flatMap(Command.init(rawValue:)) {
-            case .usage: _ = LineEncoder.success(try daemon.usage(request)(sharedStore!), id: request.id)
+            case .usage: _ = LineEncoder.success(try daemon.usage(request, from: nil)(sharedStore!), id: request.id)
             case .query:
-                let line = LineEncoder.success(try daemon.query(request)(sharedStore!), id: request.id)
+                let line = LineEncoder.success(try daemon.query(request, from: nil)(sharedStore!), id: request.id)
                 // What the daemon writes, the client reads back.
                 var reader = JSONReader(line)
                 var result: QueryResult?
@@ -106,7 +106,7 @@ public enum FuzzTargets {
                     if key == "result" { result = try QueryResult(reading: &r) } else { try r.skipValue() }
                 }
                 precondition(result != nil, "a query answer the client cannot read")
-            case .events: _ = LineEncoder.encode(Response.success(try daemon.events(request)(sharedStore!), id: request.id))
+            case .events: _ = LineEncoder.encode(Response.success(try daemon.events(request, from: nil)(sharedStore!), id: request.id))
             case .interfaces: _ = LineEncoder.success(daemon.interfaces(), id: request.id)
             default: _ = LineEncoder.success(daemon.status(), id: request.id)
             }

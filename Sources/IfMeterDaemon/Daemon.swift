@@ -80,6 +80,8 @@ final class Daemon {
     var lastRequestedSample: UInt64?
     /// `/metrics` over HTTP, when configured or passed by systemd.
     var metricsServer: MetricsServer?
+    /// When a peer other than an admin last had the daemon save before answering (µs).
+    var lastUnprivilegedSave: UInt64?
     /// Expositions rendered for the figures' current state (``exposition(_:)``).
     var renderedExpositions: (state: ExpositionState?, bodies: [ExpositionKey: (body: [UInt8], gzipped: Bool)]) = (nil, [:])
     var sampleDurations = Histogram(bounds: Histogram.sampleBounds)

@@ -31,13 +31,13 @@ extension Daemon {
             case .status: server.send(LineEncoder.success(status(), id: id), to: client)
             case .interfaces: try answerInterfaces(id, client)
             case .usage:
-                let job = try usage(request)
+                let job = try usage(request, from: client)
                 try answerFromStore(id, client) { store in LineEncoder.success(try job(store), id: id) }
             case .query:
-                let job = try query(request)
+                let job = try query(request, from: client)
                 try answerFromStore(id, client) { store in LineEncoder.success(try job(store), id: id) }
             case .events:
-                let job = try events(request)
+                let job = try events(request, from: client)
                 try answerFromStore(id, client) { store in LineEncoder.encode(Response.success(try job(store), id: id)) }
             case .sample: try requestSample(id, client)
             case .metrics: reply(try metricsResult(request), id, client)

@@ -36,7 +36,7 @@ extension Daemon {
     }
 
     /// `usage`: one subject, one period.
-    func usage(_ request: Request) throws -> StoreJob<UsageResult> {
+    func usage(_ request: Request, from client: Server.Client?) throws -> StoreJob<UsageResult> {
         let metering = try running()
         let subject: UsageSubject
         switch (request.interface, request.class) {
@@ -45,8 +45,10 @@ extension Daemon {
         default: throw WireError(.badRequest, "give exactly one of \"interface\" and \"class\"")
         }
         let usage = try UsageQuery(period: request.period, from: request.from, to: request.to, projection: request.projection)
-        saveBeforeAnswering()
-        let context = usageContext(metering.service, names: request.interface.map { [$0] } ?? [])
+        let complete = saveBeforeAnswering(for: client)
+        var unfinished = usageContext(metering.service, names: request.interface.map { [$0] } ?? [])
+        unfinished.unsavedNotIncluded = !complete
+        let context = unfinished
         return { store in
             if case .interface(let name) = subject, let unknown = try UsageAnswers.unknown([name], store: store, context: context).first {
                 throw Self.unknownInterface(unknown)
@@ -59,7 +61,7 @@ extension Daemon {
 
     /// `query`: the subjects a view is about, each with every table it asked for, and the
     /// status and interface entries when asked: a whole view in one round trip.
-    func query(_ request: Request) throws -> StoreJob<QueryResult> {
+    func query(_ request: Request, from client: Server.Client?) throws -> StoreJob<QueryResult> {
         let metering = try running()
         let parts = try (request.include ?? []).map { name throws(WireError) -> QueryPart in
             guard let part = QueryPart(rawValue: name) else {
@@ -93,8 +95,10 @@ extension Daemon {
         default:
             throw WireError(.badRequest, "give at most one of \"interfaces\" and \"class\"")
         }
-        if !queries.isEmpty { saveBeforeAnswering() }
-        let context = usageContext(service, figures: chosen)
+        let complete = queries.isEmpty || saveBeforeAnswering(for: client)
+        var unfinished = usageContext(service, figures: chosen)
+        unfinished.unsavedNotIncluded = !complete
+        let context = unfinished
         let classes = Dictionary(chosen.map { ($0.name, $0.interfaceClass) }) { first, _ in first }
         let answered = QueryResult(
             status: parts.contains(.status) ? status() : nil,
@@ -117,7 +121,7 @@ extension Daemon {
         }
     }
 
-    func events(_ request: Request) throws -> StoreJob<EventsResult> {
+    func events(_ request: Request, from client: Server.Client?) throws -> StoreJob<EventsResult> {
         _ = try running()
         let kind = try request.kind.map { name throws(WireError) -> CounterEvent.Kind in
             guard let kind = CounterEvent.Kind(rawValue: name) else {
@@ -126,10 +130,11 @@ extension Daemon {
             return kind
         }
         let limit = request.limit ?? 1000
-        saveBeforeAnswering()
+        let complete = saveBeforeAnswering(for: client)
         return { store in
             EventsResult(events: try store.events(from: request.from?.seconds, to: request.to?.seconds, kind: kind,
-                                                  interface: request.interface, limit: limit))
+                                                  interface: request.interface, limit: limit),
+                         unsavedNotIncluded: complete ? nil : true)
         }
     }
 
@@ -143,7 +148,7 @@ extension Daemon {
         let path = try required(request.path, "path")
         guard path.hasPrefix("/") else { throw WireError(.badRequest, "field \"path\" must be absolute, got \"\(path)\"") }
         let (utc, dryRun) = (request.utc ?? false, request.dryRun ?? false)
-        saveBeforeAnswering()
+        _ = saveBeforeAnswering(for: nil)  // an admin's: always complete
         server.holdRequests(of: client, offLoop: true)
         metering.worker.run({ store in
             var saved: (totals: [String: BucketTally], interfaces: [StoredInterface])?
@@ -211,16 +216,32 @@ extension Daemon {
     /// Answers come from the database, so traffic counted but not yet saved is saved first:
     /// the save is handed to the store's thread before the question, which sees it. Only
     /// then: a client asking for a thousand interfaces' history costs one save, not a thousand.
-    func saveBeforeAnswering() {
-        if metering?.service.pending.hasUnsavedTraffic == true { save() }
+    ///
+    /// A save is an fsync: peers other than admins (any local user, from any number of uids)
+    /// force one at most every ``forcedSaveSpacing``; between those their answers are from the
+    /// store as it is, and say so (``EstimateLabel/unsavedNotIncluded``). `client` nil is the
+    /// daemon itself. Returns whether the answer holds everything counted.
+    func saveBeforeAnswering(for client: Server.Client?) -> Bool {
+        guard metering?.service.pending.hasUnsavedTraffic == true else { return true }
+        if let client, !client.isAdmin {
+            if let last = lastUnprivilegedSave, loop.now &- last < Self.forcedSaveSpacing { return false }
+            lastUnprivilegedSave = loop.now
+        }
+        save()
+        return true
     }
 
+    /// How often peers other than admins may have the daemon save before answering (µs).
+    static let forcedSaveSpacing: UInt64 = 10_000_000
+
     /// A row as answered; `tunnel` for a tunnel's figures, `eventsLost` the events-lost
-    /// events in its period. The one place a usage row's labels are decided.
-    static func row(_ row: UsageRow, tunnel: Bool = false, eventsLost: Int = 0) -> UsageRowResult {
+    /// events in its period, `unsaved` when the answer leaves out what was not saved. The one
+    /// place a usage row's labels are decided.
+    static func row(_ row: UsageRow, tunnel: Bool = false, eventsLost: Int = 0, unsaved: Bool = false) -> UsageRowResult {
         UsageRowResult(UsageRowFields(
             start: Double(row.start), end: Double(row.end), continuity: row.tally.continuity(eventsLost: eventsLost),
-            labels: row.tally.labels(tunnel: tunnel, eventsLost: eventsLost).map(\.rawValue)), traffic: row.tally.traffic)
+            labels: (row.tally.labels(tunnel: tunnel, eventsLost: eventsLost) + (unsaved ? [.unsavedNotIncluded] : [])).map(\.rawValue)),
+            traffic: row.tally.traffic)
     }
 }
 

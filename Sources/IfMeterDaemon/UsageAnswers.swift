@@ -50,6 +50,8 @@ struct UsageContext: Sendable {
     /// Names the service knows (present, or with history it has seen).
     var known: Set<String>
     var now: Double
+    /// The answer leaves out traffic not yet saved (``EstimateLabel/unsavedNotIncluded``).
+    var unsavedNotIncluded = false
 }
 
 /// Usage tables for many subjects and periods: one store query per period, whatever the number
@@ -116,7 +118,8 @@ enum UsageAnswers {
                     interface: interface, class: className, period: query.period.rawValue,
                     rows: rows.map { row in
                         Daemon.row(row, tunnel: tunnel,
-                                   eventsLost: context.lostEvents.count(from: Double(row.start), to: Double(row.end)))
+                                   eventsLost: context.lostEvents.count(from: Double(row.start), to: Double(row.end)),
+                                   unsaved: context.unsavedNotIncluded)
                     },
                     projection: projection, footnote: EstimateLabel.footnote))
             }

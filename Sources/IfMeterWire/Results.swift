@@ -231,7 +231,18 @@ public struct UsageResult: Codable, Hashable, Sendable {
 
 public struct EventsResult: Codable, Hashable, Sendable {
     public var events: [CounterEvent]
-    public init(events: [CounterEvent]) { self.events = events }
+    /// True when events counted since the last save may be missing (a peer other than an
+    /// admin asked within 10 s of the last save it forced); absent otherwise.
+    public var unsavedNotIncluded: Bool?
+    public init(events: [CounterEvent], unsavedNotIncluded: Bool? = nil) {
+        self.events = events
+        self.unsavedNotIncluded = unsavedNotIncluded
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case events
+        case unsavedNotIncluded = "unsaved_not_included"
+    }
 }
 
 /// One `watch` stream line after each sample.

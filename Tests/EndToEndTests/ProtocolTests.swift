@@ -86,6 +86,58 @@ struct ProtocolTests {
         #expect(errorCode(try client.request(#"{"v":1,"id":4,"cmd":"forget","interface":"va"}"#)) == "unknown_interface")
     }
 
+    @Test("a user other than root makes the daemon save before answering at most every 10 s; in between its answers say what they leave out")
+    func forcedSavesCapped() throws {
+        let (namespace, daemon) = try daemon("interval = 3600\nsave_interval = 3600\n")
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: daemon.directory)
+        let root = try daemon.client()
+        func traffic() throws {
+            _ = try namespace.exec(["python3", "-c", "import socket; socket.socket(2, 2).sendto(b'x' * 1000, ('127.0.0.1', 9))"])
+            _ = try root.request(#"{"v":1,"cmd":"sample"}"#)
+        }
+        func lastSave() throws -> Double? { try root.request(#"{"v":1,"cmd":"status"}"#)[path: "result.store.last_save_at"] as? Double }
+        _ = try eventually("the first save") { try lastSave() }
+        // nobody asks twice in a row, with new traffic counted before each question.
+        let ask = """
+            import json, socket, sys
+            s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f = s.makefile("rwb")
+            for line in sys.stdin:
+                f.write(line.encode()); f.flush(); print(f.readline().decode().strip(), flush=True)
+            """
+        let asker = Process()
+        asker.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        asker.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/bin/python3", "-c", ask, daemon.socket]
+        let input = Pipe(), output = Pipe()
+        (asker.standardInput, asker.standardOutput) = (input, output)
+        try asker.run()
+        defer {
+            try? input.fileHandleForWriting.close()
+            asker.waitUntilExit()
+        }
+        func nobody(_ request: String) throws -> [String: Any] {
+            input.fileHandleForWriting.write(Data((request + "\n").utf8))
+            return try SocketClient.decode(output.fileHandleForReading.firstLine())
+        }
+        let usage = #"{"v":1,"cmd":"usage","interface":"lo","period":"total"}"#
+        func labels(_ reply: [String: Any]) -> [String] { (reply[path: "result.rows"] as? [[String: Any]])?.first?["labels"] as? [String] ?? [] }
+        try traffic()
+        let before = try lastSave()
+        let first = try nobody(usage)
+        #expect(!labels(first).contains("unsaved-not-included"), "the first forces a save: \(first)")
+        let forced = try #require(try lastSave())
+        #expect(forced > before ?? 0)
+        try traffic()
+        let second = try nobody(usage)
+        #expect(labels(second).contains("unsaved-not-included"), "\(second)")
+        let events = try nobody(#"{"v":1,"cmd":"events","interface":"lo"}"#)
+        #expect(events[path: "result.unsaved_not_included"] as? Bool == true, "\(events)")
+        #expect(try lastSave() == forced, "no save forced within 10 s of the last")
+        // Root's question always saves first, and its answer holds everything.
+        let mine = try root.request(usage)
+        #expect(!labels(mine).contains("unsaved-not-included"))
+        #expect((mine[path: "result.rows"] as? [[String: Any]])?.first?.int("tx_bytes") ?? 0 > (second[path: "result.rows"] as? [[String: Any]])?.first?.int("tx_bytes") ?? 0)
+    }
+
     @Test("each bad request gets its error, and the connection stays usable", arguments: [
         ("not json", "bad_json"),
         (#"[1,2]"#, "bad_json"),
