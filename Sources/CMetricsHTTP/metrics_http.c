@@ -125,11 +125,6 @@ int64_t ifm_http_timeout_ms(ifm_http_server *server) {
     return timeout > INT64_MAX ? INT64_MAX : (int64_t)timeout;
 }
 
-unsigned int ifm_http_connections(ifm_http_server *server) {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(server->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-    return info ? info->num_connections : 0;
-}
-
 void ifm_http_stop(ifm_http_server *server) {
     if (!server) return;
     MHD_stop_daemon(server->daemon);

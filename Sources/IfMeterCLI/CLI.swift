@@ -148,10 +148,10 @@ public enum CLI {
             return
         }
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw CLIError(.noInput, "cannot write \(path): \(errnoText())") }
+        guard fd >= 0 else { throw CLIError(.noInput, "cannot write \(path): \(Errno.current.description)") }
         defer { close(fd) }
         let bytes = Array(svg.utf8)
         let written = bytes.withUnsafeBytes { raw in retryingEINTR { write(fd, raw.baseAddress, raw.count) } }
-        guard written == bytes.count else { throw CLIError(.failure, "cannot write \(path): \(errnoText())") }
+        guard written == bytes.count else { throw CLIError(.failure, "cannot write \(path): \(Errno.current.description)") }
     }
 }

@@ -1,3 +1,4 @@
+import IfMeterCore
 import FoundationEssentials
 import IfMeterJSON
 import IfMeterWire
@@ -19,7 +20,7 @@ public final class DaemonClient {
     public init(path: String) throws(CLIError) {
         self.path = path
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw CLIError(.failure, "cannot create a socket: \(errnoText())") }
+        guard fd >= 0 else { throw CLIError(.failure, "cannot create a socket: \(Errno.current.description)") }
         guard let address = UnixSocketAddress(path: path) else {
             throw CLIError(.usage, "socket path \(path) is too long for a Unix socket")
         }
@@ -35,7 +36,7 @@ public final class DaemonClient {
                     socket_mode and socket_group in ifmeterd.conf (or SocketMode= in ifmeterd.socket).
                     """)
             default:
-                throw CLIError(.unavailable, "cannot connect to \(path): \(errnoText())")
+                throw CLIError(.unavailable, "cannot connect to \(path): \(Errno.current.description)")
             }
         }
     }
@@ -178,11 +179,11 @@ public final class DaemonClient {
             if ready == 0 {
                 throw CLIError(.connectionLost, "ifmeterd did not answer within \(timeoutMilliseconds / 1000) s on \(path)")
             }
-            throw CLIError(.failure, "poll on \(path) failed: \(errnoText())")
+            throw CLIError(.failure, "poll on \(path) failed: \(Errno.current.description)")
         }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         let count = retryingEINTR { read(fd, &chunk, chunk.count) }
-        guard count >= 0 else { throw CLIError(.connectionLost, "cannot read from \(path): \(errnoText())") }
+        guard count >= 0 else { throw CLIError(.connectionLost, "cannot read from \(path): \(Errno.current.description)") }
         if count == 0 { return nil }
         chunk.removeSubrange(count...)
         return chunk
@@ -197,7 +198,7 @@ public final class DaemonClient {
             let written = bytes[offset...].withUnsafeBytes { raw in
                 retryingEINTR { Glibc.send(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL)) }
             }
-            guard written > 0 else { throw CLIError(.connectionLost, "cannot write to \(path): \(errnoText())") }
+            guard written > 0 else { throw CLIError(.connectionLost, "cannot write to \(path): \(Errno.current.description)") }
             offset += written
         }
     }
@@ -230,13 +231,3 @@ public final class DaemonClient {
         }
     }
 }
-
-/// Calls `body` again while it fails with EINTR: the one place interrupted calls are retried.
-func retryingEINTR<T: BinaryInteger>(_ body: () -> T) -> T {
-    while true {
-        let result = body()
-        if result >= 0 || errno != EINTR { return result }
-    }
-}
-
-func errnoText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }

@@ -1,3 +1,4 @@
+import IfMeterCore
 import FoundationEssentials
 import IfMeterWire
 #if canImport(Glibc)
@@ -135,7 +136,7 @@ final class LogFile {
         fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
-            throw CLIError(code == EACCES ? .noPermission : .noInput, "cannot read estimate log \(path): \(errnoText(code))")
+            throw CLIError(code == EACCES ? .noPermission : .noInput, "cannot read estimate log \(path): \(Errno(code).description)")
         }
         var info = stat()
         fstat(fd, &info)
@@ -151,7 +152,7 @@ final class LogFile {
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let count = retryingEINTR { read(fd, &chunk, chunk.count) }
-            guard count >= 0 else { throw CLIError(.failure, "cannot read estimate log \(path): \(errnoText())") }
+            guard count >= 0 else { throw CLIError(.failure, "cannot read estimate log \(path): \(Errno.current.description)") }
             if count == 0 { return bytes }
             bytes += chunk[..<count]
         }

@@ -1,3 +1,4 @@
+import IfMeterCore
 import IfMeterWire
 #if canImport(Glibc)
 import Glibc
@@ -13,7 +14,7 @@ enum ImportCommand {
         // The daemon runs elsewhere: it gets the absolute path, and a missing file is said here.
         var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         guard realpath(given, &resolved) != nil else {
-            throw CLIError(.noInput, "cannot read \(given): \(errnoText())")
+            throw CLIError(.noInput, "cannot read \(given): \(Errno.current.description)")
         }
         let session = try Session(socketCandidates: socketCandidates)
         var request = Request(.importHistory)

@@ -58,7 +58,7 @@ enum LogView {
         let signals = try SignalDescriptor([SIGINT, SIGTERM])
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         let notify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-        guard notify >= 0 else { throw CLIError(.failure, "inotify_init1 failed: \(errnoText())") }
+        guard notify >= 0 else { throw CLIError(.failure, "inotify_init1 failed: \(Errno.current.description)") }
         defer { close(notify) }
         inotify_add_watch(notify, directory.isEmpty ? "/" : directory,
                           UInt32(IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE))

@@ -1,3 +1,4 @@
+import IfMeterCore
 import IfMeterWire
 #if canImport(Glibc)
 import Glibc
@@ -37,15 +38,16 @@ enum MetricsCommand {
         guard fd >= 0 else {
             let code = errno
             throw CLIError(code == ENOENT ? .noInput : code == EACCES ? .noPermission : .failure,
-                           "cannot write \(temporary): \(String(cString: strerror(code)))")
+                           "cannot write \(temporary): \(Errno(code).description)")
         }
         var bytes = Array(text.utf8)
         var offset = 0
         var failure: Int32?
         while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            let written = bytes.withUnsafeMutableBytes { raw in
+                retryingEINTR { write(fd, raw.baseAddress! + offset, raw.count - offset) }
+            }
             if written < 0 {
-                if errno == EINTR { continue }
                 failure = errno
                 break
             }
@@ -58,7 +60,7 @@ enum MetricsCommand {
         if let failure {
             unlink(temporary)
             throw CLIError(failure == EACCES ? .noPermission : .failure,
-                           "cannot write \(target): \(String(cString: strerror(failure)))")
+                           "cannot write \(target): \(Errno(failure).description)")
         }
     }
 }

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import IfMeterCore
 import Glibc
 #endif
 
@@ -14,7 +15,7 @@ final class SignalDescriptor {
 
     init(_ signals: [Int32]) throws(CLIError) {
         var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw CLIError(.failure, "cannot create a pipe: \(errnoText())") }
+        guard pipe(&ends) == 0 else { throw CLIError(.failure, "cannot create a pipe: \(Errno.current.description)") }
         for end in ends {
             _ = fcntl(end, F_SETFD, FD_CLOEXEC)
             // Non-blocking: a handler must never block on a full pipe.
@@ -41,7 +42,7 @@ final class SignalDescriptor {
     func wait(alongside other: Int32, timeoutMilliseconds: Int32 = -1) throws(CLIError) -> Wake {
         var fds = [pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0), pollfd(fd: other, events: Int16(POLLIN), revents: 0)]
         let ready = retryingEINTR { poll(&fds, 2, timeoutMilliseconds) }
-        guard ready >= 0 else { throw CLIError(.failure, "poll failed: \(errnoText())") }
+        guard ready >= 0 else { throw CLIError(.failure, "poll failed: \(Errno.current.description)") }
         if ready == 0 { return .timeout }
         return fds[0].revents != 0 ? .signal : .readable
     }

@@ -22,7 +22,7 @@ public struct SlotTable<Value> {
     }
 
     /// The table of `values` when their keys are unique: the table shares the array's storage
-    /// instead of copying it (a full dump of 4000 links is 1 MB). Otherwise as
+    /// instead of copying it (a full dump of thousands of links is megabytes). Otherwise as
     /// ``init(_:key:)``, a later value winning.
     public init(adopting values: [Value], key: (Value) -> Int32) {
         let keys = values.map(key)

@@ -11,8 +11,8 @@ import Glibc
 /// Three of them: the store's (``StoreWorker``: once loaded, saves, queries, imports and
 /// deletions run there, so a save of thousands of interfaces never delays `status`, a sample or
 /// a watcher, and a query handed over after a save sees what it wrote) and the kernel's
-/// counters dump (``Daemon/sample(then:)``: the dump of 4000 veths alone takes 5 ms), and the
-/// answers' (``AnswerWorker``: `interfaces` of 4000 links is 2.5 MB and 10 ms to build).
+/// counters dump (``Daemon/sample(then:)``), and the answers' (``AnswerWorker``: `interfaces`
+/// grows with the links, megabytes at thousands; docs/BENCHMARKS.md has the figures).
 final class BackgroundWorker<Resource> {
     /// The worker's side: the queue of jobs and how many have finished.
     private final class Queue: @unchecked Sendable {
@@ -95,9 +95,6 @@ final class BackgroundWorker<Resource> {
         }
         deliver()
     }
-
-    /// Jobs handed over and not yet delivered.
-    var backlog: Int { completions.count - completed }
 
     /// Runs the results of finished jobs, in order.
     private func deliver() {

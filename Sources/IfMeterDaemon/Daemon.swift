@@ -100,7 +100,7 @@ final class Daemon {
         // and systemd's DynamicUser makes /var/lib/ifmeter one.
         // The log and the socket likewise: each is used by the real path of the directory that
         // was checked, so a link on the way that changed afterwards cannot move them elsewhere.
-        databasePath = try DirectoryTrust.check(paths.stateDirectory, role: "state") + "/ifmeter.db"
+        databasePath = try DirectoryTrust.check(paths.stateDirectory, role: "state") + "/" + Paths.databaseName
         let logPath = try DirectoryTrust.check(paths.logDirectory, role: "log") + "/" + Paths.estimateLogName
         passed = try PassedSockets.take()
         var socketPath = paths.socket

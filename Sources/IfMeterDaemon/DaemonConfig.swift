@@ -7,7 +7,6 @@ import Glibc
 
 /// Everything `ifmeterd.conf` can set, with its defaults (docs/CONFIG.md lists each key).
 public struct DaemonConfig: Hashable, Sendable {
-    /// Seconds between samples.
     /// Where `/metrics` listens; nil: no HTTP endpoint unless systemd passes one.
     public var metricsListen: MetricsAddress?
     /// Seconds a name absent from the system stays in the metrics exposition.
@@ -74,16 +73,15 @@ public struct DaemonConfig: Hashable, Sendable {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT && !required { return DaemonConfig() }
-            throw ConfigError(file: path, line: nil, message: "cannot read: \(String(cString: strerror(errno)))")
+            throw ConfigError(file: path, line: nil, message: "cannot read: \(Errno(errno).description)")
         }
         defer { close(fd) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
-            let count = read(fd, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
+            let count = retryingEINTR { read(fd, &chunk, chunk.count) }
             guard count >= 0 else {
-                throw ConfigError(file: path, line: nil, message: "cannot read: \(String(cString: strerror(errno)))")
+                throw ConfigError(file: path, line: nil, message: "cannot read: \(Errno(errno).description)")
             }
             if count == 0 { break }
             bytes += chunk[..<count]

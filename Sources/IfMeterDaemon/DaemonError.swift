@@ -1,3 +1,4 @@
+import IfMeterCore
 import IfMeterKernel
 import IfMeterStore
 #if canImport(Glibc)
@@ -51,7 +52,7 @@ public struct DaemonError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// A failed system call: its name and errno ("sd_event_new failed: …").
     static func system(_ call: String, _ code: Int32, kind: Kind = .osError) -> DaemonError {
-        DaemonError(kind, "\(call) failed: \(String(cString: strerror(code)))", call: call, errno: code)
+        DaemonError(kind, "\(call) failed: \(Errno(code).description)", call: call, errno: code)
     }
 
     /// A store failure at start, by what the store says went wrong.

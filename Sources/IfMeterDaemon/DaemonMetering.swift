@@ -12,7 +12,7 @@ import Glibc
 /// telling watchers.
 extension Daemon {
     /// A periodic or requested sample: every queued link event now, then the counters dump on
-    /// the kernel's thread (5 ms for 4000 veths, in which the loop answers others). Link events
+    /// the kernel's thread, while the loop answers others. Link events
     /// are not read until its readings are applied, so the events queued before the counters
     /// were read still come first, and those after, after. `then` runs once the readings are
     /// applied; a sample asked for while one is out is taken after it (it must be fresh).

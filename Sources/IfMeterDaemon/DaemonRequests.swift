@@ -52,12 +52,8 @@ extension Daemon {
                 reply(AdminResult(done: "configuration reloaded from \(paths.config)"), id, client)
             case .forget: try forget(request, id, client)
             }
-        } catch let error as WireError {
-            fail(error.code, error.message, id, client)
-        } catch let error as StoreError {
-            fail(.storeError, error.description, id, client)
         } catch {
-            fail(.storeError, "\(error)", id, client)
+            server.send(LineEncoder.failure(WireError(answering: error, id: id)), to: client)
         }
     }
 

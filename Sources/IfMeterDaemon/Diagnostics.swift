@@ -19,5 +19,4 @@ public enum Diagnostics {
     public static func error(_ message: String) { log(.error, message) }
     public static func warning(_ message: String) { log(.warning, message) }
     public static func notice(_ message: String) { log(.notice, message) }
-    public static func info(_ message: String) { log(.info, message) }
 }

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import IfMeterCore
 import Glibc
 #endif
 
@@ -14,7 +15,7 @@ enum DirectoryTrust {
     @discardableResult
     static func check(_ path: String, role: String) throws(DaemonError) -> String {
         guard let resolved = realpath(path, nil) else {
-            throw DaemonError(.cannotCreate, "cannot resolve the \(role) directory \(path): \(String(cString: strerror(errno)))")
+            throw DaemonError(.cannotCreate, "cannot resolve the \(role) directory \(path): \(Errno(errno).description)")
         }
         let real = String(cString: resolved)
         free(resolved)
@@ -28,7 +29,7 @@ enum DirectoryTrust {
         for (index, directory) in (["/"] + prefixes).enumerated() {
             var info = stat()
             guard stat(directory, &info) == 0 else {
-                throw DaemonError(.cannotCreate, "cannot check the \(role) directory \(directory): \(String(cString: strerror(errno)))")
+                throw DaemonError(.cannotCreate, "cannot check the \(role) directory \(directory): \(Errno(errno).description)")
             }
             let isTarget = index == prefixes.count
             if info.st_uid != 0 && info.st_uid != user {

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import IfMeterCore
 import Glibc
 #endif
 
@@ -32,7 +33,7 @@ final class EstimateLog {
         // never a reason to append somewhere else.
         fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard fd >= 0 else {
-            report("cannot open estimate log \(path): \(String(cString: strerror(errno)))")
+            report("cannot open estimate log \(path): \(Errno(errno).description)")
             return
         }
         var info = stat()
@@ -53,7 +54,7 @@ final class EstimateLog {
             size += UInt64(written)
             failure = nil
         } else {
-            report("cannot write estimate log \(path): \(written < 0 ? String(cString: strerror(errno)) : "short write")")
+            report("cannot write estimate log \(path): \(written < 0 ? Errno(errno).description : "short write")")
         }
     }
 

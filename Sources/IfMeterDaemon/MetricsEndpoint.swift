@@ -47,7 +47,7 @@ extension Daemon {
     }
 
     /// The exposition `key` asks for, rendered at most once per state of the figures: a
-    /// render of 4000 interfaces takes about 27 ms on the loop, so scrapes and `metrics`
+    /// render grows with the interfaces and runs on the loop (docs/BENCHMARKS.md), so scrapes and `metrics`
     /// requests between two samples (or saves) are served the bytes already made, and a
     /// stream of them costs the loop a copy each, not a render. The process's own figures
     /// (CPU, memory) are as of that render.

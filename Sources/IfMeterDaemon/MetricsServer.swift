@@ -1,3 +1,4 @@
+import IfMeterCore
 import CMetricsHTTP
 import CSystemd
 #if canImport(Glibc)
@@ -113,15 +114,12 @@ final class MetricsServer {
         ifm_http_stop(server)
     }
 
-    /// Connections open now.
-    var connections: Int { server.map { Int(ifm_http_connections($0)) } ?? 0 }
-
     /// Opens a listening socket on `address`.
     static func listen(on address: MetricsAddress) throws(DaemonError) -> Int32 {
         let fd = ifm_http_listen(address.host, address.port)
         guard fd >= 0 else {
             let kind: DaemonError.Kind = -fd == EADDRINUSE ? .unavailable : -fd == EACCES ? .noPermission : .configuration
-            throw DaemonError(kind, "cannot listen for metrics on \(address): \(String(cString: strerror(-fd)))",
+            throw DaemonError(kind, "cannot listen for metrics on \(address): \(Errno(-fd).description)",
                               call: "bind", errno: -fd)
         }
         return fd

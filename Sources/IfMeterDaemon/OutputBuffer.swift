@@ -1,5 +1,5 @@
 /// Bytes waiting to be written to a client: appended whole, sent from the front. What was sent
-/// is skipped by an offset rather than removed: removing the front of a 2.5 MB answer after
+/// is skipped by an offset rather than removed: removing the front of a large answer after
 /// each partial write moved the rest of it every time.
 struct OutputBuffer {
     private var bytes: [UInt8] = []

@@ -1,3 +1,4 @@
+import IfMeterCore
 import IfMeterWire
 #if canImport(Glibc)
 import Glibc
@@ -17,7 +18,7 @@ func makeDirectories(_ path: String, mode: mode_t) throws(DaemonError) {
     for component in path.split(separator: "/") {
         current += "/" + component
         if mkdir(current, mode) != 0 && errno != EEXIST {
-            throw DaemonError(.cannotCreate, "cannot create directory \(current): \(String(cString: strerror(errno)))")
+            throw DaemonError(.cannotCreate, "cannot create directory \(current): \(Errno(errno).description)")
         }
     }
     var info = stat()

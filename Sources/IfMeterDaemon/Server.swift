@@ -1,3 +1,4 @@
+import IfMeterCore
 import CPeerSocket
 import CSystemd
 import IfMeterWire
@@ -234,10 +235,7 @@ final class Server {
 
     /// One `recv` per turn: a client sending without pause gets its share, not the loop.
     private func readOnce(_ client: Client) {
-        var count: Int
-        repeat {
-            count = recv(client.fd, &readBuffer, readBuffer.count, 0)
-        } while count < 0 && errno == EINTR
+        let count = retryingEINTR { recv(client.fd, &readBuffer, readBuffer.count, 0) }
         if count < 0 {
             if errno != EAGAIN && errno != EWOULDBLOCK { close(client) }
             return
@@ -387,11 +385,10 @@ final class Server {
 
     private func flush(_ client: Client) {
         while !client.output.isEmpty {
-            let written = client.output.withUnsentBytes {
-                Glibc.send(client.fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            let written = client.output.withUnsentBytes { bytes in
+                retryingEINTR { Glibc.send(client.fd, bytes.baseAddress!, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
             }
             if written < 0 {
-                if errno == EINTR { continue }
                 if errno == EAGAIN || errno == EWOULDBLOCK { break }
                 close(client)
                 return

@@ -1,3 +1,4 @@
+import IfMeterCore
 import CSystemd
 import IfMeterWire
 #if canImport(Glibc)
@@ -34,7 +35,7 @@ enum SocketBinding {
         umask(previousMask)
         guard bound == 0 else {
             Glibc.close(fd)
-            throw DaemonError(.cannotCreate, "cannot bind \(path): \(String(cString: strerror(bindError)))",
+            throw DaemonError(.cannotCreate, "cannot bind \(path): \(Errno(bindError).description)",
                               call: "bind", errno: bindError)
         }
         var info = stat()
@@ -44,7 +45,7 @@ enum SocketBinding {
             let error = errno
             Glibc.close(fd)
             unlink(path)
-            throw DaemonError(.noPermission, "cannot set the group of \(path): \(String(cString: strerror(error)))",
+            throw DaemonError(.noPermission, "cannot set the group of \(path): \(Errno(error).description)",
                               call: "lchown", errno: error)
         }
         guard listen(fd, 128) == 0 else {

@@ -26,12 +26,8 @@ extension Daemon {
     static func line(_ id: RequestID?, _ body: () throws -> [UInt8]) -> [UInt8] {
         do {
             return try body()
-        } catch let error as WireError {
-            return LineEncoder.failure(WireError(error.code, error.message, id: id))
-        } catch let error as StoreError {
-            return LineEncoder.failure(WireError(.storeError, error.description, id: id))
         } catch {
-            return LineEncoder.failure(WireError(.storeError, "\(error)", id: id))
+            return LineEncoder.failure(WireError(answering: error, id: id))
         }
     }
 

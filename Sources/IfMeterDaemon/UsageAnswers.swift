@@ -44,7 +44,7 @@ struct UsageQuery: Sendable {
 /// What usage tables need from the service, taken on the loop so the tables themselves can be
 /// read from the store on its own thread.
 struct UsageContext: Sendable {
-    /// Names whose figures are a tunnel's (labelled `tunnel-overhead-excluded`).
+    /// Names whose figures are a tunnel's (labelled `tunnel-double-counted`).
     var tunnels: Set<String>
     var lostEvents: LostEventTimes
     /// Names the service knows (present, or with history it has seen).

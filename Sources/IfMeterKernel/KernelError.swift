@@ -1,3 +1,4 @@
+import IfMeterCore
 import CLinkStats
 #if canImport(Glibc)
 import Glibc
@@ -17,7 +18,7 @@ public struct KernelError: Error, Hashable, Sendable, CustomStringConvertible {
     /// "netlink RTM_GETSTATS dump failed: Operation not permitted (EPERM)"
     public var description: String {
         let name = ifm_errno_name(errno).map { String(cString: $0) } ?? "errno \(errno)"
-        let message = String(cString: strerror(errno))
+        let message = Errno(errno).description
         return "\(call) failed: \(message) (\(name))"
     }
 

@@ -324,7 +324,7 @@ public struct SaveBatch: Sendable {
 
     /// Every present link's record, made one at a time as whoever writes the batch reads them
     /// (the store's thread, in the daemon): thousands of records are work, and held at once
-    /// they were the largest thing a save allocated (1 MB at 4000 links).
+    /// they were the largest thing a save allocated.
     public var presentRecords: some Sequence<InterfaceRecord> {
         present.lazy.compactMap { [verdicts, at] ifindex, link in
             verdicts[ifindex].flatMap { InterfaceRecord(link, $0, at: at) }

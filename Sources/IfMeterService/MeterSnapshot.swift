@@ -12,9 +12,6 @@ public struct MeterSnapshot: Sendable {
     public var saveError: StoreError?
     /// How many `events-lost` events there have been.
     public var eventsLost: Int
-
-    /// How many interfaces are present.
-    public var presentCount: Int { interfaces.lazy.filter { $0.present != nil }.count }
 }
 
 /// One name's figures: its continuous total since its history began, and what it is now.

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import IfMeterCore
 import Glibc
 #endif
 
@@ -16,7 +17,7 @@ public final class StoreLock: @unchecked Sendable {
         guard fd >= 0 else {
             throw StoreError(kind: errno == EACCES || errno == EROFS ? .readOnly : .cannotOpen,
                              path: path, operation: "open",
-                             message: "cannot create lock file \(lockPath): \(String(cString: strerror(errno)))")
+                             message: "cannot create lock file \(lockPath): \(Errno(errno).description)")
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let error = errno
@@ -27,7 +28,7 @@ public final class StoreLock: @unchecked Sendable {
                 .filter(\.isNumber)) : nil
             guard error == EWOULDBLOCK else {
                 throw StoreError(kind: .io, path: path, operation: "lock",
-                                 message: "flock \(lockPath): \(String(cString: strerror(error)))")
+                                 message: "flock \(lockPath): \(Errno(error).description)")
             }
             let owner = pid.map { " (pid \($0))" } ?? ""
             throw StoreError(kind: .locked(byPID: pid), path: path, operation: "open",

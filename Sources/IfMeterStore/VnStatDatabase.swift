@@ -167,14 +167,14 @@ public struct VnStatDatabase: Sendable {
             switch error {
             case ENOENT: throw refuse("no such file", kind: .cannotOpen)
             case ELOOP: throw refuse("it is a symbolic link; give the file it points to", kind: .cannotOpen)
-            default: throw refuse(String(cString: strerror(error)), kind: .cannotOpen)
+            default: throw refuse(Errno(error).description, kind: .cannotOpen)
             }
         }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
             let error = errno
             close(fd)
-            throw refuse(String(cString: strerror(error)), kind: .cannotOpen)
+            throw refuse(Errno(error).description, kind: .cannotOpen)
         }
         let type = info.st_mode & S_IFMT
         guard type == S_IFREG else {

@@ -25,7 +25,9 @@ public struct Paths: Hashable, Sendable {
     public var socket: String
     public var logDirectory: String
 
-    public var database: String { stateDirectory + "/ifmeter.db" }
+    public var database: String { stateDirectory + "/" + Self.databaseName }
+    /// The database's file name in the state directory.
+    public static let databaseName = "ifmeter.db"
     public var log: String { logDirectory + "/" + Self.estimateLogName }
     /// The estimate log's file name; rotated files add `.1` … `.N`.
     public static let estimateLogName = "estimates.jsonl"

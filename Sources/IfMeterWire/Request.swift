@@ -63,7 +63,8 @@ public struct TimeArgument: Hashable, Sendable, Codable {
 }
 
 /// One request line, as sent. Every field is optional here so a request with a bad field can
-/// still be answered under its own `id`; ``Request/validated()`` says what is wrong.
+/// still be answered under its own `id`; ``rangeProblem`` and the command that reads it say what
+/// is wrong.
 public struct Request: Hashable, Sendable, Codable {
     public var v: Int?
     public var id: RequestID?

@@ -24,6 +24,8 @@ public enum ErrorCode: String, Hashable, Sendable, Codable, CaseIterable {
     case storeError = "store_error"
     /// `reload` found a bad config file; the old configuration stays in force.
     case configError = "config_error"
+    /// The daemon itself failed to do what was asked (a system call that should not fail).
+    case internalError = "internal_error"
 }
 
 public struct WireError: Error, Hashable, Sendable, Codable {

@@ -1,3 +1,4 @@
+import IfMeterCore
 import IfMeterWire
 import Synchronization
 #if canImport(Glibc)
@@ -80,7 +81,7 @@ private func onThreads<Item: Sendable>(_ items: [Item], _ body: @escaping @Senda
             Unmanaged<Job>.fromOpaque(raw!).takeRetainedValue().run()
             return nil
         }, job)
-        precondition(created == 0, "pthread_create: \(String(cString: strerror(created)))")
+        precondition(created == 0, "pthread_create: \(Errno(created).description)")
         return thread
     }
     for thread in threads { pthread_join(thread, nil) }

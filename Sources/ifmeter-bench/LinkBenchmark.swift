@@ -52,7 +52,7 @@ final class FloorSocket {
 
     init() throws {
         fd = ifmb_floor_open()
-        guard fd >= 0 else { throw BenchmarkError("cannot open a netlink socket: \(String(cString: strerror(-fd)))") }
+        guard fd >= 0 else { throw BenchmarkError("cannot open a netlink socket: \(Errno(-fd).description)") }
     }
 
     deinit { close(fd) }
@@ -62,7 +62,7 @@ final class FloorSocket {
         sequence &+= 1
         var sum: UInt64 = 0
         let count = ifmb_floor_dump(fd, &buffer, buffer.count, sequence, &sum)
-        guard count >= 0 else { throw BenchmarkError("raw RTM_GETSTATS dump failed: \(String(cString: strerror(-count)))") }
+        guard count >= 0 else { throw BenchmarkError("raw RTM_GETSTATS dump failed: \(Errno(-count).description)") }
         return (Int(count), sum)
     }
 }

@@ -74,9 +74,6 @@ void ifm_http_run(ifm_http_server *server);
 /* Milliseconds until `ifm_http_run` must be called even without input, or -1 for none. */
 int64_t ifm_http_timeout_ms(ifm_http_server *server);
 
-/* Connections open now. */
-unsigned int ifm_http_connections(ifm_http_server *server);
-
 void ifm_http_stop(ifm_http_server *server);
 
 /* A listening TCP socket on a numeric IPv4 or IPv6 address ("" or "::" for every address),
