@@ -39,19 +39,22 @@ let package = Package(
         .target(name: "IfMeterCore"),
         // Kernel sources turned into IfMeterCore values; the only importer of CLinkStats.
         .target(name: "IfMeterKernel", dependencies: ["IfMeterCore", "CLinkStats"]),
+        // History as values, which the service fills and the store keeps: the bucket calendar,
+        // pending writes, interface records, what a start loads, the store's failures. Pure.
+        .target(name: "IfMeterHistory", dependencies: ["IfMeterCore"]),
         // History in SQLite: buckets, totals, epochs and meter state, events, retention.
-        .target(name: "IfMeterStore", dependencies: ["IfMeterCore", "IfMeterJSON", "CSQLite"]),
+        .target(name: "IfMeterStore", dependencies: ["IfMeterCore", "IfMeterHistory", "IfMeterJSON", "CSQLite"]),
         // The one owner of what is counted now: meter, link table, classification, pending
-        // writes, totals, the estimate log's window. Pure: no sockets, files or clock.
-        .target(name: "IfMeterService", dependencies: ["IfMeterCore", "IfMeterStore"]),
+        // writes, totals, the estimate log's window. Pure: no sockets, files, clock or SQLite.
+        .target(name: "IfMeterService", dependencies: ["IfMeterCore", "IfMeterHistory"]),
         // The Prometheus / OpenMetrics exposition of a MeterSnapshot: pure text, no I/O.
-        .target(name: "IfMeterMetrics", dependencies: ["IfMeterService", "IfMeterCore"]),
+        .target(name: "IfMeterMetrics", dependencies: ["IfMeterService", "IfMeterHistory", "IfMeterCore"]),
         // The socket protocol: request and response types, error codes, line framing.
         .target(name: "IfMeterWire", dependencies: ["IfMeterCore", "IfMeterJSON"]),
         // Composition: command line, config, probe, event loop, server, systemd.
         .target(
             name: "IfMeterDaemon",
-            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterService", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterMetrics", "CSystemd", "CPeerSocket", "CMetricsHTTP", "CMemory"]),
+            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterService", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterMetrics", "CSystemd", "CPeerSocket", "CMetricsHTTP", "CMemory"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
         // The client: views, live rates, the estimate log, quota checks, charts.
         .target(name: "IfMeterCLI", dependencies: ["IfMeterCore", "IfMeterWire", "IfMeterJSON"]),
@@ -65,36 +68,36 @@ let package = Package(
         .target(name: "CBenchFloor", cSettings: [.define("_GNU_SOURCE")]),
         // `make bench`: sample cost against a raw C RTM_GETSTATS dump of the same links.
         .executableTarget(
-            name: "ifmeter-bench", dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterStore", "IfMeterWire", "CBenchFloor", "CSQLite"]),
+            name: "ifmeter-bench", dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "CBenchFloor", "CSQLite"]),
         // The fuzz targets' bodies: run under libFuzzer by `make fuzz` (scripts/fuzz), and over
         // the committed corpora by FuzzReplayTests. Never linked into a product.
         .target(
             name: "IfMeterFuzzTargets",
-            dependencies: ["IfMeterDaemon", "IfMeterCLI", "IfMeterService", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterKernel", "CLinkStats"],
+            dependencies: ["IfMeterDaemon", "IfMeterCLI", "IfMeterService", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterKernel", "CLinkStats"],
             path: "Fuzz/Targets"),
         .testTarget(name: "FuzzReplayTests", dependencies: ["IfMeterFuzzTargets"]),
         // Network namespaces, processes and fixtures for the tests; never linked into a product.
         .target(name: "IfMeterTestSupport", path: "Tests/IfMeterTestSupport"),
-        .testTarget(name: "IfMeterMetricsTests", dependencies: ["IfMeterMetrics", "IfMeterService", "IfMeterCore", "IfMeterTestSupport"]),
-        .testTarget(name: "IfMeterServiceTests", dependencies: ["IfMeterService", "IfMeterStore", "IfMeterCore", "IfMeterTestSupport"]),
+        .testTarget(name: "IfMeterMetricsTests", dependencies: ["IfMeterMetrics", "IfMeterService", "IfMeterHistory", "IfMeterCore", "IfMeterTestSupport"]),
+        .testTarget(name: "IfMeterServiceTests", dependencies: ["IfMeterService", "IfMeterHistory", "IfMeterStore", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterCoreTests", dependencies: ["IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(
             name: "IfMeterKernelTests",
-            dependencies: ["IfMeterKernel", "IfMeterService", "IfMeterCore", "IfMeterTestSupport", "CLinkStats"]),
+            dependencies: ["IfMeterKernel", "IfMeterService", "IfMeterHistory", "IfMeterCore", "IfMeterTestSupport", "CLinkStats"]),
         .testTarget(
             name: "IfMeterStoreTests",
-            dependencies: ["IfMeterStore", "IfMeterCore", "IfMeterTestSupport", "store-crash-writer"]),
+            dependencies: ["IfMeterStore", "IfMeterHistory", "IfMeterCore", "IfMeterTestSupport", "store-crash-writer"]),
         // A child process for the crash test: saves in a loop until SIGKILLed.
         .executableTarget(
-            name: "store-crash-writer", dependencies: ["IfMeterStore", "IfMeterCore"],
+            name: "store-crash-writer", dependencies: ["IfMeterStore", "IfMeterHistory", "IfMeterCore"],
             path: "Tests/StoreCrashWriter"),
-        .testTarget(name: "IfMeterDaemonTests", dependencies: ["IfMeterDaemon", "IfMeterCore", "IfMeterStore", "IfMeterWire", "IfMeterService", "IfMeterTestSupport"]),
+        .testTarget(name: "IfMeterDaemonTests", dependencies: ["IfMeterDaemon", "IfMeterCore", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterService", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterCLITests", dependencies: ["IfMeterCLI", "IfMeterCore", "IfMeterWire", "IfMeterJSON", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterJSONTests", dependencies: ["IfMeterJSON"]),
         .testTarget(name: "IfMeterWireTests", dependencies: ["IfMeterWire", "IfMeterJSON", "IfMeterCore"]),
         // Writes a known history (a reset, a DST change) through the real meter and store.
         .executableTarget(
-            name: "history-seeder", dependencies: ["IfMeterStore", "IfMeterCore"],
+            name: "history-seeder", dependencies: ["IfMeterStore", "IfMeterHistory", "IfMeterCore"],
             path: "Tests/HistorySeeder"),
         .testTarget(
             name: "EndToEndTests", dependencies: ["ifmeterd", "ifmeter", "history-seeder", "IfMeterTestSupport"],

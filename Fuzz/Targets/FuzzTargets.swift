@@ -5,6 +5,7 @@ import IfMeterCore
 import IfMeterJSON
 @testable import IfMeterDaemon
 @testable import IfMeterKernel
+import IfMeterHistory
 import IfMeterService
 @testable import IfMeterStore
 import IfMeterWire
@@ -54,7 +55,10 @@ public enum FuzzTargets {
             let readings = [CounterReading(ifindex: 2, counters: LinkCounters(rxBytes: UInt64(100 + step * 1000), txBytes: UInt64(10 + step * 100)))]
             _ = service.ingest(linkEvents: [], readings: readings, at: instant)
         }
-        let saved = service.save(at: origin + 50 * 3600) { pending throws(StoreError) in try store.save(&pending) }
+        let saved = service.save(at: origin + 50 * 3600) { batch throws(StoreError) in
+            let records = batch.presentRecords
+            try store.save(&batch.writes, recording: records)
+        }
         precondition(saved.error == nil, "the fuzz target's history could not be saved: \(saved.error!)")
         // The daemon locks its own state directory's database; the handlers read `store`.
         let paths = Paths(config: directory + "/ifmeterd.conf", configRequired: false, stateDirectory: directory + "/daemon",

@@ -1,5 +1,6 @@
 import CSystemd
 import IfMeterKernel
+import IfMeterHistory
 import IfMeterStore
 #if canImport(Glibc)
 import Glibc

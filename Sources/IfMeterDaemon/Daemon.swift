@@ -2,6 +2,7 @@ import CSystemd
 import IfMeterCore
 import IfMeterKernel
 import IfMeterMetrics
+import IfMeterHistory
 import IfMeterService
 import IfMeterStore
 import IfMeterWire
@@ -223,7 +224,7 @@ final class Daemon {
                 [unowned self] _ in self.readLinkEvents()
             }
             try scheduleTimers()
-            let count = metering.service.links.count
+            let count = metering.service.summary.presentLinks
             Diagnostics.notice("ready: \(count) interfaces, database \(paths.database), socket \(paths.socket)")
             notify("READY=1\nSTATUS=metering \(count) interfaces")
             save()

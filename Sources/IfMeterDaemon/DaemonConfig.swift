@@ -1,4 +1,5 @@
 import IfMeterCore
+import IfMeterHistory
 import IfMeterService
 import IfMeterStore
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import IfMeterCore
 import IfMeterKernel
+import IfMeterHistory
 import IfMeterStore
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import CMemory
 import IfMeterCore
 import IfMeterKernel
+import IfMeterHistory
 import IfMeterService
 import IfMeterStore
 import IfMeterWire
@@ -102,7 +103,8 @@ extension Daemon {
             var batch = batch
             let started = Stopwatch()
             do throws(StoreError) {
-                try store.save(&batch)
+                let records = batch.presentRecords
+                try store.save(&batch.writes, recording: records)
             } catch {
                 return (batch, error, nil, started.seconds)
             }
@@ -136,8 +138,9 @@ extension Daemon {
             if let pruneError {
                 Diagnostics.error("pruning old buckets failed: \(pruneError); it is tried again at the next save")
             }
-            let sampled = metering.service.lastSample.map { Int($0.wall) } ?? Int(batch.at)
-            notify("STATUS=metering \(metering.service.links.count) interfaces; last sample \(sampled)")
+            let summary = metering.service.summary
+            let sampled = summary.sampledAt.map { Int($0.wall) } ?? Int(batch.at)
+            notify("STATUS=metering \(summary.presentLinks) interfaces; last sample \(sampled)")
         }
         for record in EstimateLogRecord.records(of: outcome.log) {
             log.append(LineEncoder.encode(record))

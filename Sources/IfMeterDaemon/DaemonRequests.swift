@@ -1,5 +1,6 @@
 import IfMeterCore
 import IfMeterKernel
+import IfMeterHistory
 import IfMeterService
 import IfMeterStore
 import IfMeterWire
@@ -114,8 +115,8 @@ extension Daemon {
         let waiters = sampleWaiters
         sampleWaiters = []
         sample { [unowned self] in
-            let service = self.metering?.service
-            let result = SampleResult(sampledAt: service?.lastSample?.wall ?? 0, interfaces: service?.links.count ?? 0)
+            let summary = self.metering?.service.summary
+            let result = SampleResult(sampledAt: summary?.sampledAt?.wall ?? 0, interfaces: summary?.presentLinks ?? 0)
             for (client, id) in waiters where client.isOpen {
                 self.reply(result, id, client)
                 self.server.answered(client)
@@ -124,14 +125,14 @@ extension Daemon {
     }
 
     func status() -> StatusResult {
-        let service = metering?.service
-        let running = service != nil
+        let summary = metering?.service.summary
+        let running = summary != nil
         return StatusResult(
             ready: running, version: IfMeterVersion.string, pid: getpid(), startedAt: startedAt,
             interval: interval, saveInterval: config.saveInterval,
-            lastSampleAt: service?.lastSample?.wall, source: running ? "netlink" : nil,
-            interfaces: service?.links.count,
-            store: service.map { StoreHealth(path: paths.database, healthy: $0.saveError == nil,
+            lastSampleAt: summary?.sampledAt?.wall, source: running ? "netlink" : nil,
+            interfaces: summary?.presentLinks,
+            store: summary.map { StoreHealth(path: paths.database, healthy: $0.saveError == nil,
                                              lastSaveAt: $0.lastSaveAt, error: $0.saveError?.description) },
             socket: paths.socket, timeZone: running ? (config.timeZone == .utc ? "utc" : "local") : nil,
             linkEvents: metering.map { LinkEventsHealth(origin: $0.feed.events.origin, receiveBuffer: $0.feed.events.receiveBufferSize) },
@@ -170,7 +171,7 @@ extension Daemon {
 
     func rates() -> RatesResult {
         guard let service = metering?.service else { return RatesResult(at: 0, interfaces: []) }
-        return RatesResult(at: service.lastSample?.wall ?? 0,
+        return RatesResult(at: service.summary.sampledAt?.wall ?? 0,
                            interfaces: service.rates().map { RatesResult.Entry(name: $0.name, rate: RateResult($0.rate)) })
     }
 

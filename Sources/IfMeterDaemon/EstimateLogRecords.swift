@@ -1,3 +1,4 @@
+import IfMeterHistory
 import IfMeterService
 import IfMeterWire
 

@@ -52,7 +52,7 @@ extension Daemon {
     /// stream of them costs the loop a copy each, not a render. The process's own figures
     /// (CPU, memory) are as of that render.
     func exposition(_ key: ExpositionKey) -> (body: [UInt8], gzipped: Bool) {
-        let state = ExpositionState(sampledAt: metering?.service.lastSample?.wall, saves: saveDurations.count)
+        let state = ExpositionState(sampledAt: metering?.service.summary.sampledAt?.wall, saves: saveDurations.count)
         if renderedExpositions.state != state { renderedExpositions = (state, [:]) }
         if let rendered = renderedExpositions.bodies[key] { return rendered }
         let input = metricsInput(process: key.process)

@@ -1,5 +1,6 @@
 import IfMeterCore
 import IfMeterKernel
+import IfMeterHistory
 import IfMeterService
 import IfMeterStore
 import IfMeterWire
@@ -200,7 +201,7 @@ extension Daemon {
 
     /// What usage tables about `figures` take from the service, as of now.
     func usageContext(_ service: MeterService, figures: [InterfaceFigures]) -> UsageContext {
-        UsageContext(tunnels: Set(figures.filter(\.isTunnel).map(\.name)), lostEvents: service.lostEvents,
+        UsageContext(tunnels: Set(figures.filter(\.isTunnel).map(\.name)), lostEvents: service.summary.lostEvents,
                      known: Set(figures.map(\.name)), now: SystemClock.now().wall)
     }
 
@@ -218,7 +219,7 @@ extension Daemon {
     /// store as it is, and say so (``EstimateLabel/unsavedNotIncluded``). `client` nil is the
     /// daemon itself. Returns whether the answer holds everything counted.
     func saveBeforeAnswering(for client: Server.Client?) -> Bool {
-        guard metering?.service.pending.hasUnsavedTraffic == true else { return true }
+        guard metering?.service.summary.hasUnsavedTraffic == true else { return true }
         if let client, !client.isAdmin {
             if let last = lastUnprivilegedSave, loop.now &- last < Self.forcedSaveSpacing { return false }
             lastUnprivilegedSave = loop.now

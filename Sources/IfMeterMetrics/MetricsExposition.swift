@@ -1,4 +1,5 @@
 import IfMeterCore
+import IfMeterHistory
 import IfMeterService
 
 /// What the process exposes about itself, as Prometheus client libraries do.
@@ -119,18 +120,18 @@ public enum MetricsExposition {
     }
 
     static func writeDaemon(_ snapshot: MeterSnapshot, _ input: MetricsInput, to writer: inout ExpositionWriter) {
-        if let sampled = snapshot.sampledAt {
+        if let sampled = snapshot.summary.sampledAt {
             writer.family("ifmeter_last_sample_timestamp_seconds", .gauge, unit: "seconds",
                           help: "When ifmeterd last read the interface counters, in Unix seconds.")
             writer.sample("ifmeter_last_sample_timestamp_seconds", [:], sampled.wall)
         }
         writer.family("ifmeter_store_healthy", .gauge,
                       help: "1 while saves to the database work; 0 while they fail (counting goes on in memory and saves are retried).")
-        writer.sample("ifmeter_store_healthy", [:], UInt64(snapshot.saveError == nil ? 1 : 0))
+        writer.sample("ifmeter_store_healthy", [:], UInt64(snapshot.summary.saveError == nil ? 1 : 0))
         writer.family("ifmeter_link_events_lost_total", .counter,
                       help: "Times link events were lost and ifmeterd resynchronised from a full dump; links that came "
                         + "and went in between may be missing from the totals.")
-        writer.sample("ifmeter_link_events_lost_total", [:], UInt64(snapshot.eventsLost))
+        writer.sample("ifmeter_link_events_lost_total", [:], UInt64(snapshot.summary.eventsLost))
     }
 
     static func writeInterfaces(

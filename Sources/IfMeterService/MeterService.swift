@@ -1,5 +1,6 @@
 import IfMeterCore
-import IfMeterStore
+import IfMeterHistory
+
 
 /// What the service is configured with; a reload replaces it whole.
 public struct ServiceConfiguration: Hashable, Sendable {
@@ -13,27 +14,6 @@ public struct ServiceConfiguration: Hashable, Sendable {
         self.meter = meter
         self.classifier = classifier
         self.store = store
-    }
-}
-
-/// What the database held at start: the service's state before its first observation.
-public struct ServiceHistory: Sendable {
-    public var meterState: MeterState?
-    /// Names with history, with when counting began.
-    public var knownNames: [String: Double]
-    /// Every name's saved all-time total.
-    public var totals: [String: BucketTally]
-    public var interfaces: [StoredInterface]
-    /// When `events-lost` events happened.
-    public var eventsLostAt: [Double]
-
-    public init(meterState: MeterState? = nil, knownNames: [String: Double] = [:], totals: [String: BucketTally] = [:],
-                interfaces: [StoredInterface] = [], eventsLostAt: [Double] = []) {
-        self.meterState = meterState
-        self.knownNames = knownNames
-        self.totals = totals
-        self.interfaces = interfaces
-        self.eventsLostAt = eventsLostAt
     }
 }
 
@@ -57,32 +37,32 @@ public struct Ingested: Sendable {
 /// States: before ``start(links:unparseable:at:)`` the meter awaits its first dump and
 /// ingests are ignored (there is nothing to compare them to); after it, running.
 public struct MeterService: Sendable {
-    public private(set) var meter: Meter
+    private(set) var meter: Meter
     /// Every link the kernel announced, by ifindex, as of its last message (names are never
     /// re-read per sample).
-    public private(set) var links = SlotTable<Link>()
+    private(set) var links = SlotTable<Link>()
     /// Each present link's class, decided when it was announced.
-    public private(set) var verdicts = SlotTable<Classification>()
+    private(set) var verdicts = SlotTable<Classification>()
     /// Every distinct class reason, once (``classify(_:)``).
     private var reasons = Set<String>()
     public private(set) var configuration: ServiceConfiguration
     /// Traffic, events and records counted and not yet in the database.
-    public private(set) var pending = PendingWrites()
+    private(set) var pending = PendingWrites()
     /// Every name's saved all-time total: advanced only by a save that succeeded.
     private(set) var savedTotals: [String: BucketTally]
     /// Names with history, present or not, as of the last save or note.
     private(set) var history: [String: StoredInterface]
-    public private(set) var lostEvents: LostEventTimes
+    private(set) var lostEvents: LostEventTimes
     /// The estimate log's window: traffic and events since it was last closed.
     private var window: LogWindowBuilder
     /// The unsaved totals of saves begun and not finished, by batch.
     private var inFlightTotals: [Int: [String: BucketTally]] = [:]
     private var nextBatch = 0
     /// When counters were last read (the start dump or a sample).
-    public private(set) var lastSample: MeterInstant?
-    public private(set) var lastSaveAt: Double?
+    private(set) var lastSample: MeterInstant?
+    private(set) var lastSaveAt: Double?
     /// Why the last save failed; nil once one succeeds.
-    public private(set) var saveError: StoreError?
+    private(set) var saveError: StoreError?
 
     public init(bootID: String, configuration: ServiceConfiguration, history loaded: ServiceHistory, at start: Double) {
         meter = Meter(bootID: bootID, configuration: configuration.meter, restoring: loaded.meterState,

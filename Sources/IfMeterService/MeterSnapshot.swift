@@ -1,17 +1,32 @@
 import IfMeterCore
-import IfMeterStore
+import IfMeterHistory
+
 
 /// What is counted now, for every reader of current figures: socket answers, `/metrics`, the
 /// CLI's views. A value: taking it costs one pass over the interfaces, reading it costs nothing.
 public struct MeterSnapshot: Sendable {
-    /// When counters were last read; nil before the first dump.
-    public var sampledAt: MeterInstant?
+    public var summary: MeterSummary
     /// Present interfaces by ifindex, then names with history that are absent, by name.
     public var interfaces: [InterfaceFigures]
+}
+
+/// The part of a snapshot that does not grow with the interfaces, for readers that need no
+/// figures (`status`, `sample`, the systemd status line): taking it costs nothing.
+public struct MeterSummary: Hashable, Sendable {
+    /// When counters were last read; nil before the first dump.
+    public var sampledAt: MeterInstant?
+    /// How many links the kernel announced and have not gone.
+    public var presentLinks: Int
     public var lastSaveAt: Double?
+    /// Why the last save failed; nil once one succeeds.
     public var saveError: StoreError?
+    /// When link events were lost (the `events-lost` events).
+    public var lostEvents: LostEventTimes
+    /// Whether traffic or events are counted and not yet saved.
+    public var hasUnsavedTraffic: Bool
+
     /// How many `events-lost` events there have been.
-    public var eventsLost: Int
+    public var eventsLost: Int { lostEvents.times.count }
 }
 
 /// One name's figures: its continuous total since its history began, and what it is now.
@@ -58,8 +73,12 @@ extension MeterService {
         let absent = history.values.filter { !presentNames.contains($0.name) }.sorted { $0.name < $1.name }.map {
             figures(ofAbsent: $0, unsaved: unsaved)
         }
-        return MeterSnapshot(sampledAt: lastSample, interfaces: present + absent, lastSaveAt: lastSaveAt,
-                             saveError: saveError, eventsLost: lostEvents.times.count)
+        return MeterSnapshot(summary: summary, interfaces: present + absent)
+    }
+
+    public var summary: MeterSummary {
+        MeterSummary(sampledAt: lastSample, presentLinks: links.count, lastSaveAt: lastSaveAt, saveError: saveError,
+                     lostEvents: lostEvents, hasUnsavedTraffic: pending.hasUnsavedTraffic)
     }
 
     /// The figures of those of `names` ifmeter knows, in the order given, without building

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import IfMeterCore
+import IfMeterHistory
 
 /// One bucket of history: traffic in `[start, end)` and what broke its continuity.
 public struct UsageRow: Hashable, Sendable {
@@ -31,23 +32,6 @@ public struct Projection: Hashable, Sendable {
     /// How much of the period has passed, 0…1.
     public var elapsedFraction: Double
     public var labels: [EstimateLabel] { EstimateLabel.always + [.projection] }
-}
-
-/// A name the store has history for.
-public struct StoredInterface: Hashable, Sendable {
-    public var name: String
-    public var interfaceClass: String?
-    public var kind: String
-    public var firstSeen: Double
-    public var lastSeen: Double
-
-    public init(name: String, interfaceClass: String?, kind: String, firstSeen: Double, lastSeen: Double) {
-        self.name = name
-        self.interfaceClass = interfaceClass
-        self.kind = kind
-        self.firstSeen = firstSeen
-        self.lastSeen = lastSeen
-    }
 }
 
 extension Store {

@@ -1,3 +1,4 @@
+import IfMeterHistory
 /// The database layout, as forward migrations: migration `n` takes `PRAGMA user_version` from
 /// `n` to `n + 1`. Never edit a released migration; append a new one. The bucket and total
 /// columns come from ``TallyColumns``, so the two tables and every statement agree.

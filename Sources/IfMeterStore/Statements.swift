@@ -1,3 +1,4 @@
+import IfMeterHistory
 /// The statements a save and a load use, prepared once.
 struct Statements {
     let upsertBucket, upsertTotal, insertEvent, upsertInterface, closeEpochs, upsertEpoch: Statement

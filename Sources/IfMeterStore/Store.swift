@@ -1,41 +1,11 @@
 import CSQLite
 import FoundationEssentials
 import IfMeterCore
+import IfMeterHistory
 import IfMeterJSON
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// How long each resolution is kept. Defaults are at least vnStat's: 5-minute 48 hours,
-/// hourly 4 days, daily 62 days, monthly 25 months, yearly and totals forever.
-public struct Retention: Hashable, Sendable {
-    /// Seconds; nil keeps forever.
-    public var fiveMinutes: Int64? = 48 * 3600
-    public var hours: Int64? = 4 * 86400
-    public var days: Int64? = 62 * 86400
-    /// Calendar months; nil keeps forever.
-    public var months: Int? = 25
-    /// Calendar years; nil keeps forever.
-    public var years: Int?
-    /// Seconds of events kept; nil keeps forever.
-    public var events: Int64?
-
-    public init() {}
-}
-
-public struct StoreConfiguration: Hashable, Sendable {
-    public var calendar = BucketCalendar()
-    public var retention = Retention()
-    /// First day (1–28) of each interface's billing month; others use `defaultMonthStartDay`.
-    public var monthStartDays: [String: Int] = [:]
-    public var defaultMonthStartDay = 1
-
-    public init() {}
-
-    public func monthStartDay(for name: String) -> Int {
-        monthStartDays[name] ?? defaultMonthStartDay
-    }
-}
 
 /// ifmeter's history in SQLite (DESIGN §4): one writer, WAL, `synchronous=FULL`.
 ///
@@ -370,5 +340,16 @@ public final class Store {
             result.append((.year, start))
         }
         return result
+    }
+}
+
+extension Store {
+    /// Everything the meter service starts from: the meter state, every name's total and
+    /// record, and when link events were lost.
+    public func loadHistory() throws(StoreError) -> ServiceHistory {
+        let meter = try loadMeter()
+        return ServiceHistory(
+            meterState: meter.state, knownNames: meter.knownNames, totals: try totals().mapValues(\.tally),
+            interfaces: try interfaces(), eventsLostAt: try events(kind: .eventsLost, limit: 100_000).map(\.at))
     }
 }

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import IfMeterCore
+import IfMeterHistory
 import Glibc
 #endif
 

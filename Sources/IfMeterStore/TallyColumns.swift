@@ -1,4 +1,5 @@
 import IfMeterCore
+import IfMeterHistory
 
 /// The columns every bucket and total row has, in this order: one definition for the schema,
 /// the upserts, the reads and the values bound.

@@ -3,6 +3,7 @@ import CSQLite
 import Glibc
 #endif
 import IfMeterCore
+import IfMeterHistory
 
 /// A vnStat 2.x database (`vnstat.db`), read without disturbing a running vnstatd: opened
 /// read-only, or immutable when it cannot be locked. Only what an import needs is read.

@@ -1,4 +1,5 @@
 import IfMeterCore
+import IfMeterHistory
 
 /// What importing one vnStat interface did (or, dry, would do).
 public struct ImportReport: Hashable, Sendable {

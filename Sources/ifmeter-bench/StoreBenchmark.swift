@@ -1,5 +1,6 @@
 import CSQLite
 import IfMeterCore
+import IfMeterHistory
 import IfMeterStore
 #if canImport(Glibc)
 import Glibc

@@ -7,6 +7,7 @@
 // 512 KiB; wwan0 rx (h mod 5) × 10 MiB, tx 2 MiB.
 // usage: history-seeder DATABASE
 import IfMeterCore
+import IfMeterHistory
 import IfMeterStore
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import Foundation
 import IfMeterCore
 @testable import IfMeterDaemon
+import IfMeterHistory
 import IfMeterStore
 import IfMeterWire
 import Testing

@@ -1,5 +1,6 @@
 import IfMeterCore
 @testable import IfMeterDaemon
+import IfMeterHistory
 import IfMeterService
 @testable import IfMeterStore
 import IfMeterTestSupport

@@ -1,5 +1,6 @@
 import IfMeterCore
 import IfMeterKernel
+import IfMeterHistory
 import IfMeterService
 import IfMeterTestSupport
 import Testing

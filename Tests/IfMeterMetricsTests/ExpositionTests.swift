@@ -1,6 +1,7 @@
 import Foundation
 import IfMeterCore
 import IfMeterMetrics
+import IfMeterHistory
 import IfMeterService
 import IfMeterTestSupport
 import Testing

@@ -1,4 +1,5 @@
 import IfMeterCore
+import IfMeterHistory
 import IfMeterService
 @testable import IfMeterStore
 import IfMeterTestSupport
@@ -59,7 +60,8 @@ final class ServiceHarness {
         let failure = failSaves
         let outcome = service.save(at: instant.wall) { batch throws(StoreError) in
             if let failure { throw failure }
-            try store.save(&batch)
+            let records = batch.presentRecords
+            try store.save(&batch.writes, recording: records)
         }
         logs.append(outcome.log)
         return outcome
@@ -123,7 +125,7 @@ struct MeterServiceTests {
         harness.ingest(readings: [reading(2, traffic(400, 40))], at: at(60))
         let failed = harness.save(at: at(60))
         #expect(failed.error == diskFull)
-        #expect(harness.service.saveError == diskFull)
+        #expect(harness.service.summary.saveError == diskFull)
         #expect(try harness.storedTotal("eth0") == traffic(100, 10))
         #expect(harness.total("eth0") == traffic(400, 40))
         harness.ingest(readings: [reading(2, traffic(900, 90))], at: at(90))
@@ -131,12 +133,12 @@ struct MeterServiceTests {
         harness.failSaves = nil
         let recovered = harness.save(at: at(120))
         #expect(recovered.error == nil && recovered.recovered)
-        #expect(harness.service.saveError == nil && harness.service.lastSaveAt == at(120).wall)
+        #expect(harness.service.summary.saveError == nil && harness.service.summary.lastSaveAt == at(120).wall)
         #expect(try harness.storedTotal("eth0") == traffic(900, 90))
         #expect(harness.total("eth0") == traffic(900, 90))
         // The log's windows still add up to the truth across the failed saves.
         #expect(harness.logged("eth0") == traffic(900, 90))
-        #expect(!harness.service.pending.hasUnsavedTraffic)
+        #expect(!harness.service.summary.hasUnsavedTraffic)
     }
 
     @Test("saves in flight on another thread: figures count them meanwhile; a failed one comes back under newer traffic")
@@ -145,13 +147,14 @@ struct MeterServiceTests {
         harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
         harness.ingest(readings: [reading(2, traffic(100, 10, 1, 1))], at: at(30))
         var first = harness.service.beginSave(at: at(30).wall)
-        #expect(!harness.service.pending.hasUnsavedTraffic)
+        #expect(!harness.service.summary.hasUnsavedTraffic)
         #expect(harness.total("eth0") == traffic(100, 10, 1, 1), "a batch in flight still counts")
         harness.ingest(readings: [reading(2, traffic(400, 40, 4, 4))], at: at(60))
         let second = harness.service.beginSave(at: at(60).wall)
         #expect(harness.total("eth0") == traffic(400, 40, 4, 4))
         // The first batch is written; the second fails (disk full) and is pending again.
-        try harness.store.save(&first)
+        let records = first.presentRecords
+        try harness.store.save(&first.writes, recording: records)
         #expect(harness.service.finishSave(first, error: nil).error == nil)
         #expect(harness.service.finishSave(second, error: diskFull).error == diskFull)
         #expect(harness.total("eth0") == traffic(400, 40, 4, 4), "nothing counted twice or lost")
@@ -186,7 +189,7 @@ struct MeterServiceTests {
                        readings: [reading(5, traffic(600, 60))], at: at(60))
         #expect(harness.total("tun0") == traffic(700, 70))
         #expect(harness.events.last?.kind == .deleted)
-        #expect(harness.service.links.isEmpty)
+        #expect((harness.service.summary.presentLinks == 0))
         // Re-created after the sample: a new epoch counted from zero.
         harness.ingest([.event(.newOrChanged(link("tun0", 6, traffic(40, 4), kind: "tun", tunFlags: 0x1001)))], at: at(70))
         harness.ingest(readings: [reading(6, traffic(90, 9))], at: at(90))
@@ -276,22 +279,22 @@ struct MeterServiceTests {
         harness.start([link("eth0", 2, traffic(0, 0)), link("tap1", 4, traffic(0, 0), kind: "tun", tunFlags: 0x1002)], at: at(0))
         harness.ingest([.resync(links: [link("eth0", 2, traffic(10, 1))], unparseable: 0)], at: at(20))
         #expect(harness.events.suffix(2).map(\.kind) == [.eventsLost, .vanished])
-        #expect(harness.service.lostEvents.count(from: at(0).wall, to: at(30).wall) == 1)
+        #expect(harness.service.summary.lostEvents.count(from: at(0).wall, to: at(30).wall) == 1)
         #expect(harness.figures("eth0")?.labels.contains(.eventsLost) == true)
-        #expect(harness.service.snapshot().eventsLost == 1)
+        #expect(harness.service.snapshot().summary.eventsLost == 1)
         harness.save(at: at(30))
         try harness.restart(at: at(40))
-        #expect(harness.service.lostEvents.count(from: at(0).wall, to: at(30).wall) == 1)
+        #expect(harness.service.summary.lostEvents.count(from: at(0).wall, to: at(30).wall) == 1)
     }
 
     @Test("nothing is counted before the first dump")
     func beforeStart() throws {
         let harness = try ServiceHarness()
         harness.ingest([.event(.newOrChanged(link("eth0", 2, traffic(10, 1))))], readings: [reading(2, traffic(10, 1))], at: at(1))
-        #expect(harness.events.isEmpty && harness.service.links.isEmpty && harness.service.lastSample == nil)
+        #expect(harness.events.isEmpty && (harness.service.summary.presentLinks == 0) && harness.service.summary.sampledAt == nil)
         harness.start([link("eth0", 2, traffic(20, 2))], at: at(2), unparseable: 3)
         #expect(harness.events.map(\.kind) == [.firstSight, .eventsLost])
-        #expect(harness.service.lastSample == at(2))
+        #expect(harness.service.summary.sampledAt == at(2))
     }
 }
 

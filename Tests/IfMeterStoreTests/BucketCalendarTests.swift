@@ -1,3 +1,4 @@
+import IfMeterHistory
 import IfMeterStore
 import IfMeterTestSupport
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import IfMeterCore
+@testable import IfMeterHistory
 @testable import IfMeterStore
 import IfMeterTestSupport
 import Testing

@@ -1,4 +1,5 @@
 import IfMeterCore
+@testable import IfMeterHistory
 @testable import IfMeterStore
 import IfMeterTestSupport
 import Testing

@@ -4,6 +4,7 @@
 // real kernel's counters continue across a daemon restart.
 // usage: store-crash-writer DATABASE INTERFACES
 import IfMeterCore
+import IfMeterHistory
 import IfMeterStore
 #if canImport(Glibc)
 import Glibc

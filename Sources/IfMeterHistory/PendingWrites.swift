@@ -21,17 +21,21 @@ public struct InterfaceRecord: Hashable, Sendable {
 /// bounded however long the disk stays full. Saved in one transaction with the meter state it
 /// belongs to; kept (and added to) when a save fails.
 public struct PendingWrites: Sendable {
-    struct BucketKey: Hashable, Sendable {
-        var name: String
-        var resolution: Resolution
-        var start: Int64
+    /// One bucket: a name's traffic at one resolution from `start`.
+    public struct BucketKey: Hashable, Sendable {
+        public var name: String
+        public var resolution: Resolution
+        public var start: Int64
     }
 
-    var buckets: [BucketKey: BucketTally] = [:]
-    var totals: [String: BucketTally] = [:]
-    var events: [CounterEvent] = []
-    var interfaces: [String: InterfaceRecord] = [:]
-    var meterState: MeterState?
+    // What the store writes; only these folds change them.
+    public private(set) var buckets: [BucketKey: BucketTally] = [:]
+    public private(set) var totals: [String: BucketTally] = [:]
+    public private(set) var events: [CounterEvent] = []
+    /// Records of links that went (deleted, vanished) since the last save.
+    public private(set) var interfaces: [String: InterfaceRecord] = [:]
+    /// The meter state these writes lead to, saved in the same transaction.
+    public internal(set) var meterState: MeterState?
     /// Events left out because too many piled up unsaved; the daemon reports the number.
     public private(set) var droppedEvents = 0
 

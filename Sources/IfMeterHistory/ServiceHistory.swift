@@ -1,0 +1,22 @@
+import IfMeterCore
+
+/// What the database held at start: the service's state before its first observation.
+public struct ServiceHistory: Sendable {
+    public var meterState: MeterState?
+    /// Names with history, with when counting began.
+    public var knownNames: [String: Double]
+    /// Every name's saved all-time total.
+    public var totals: [String: BucketTally]
+    public var interfaces: [StoredInterface]
+    /// When `events-lost` events happened.
+    public var eventsLostAt: [Double]
+
+    public init(meterState: MeterState? = nil, knownNames: [String: Double] = [:], totals: [String: BucketTally] = [:],
+                interfaces: [StoredInterface] = [], eventsLostAt: [Double] = []) {
+        self.meterState = meterState
+        self.knownNames = knownNames
+        self.totals = totals
+        self.interfaces = interfaces
+        self.eventsLostAt = eventsLostAt
+    }
+}
