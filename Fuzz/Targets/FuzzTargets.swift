@@ -65,9 +65,9 @@ public enum FuzzTargets {
                           socket: directory + "/ifmeterd.sock", logDirectory: directory)
         let daemon = try! Daemon(options: try! DaemonOptions(arguments: []), paths: paths, config: DaemonConfig())
         // The worker's thread idles: the handlers' store jobs run here, on the fuzz target's store.
-        let feed = try! LinkFeed()
-        daemon.lifecycle = .running(Daemon.Metering(worker: try! StoreWorker(store, loop: daemon.loop), feed: feed,
-                                                    dumper: try! KernelWorker(feed, loop: daemon.loop),
+        let feeds = LinkFeeds([try! LinkFeed()])
+        daemon.lifecycle = .running(Daemon.Metering(worker: try! StoreWorker(store, loop: daemon.loop), feeds: feeds,
+                                                    dumper: try! KernelWorker(feeds, loop: daemon.loop),
                                                     answers: try! AnswerWorker((), loop: daemon.loop), service: service))
         sharedDaemon = daemon
         sharedStore = store

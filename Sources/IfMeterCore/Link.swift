@@ -1,5 +1,7 @@
 /// What the kernel says about one network interface: identity, type, state and counters.
 public struct Link: Hashable, Sendable {
+    /// The namespace the link is in; its ifindex is unique there only.
+    public var namespace: NamespaceID
     public var ifindex: Int32
     public var name: String
     /// The netlink `IFLA_INFO_KIND` (`veth`, `tun`, `bridge`, …); empty when the driver has none.
@@ -29,13 +31,17 @@ public struct Link: Hashable, Sendable {
     /// sample); nil when nobody read it.
     public var sysfs: SysfsFacts?
 
+    /// The link's identity while it exists.
+    public var key: LinkKey { LinkKey(namespace, ifindex: ifindex) }
+
     public init(
-        ifindex: Int32, name: String, kind: String = "", arpType: UInt16,
+        namespace: NamespaceID = .own, ifindex: Int32, name: String, kind: String = "", arpType: UInt16,
         flags: InterfaceFlags = [], operState: OperState = .unknown, mtu: UInt32 = 0,
         address: String = "", master: Int32? = nil, parent: Int32? = nil,
         counters: LinkCounters? = nil, countersAre32Bit: Bool = false,
         speedBitsPerSecond: UInt64? = nil, sysfs: SysfsFacts? = nil
     ) {
+        self.namespace = namespace
         self.ifindex = ifindex
         self.name = name
         self.kind = kind
@@ -144,6 +150,6 @@ public enum LinkEvent: Hashable, Sendable {
 public enum LinkObservation: Hashable, Sendable {
     case event(LinkEvent)
     /// Events were lost (the socket overflowed, a read failed, or `unparseable` messages could
-    /// not be read); `links` is a full dump taken afterwards.
-    case resync(links: [Link], unparseable: Int)
+    /// not be read); `links` is a full dump of `namespace` taken afterwards.
+    case resync(links: [Link], namespace: NamespaceID = .own, unparseable: Int)
 }

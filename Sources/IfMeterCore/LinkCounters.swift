@@ -35,11 +35,16 @@ public struct LinkCounters: Hashable, Sendable, Codable {
 
 /// One row of a counters-only sample: the counters of the link with this ifindex.
 public struct CounterReading: Hashable, Sendable {
+    public var namespace: NamespaceID
     public var ifindex: Int32
     public var counters: LinkCounters
 
-    public init(ifindex: Int32, counters: LinkCounters) {
+    public init(namespace: NamespaceID = .own, ifindex: Int32, counters: LinkCounters) {
+        self.namespace = namespace
         self.ifindex = ifindex
         self.counters = counters
     }
+
+    /// The link these counters are of.
+    public var key: LinkKey { LinkKey(namespace, ifindex: ifindex) }
 }

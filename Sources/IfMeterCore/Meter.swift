@@ -44,7 +44,7 @@ public struct Meter: Sendable {
     /// saved in; after a reboot they all close at their saved values.
     private mutating func resumableEpochs(
         of restored: MeterState, at instant: MeterInstant
-    ) -> ([Int32: TrackedInterface], MeterOutput) {
+    ) -> ([LinkKey: TrackedInterface], MeterOutput) {
         guard restored.bootID == bootID else {
             return ([:], MeterOutput(events: [CounterEvent(
                 kind: .reboot, at: instant.wall,
@@ -52,7 +52,7 @@ public struct Meter: Sendable {
                     + "\(restored.interfaces.count) epoch(s) closed at their last saved values")]))
         }
         lastInstant = restored.lastInstant
-        return (Dictionary(restored.interfaces.map { ($0.ifindex, $0) }) { first, _ in first }, MeterOutput())
+        return (Dictionary(restored.interfaces.map { ($0.key, $0) }) { first, _ in first }, MeterOutput())
     }
 
     /// `name`'s history was deleted: a link counted under it now has counted since `wall`; a
@@ -80,44 +80,45 @@ public struct Meter: Sendable {
         output += checkClock(instant)
         output.events.reserveCapacity(output.events.count + links.count)
         self.restored = nil
-        let present = Set(links.map(\.ifindex))
+        let present = Set(links.map(\.key))
         let resumableNames = Set(resumable.values.map(\.name))
-        // In ifindex order, through sorted positions: sorting the links would copy every one.
-        for link in links.indices.sorted(by: { links[$0].ifindex < links[$1].ifindex }).lazy.map({ links[$0] }) {
+        // In key order, through sorted positions: sorting the links would copy every one.
+        for link in links.indices.sorted(by: { links[$0].key < links[$1].key }).lazy.map({ links[$0] }) {
             guard let counters = link.counters else { continue }
             let current = Traffic(counters)
-            if var interface = resumable[link.ifindex] {
+            if var interface = resumable[link.key] {
                 output += resume(&interface, link: link, current: current, at: instant)
             } else if firstSeen[link.name] != nil {
                 let replaces = resumableNames.contains(link.name)
-                    && !resumable.values.contains { $0.name == link.name && present.contains($0.ifindex) }
+                    && !resumable.values.contains { $0.name == link.name && present.contains($0.key) }
                 output += countFromZero(link, current: current, at: instant,
                                         why: newEpoch(of: link, replacing: replaces, whileDown: true))
             } else {
                 output += baseline(link, current: current, at: instant)
             }
         }
-        for interface in resumable.values.sorted(by: { $0.ifindex < $1.ifindex })
-        where !present.contains(interface.ifindex) {
+        for interface in resumable.values.sorted(by: { $0.key < $1.key })
+        where !present.contains(interface.key) {
             output.events.append(CounterEvent(
                 kind: .vanished, at: instant.wall, interface: interface.name,
-                ifindex: interface.ifindex, previous: interface.last,
+                namespace: interface.namespace, ifindex: interface.ifindex, previous: interface.last,
                 detail: "gone while the daemon was down; counted up to its last saved values"))
         }
         return output
     }
 
-    /// A full dump after the event socket overflowed: links the meter missed appearing count from
-    /// zero, links missing from the dump are closed at their last values, the rest advance.
-    public mutating func resync(links: [Link], at instant: MeterInstant) -> MeterOutput {
+    /// A full dump of `namespace` after its event socket overflowed: links the meter missed
+    /// appearing count from zero, links of that namespace missing from the dump are closed at
+    /// their last values, the rest advance.
+    public mutating func resync(links: [Link], of namespace: NamespaceID = .own, at instant: MeterInstant) -> MeterOutput {
         guard phase == .running else { return start(links: links, at: instant) }
         var output = checkClock(instant)
-        let present = Set(links.map(\.ifindex))
-        for interface in tracked.values.sorted(by: { $0.ifindex < $1.ifindex })
-        where !present.contains(interface.ifindex) {
-            output += vanish(interface.ifindex, at: instant, detail: "missing from a full dump")
+        let present = Set(links.map(\.key))
+        for interface in tracked.values.sorted(by: { $0.key < $1.key })
+        where interface.namespace == namespace && !present.contains(interface.key) {
+            output += vanish(interface.key, at: instant, detail: "missing from a full dump")
         }
-        for link in links.sorted(by: { $0.ifindex < $1.ifindex }) {
+        for link in links.sorted(by: { $0.key < $1.key }) {
             output += observe(link, at: instant)
         }
         return output
@@ -145,10 +146,10 @@ public struct Meter: Sendable {
         // In place, one index lookup per table: this runs for every link every interval, and
         // copying each epoch out and back (strings retained and released) was most of its cost.
         for reading in readings {
-            guard let position = tracked.position(of: reading.ifindex) else { continue }
+            guard let position = tracked.position(of: reading.key) else { continue }
             let step = Self.advance(&tracked[position: position], to: Traffic(reading.counters), at: instant,
                                     configuration: configuration)
-            rates[reading.ifindex, default: Rate(startingAt: instant, smoothingSeconds: smoothing)]
+            rates[reading.key, default: Rate(startingAt: instant, smoothingSeconds: smoothing)]
                 .close(adding: step.deltas.last?.traffic ?? .zero, at: instant)
             output += step
         }
@@ -162,12 +163,12 @@ public struct Meter: Sendable {
     private mutating func observe(_ link: Link, at instant: MeterInstant) -> MeterOutput {
         guard let counters = link.counters else { return MeterOutput() }
         var current = Traffic(counters)
-        guard var interface = tracked[link.ifindex] else {
+        guard var interface = tracked[link.key] else {
             var output = MeterOutput()
             // Same name on another ifindex: its deletion was never announced (``MeterRule/recreated``).
-            let stale = tracked.values.filter { $0.name == link.name }.map(\.ifindex).sorted()
-            for ifindex in stale {
-                output += vanish(ifindex, at: instant, detail: "replaced by ifindex \(link.ifindex)")
+            let stale = tracked.values.filter { $0.name == link.name && $0.namespace == link.namespace }.map(\.key).sorted()
+            for key in stale {
+                output += vanish(key, at: instant, detail: "replaced by ifindex \(link.ifindex)")
             }
             output += countFromZero(link, current: current, at: instant,
                                     why: newEpoch(of: link, replacing: !stale.isEmpty, whileDown: false))
@@ -188,7 +189,7 @@ public struct Meter: Sendable {
         interface.speedBitsPerSecond = link.speedBitsPerSecond
         let output = interface.name == link.name
             ? MeterOutput() : rename(&interface, to: link.name, at: instant)
-        tracked[link.ifindex] = interface
+        tracked[link.key] = interface
         return output
     }
 
@@ -225,7 +226,7 @@ public struct Meter: Sendable {
         firstSeen[link.name] = instant.wall
         track(link, last: current, at: instant)
         return MeterOutput(events: [CounterEvent(
-            kind: .firstSight, at: instant.wall, interface: link.name, ifindex: link.ifindex,
+            kind: .firstSight, at: instant.wall, interface: link.name, namespace: link.namespace, ifindex: link.ifindex,
             current: current,
             detail: "first seen at daemon start; traffic before now is not counted")])
     }
@@ -239,13 +240,13 @@ public struct Meter: Sendable {
         let flags: MeterDelta.Flags = kind == .appeared ? [] : .reset
         if firstSeen[link.name] == nil { firstSeen[link.name] = instant.wall }
         track(link, last: .zero, at: instant)
-        var interface = tracked[link.ifindex]!
+        var interface = tracked[link.key]!
         var output = MeterOutput(events: [CounterEvent(
-            kind: kind, at: instant.wall, interface: link.name, ifindex: link.ifindex,
+            kind: kind, at: instant.wall, interface: link.name, namespace: link.namespace, ifindex: link.ifindex,
             current: current, detail: detail)])
         // The counters cover an unknown time since creation, so no rate cap can judge them.
         output += advance(&interface, to: current, at: instant, flags: flags, judgeRate: false)
-        tracked[link.ifindex] = interface
+        tracked[link.key] = interface
         return output
     }
 
@@ -256,11 +257,11 @@ public struct Meter: Sendable {
     ) -> MeterOutput {
         let downSeconds = instant.wall - interface.lastInstant.wall
         let saved = interface.last
-        rates[link.ifindex] = Rate(startingAt: instant, smoothingSeconds: configuration.rateSmoothingSeconds)
+        rates[link.key] = Rate(startingAt: instant, smoothingSeconds: configuration.rateSmoothingSeconds)
         var output = advance(&interface, to: current, at: instant, flags: .gap)
         let counted = output.deltas.last { $0.flags.contains(.gap) }?.traffic ?? .zero
         output.events.insert(CounterEvent(
-            kind: .gap, at: instant.wall, interface: interface.name, ifindex: interface.ifindex,
+            kind: .gap, at: instant.wall, interface: interface.name, namespace: interface.namespace, ifindex: interface.ifindex,
             previous: saved, current: current, delta: counted,
             detail: "resumed after \(Int(downSeconds.rounded())) s without sampling; "
                 + "traffic since the last save is counted now"), at: 0)
@@ -277,33 +278,33 @@ public struct Meter: Sendable {
         interface.name = name
         if firstSeen[name] == nil { firstSeen[name] = instant.wall }
         return MeterOutput(events: [CounterEvent(
-            kind: .rename, at: instant.wall, interface: name, ifindex: interface.ifindex,
+            kind: .rename, at: instant.wall, interface: name, namespace: interface.namespace, ifindex: interface.ifindex,
             current: interface.last, detail: "renamed from \(old) to \(name); the epoch continues")])
     }
 
     /// ``MeterRule/deleted``: final = the larger of the last poll and the message, per counter (a veth whose
     /// peer is gone reports rx 0 in its delete message).
     private mutating func delete(_ link: Link, at instant: MeterInstant) -> MeterOutput {
-        guard var interface = tracked[link.ifindex] else { return MeterOutput() }
+        guard var interface = tracked[link.key] else { return MeterOutput() }
         let message = link.counters.map(Traffic.init) ?? .zero
         let polled = interface.last
         var output = advance(&interface, to: Traffic.max(polled, message), at: instant, flags: .final)
         output.events.append(CounterEvent(
-            kind: .deleted, at: instant.wall, interface: interface.name, ifindex: interface.ifindex,
+            kind: .deleted, at: instant.wall, interface: interface.name, namespace: interface.namespace, ifindex: interface.ifindex,
             previous: polled, current: message, delta: output.deltas.last?.traffic ?? .zero,
             detail: "deleted; counted up to its final counters (the larger of the last poll "
                 + "and the delete message, per counter)"))
-        tracked[link.ifindex] = nil
-        rates[link.ifindex] = nil
+        tracked[link.key] = nil
+        rates[link.key] = nil
         return output
     }
 
     /// ``MeterRule/recreated``: an ifindex that disappeared without a delete message closes at its last values.
-    private mutating func vanish(_ ifindex: Int32, at instant: MeterInstant, detail: String) -> MeterOutput {
-        guard let interface = tracked.removeValue(forKey: ifindex) else { return MeterOutput() }
-        rates[ifindex] = nil
+    private mutating func vanish(_ key: LinkKey, at instant: MeterInstant, detail: String) -> MeterOutput {
+        guard let interface = tracked.removeValue(forKey: key) else { return MeterOutput() }
+        rates[key] = nil
         return MeterOutput(events: [CounterEvent(
-            kind: .vanished, at: instant.wall, interface: interface.name, ifindex: ifindex,
+            kind: .vanished, at: instant.wall, interface: interface.name, namespace: key.namespace, ifindex: key.ifindex,
             previous: interface.last,
             detail: "\(detail); closed at its last known counters")])
     }
@@ -316,7 +317,7 @@ public struct Meter: Sendable {
         let output = Self.advance(&interface, to: current, at: instant, configuration: configuration,
                                   flags: flags, judgeRate: judgeRate)
         let smoothing = configuration.rateSmoothingSeconds
-        rates[interface.ifindex, default: Rate(startingAt: instant, smoothingSeconds: smoothing)]
+        rates[interface.key, default: Rate(startingAt: instant, smoothingSeconds: smoothing)]
             .add(output.deltas.last?.traffic ?? .zero)
         return output
     }
@@ -341,7 +342,7 @@ public struct Meter: Sendable {
         case .wrapped(_, let counters):
             flags.insert(.wrapped)
             output.events.append(CounterEvent(
-                kind: .wrap, at: instant.wall, interface: interface.name, ifindex: interface.ifindex,
+                kind: .wrap, at: instant.wall, interface: interface.name, namespace: interface.namespace, ifindex: interface.ifindex,
                 previous: interface.last, current: current, delta: delta,
                 detail: "32-bit \(counters.joined(separator: ", ")) wrapped past 2^32"))
         case .reset:
@@ -349,7 +350,7 @@ public struct Meter: Sendable {
             interface.epoch.generation += 1
             interface.epoch.since = instant.wall
             output.events.append(CounterEvent(
-                kind: .reset, at: instant.wall, interface: interface.name, ifindex: interface.ifindex,
+                kind: .reset, at: instant.wall, interface: interface.name, namespace: interface.namespace, ifindex: interface.ifindex,
                 previous: interface.last, current: current, delta: delta,
                 detail: "counters went backwards with the same ifindex; new epoch, "
                     + "its current values are counted"))
@@ -368,7 +369,7 @@ public struct Meter: Sendable {
             flags.insert(.implausibleDropped)
             output.events.append(CounterEvent(
                 kind: .implausible, at: instant.wall, interface: interface.name,
-                ifindex: interface.ifindex, previous: interface.last, current: current, delta: dropped,
+                namespace: interface.namespace, ifindex: interface.ifindex, previous: interface.last, current: current, delta: dropped,
                 detail: "more than \(cap) bytes in \(Int(elapsed.rounded())) s is beyond this link; "
                     + "left out of the totals"))
         }
@@ -376,7 +377,7 @@ public struct Meter: Sendable {
         interface.lastInstant = instant
         if !delta.isZero || !flags.isEmpty {
             output.deltas.append(MeterDelta(
-                name: interface.name, ifindex: interface.ifindex, epoch: interface.epoch,
+                name: interface.name, namespace: interface.namespace, ifindex: interface.ifindex, epoch: interface.epoch,
                 traffic: delta, at: instant.wall, flags: flags))
         }
         return output
@@ -400,12 +401,12 @@ public struct Meter: Sendable {
     }
 
     private mutating func track(_ link: Link, last: Traffic, at instant: MeterInstant) {
-        tracked[link.ifindex] = TrackedInterface(
-            name: link.name, ifindex: link.ifindex, kind: link.kind,
+        tracked[link.key] = TrackedInterface(
+            name: link.name, namespace: link.namespace, ifindex: link.ifindex, kind: link.kind,
             epoch: Epoch(bootID: bootID, ifindex: link.ifindex, since: instant.wall),
             last: last, lastInstant: instant, countersAre32Bit: link.countersAre32Bit,
             speedBitsPerSecond: link.speedBitsPerSecond)
-        rates[link.ifindex] = Rate(startingAt: instant, smoothingSeconds: configuration.rateSmoothingSeconds)
+        rates[link.key] = Rate(startingAt: instant, smoothingSeconds: configuration.rateSmoothingSeconds)
     }
 
     /// ``MeterRule/clockJump``: wall time that moved differently from boot time is a clock jump. Buckets

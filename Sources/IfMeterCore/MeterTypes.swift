@@ -48,6 +48,9 @@ public struct Epoch: Hashable, Sendable, Codable {
 /// What the meter remembers about one interface it is counting.
 public struct TrackedInterface: Hashable, Sendable, Codable {
     public var name: String
+    /// The namespace of the link being counted (not in the coding: the store keeps it in a
+    /// column of its own).
+    public var namespace: NamespaceID = .own
     public var ifindex: Int32
     public var kind: String
     public var epoch: Epoch
@@ -58,10 +61,11 @@ public struct TrackedInterface: Hashable, Sendable, Codable {
     public var speedBitsPerSecond: UInt64?
 
     public init(
-        name: String, ifindex: Int32, kind: String, epoch: Epoch, last: Traffic,
+        name: String, namespace: NamespaceID = .own, ifindex: Int32, kind: String, epoch: Epoch, last: Traffic,
         lastInstant: MeterInstant, countersAre32Bit: Bool = false, speedBitsPerSecond: UInt64? = nil
     ) {
         self.name = name
+        self.namespace = namespace
         self.ifindex = ifindex
         self.kind = kind
         self.epoch = epoch
@@ -75,6 +79,9 @@ public struct TrackedInterface: Hashable, Sendable, Codable {
         case name, ifindex, kind, epoch, last, lastInstant = "last_instant"
         case countersAre32Bit = "counters_32bit", speedBitsPerSecond = "speed_bps"
     }
+
+    /// The link being counted.
+    public var key: LinkKey { LinkKey(namespace, ifindex: ifindex) }
 }
 
 /// Everything the meter needs to resume after a restart: export it in the same transaction as
@@ -118,6 +125,7 @@ public struct MeterDelta: Hashable, Sendable {
     }
 
     public var name: String
+    public var namespace: NamespaceID
     public var ifindex: Int32
     public var epoch: Epoch
     public var traffic: Traffic
@@ -125,8 +133,10 @@ public struct MeterDelta: Hashable, Sendable {
     public var at: Double
     public var flags: Flags
 
-    public init(name: String, ifindex: Int32, epoch: Epoch, traffic: Traffic, at: Double, flags: Flags = []) {
+    public init(name: String, namespace: NamespaceID = .own, ifindex: Int32, epoch: Epoch, traffic: Traffic,
+                at: Double, flags: Flags = []) {
         self.name = name
+        self.namespace = namespace
         self.ifindex = ifindex
         self.epoch = epoch
         self.traffic = traffic
@@ -176,6 +186,9 @@ public struct CounterEvent: Hashable, Sendable, Codable {
     public var kind: Kind
     public var at: Double
     public var interface: String?
+    /// The namespace of the link it is about (not in the coding: a namespace's links are named
+    /// as subjects of their own where they are shown).
+    public var namespace: NamespaceID = .own
     public var ifindex: Int32?
     /// Raw counters before and after, where the rule involves them.
     public var previous: Traffic?
@@ -184,18 +197,20 @@ public struct CounterEvent: Hashable, Sendable, Codable {
     public var delta: Traffic?
     public var detail: String
 
-    public init(kind: Kind, at: Double, interface: String? = nil, ifindex: Int32? = nil,
+    public init(kind: Kind, at: Double, interface: String? = nil, namespace: NamespaceID = .own, ifindex: Int32? = nil,
                 previous: Traffic? = nil, current: Traffic? = nil, delta: Traffic? = nil,
                 detail: String) {
         self.kind = kind
         self.at = at
         self.interface = interface
+        self.namespace = namespace
         self.ifindex = ifindex
         self.previous = previous
         self.current = current
         self.delta = delta
         self.detail = detail
     }
+    enum CodingKeys: String, CodingKey { case kind, at, interface, ifindex, previous, current, delta, detail }
 }
 
 /// What one input to the meter produced.

@@ -1,5 +1,5 @@
-/// Per-link state keyed by ifindex, stored densely: the values in one array, a small index
-/// from ifindex to position. A `Dictionary` of 4000 links keeps 8192 slots of the whole value
+/// Per-link state keyed by ``LinkKey`` (namespace and ifindex), stored densely: the values in
+/// one array, a small index from key to position. A `Dictionary` of 4000 links keeps 8192 slots of the whole value
 /// (its capacity is a power of two above 4/3 of the count); this keeps one value per link and
 /// 8 bytes of index per slot, which is most of what the daemon holds per link.
 ///
@@ -7,14 +7,14 @@
 /// iteration as `(key, value)` pairs); the order is not meaningful (a removal moves the last
 /// value into the gap), so readers that need one sort by key.
 public struct SlotTable<Value> {
-    private var positions: [Int32: Int32] = [:]
-    public private(set) var keys: [Int32] = []
+    private var positions: [LinkKey: Int32] = [:]
+    public private(set) var keys: [LinkKey] = []
     public private(set) var values: [Value] = []
 
     public init() {}
 
     /// The table of `values`, each under `key(value)`; a later value with the same key wins.
-    public init(_ values: some Sequence<Value>, key: (Value) -> Int32) {
+    public init(_ values: some Sequence<Value>, key: (Value) -> LinkKey) {
         keys.reserveCapacity(values.underestimatedCount)
         self.values.reserveCapacity(values.underestimatedCount)
         positions.reserveCapacity(values.underestimatedCount)
@@ -24,9 +24,9 @@ public struct SlotTable<Value> {
     /// The table of `values` when their keys are unique: the table shares the array's storage
     /// instead of copying it (a full dump of thousands of links is megabytes). Otherwise as
     /// ``init(_:key:)``, a later value winning.
-    public init(adopting values: [Value], key: (Value) -> Int32) {
+    public init(adopting values: [Value], key: (Value) -> LinkKey) {
         let keys = values.map(key)
-        var positions: [Int32: Int32] = [:]
+        var positions: [LinkKey: Int32] = [:]
         positions.reserveCapacity(keys.count)
         for (position, key) in keys.enumerated() { positions[key] = Int32(position) }
         guard positions.count == keys.count else {
@@ -41,7 +41,7 @@ public struct SlotTable<Value> {
     public var count: Int { values.count }
     public var isEmpty: Bool { values.isEmpty }
 
-    public subscript(key: Int32) -> Value? {
+    public subscript(key: LinkKey) -> Value? {
         get { positions[key].map { values[Int($0)] } }
         set {
             if let newValue {
@@ -59,7 +59,7 @@ public struct SlotTable<Value> {
     }
 
     /// The value under `key`, inserting `defaultValue` first when there is none; modified in place.
-    public subscript(key: Int32, default defaultValue: @autoclosure () -> Value) -> Value {
+    public subscript(key: LinkKey, default defaultValue: @autoclosure () -> Value) -> Value {
         get { self[key] ?? defaultValue() }
         _modify {
             let position: Int
@@ -77,7 +77,7 @@ public struct SlotTable<Value> {
 
     /// Where `key`'s value is in ``values``, valid until the next insertion or removal: for work
     /// that reads and changes it in place through ``subscript(position:)``.
-    public func position(of key: Int32) -> Int? {
+    public func position(of key: LinkKey) -> Int? {
         positions[key].map(Int.init)
     }
 
@@ -88,13 +88,13 @@ public struct SlotTable<Value> {
     }
 
     /// Modifies the value under `key` in place, if there is one.
-    public mutating func update(_ key: Int32, _ body: (inout Value) -> Void) {
+    public mutating func update(_ key: LinkKey, _ body: (inout Value) -> Void) {
         guard let position = positions[key] else { return }
         body(&values[Int(position)])
     }
 
     @discardableResult
-    public mutating func removeValue(forKey key: Int32) -> Value? {
+    public mutating func removeValue(forKey key: LinkKey) -> Value? {
         guard let position = positions.removeValue(forKey: key).map(Int.init) else { return nil }
         let removed = values[position]
         let last = values.count - 1
@@ -119,7 +119,7 @@ public struct SlotTable<Value> {
 }
 
 extension SlotTable: Sequence {
-    public func makeIterator() -> some IteratorProtocol<(key: Int32, value: Value)> {
+    public func makeIterator() -> some IteratorProtocol<(key: LinkKey, value: Value)> {
         zip(keys, values).lazy.map { (key: $0, value: $1) }.makeIterator()
     }
 

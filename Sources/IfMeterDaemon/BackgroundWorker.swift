@@ -140,7 +140,7 @@ final class BackgroundWorker<Resource> {
 typealias StoreWorker = BackgroundWorker<Store>
 
 /// The thread that takes the kernel's counters dump.
-typealias KernelWorker = BackgroundWorker<LinkFeed>
+typealias KernelWorker = BackgroundWorker<LinkFeeds>
 
 /// The thread that builds answers from a copy of the meter's state (`MeterService` is a
 /// `Sendable` value: the copy shares its storage until the loop next changes it).

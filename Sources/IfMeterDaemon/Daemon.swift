@@ -28,26 +28,27 @@ final class Daemon {
         case stopping
     }
 
-    /// What exists only while running: the store (behind its own thread), the kernel feed and
-    /// the service they serve.
+    /// What exists only while running: the store (behind its own thread), the kernel feeds (one
+    /// per metered namespace) and the service they serve.
     final class Metering {
         let worker: StoreWorker
-        let feed: LinkFeed
+        let feeds: LinkFeeds
         /// Takes the counters dump off the loop.
         let dumper: KernelWorker
         /// Builds `interfaces` answers from a copy of the service, off the loop.
         let answers: AnswerWorker
         var service: MeterService
-        /// The link-event socket's source: off while a counters dump is out.
-        var linkEvents: EventSource?
+        /// Each feed's link-event socket's source, in the feeds' order: off while a counters
+        /// dump is out.
+        var linkEvents: [EventSource] = []
         /// A counters dump is out; what to do once its readings are applied.
         var sampling: [() -> Void]?
         /// A sample was asked for while one was out: another follows it.
         var sampleAgain: [() -> Void]?
 
-        init(worker: StoreWorker, feed: LinkFeed, dumper: KernelWorker, answers: AnswerWorker, service: MeterService) {
+        init(worker: StoreWorker, feeds: LinkFeeds, dumper: KernelWorker, answers: AnswerWorker, service: MeterService) {
             self.worker = worker
-            self.feed = feed
+            self.feeds = feeds
             self.dumper = dumper
             self.answers = answers
             self.service = service
@@ -203,25 +204,28 @@ final class Daemon {
             for repair in store.repairs { Diagnostics.warning("database \(paths.database): repaired \(repair)") }
             store.waitWhenBusy(milliseconds: Self.busyWaitMilliseconds)
             let bootID: String
-            let feed: LinkFeed
+            let feeds: LinkFeeds
             let dump: (links: [Link], unparseable: Int)
             do throws(KernelError) {
                 bootID = try SystemClock.bootID()
-                feed = try LinkFeed(eventSocket: passed.linkEvents)
-                feed.annotate = LinkFeed.reading(SysfsReader(root: options.sysfsRoot))
-                dump = try feed.startDump()
+                let own = try LinkFeed(eventSocket: passed.linkEvents)
+                own.annotate = LinkFeed.reading(SysfsReader(root: options.sysfsRoot))
+                feeds = LinkFeeds([own])
+                dump = try feeds.startDump()
             } catch {
                 throw DaemonError(error)
             }
             let now = SystemClock.now()
-            let metering = Metering(worker: try StoreWorker(store, loop: loop), feed: feed,
-                                    dumper: try KernelWorker(feed, loop: loop),
+            let metering = Metering(worker: try StoreWorker(store, loop: loop), feeds: feeds,
+                                    dumper: try KernelWorker(feeds, loop: loop),
                                     answers: try AnswerWorker((), loop: loop), service: MeterService(
                 bootID: bootID, configuration: config.serviceConfiguration, history: history, at: startedAt))
             lifecycle = .running(metering)
             act(on: metering.service.start(links: dump.links, unparseable: dump.unparseable, at: now))
-            metering.linkEvents = try loop.watch(fd: feed.events.fileDescriptor, events: UInt32(EPOLLIN.rawValue)) {
-                [unowned self] _ in self.readLinkEvents()
+            for feed in feeds.feeds {
+                metering.linkEvents.append(try loop.watch(fd: feed.events.fileDescriptor, events: UInt32(EPOLLIN.rawValue)) {
+                    [unowned self] _ in self.readLinkEvents(from: feed)
+                })
             }
             try scheduleTimers()
             let count = metering.service.summary.presentLinks

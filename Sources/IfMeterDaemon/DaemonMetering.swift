@@ -27,15 +27,15 @@ extension Daemon {
         let now = SystemClock.now()
         let events: [LinkObservation]
         do {
-            events = try metering.feed.readQueuedEvents()
+            events = try metering.feeds.readQueuedEvents()
         } catch {
             Diagnostics.error("sample failed: \(error)")
             return done()
         }
         metering.sampling = [done]
-        metering.linkEvents?.setEnabled(false)
-        metering.dumper.run({ feed in Result { () throws(KernelError) in try feed.dumpCounters() } }, then: { [unowned self] result in
-            metering.linkEvents?.setEnabled(true)
+        for source in metering.linkEvents { source.setEnabled(false) }
+        metering.dumper.run({ feeds in Result { () throws(KernelError) in try feeds.dumpCounters() } }, then: { [unowned self] result in
+            for source in metering.linkEvents { source.setEnabled(true) }
             let readings: [CounterReading]?
             do {
                 readings = try result.get()
@@ -61,18 +61,18 @@ extension Daemon {
         guard let metering else { return }
         do {
             let now = SystemClock.now()
-            let read = try metering.feed.sample()
+            let read = try metering.feeds.sample()
             act(on: metering.service.ingest(linkEvents: read.linkEvents, readings: read.readings, at: now))
         } catch {
             Diagnostics.error("sample failed: \(error)")
         }
     }
 
-    /// The event socket is readable: one bounded read, so a burst is taken over several turns.
-    func readLinkEvents() {
+    /// A feed's event socket is readable: one bounded read, so a burst is taken over several turns.
+    func readLinkEvents(from feed: LinkFeed) {
         guard let metering else { return }
         do {
-            let ingested = metering.service.ingest(linkEvents: try metering.feed.readEvents(), at: SystemClock.now())
+            let ingested = metering.service.ingest(linkEvents: try feed.readEvents(), at: SystemClock.now())
             act(on: ingested)
             if ingested.wantsSave { save() }
         } catch {

@@ -4,8 +4,10 @@ import IfMeterCore
 /// dump socket, and the sysfs facts read when a link is announced. It keeps no meter state;
 /// ``MeterService`` in IfMeterService decides what the observations mean.
 ///
-/// Its sockets belong to the network namespace of the thread that created it.
+/// Its sockets belong to the network namespace of the thread that created it, which is
+/// `namespace` in every link and reading it gives.
 public final class LinkFeed {
+    public let namespace: NamespaceID
     private let dumps: NetlinkSocket
     public let events: LinkEventSocket
     /// Adds what netlink does not say (sysfs facts, link speed) to each link; runs on dumps and
@@ -13,7 +15,8 @@ public final class LinkFeed {
     public var annotate: (inout Link) -> Void = { _ in }
 
     /// Subscribes to link events first, so nothing that happens during the start dump is missed.
-    public init(eventSocket: Int32? = nil) throws(KernelError) {
+    public init(namespace: NamespaceID = .own, eventSocket: Int32? = nil) throws(KernelError) {
+        self.namespace = namespace
         events = try LinkEventSocket(adopting: eventSocket)
         dumps = try NetlinkSocket()
     }
@@ -65,7 +68,11 @@ public final class LinkFeed {
     /// run on another thread while nothing else here is called (the daemon stops reading
     /// events until its readings are applied: a resync would dump on the same socket).
     public func dumpCounters() throws(KernelError) -> [CounterReading] {
-        try dumps.dumpCounters()
+        var readings = try dumps.dumpCounters()
+        if namespace != .own {
+            for index in readings.indices { readings[index].namespace = namespace }
+        }
+        return readings
     }
 
     private func readOnce() throws(KernelError) -> (observations: [LinkObservation], messages: Int) {
@@ -73,14 +80,17 @@ public final class LinkFeed {
         var observations: [LinkObservation] = batch.events.map { event in
             switch event {
             case .newOrChanged(var link):
+                link.namespace = namespace
                 annotate(&link)
                 return .event(.newOrChanged(link))
-            case .deleted:
-                return .event(event)
+            case .deleted(var link):
+                link.namespace = namespace
+                return .event(.deleted(link))
             }
         }
         if batch.overflowed {
-            observations.append(.resync(links: try annotated(dumps.dumpLinks()), unparseable: batch.unparseable))
+            observations.append(.resync(links: try annotated(dumps.dumpLinks()), namespace: namespace,
+                                        unparseable: batch.unparseable))
         }
         return (observations, batch.messages)
     }
@@ -88,7 +98,10 @@ public final class LinkFeed {
     /// Annotated in place: the dump is the only reference to its array, so nothing is copied.
     private func annotated(_ links: consuming [Link]) -> [Link] {
         var links = links
-        for index in links.indices { annotate(&links[index]) }
+        for index in links.indices {
+            links[index].namespace = namespace
+            annotate(&links[index])
+        }
         return links
     }
 }

@@ -50,7 +50,7 @@ struct LogWindowBuilder: Sendable {
     /// The window `[start, end)`, and a new one from `end`.
     mutating func close(at end: Double, links: SlotTable<Link>, verdicts: SlotTable<Classification>,
                         lostEvents: LostEventTimes) -> LogWindow {
-        let byName = Dictionary(links.values.map { ($0.name, $0.ifindex) }) { first, _ in first }
+        let byName = Dictionary(links.values.map { ($0.name, $0.key) }) { first, _ in first }
         let lost = lostEvents.count(from: start, to: end.nextUp)
         let estimates = tallies.sorted { $0.key < $1.key }.map { name, entry in
             WindowEstimate(name: name, classification: byName[name].flatMap { verdicts[$0] }, start: start, end: end,

@@ -94,7 +94,7 @@ public struct MeterService: Sendable {
                     + "those links are not metered until the kernel announces them again"))
         }
         lastSample = instant
-        return take(output, ignoring: ignoredIndexes)
+        return take(output, ignoring: ignoredLinks)
     }
 
     /// What the kernel said since the last ingest: link observations in the order it said them,
@@ -109,7 +109,7 @@ public struct MeterService: Sendable {
             ingested.events += apply(observation, at: instant).events
         }
         if let readings {
-            ingested.events += take(meter.apply(sample: readings, at: instant), ignoring: ignoredIndexes).events
+            ingested.events += take(meter.apply(sample: readings, at: instant), ignoring: ignoredLinks).events
             lastSample = instant
         }
         return ingested
@@ -117,22 +117,22 @@ public struct MeterService: Sendable {
 
     private mutating func apply(_ observation: LinkObservation, at instant: MeterInstant) -> Ingested {
         // Ignored before or after: a deleted link's verdict is gone after, a new one's only there after.
-        var ignoring = ignoredIndexes
+        var ignoring = ignoredLinks
         switch observation {
         case .event(.newOrChanged(let link)):
-            links[link.ifindex] = link
-            verdicts[link.ifindex] = classify(link)
-            ignoring.formUnion(ignoredIndexes)
+            links[link.key] = link
+            verdicts[link.key] = classify(link)
+            ignoring.formUnion(ignoredLinks)
             return take(meter.apply(.newOrChanged(link), at: instant), ignoring: ignoring)
         case .event(.deleted(let link)):
-            if let present = links[link.ifindex] { remember(present, at: instant.wall) }
-            links[link.ifindex] = nil
-            verdicts[link.ifindex] = nil
+            if let present = links[link.key] { remember(present, at: instant.wall) }
+            links[link.key] = nil
+            verdicts[link.key] = nil
             return take(meter.apply(.deleted(link), at: instant), ignoring: ignoring)
-        case .resync(let dump, let unparseable):
-            replaceLinks(with: dump, at: instant.wall)
-            ignoring.formUnion(ignoredIndexes)
-            var output = meter.resync(links: dump, at: instant)
+        case .resync(let dump, let namespace, let unparseable):
+            replaceLinks(of: namespace, with: dump, at: instant.wall)
+            ignoring.formUnion(ignoredLinks)
+            var output = meter.resync(links: dump, of: namespace, at: instant)
             let vanished = output.events.filter { $0.kind == .vanished }.compactMap(\.interface)
             output.events.insert(CounterEvent(
                 kind: .eventsLost, at: instant.wall,
@@ -145,10 +145,25 @@ public struct MeterService: Sendable {
     }
 
     /// A full dump replaces the link table; links missing from it were last seen now.
+    /// Every link, from the start dump.
     private mutating func replaceLinks(with dump: [Link], at time: Double) {
-        let present = Set(dump.map(\.ifindex))
-        for link in links.values where !present.contains(link.ifindex) { remember(link, at: time) }
-        links = SlotTable(adopting: dump, key: \.ifindex)
+        let present = Set(dump.map(\.key))
+        for link in links.values where !present.contains(link.key) { remember(link, at: time) }
+        links = SlotTable(adopting: dump, key: \.key)
+        classifyAll()
+    }
+
+    /// The links of one namespace, from a resync dump of it; the others' stay as they are.
+    private mutating func replaceLinks(of namespace: NamespaceID, with dump: [Link], at time: Double) {
+        guard links.keys.contains(where: { $0.namespace != namespace }) else {
+            return replaceLinks(with: dump, at: time)
+        }
+        let present = Set(dump.map(\.key))
+        for link in links.values where link.namespace == namespace && !present.contains(link.key) {
+            remember(link, at: time)
+            links[link.key] = nil
+        }
+        for link in dump { links[link.key] = link }
         classifyAll()
     }
 
@@ -166,26 +181,28 @@ public struct MeterService: Sendable {
     private mutating func classifyAll() {
         reasons = []
         var verdicts = SlotTable<Classification>()
-        for (ifindex, link) in links { verdicts[ifindex] = classify(link) }
+        for (key, link) in links { verdicts[key] = classify(link) }
         self.verdicts = verdicts
     }
 
     /// Links a config rule ignores: their traffic and events are dropped where they enter.
-    private var ignoredIndexes: Set<Int32> {
+    private var ignoredLinks: Set<LinkKey> {
         // Without an ignore rule nothing is ignored: no pass over every link each sample.
         guard configuration.classifier.rules.contains(where: { $0.action == .ignore }) else { return [] }
-        return Set(verdicts.compactMap { ifindex, verdict in
-            if case .ignored = verdict { return ifindex }
+        return Set(verdicts.compactMap { key, verdict in
+            if case .ignored = verdict { return key }
             return nil
         })
     }
 
     /// Routes kept meter output to the pending writes and the log window.
-    private mutating func take(_ output: MeterOutput, ignoring ignored: Set<Int32>) -> Ingested {
+    private mutating func take(_ output: MeterOutput, ignoring ignored: Set<LinkKey>) -> Ingested {
         var kept = output
         if !ignored.isEmpty {
-            kept.deltas = output.deltas.filter { !ignored.contains($0.ifindex) }
-            kept.events = output.events.filter { $0.ifindex.map { !ignored.contains($0) } ?? true }
+            kept.deltas = output.deltas.filter { !ignored.contains(LinkKey($0.namespace, ifindex: $0.ifindex)) }
+            kept.events = output.events.filter { event in
+                event.ifindex.map { !ignored.contains(LinkKey(event.namespace, ifindex: $0)) } ?? true
+            }
         }
         let store = configuration.store
         pending.add(kept, calendar: store.calendar, monthStartDay: store.monthStartDay(for:))
@@ -261,7 +278,7 @@ public struct MeterService: Sendable {
     /// absent name's figures. (A present link's figures come from the link table; its record
     /// is written by each save, ``SaveBatch/presentRecords``.)
     private mutating func remember(_ link: Link, at time: Double) {
-        guard let verdict = verdicts[link.ifindex], let record = InterfaceRecord(link, verdict, at: time) else { return }
+        guard let verdict = verdicts[link.key], let record = InterfaceRecord(link, verdict, at: time) else { return }
         pending.note(record)
         history[link.name] = StoredInterface(
             name: link.name, interfaceClass: verdict.label, kind: link.kind,

@@ -88,7 +88,7 @@ extension MeterService {
         let unsaved = unsavedTotals
         // By position, reading only each link's name: copying every Link out of the table
         // was most of a one-interface question at 4000 links.
-        var present: [String: Int32] = [:]
+        var present: [String: LinkKey] = [:]
         // A few names are compared (equal small strings compare as two words); hashing each of
         // thousands of names to look it up in a set cost more than the rest of the answer.
         let isWanted: (String) -> Bool = names.count <= 8 ? { names.contains($0) } : { wanted.contains($0) }
@@ -98,21 +98,21 @@ extension MeterService {
             }
         }
         return names.compactMap { name in
-            if let ifindex = present[name], let link = links[ifindex] { return figures(of: link, unsaved: unsaved) }
+            if let key = present[name], let link = links[key] { return figures(of: link, unsaved: unsaved) }
             return history[name].map { figures(ofAbsent: $0, unsaved: unsaved) }
         }
     }
 
     private func figures(of link: Link, unsaved: [String: BucketTally]) -> InterfaceFigures {
-        let verdict = verdicts[link.ifindex] ?? configuration.classifier.classify(link)
+        let verdict = verdicts[link.key] ?? configuration.classifier.classify(link)
         let since = meter.firstSeen[link.name]
         return InterfaceFigures(
             name: link.name, interfaceClass: verdict.label, classReason: verdict.reason, kind: link.kind,
             total: total(of: link.name, unsaved: unsaved), since: since,
             eventsLost: lostEvents.count(from: since ?? 0, to: .infinity),
             present: InterfaceFigures.Present(
-                ifindex: link.ifindex, operState: link.operState, tracked: meter.tracked[link.ifindex],
-                rate: meter.rates[link.ifindex].flatMap { $0.isMeasured ? $0 : nil }),
+                ifindex: link.ifindex, operState: link.operState, tracked: meter.tracked[link.key],
+                rate: meter.rates[link.key].flatMap { $0.isMeasured ? $0 : nil }),
             lastSeen: nil)
     }
 
@@ -139,8 +139,8 @@ extension MeterService {
 
     /// Present interfaces' rates, once a full interval has been measured.
     public func rates() -> [(name: String, rate: Rate)] {
-        links.values.sorted { $0.ifindex < $1.ifindex }.compactMap { link in
-            meter.rates[link.ifindex].flatMap { $0.isMeasured ? (link.name, $0) : nil }
+        links.values.sorted { $0.key < $1.key }.compactMap { link in
+            meter.rates[link.key].flatMap { $0.isMeasured ? (link.name, $0) : nil }
         }
     }
 }

@@ -1,3 +1,4 @@
+import IfMeterCore
 import IfMeterHistory
 import CSQLite
 #if canImport(Glibc)
@@ -239,6 +240,15 @@ final class Statement {
                                  + "was the file edited by hand?")
         }
         return narrow
+    }
+    /// A namespace number, checked like ``int32(_:)``: a file edited by hand is refused, not trapped on.
+    func namespace(_ column: Int32) throws(StoreError) -> NamespaceID {
+        let value = int64(column)
+        guard let number = UInt32(exactly: value) else {
+            throw StoreError(kind: .corrupt, path: connection.path, operation: operation,
+                             message: "namespace holds \(value), outside 0…\(UInt32.max); was the file edited by hand?")
+        }
+        return NamespaceID(rawValue: number)
     }
     func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }

@@ -83,5 +83,37 @@ enum Schema {
             PRIMARY KEY (source, name, resolution, start)
         ) WITHOUT ROWID;
         """,
+        // 2 → 3: a link's identity is (namespace, ifindex), so an epoch is keyed by its boot,
+        // namespace, ifindex and generation. Every epoch written before is the daemon's own
+        // namespace's (0). SQLite cannot change a primary key in place: the table is rebuilt.
+        """
+        CREATE TABLE epochs_keyed (
+            boot_id TEXT NOT NULL,
+            namespace INTEGER NOT NULL,
+            ifindex INTEGER NOT NULL,
+            generation INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            since REAL NOT NULL,
+            open INTEGER NOT NULL,
+            last_rx_bytes INTEGER NOT NULL,
+            last_tx_bytes INTEGER NOT NULL,
+            last_rx_packets INTEGER NOT NULL,
+            last_tx_packets INTEGER NOT NULL,
+            last_wall REAL NOT NULL,
+            last_boot_ns INTEGER NOT NULL,
+            counters_32bit INTEGER NOT NULL,
+            speed_bps INTEGER,
+            saved_in INTEGER NOT NULL,
+            PRIMARY KEY (boot_id, namespace, ifindex, generation)
+        );
+        INSERT INTO epochs_keyed
+            SELECT boot_id, 0, ifindex, generation, name, kind, since, open, last_rx_bytes, last_tx_bytes,
+                   last_rx_packets, last_tx_packets, last_wall, last_boot_ns, counters_32bit, speed_bps, saved_in
+            FROM epochs;
+        DROP TABLE epochs;
+        ALTER TABLE epochs_keyed RENAME TO epochs;
+        CREATE INDEX epochs_open ON epochs (open);
+        """,
     ]
 }

@@ -38,9 +38,9 @@ struct Statements {
         upsertEpoch = try connection.prepare("""
             INSERT INTO epochs (boot_id, ifindex, generation, name, kind, since, open,
                                 last_rx_bytes, last_tx_bytes, last_rx_packets, last_tx_packets,
-                                last_wall, last_boot_ns, counters_32bit, speed_bps, saved_in)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
-            ON CONFLICT (boot_id, ifindex, generation) DO UPDATE SET
+                                last_wall, last_boot_ns, counters_32bit, speed_bps, saved_in, namespace)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+            ON CONFLICT (boot_id, namespace, ifindex, generation) DO UPDATE SET
                 name = excluded.name, kind = excluded.kind, open = 1, saved_in = excluded.saved_in,
                 last_rx_bytes = excluded.last_rx_bytes, last_tx_bytes = excluded.last_tx_bytes,
                 last_rx_packets = excluded.last_rx_packets, last_tx_packets = excluded.last_tx_packets,
@@ -55,8 +55,8 @@ struct Statements {
         meterValues = try connection.prepare("SELECT key, value FROM meter", "read")
         openEpochs = try connection.prepare("""
             SELECT boot_id, ifindex, generation, name, kind, since, last_rx_bytes, last_tx_bytes,
-                   last_rx_packets, last_tx_packets, last_wall, last_boot_ns, counters_32bit, speed_bps
-            FROM epochs WHERE open = 1 ORDER BY ifindex
+                   last_rx_packets, last_tx_packets, last_wall, last_boot_ns, counters_32bit, speed_bps, namespace
+            FROM epochs WHERE open = 1 ORDER BY namespace, ifindex
             """, "read")
         pruneBuckets = try connection.prepare("""
             DELETE FROM buckets WHERE (name, resolution, start) IN

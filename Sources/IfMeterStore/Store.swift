@@ -214,6 +214,7 @@ public final class Store {
                 .uint(last.rxPackets), .uint(last.txPackets), .double(interface.lastInstant.wall),
                 .uint(interface.lastInstant.sinceBootNanoseconds), .int(interface.countersAre32Bit ? 1 : 0),
                 interface.speedBitsPerSecond.map { .uint($0) } ?? .null, .int(sequence),
+                .int(Int64(interface.namespace.rawValue)),
             ])
         }
         try statements.closeEpochs.run([.int(sequence)])
@@ -257,7 +258,7 @@ public final class Store {
         while try epochs.step() {
             let ifindex = try epochs.int32(1)
             interfaces.append(TrackedInterface(
-                name: epochs.text(3) ?? "", ifindex: ifindex, kind: epochs.text(4) ?? "",
+                name: epochs.text(3) ?? "", namespace: try epochs.namespace(14), ifindex: ifindex, kind: epochs.text(4) ?? "",
                 epoch: Epoch(bootID: epochs.text(0) ?? "", ifindex: ifindex,
                              generation: Int(epochs.int64(2)), since: try epochs.time(5)),
                 last: Traffic(rxBytes: epochs.uint64(6), txBytes: epochs.uint64(7),

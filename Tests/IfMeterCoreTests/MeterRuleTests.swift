@@ -319,7 +319,7 @@ struct MeterRuleTests {
                  .event(.newOrChanged(link("lan0", 2, t(60, 60))), at: at(40))])
         #expect(run.deltas.map(\.epoch.generation) == [1, 1])
         #expect(run.deltas.map(\.epoch.since) == [S.wallOrigin + 30, S.wallOrigin + 30])
-        #expect(run.meter.tracked[2]?.epoch == Epoch(bootID: "boot-1", ifindex: 2, generation: 1,
+        #expect(run.meter.tracked[LinkKey(ifindex: 2)]?.epoch == Epoch(bootID: "boot-1", ifindex: 2, generation: 1,
                                                       since: S.wallOrigin + 30))
     }
 
@@ -387,13 +387,13 @@ struct RateTests {
         var run = ScenarioRun(configuration: configuration)
         run.run([.start([link("eth0", 2, t(0, 0))], at: at(0)),
                  .sample([reading(2, t(1000, 500))], at: at(10))])
-        var rate = try #require(run.meter.rates[2])
+        var rate = try #require(run.meter.rates[LinkKey(ifindex: 2)])
         #expect(rate.isMeasured)
         #expect(rate.rxBytesPerSecond == 100 && rate.txBytesPerSecond == 50)
         #expect(rate.smoothedRxBytesPerSecond == 100)
 
         run.run([.sample([reading(2, t(4000, 500))], at: at(20))])
-        rate = try #require(run.meter.rates[2])
+        rate = try #require(run.meter.rates[LinkKey(ifindex: 2)])
         #expect(rate.rxBytesPerSecond == 300 && rate.txBytesPerSecond == 0)
         let weight = 1 - exp(-10.0 / 30)
         #expect(abs(rate.smoothedRxBytesPerSecond - (100 + weight * 200)) < 1e-9)
@@ -402,7 +402,7 @@ struct RateTests {
         // An event right after a sample does not close a 0.1 s interval; its bytes join the next.
         run.run([.event(.newOrChanged(link("eth0", 2, t(4100, 500))), at: at(20.1)),
                  .sample([reading(2, t(4900, 500))], at: at(30))])
-        rate = try #require(run.meter.rates[2])
+        rate = try #require(run.meter.rates[LinkKey(ifindex: 2)])
         #expect(rate.rxBytesPerSecond == 90)
     }
 }

@@ -7,11 +7,13 @@ struct SlotTableTests {
     @Test("behaves as the dictionary it replaces through inserts, updates and removals in any order")
     func againstDictionary() {
         var table = SlotTable<Int>()
-        var dictionary: [Int32: Int] = [:]
+        var dictionary: [LinkKey: Int] = [:]
         let seed = TestSeed("SlotTable against Dictionary")
         var generator = seed.generator
         for step in 0..<5000 {
-            let key = Int32.random(in: 0..<200, using: &generator)
+            // Two namespaces sharing ifindexes: the same ifindex in each is two keys.
+            let key = LinkKey(NamespaceID(rawValue: UInt32.random(in: 0..<2, using: &generator)),
+                              ifindex: Int32.random(in: 0..<200, using: &generator))
             switch Int.random(in: 0..<5, using: &generator) {
             case 0: (table[key], dictionary[key]) = (nil, nil)
             case 1: #expect(table.removeValue(forKey: key) == dictionary.removeValue(forKey: key))
@@ -40,28 +42,28 @@ struct SlotTableTests {
 
     @Test("equal and hashed alike whatever the order its entries came in")
     func orderFree() {
-        let forward = SlotTable([1, 2, 3].map(Int32.init), key: { $0 })
+        let forward = SlotTable([1, 2, 3].map(Int32.init), key: { LinkKey(ifindex: $0) })
         var backward = SlotTable<Int32>()
-        for key: Int32 in [3, 2, 1] { backward[key] = key }
+        for key: Int32 in [3, 2, 1] { backward[LinkKey(ifindex: key)] = key }
         #expect(forward == backward)
         #expect(forward.hashValue == backward.hashValue)
-        backward[2] = 9
+        backward[LinkKey(ifindex: 2)] = 9
         #expect(forward != backward)
     }
 
     @Test("adopting an array gives the table built value by value, duplicate keys included",
           arguments: [[Int32](), [5, 1, 9, 2], [5, 1, 5, 2, 1]])
     func adopting(keys: [Int32]) {
-        let values = keys.enumerated().map { (key: $0.element, order: $0.offset) }
+        let values = keys.enumerated().map { (key: LinkKey(ifindex: $0.element), order: $0.offset) }
         let adopted = SlotTable(adopting: values, key: \.key)
         let built = SlotTable(values, key: \.key)
         #expect(adopted.count == Set(keys).count)
         #expect(adopted.keys.map { adopted[$0]!.order } == adopted.keys.map { built[$0]!.order })
         for key in Set(keys) {
-            #expect(adopted[key]?.order == keys.lastIndex(of: key))
+            #expect(adopted[LinkKey(ifindex: key)]?.order == keys.lastIndex(of: key))
         }
         var changed = adopted
-        if let first = keys.first {
+        if let first = keys.first.map({ LinkKey(ifindex: $0) }) {
             changed[first] = nil
             #expect(changed[first] == nil && changed.count == adopted.count - 1)
             #expect(adopted[first] != nil)

@@ -79,6 +79,47 @@ struct StoreTests {
         #expect(kinds == [.firstSight, .firstSight, .gap, .gap])
     }
 
+    @Test("a schema-2 database's open epochs resume as the daemon's own namespace's, counting on")
+    func epochsKeyedByNamespace() throws {
+        let directory = try TemporaryDirectory()
+        do {
+            var first = try Lifetime(path: directory.database)
+            first.take(first.meter.start(links: [link("eth0", 2, traffic(1000, 1000))], at: at(0)))
+            first.take(first.meter.apply(sample: [reading(2, traffic(1500, 1300, 5, 3))], at: at(30)))
+            try first.save()
+        }
+        // Back to schema 2's epochs table, as a release before namespaces wrote it.
+        do {
+            let connection = try SQLiteConnection(path: directory.database, create: false)
+            try connection.execute("""
+                CREATE TABLE epochs_v2 (
+                    boot_id TEXT NOT NULL, ifindex INTEGER NOT NULL, generation INTEGER NOT NULL,
+                    name TEXT NOT NULL, kind TEXT NOT NULL, since REAL NOT NULL, open INTEGER NOT NULL,
+                    last_rx_bytes INTEGER NOT NULL, last_tx_bytes INTEGER NOT NULL,
+                    last_rx_packets INTEGER NOT NULL, last_tx_packets INTEGER NOT NULL,
+                    last_wall REAL NOT NULL, last_boot_ns INTEGER NOT NULL, counters_32bit INTEGER NOT NULL,
+                    speed_bps INTEGER, saved_in INTEGER NOT NULL,
+                    PRIMARY KEY (boot_id, ifindex, generation));
+                INSERT INTO epochs_v2 SELECT boot_id, ifindex, generation, name, kind, since, open,
+                    last_rx_bytes, last_tx_bytes, last_rx_packets, last_tx_packets, last_wall, last_boot_ns,
+                    counters_32bit, speed_bps, saved_in FROM epochs;
+                DROP TABLE epochs;
+                ALTER TABLE epochs_v2 RENAME TO epochs;
+                CREATE INDEX epochs_open ON epochs (open);
+                PRAGMA user_version = 2;
+                """, "test")
+        }
+        var second = try Lifetime(path: directory.database)
+        #expect(try second.store.connection.scalarInt("PRAGMA user_version", "test") == Int64(Schema.version))
+        let resumed = try #require(try second.store.loadMeter().state?.interfaces)
+        #expect(resumed.map(\.key) == [LinkKey(.own, ifindex: 2)])
+        #expect(resumed.map(\.last) == [traffic(1500, 1300, 5, 3)])
+        second.take(second.meter.start(links: [link("eth0", 2, traffic(2600, 1900, 12, 9))], at: at(600)))
+        try second.save()
+        #expect(try second.store.total("eth0")?.tally.traffic == traffic(1600, 900, 12, 9))
+        #expect(try second.store.events().map(\.kind) == [.firstSight, .gap])
+    }
+
     @Test("every name is known after a restart with when it was first seen; the earliest time wins")
     func namesKept() throws {
         let directory = try TemporaryDirectory()
