@@ -121,6 +121,7 @@ final class Daemon {
         log = EstimateLog(path: logPath, maxSize: config.logMaxSize, keep: config.logFiles)
         try startMetrics(passed: passed.metrics)
         server.isAdmin = { [unowned self] uid, groups in self.isAdmin(uid: uid, groups: groups) }
+        server.costOf = CommandPolicy.cost(of:)
         server.onRequest = { [unowned self] request, client in self.handle(request, from: client) }
     }
 

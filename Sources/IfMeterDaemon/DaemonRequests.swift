@@ -27,7 +27,7 @@ extension Daemon {
             return fail(.notReady, "ifmeterd is starting (loading its database and taking the first sample); ask again shortly", id, client)
         }
         do {
-            if command.isAdmin { try requireAdmin(client) }
+            if CommandPolicy.of(command).adminOnly { try requireAdmin(client) }
             switch command {
             case .status: server.send(LineEncoder.success(status(), id: id), to: client)
             case .interfaces: try answerInterfaces(id, client)
@@ -156,7 +156,7 @@ extension Daemon {
     func answerInterfaces(_ id: RequestID?, _ client: Server.Client) throws(WireError) {
         let metering = try running()
         let service = metering.service
-        server.holdRequests(of: client, offLoop: true)
+        server.holdRequests(of: client)
         metering.answers.run({ _ in
             let result = Self.interfaces(of: service)
             // About 650 bytes an interface (veths, idle); more for busy ones with long names.

@@ -53,6 +53,8 @@ final class Server {
         var awaitingAnswer = false
         /// A request waiting for its uid's share (``UIDShares``); the lines after it wait too.
         var parked: Request?
+        /// The cost of the request being answered, as the policy gave it.
+        var answering: RequestCost = []
         var isOpen = true
         /// Set when the client was cut off (``cutOff(_:_:)``): only its notice is still being
         /// written, and the connection closes once it is, or at this instant.
@@ -101,6 +103,8 @@ final class Server {
     private(set) var clients: [Int32: Client] = [:]
     /// Called for each complete request line.
     var onRequest: (Request, Client) -> Void = { _, _ in }
+    /// What a request costs: the policy the server admits by, given by whoever answers.
+    var costOf: (Request) -> RequestCost = { _ in [] }
     /// Whether a peer may run admin commands; decides the reserved slots too. Until the daemon
     /// says otherwise, root alone.
     var isAdmin: (uid_t, [gid_t]) -> Bool = { uid, _ in uid == 0 }
@@ -258,7 +262,7 @@ final class Server {
                 guard admit(parked, from: client) else { break }
                 client.parked = nil
                 handled += 1
-                onRequest(parked, client)
+                dispatch(parked, client)
                 continue
             }
             guard index < client.queued.count else { break }
@@ -272,7 +276,7 @@ final class Server {
                 send(LineEncoder.failure(error), to: client)
             case .line(let line):
                 switch Request.parse(line) {
-                case .success(let request) where admit(request, from: client): onRequest(request, client)
+                case .success(let request) where admit(request, from: client): dispatch(request, client)
                 case .success(let request): client.parked = request
                 case .failure(let error): send(LineEncoder.failure(error), to: client)
                 }
@@ -294,8 +298,12 @@ final class Server {
 
     /// Whether `request` may run now by its uid's share; if not, the uid's next room wakes it.
     private func admit(_ request: Request, from client: Client) -> Bool {
-        guard let command = request.cmd.flatMap(Command.init(rawValue:)) else { return true }
-        return shares.admit(command, fd: client.fd, uid: client.uid, isAdmin: client.isAdmin)
+        shares.admit(costOf(request), fd: client.fd, uid: client.uid, isAdmin: client.isAdmin)
+    }
+
+    private func dispatch(_ request: Request, _ client: Client) {
+        client.answering = costOf(request)
+        onRequest(request, client)
     }
 
     /// Tries the parked requests of `fds` again on a later turn, in this order.
@@ -334,10 +342,10 @@ final class Server {
     }
 
     /// Holds `client`'s next requests until ``answered(_:)``: the daemon answers it later, from
-    /// another thread when `offLoop`.
-    func holdRequests(of client: Client, offLoop: Bool = false) {
+    /// another thread when the request's cost says so.
+    func holdRequests(of client: Client) {
         client.awaitingAnswer = true
-        if offLoop { shares.startBuilding(fd: client.fd, uid: client.uid, isAdmin: client.isAdmin) }
+        if client.answering.contains(.offLoop) { shares.startBuilding(fd: client.fd, uid: client.uid, isAdmin: client.isAdmin) }
         updateEvents(client)
     }
 

@@ -16,7 +16,7 @@ extension Daemon {
     func answerFromStore(_ id: RequestID?, _ client: Server.Client,
                          _ answer: @escaping StoreJob<[UInt8]>) throws(WireError) {
         let metering = try running()
-        server.holdRequests(of: client, offLoop: true)
+        server.holdRequests(of: client)
         metering.worker.run({ store in Self.line(id) { try answer(store) } }, then: { [unowned self] line in
             self.server.send(line, to: client)
             self.server.answered(client)
@@ -146,7 +146,7 @@ extension Daemon {
         guard path.hasPrefix("/") else { throw WireError(.badRequest, "field \"path\" must be absolute, got \"\(path)\"") }
         let (utc, dryRun) = (request.utc ?? false, request.dryRun ?? false)
         _ = saveBeforeAnswering(for: nil)  // an admin's: always complete
-        server.holdRequests(of: client, offLoop: true)
+        server.holdRequests(of: client)
         metering.worker.run({ store in
             var saved: (totals: [String: BucketTally], interfaces: [StoredInterface])?
             let line = Self.line(id) {
@@ -176,7 +176,7 @@ extension Daemon {
         let metering = try running()
         let name = try required(request.interface, "interface")
         let known = metering.service.forget(name, at: SystemClock.now().wall)
-        server.holdRequests(of: client, offLoop: true)
+        server.holdRequests(of: client)
         metering.worker.run({ store in Result { () throws(StoreError) in try store.forget(name) } }, then: { [unowned self] result in
             _ = metering.service.forget(name, at: SystemClock.now().wall)
             let line = Self.line(id) {

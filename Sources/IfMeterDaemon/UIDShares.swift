@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import IfMeterWire
 
 /// What each uid's connections hold of the daemon's memory in answers. A client's next request
 /// waits until it has read its last answer, but one uid may have many connections (64 for a
@@ -35,18 +34,18 @@ struct UIDShares {
         self.unreadLimit = unreadLimit
     }
 
-    /// Whether `command` from connection `fd` of `uid` may run now. If not, `fd` is noted, and
-    /// comes back from the call that makes room.
-    mutating func admit(_ command: Command, fd: Int32, uid: uid_t, isAdmin: Bool = false) -> Bool {
-        let tooMuchUnread = command.mayAnswerLarge && unread[uid, default: 0] >= unreadLimit
-        let busy = command.isAnsweredOffLoop && building[uid].map { $0 != fd } ?? false
+    /// Whether a request of `cost` from connection `fd` of `uid` may run now. If not, `fd` is
+    /// noted, and comes back from the call that makes room.
+    mutating func admit(_ cost: RequestCost, fd: Int32, uid: uid_t, isAdmin: Bool = false) -> Bool {
+        let tooMuchUnread = cost.contains(.largeAnswer) && unread[uid, default: 0] >= unreadLimit
+        let busy = cost.contains(.offLoop) && building[uid].map { $0 != fd } ?? false
         if tooMuchUnread || busy {
             if !waiting[uid, default: []].contains(fd) { waiting[uid, default: []].append(fd) }
             return false
         }
         guard !isAdmin else { return true }
-        let totalUnread = command.mayAnswerLarge && othersUnread >= totalUnreadLimit
-        let totalBusy = command.isAnsweredOffLoop && building[uid] != fd && othersBuilding >= Self.totalBuildingLimit
+        let totalUnread = cost.contains(.largeAnswer) && othersUnread >= totalUnreadLimit
+        let totalBusy = cost.contains(.offLoop) && building[uid] != fd && othersBuilding >= Self.totalBuildingLimit
         guard totalUnread || totalBusy else { return true }
         if !waitingForTotals.contains(fd) { waitingForTotals.append(fd) }
         return false

@@ -5,28 +5,31 @@ import Glibc
 import IfMeterWire
 import Testing
 
+/// What `command` costs, from the daemon's one table.
+private func cost(_ command: Command) -> RequestCost { CommandPolicy.of(command).cost }
+
 @Suite("UIDShares")
 struct UIDSharesTests {
     @Test("large answers wait while their uid holds the limit unread, and come back when it reads")
     func unreadLimit() {
         var shares = UIDShares(unreadLimit: 1000)
-        var admitted = shares.admit(.interfaces, fd: 5, uid: 1000)
+        var admitted = shares.admit(cost(.interfaces), fd: 5, uid: 1000)
         #expect(admitted)
         var woken = shares.unreadChanged(by: 1200, uid: 1000)
         #expect(woken.isEmpty)
-        admitted = shares.admit(.interfaces, fd: 6, uid: 1000)
+        admitted = shares.admit(cost(.interfaces), fd: 6, uid: 1000)
         #expect(!admitted)
-        admitted = shares.admit(.query, fd: 7, uid: 1000)
+        admitted = shares.admit(cost(.query), fd: 7, uid: 1000)
         #expect(!admitted)
-        admitted = shares.admit(.status, fd: 6, uid: 1000)
+        admitted = shares.admit(cost(.status), fd: 6, uid: 1000)
         #expect(admitted, "a small answer never waits")
-        admitted = shares.admit(.interfaces, fd: 8, uid: 0)
+        admitted = shares.admit(cost(.interfaces), fd: 8, uid: 0)
         #expect(admitted, "another uid is not held back")
         woken = shares.unreadChanged(by: -100, uid: 1000)
         #expect(woken.isEmpty, "still at the limit")
         woken = shares.unreadChanged(by: -101, uid: 1000)
         #expect(woken == [6, 7], "in the order they began to wait")
-        admitted = shares.admit(.interfaces, fd: 6, uid: 1000)
+        admitted = shares.admit(cost(.interfaces), fd: 6, uid: 1000)
         #expect(admitted)
         #expect(shares.unreadBytes(of: 1000) == 999)
         woken = shares.unreadChanged(by: -999, uid: 1000)
@@ -37,22 +40,22 @@ struct UIDSharesTests {
     func oneStoreAnswerPerUID() {
         var shares = UIDShares(unreadLimit: 1 << 20)
         shares.startBuilding(fd: 5, uid: 1000)
-        var admitted = shares.admit(.usage, fd: 6, uid: 1000)
+        var admitted = shares.admit(cost(.usage), fd: 6, uid: 1000)
         #expect(!admitted)
-        admitted = shares.admit(.events, fd: 7, uid: 1000)
+        admitted = shares.admit(cost(.events), fd: 7, uid: 1000)
         #expect(!admitted)
-        admitted = shares.admit(.status, fd: 7, uid: 1000)
+        admitted = shares.admit(cost(.status), fd: 7, uid: 1000)
         #expect(admitted, "answered on the loop")
-        admitted = shares.admit(.query, fd: 5, uid: 1000)
+        admitted = shares.admit(cost(.query), fd: 5, uid: 1000)
         #expect(admitted)
-        admitted = shares.admit(.query, fd: 9, uid: 0)
+        admitted = shares.admit(cost(.query), fd: 9, uid: 0)
         #expect(admitted)
         var woken = shares.finishBuilding(fd: 9, uid: 1000)
         #expect(woken.isEmpty, "not the one building")
         shares.closed(fd: 7, uid: 1000)
         woken = shares.finishBuilding(fd: 5, uid: 1000)
         #expect(woken == [6])
-        admitted = shares.admit(.usage, fd: 6, uid: 1000)
+        admitted = shares.admit(cost(.usage), fd: 6, uid: 1000)
         #expect(admitted)
     }
 
@@ -61,23 +64,26 @@ struct UIDSharesTests {
         var shares = UIDShares(unreadLimit: 10)
         _ = shares.unreadChanged(by: 50, uid: 1)
         _ = shares.unreadChanged(by: 50, uid: 2)
-        var admitted = shares.admit(.interfaces, fd: 3, uid: 1)
+        var admitted = shares.admit(cost(.interfaces), fd: 3, uid: 1)
         #expect(!admitted)
-        admitted = shares.admit(.interfaces, fd: 3, uid: 1)
+        admitted = shares.admit(cost(.interfaces), fd: 3, uid: 1)
         #expect(!admitted, "counted once however often it asks")
-        admitted = shares.admit(.metrics, fd: 4, uid: 2)
+        admitted = shares.admit(cost(.metrics), fd: 4, uid: 2)
         #expect(!admitted)
         let woken = shares.changeLimit(to: 100)
         #expect(woken == [3, 4])
-        admitted = shares.admit(.interfaces, fd: 3, uid: 1)
+        admitted = shares.admit(cost(.interfaces), fd: 3, uid: 1)
         #expect(admitted)
     }
 
-    @Test("what is answered off the loop, apart from forget, may answer large", arguments: Command.allCases)
+    @Test("what is answered off the loop, apart from forget, may answer large; what changes state is admin only",
+          arguments: Command.allCases)
     func classification(command: Command) {
-        if command.isAnsweredOffLoop && command != .forget {
-            #expect(command.mayAnswerLarge)
+        let policy = CommandPolicy.of(command)
+        if policy.cost.contains(.offLoop) && command != .forget {
+            #expect(policy.cost.contains(.largeAnswer))
         }
+        #expect(policy.adminOnly == [.reload, .forget, .importHistory].contains(command))
     }
 
     @Test("many uids together: past the totals a non-admin waits whatever its uid, an admin never; room wakes them in order")
@@ -85,24 +91,24 @@ struct UIDSharesTests {
         var shares = UIDShares(unreadLimit: 1000)
         // Four uids build answers off the loop: the totals' limit.
         for uid in uid_t(2000)..<2004 {
-            let admitted1 = shares.admit(.usage, fd: Int32(uid), uid: uid)
+            let admitted1 = shares.admit(cost(.usage), fd: Int32(uid), uid: uid)
             #expect(admitted1)
             shares.startBuilding(fd: Int32(uid), uid: uid)
         }
-        let admitted2 = shares.admit(.usage, fd: 50, uid: 2010)
+        let admitted2 = shares.admit(cost(.usage), fd: 50, uid: 2010)
         #expect(!admitted2, "a fifth uid waits")
-        let admitted3 = shares.admit(.query, fd: 51, uid: 2011)
+        let admitted3 = shares.admit(cost(.query), fd: 51, uid: 2011)
         #expect(!admitted3)
-        let admitted4 = shares.admit(.status, fd: 52, uid: 2012)
+        let admitted4 = shares.admit(cost(.status), fd: 52, uid: 2012)
         #expect(admitted4, "a small answer on the loop never waits")
-        let admitted5 = shares.admit(.usage, fd: 53, uid: 0, isAdmin: true)
+        let admitted5 = shares.admit(cost(.usage), fd: 53, uid: 0, isAdmin: true)
         #expect(admitted5, "an admin is not held back")
         shares.startBuilding(fd: 53, uid: 0, isAdmin: true)
         let woken6 = shares.finishBuilding(fd: 53, uid: 0, isAdmin: true)
         #expect(woken6.isEmpty, "an admin's answer makes no room for others")
         let woken7 = shares.finishBuilding(fd: 2000, uid: 2000)
         #expect(woken7 == [50, 51])
-        let admitted8 = shares.admit(.usage, fd: 50, uid: 2010)
+        let admitted8 = shares.admit(cost(.usage), fd: 50, uid: 2010)
         #expect(admitted8)
 
         // Unread bytes: four uids at 999 each hold less than 4 × 1000; one more byte fills it.
@@ -111,16 +117,16 @@ struct UIDSharesTests {
             let woken = unread.unreadChanged(by: 999, uid: uid)
             #expect(woken.isEmpty)
         }
-        let admitted9 = unread.admit(.interfaces, fd: 60, uid: 3010)
+        let admitted9 = unread.admit(cost(.interfaces), fd: 60, uid: 3010)
         #expect(admitted9)
         let none = unread.unreadChanged(by: 4, uid: 3010)
         #expect(none.isEmpty)
-        let admitted10 = unread.admit(.interfaces, fd: 61, uid: 3011)
+        let admitted10 = unread.admit(cost(.interfaces), fd: 61, uid: 3011)
         #expect(!admitted10, "the totals are full though 3011 holds nothing")
-        let admitted11 = unread.admit(.interfaces, fd: 62, uid: 0, isAdmin: true)
+        let admitted11 = unread.admit(cost(.interfaces), fd: 62, uid: 0, isAdmin: true)
         #expect(admitted11)
         unread.closed(fd: 61, uid: 3011)
-        let admitted12 = unread.admit(.metrics, fd: 63, uid: 3012)
+        let admitted12 = unread.admit(cost(.metrics), fd: 63, uid: 3012)
         #expect(!admitted12)
         let woken = unread.unreadChanged(by: -4, uid: 3010)
         #expect(woken == [63], "the closed one is not woken")
