@@ -82,15 +82,13 @@ public enum FuzzTargets {
         var buffer = LineBuffer(maximumLength: 4096)
         for item in buffer.append(bytes) {
             guard case .line(let line) = item else { continue }
-            // The plain reader gives up or reads exactly what JSONDecoder reads.
-            if let plain = Request.plain(line) {
-                let decoded = try? JSONDecoder().decode(Request.self, from: Data(line))
-                precondition(decoded == plain, "plain read \(plain), JSONDecoder \(String(describing: decoded))")
-            }
             switch Request.parse(line) {
             case .failure(let error):
                 _ = LineEncoder.failure(error)
             case .success(let request):
+                // What the reader makes of a line, the client's writer writes back to the same.
+                let again = Request.parse(request.jsonBytes)
+                precondition(again == .success(request), "\(request) was written back as \(again)")
                 handle(request)
             }
         }

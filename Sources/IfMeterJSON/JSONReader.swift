@@ -26,20 +26,24 @@ public struct JSONReader {
     private var depth = 0
     private let more: () throws -> [UInt8]?
     private var atEnd = false
-
     /// Containers deeper than this are refused.
+    private let maximumDepth: Int
+
+    /// How deep containers may nest unless a reader is told otherwise.
     public static let maximumDepth = 64
 
-    /// Reads `bytes`, all there is.
-    public init(_ bytes: [UInt8]) {
+    /// Reads `bytes`, all there is; containers may nest `maximumDepth` deep.
+    public init(_ bytes: [UInt8], maximumDepth: Int = JSONReader.maximumDepth) {
         buffer = bytes
         more = { nil }
+        self.maximumDepth = maximumDepth
     }
 
     /// Reads what `more` returns, call by call; nil means the input ended.
     public init(more: @escaping () throws -> [UInt8]?) {
         buffer = []
         self.more = more
+        maximumDepth = Self.maximumDepth
     }
 
     /// Where the reader is, in bytes from the start of the input.
@@ -212,6 +216,22 @@ public struct JSONReader {
         }
     }
 
+    /// Whether only white space is left of the input.
+    public mutating func isAtEnd() throws -> Bool {
+        do {
+            _ = try peek()
+            return false
+        } catch {
+            return position == buffer.count
+        }
+    }
+
+    /// The next value's characters when it is a number (unchecked beyond
+    /// ``numberToken()``'s loose grammar), for a reader with rules of its own for numbers.
+    public mutating func readNumberText() throws -> String {
+        try numberToken()
+    }
+
     /// The bytes read but not consumed (after the last value's line).
     public var remainder: ArraySlice<UInt8> { buffer[position...] }
 
@@ -241,7 +261,7 @@ public struct JSONReader {
 
     private mutating func enter() throws {
         depth += 1
-        guard depth <= Self.maximumDepth else { throw error("nested deeper than \(Self.maximumDepth)") }
+        guard depth <= maximumDepth else { throw error("nested deeper than \(maximumDepth)") }
     }
 
     private mutating func literal(_ word: StaticString) throws {
@@ -253,10 +273,13 @@ public struct JSONReader {
         }
     }
 
-    /// The characters of a number as text, checked against JSON's grammar loosely: digits,
-    /// sign, point and exponent only, at most 64 of them.
+    /// The characters of a number as text, checked against JSON's grammar loosely: a minus
+    /// sign or a digit first, then digits, signs, points and exponents only, at most 64 of them.
     private mutating func numberToken() throws -> String {
-        _ = try peek()
+        let first = try peek()
+        guard first == UInt8(ascii: "-") || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")) else {
+            throw error("expected a value")
+        }
         var token: [UInt8] = []
         while true {
             if position == buffer.count, !(try fill()) { break }

@@ -13,6 +13,8 @@ public struct UsageSpec: Codable, Hashable, Sendable {
     /// Only each subject's `top` rows with the most traffic (rx + tx), busiest first.
     public var top: Int?
 
+    init() {}
+
     public init(_ period: UsagePeriod, from: TimeArgument? = nil, to: TimeArgument? = nil, projection: Bool? = nil,
                 last: Int? = nil, top: Int? = nil) {
         self.period = period.rawValue

@@ -133,30 +133,6 @@ public struct Request: Hashable, Sendable, Codable {
                   to: to, kind: kind, limit: limit, projection: projection, format: format, process: process)
     }
 
-    /// Parses one line. A line that is not a JSON object, or whose fields have the wrong types,
-    /// is a ``WireError`` carrying whatever `id` could be recovered; a field out of its range
-    /// is `bad_request` under the request's own `id`.
-    public static func parse(_ line: some Collection<UInt8>) -> Result<Request, WireError> {
-        func checked(_ request: Request) -> Result<Request, WireError> {
-            if let problem = request.rangeProblem {
-                return .failure(WireError(.badRequest, problem, id: request.id))
-            }
-            return .success(request)
-        }
-        // Most requests are flat and plain: read without Codable, the daemon's largest cost per
-        // `status` after the socket calls themselves.
-        if let request = plain(line) { return checked(request) }
-        let data = Data(line)
-        do {
-            return checked(try JSONDecoder().decode(Request.self, from: data))
-        } catch let error as DecodingError {
-            let id = try? JSONDecoder().decode(IDOnly.self, from: data).id
-            return .failure(WireError(.badJSON, Self.describe(error), id: id))
-        } catch {
-            return .failure(WireError(.badJSON, "the request is not valid JSON"))
-        }
-    }
-
     /// The limits on numbers from a peer (docs/PROTOCOL.md), checked once here so handlers may
     /// convert them freely. Nil when every field is in range.
     public var rangeProblem: String? {
@@ -182,30 +158,4 @@ public struct Request: Hashable, Sendable, Codable {
 
     /// How many events one `events` request may ask for, and rows per subject a `query` table.
     public static let acceptedLimit: ClosedRange<Int> = 1...100_000
-
-    /// Only the `id`, to answer a request whose other fields are broken.
-    private struct IDOnly: Decodable {
-        var id: RequestID?
-    }
-
-    static func describe(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            context.codingPath.map(\.stringValue).joined(separator: ".")
-        }
-        switch error {
-        case .typeMismatch(_, let context) where context.codingPath.isEmpty,
-             .dataCorrupted(let context) where context.codingPath.isEmpty:
-            return "the request must be one JSON object on one line"
-        case .typeMismatch(let type, let context):
-            return "field \"\(path(context))\" has the wrong type (expected \(type))"
-        case .dataCorrupted(let context):
-            return "field \"\(path(context))\": \(context.debugDescription)"
-        case .keyNotFound(let key, _):
-            return "field \"\(key.stringValue)\" is missing"
-        case .valueNotFound(_, let context):
-            return "field \"\(path(context))\" is null"
-        @unknown default:
-            return "the request could not be read"
-        }
-    }
 }

@@ -260,10 +260,10 @@ struct WireGoldenTests {
 
     @Test("every request line's outcome")
     func requestOutcomes() throws {
-        try Self.check("requests.txt", Self.requests.map { Self.outcome($0) + "\n" }.joined())
+        try Self.check("requests.txt", Self.requests.map { Self.outcome($0) + "\n" }.joined(), inputs: Self.requests)
     }
 
-    static func check(_ name: String, _ text: String) throws {
+    static func check(_ name: String, _ text: String, inputs: [String] = []) throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden/\(name)")
         if ProcessInfo.processInfo.environment["IFMETER_WRITE_GOLDEN"] == "1" {
             try Data(text.utf8).write(to: url)
@@ -274,7 +274,8 @@ struct WireGoldenTests {
                            golden.split(separator: "\n", omittingEmptySubsequences: false))
         #expect(got.count == want.count, "\(name): \(got.count) lines, golden has \(want.count)")
         for (index, (line, expected)) in zip(got, want).enumerated() where line != expected {
-            Issue.record("\(name) line \(index + 1):\n got  \(line)\n want \(expected)")
+            let input = index < inputs.count ? "\n for  \(inputs[index].debugDescription)" : ""
+            Issue.record("\(name) line \(index + 1):\(input)\n got  \(line)\n want \(expected)")
         }
     }
 }
