@@ -92,7 +92,7 @@ let package = Package(
             name: "store-crash-writer", dependencies: ["IfMeterStore", "IfMeterHistory", "IfMeterCore"],
             path: "Tests/StoreCrashWriter"),
         .testTarget(name: "IfMeterDaemonTests", dependencies: ["IfMeterDaemon", "IfMeterCore", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterService", "IfMeterTestSupport"]),
-        .testTarget(name: "IfMeterCLITests", dependencies: ["IfMeterCLI", "IfMeterCore", "IfMeterWire", "IfMeterJSON", "IfMeterTestSupport"]),
+        .testTarget(name: "IfMeterCLITests", dependencies: ["IfMeterCLI", "IfMeterCore", "IfMeterWire", "IfMeterJSON", "IfMeterTestSupport"], exclude: ["Golden"]),
         .testTarget(name: "IfMeterJSONTests", dependencies: ["IfMeterJSON"]),
         .testTarget(name: "IfMeterWireTests", dependencies: ["IfMeterWire", "IfMeterJSON", "IfMeterCore"], exclude: ["Golden"]),
         // Writes a known history (a reset, a DST change) through the real meter and store.

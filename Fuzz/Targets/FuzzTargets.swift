@@ -108,7 +108,7 @@ public enum FuzzTargets {
                     if key == "result" { result = try QueryResult(reading: &r) } else { try r.skipValue() }
                 }
                 precondition(result != nil, "a query answer the client cannot read")
-            case .events: _ = LineEncoder.encode(Response.success(try daemon.events(request, from: nil)(sharedStore!), id: request.id))
+            case .events: _ = LineEncoder.success(try daemon.events(request, from: nil)(sharedStore!), id: request.id)
             case .interfaces: _ = LineEncoder.success(daemon.interfaces(), id: request.id)
             default: _ = LineEncoder.success(daemon.status(), id: request.id)
             }

@@ -64,7 +64,7 @@ public enum CLI {
         case .summary:
             let (session, result) = try SummaryView.fetch(candidates, invocation)
             if invocation.json {
-                output.json(writing: result)
+                output.json(result)
             } else {
                 output.write(invocation.oneline ? SummaryView.oneline(result, units: invocation.units)
                                                 : SummaryView.render(result, session, units: invocation.units))
@@ -72,11 +72,11 @@ public enum CLI {
             return 0
         case .fiveMinutes, .hours, .days, .months, .years, .top:
             let (session, tables) = try PeriodView.fetch(candidates, invocation)
-            if invocation.json { output.json(writing: tables) } else { output.write(PeriodView.render(tables, session, invocation)) }
+            if invocation.json { output.json(tables) } else { output.write(PeriodView.render(tables, session, invocation)) }
             return 0
         case .list:
             let (session, result) = try ListView.fetch(candidates, invocation)
-            if invocation.json { output.json(writing: result) } else { output.write(ListView.render(result, session, units: invocation.units)) }
+            if invocation.json { output.json(result) } else { output.write(ListView.render(result, session, units: invocation.units)) }
             return 0
         case .chart:
             try chart(candidates, invocation, output: output)
@@ -123,7 +123,7 @@ public enum CLI {
         let span = period == .day ? 2 * 86400.0 : 64 * 86400.0
         let usage = try session.client.call(
             Request(.usage, interface: name, period: period, from: TimeArgument(seconds: session.now - span), projection: true),
-            as: UsageResult.self)
+            reading: UsageResult.self)
         return QuotaCheck.evaluate(interface: name, period: period.rawValue, usage: usage, limit: limit, warnFraction: warn,
                                    projected: invocation.projected, direction: invocation.direction,
                                    units: invocation.units, time: session.time)
@@ -138,7 +138,7 @@ public enum CLI {
             throw CLIError(.failure, invocation.interfaceClass == nil ? "chart: no interface with history yet" : "chart: nothing to draw")
         }
         if invocation.json {
-            output.json(writing: usage)
+            output.json(usage)
             return
         }
         let subject = usage.interface ?? usage.class.map { "class \($0)" } ?? ""

@@ -78,11 +78,6 @@ public final class DaemonClient {
         return answers
     }
 
-    /// One request, answered with its result decoded as `T`.
-    public func call<T: Decodable>(_ request: Request, as type: T.Type) throws(CLIError) -> T {
-        try Self.result(of: try send([request])[0], as: type)
-    }
-
     /// One request whose answer is read as it arrives, straight into `T` (no `Codable`, the
     /// line never held whole): how views read answers of thousands of interfaces.
     public func call<T: JSONReadable>(_ request: Request, reading type: T.Type) throws(CLIError) -> T {
@@ -150,7 +145,7 @@ public final class DaemonClient {
         CLIError(.protocolMismatch, "ifmeterd speaks protocol \(version), this ifmeter speaks \(protocolVersion); install matching versions")
     }
 
-    static func result<T: Decodable>(of line: ResponseLine, as type: T.Type) throws(CLIError) -> T {
+    static func result<T: JSONReadable>(of line: ResponseLine, as type: T.Type) throws(CLIError) -> T {
         do {
             return try line.result(as: type)
         } catch {
@@ -159,10 +154,10 @@ public final class DaemonClient {
     }
 
     /// Reads one response line; nil at end of stream, a ``CLIError`` on timeout.
-    public func readLine(timeoutMilliseconds: Int32) throws(CLIError) -> Data? {
+    public func readLine(timeoutMilliseconds: Int32) throws(CLIError) -> [UInt8]? {
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = Data(buffer[..<newline])
+                let line = Array(buffer[..<newline])
                 buffer.removeSubrange(...newline)
                 return line
             }
@@ -203,7 +198,7 @@ public final class DaemonClient {
         }
     }
 
-    static func decode(_ line: Data) throws(CLIError) -> ResponseLine {
+    static func decode(_ line: [UInt8]) throws(CLIError) -> ResponseLine {
         let response: ResponseLine
         do {
             response = try ResponseLine(line)

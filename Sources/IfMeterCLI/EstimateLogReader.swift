@@ -1,5 +1,6 @@
 import IfMeterCore
 import FoundationEssentials
+import IfMeterJSON
 import IfMeterWire
 #if canImport(Glibc)
 import Glibc
@@ -8,7 +9,7 @@ import Glibc
 /// One estimate-log line as read: the record, and the line byte for byte for `--json`.
 struct LogRecord {
     var record: EstimateLogRecord
-    var line: Data
+    var line: [UInt8]
 
     var interface: String? { record.interface }
     var time: Double { record.time }
@@ -72,7 +73,6 @@ struct EstimateLogReader {
     }
 
     private(set) var unreadable = 0
-    private let decoder = JSONDecoder()
 
     /// Splits `bytes` into complete lines, returning the records and how many bytes were used
     /// (an incomplete last line is left for later).
@@ -81,9 +81,10 @@ struct EstimateLogReader {
         var lineStart = 0
         var index = 0
         while let newline = bytes[index...].firstIndex(of: UInt8(ascii: "\n")) {
-            let line = Data(bytes[lineStart..<newline])
+            let line = Array(bytes[lineStart..<newline])
             if !line.isEmpty {
-                if let decoded = try? decoder.decode(EstimateLogRecord.self, from: line) {
+                var reader = JSONReader(line)
+                if let decoded = try? EstimateLogRecord(reading: &reader), (try? reader.isAtEnd()) == true {
                     let record = LogRecord(record: decoded, line: line)
                     records.append(record)
                 } else {

@@ -11,7 +11,7 @@ enum EventsView {
             from: try session.timeArgument(invocation.from, option: "--from"),
             to: try session.timeArgument(invocation.to, option: "--to"),
             kind: invocation.kind, limit: invocation.rowLimit(1000))
-        return try session.client.call(request, as: EventsResult.self)
+        return try session.client.call(request, reading: EventsResult.self)
     }
 
     /// What each kind means for the figures, in a few words.

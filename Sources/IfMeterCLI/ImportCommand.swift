@@ -22,7 +22,7 @@ enum ImportCommand {
         request.path = String(decoding: resolved.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         request.dryRun = invocation.dryRun
         request.utc = invocation.utc
-        return try session.client.call(request, as: ImportResult.self)
+        return try session.client.call(request, reading: ImportResult.self)
     }
 
     static func render(_ result: ImportResult, units: Units) -> String {

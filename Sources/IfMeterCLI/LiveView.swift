@@ -1,5 +1,6 @@
 import FoundationEssentials
 import IfMeterCore
+import IfMeterJSON
 import IfMeterWire
 #if canImport(Glibc)
 import Glibc
@@ -9,21 +10,49 @@ import Glibc
 /// polled). `live` redraws in place on a terminal (a line per update otherwise) until Ctrl-C,
 /// then sums up the session from the interfaces' counters at its start and end.
 enum LiveView {
-    struct LiveSession: Encodable {
+    /// What a `live` session summed up: `{"session": {...}}` with `--json`.
+    struct LiveSession: JSONWritable {
         var seconds: Double
         var updates: Int
         var interfaces: [Entry]
 
-        struct Entry: Encodable {
+        struct Entry: JSONWritable {
             var name: String
             var rxBytes: UInt64
             var txBytes: UInt64
             var peakRxBytesPerSecond: Double
             var peakTxBytesPerSecond: Double
 
-            enum CodingKeys: String, CodingKey {
-                case name, rxBytes = "rx_bytes", txBytes = "tx_bytes"
-                case peakRxBytesPerSecond = "peak_rx_bytes_per_second", peakTxBytesPerSecond = "peak_tx_bytes_per_second"
+            func write(to w: inout JSONWriter) {
+                w.beginObject()
+                w.key("name"); w.string(name)
+                w.key("peak_rx_bytes_per_second"); w.number(peakRxBytesPerSecond)
+                w.key("peak_tx_bytes_per_second"); w.number(peakTxBytesPerSecond)
+                w.key("rx_bytes"); w.number(rxBytes)
+                w.key("tx_bytes"); w.number(txBytes)
+                w.endObject()
+            }
+        }
+
+        func write(to w: inout JSONWriter) {
+            w.beginObject()
+            w.key("interfaces")
+            w.beginArray()
+            for entry in interfaces { entry.write(to: &w) }
+            w.endArray()
+            w.key("seconds"); w.number(seconds)
+            w.key("updates"); w.number(updates)
+            w.endObject()
+        }
+
+        /// The line `--json` prints at the end.
+        struct Line: JSONWritable {
+            var session: LiveSession
+
+            func write(to w: inout JSONWriter) {
+                w.beginObject()
+                w.key("session"); session.write(to: &w)
+                w.endObject()
             }
         }
     }
@@ -60,7 +89,7 @@ enum LiveView {
         let startTotals = Dictionary(subjects.map { ($0.name, ($0.rxBytes, $0.txBytes)) }) { first, _ in first }
         let signals = try SignalDescriptor([SIGINT, SIGTERM])
         let watcher = try DaemonClient(path: session.client.path)
-        var line: Data? = try watcher.send([Request(.watch)])[0].line
+        var line: [UInt8]? = try watcher.send([Request(.watch)])[0].line
         let terminal = isatty(STDOUT_FILENO) == 1 && !invocation.json
         var drawn = 0
         var updates = 0
@@ -140,7 +169,7 @@ enum LiveView {
                 peakRxBytesPerSecond: peak.0, peakTxBytesPerSecond: peak.1)
         })
         if invocation.json {
-            output.json(["session": summary])
+            output.json(LiveSession.Line(session: summary))
         } else {
             output.write(render(summary, units: invocation.units))
         }

@@ -20,7 +20,7 @@ enum MetricsCommand {
         let result = try client.call(
             Request(.metrics, format: invocation.openMetrics ? "openmetrics" : "prometheus",
                     process: invocation.textfile == nil),
-            as: MetricsResult.self)
+            reading: MetricsResult.self)
         guard let directory = invocation.textfile else {
             output.write(result.text)
             return

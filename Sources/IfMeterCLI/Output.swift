@@ -29,17 +29,9 @@ public final class Output {
         buffer += sequence.utf8
     }
 
-    /// One line of JSON: keys sorted, so output is stable for scripts and diffs.
-    func json<T: Encodable>(_ value: T) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        buffer += (try? encoder.encode(value)) ?? Data("null".utf8)
-        write("\n")
-    }
-
-    /// One line of JSON from a type that writes itself: the same bytes ``json(_:)`` makes of
-    /// it, without `Codable` (views of thousands of interfaces).
-    func json(writing value: some JSONWritable) {
+    /// One line of JSON, written by the value itself as the daemon writes its answers: keys
+    /// sorted, so output is stable for scripts and diffs.
+    func json(_ value: some JSONWritable) {
         var writer = JSONWriter(capacity: 1 << 16)
         value.write(to: &writer)
         buffer += writer.bytes
@@ -47,7 +39,7 @@ public final class Output {
     }
 
     /// A line passed through as it came (the daemon's or the log's own JSON).
-    func raw(_ line: Data) {
+    func raw(_ line: [UInt8]) {
         buffer += line
         write("\n")
     }

@@ -2,7 +2,7 @@ import IfMeterCore
 import IfMeterJSON
 import IfMeterWire
 
-struct UsageTables: Encodable, JSONWritable {
+struct UsageTables: JSONWritable {
     var usage: [UsageResult]
     var footnote: String
 

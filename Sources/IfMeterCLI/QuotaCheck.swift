@@ -1,8 +1,9 @@
 import IfMeterCore
+import IfMeterJSON
 import IfMeterWire
 
 /// `check`'s exit statuses, as Nagios plugins use them (docs/CLI.md).
-public enum CheckStatus: Int32, Sendable, Encodable {
+public enum CheckStatus: Int32, Sendable {
     case ok = 0, warning = 1, critical = 2, unknown = 3
 
     var word: String {
@@ -17,7 +18,7 @@ public enum CheckStatus: Int32, Sendable, Encodable {
 
 /// A quota check of one interface's current day or month: used (or projected) bytes against a
 /// limit, with a warning threshold.
-struct QuotaCheck: Encodable {
+struct QuotaCheck: JSONWritable {
     var status: CheckStatus
     var interface: String
     var period: String
@@ -33,10 +34,22 @@ struct QuotaCheck: Encodable {
     var labels: [String]
     var message: String
 
-    enum CodingKeys: String, CodingKey {
-        case status, interface, period, start, end, direction, usedBytes = "used_bytes"
-        case projectedBytes = "projected_bytes", limitBytes = "limit_bytes", warnBytes = "warn_bytes"
-        case compared, labels, message
+    func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("compared"); w.string(compared)
+        w.key("direction"); w.string(direction)
+        w.key("end"); w.number(end)
+        w.key("interface"); w.string(interface)
+        w.key("labels"); w.strings(labels)
+        w.key("limit_bytes"); w.number(limitBytes)
+        w.key("message"); w.string(message)
+        w.key("period"); w.string(period)
+        if let projectedBytes { w.key("projected_bytes"); w.number(projectedBytes) }
+        w.key("start"); w.number(start)
+        w.key("status"); w.number(status.rawValue)
+        w.key("used_bytes"); w.number(usedBytes)
+        w.key("warn_bytes"); w.number(warnBytes)
+        w.endObject()
     }
 
     /// Decides the status. `warnFraction` of the limit warns (default 0.8); reaching the limit is critical.

@@ -106,7 +106,7 @@ public final class Session {
 
     /// Every interface ifmeter knows, present ones first.
     func interfaces() throws(CLIError) -> InterfacesResult {
-        try client.call(Request(.interfaces), as: InterfacesResult.self)
+        try client.call(Request(.interfaces), reading: InterfacesResult.self)
     }
 
     /// The names a view is about: those given with `-i`, the members of `--class`, or by

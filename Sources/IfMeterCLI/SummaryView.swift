@@ -5,7 +5,7 @@ import IfMeterWire
 
 /// The default view: per interface today, yesterday, this month, last month, all time and the
 /// month-end projection, like `vnstat` with no arguments.
-struct InterfaceSummary: Encodable {
+struct InterfaceSummary {
     var name: String
     var `class`: String
     var today: UsageRowResult?
@@ -17,13 +17,9 @@ struct InterfaceSummary: Encodable {
     /// Where today began in the daemon's calendar (the end of yesterday).
     var dayStart: Double?
 
-    enum CodingKeys: String, CodingKey {
-        case name, `class`, today, yesterday, thisMonth = "this_month", lastMonth = "last_month"
-        case allTime = "all_time", monthProjection = "month_projection", dayStart = "day_start"
-    }
 }
 
-struct SummaryResult: Encodable, JSONWritable {
+struct SummaryResult: JSONWritable {
     var interfaces: [InterfaceSummary]
     var footnote: String
 

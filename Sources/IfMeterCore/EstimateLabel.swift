@@ -1,6 +1,6 @@
 /// The machine-readable labels every figure carries (DESIGN §1), so nobody mistakes an
 /// interface-counter estimate for per-application or billing-grade accounting.
-public enum EstimateLabel: String, Hashable, Sendable, Codable, CaseIterable {
+public enum EstimateLabel: String, Hashable, Sendable, CaseIterable {
     case estimate
     case interfaceCounters = "interface-counters"
     case notPerApp = "not-per-app"

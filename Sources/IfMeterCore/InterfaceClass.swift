@@ -1,6 +1,6 @@
 /// What kind of network an interface reaches, which decides how its figures may be read
 /// (a tunnel's bytes are counted again on the link beneath it; loopback is never traffic).
-public enum InterfaceClass: String, Hashable, Sendable, Codable, CaseIterable {
+public enum InterfaceClass: String, Hashable, Sendable, CaseIterable {
     case loopback, wifi, cellular, tunnel, virtual, ethernet, other
 }
 

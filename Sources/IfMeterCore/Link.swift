@@ -113,7 +113,7 @@ public struct InterfaceFlags: OptionSet, Hashable, Sendable {
 }
 
 /// RFC 2863 operational state, as the kernel reports it in `IFLA_OPERSTATE`.
-public enum OperState: String, Hashable, Sendable, Codable {
+public enum OperState: String, Hashable, Sendable {
     case unknown, notPresent = "notpresent", down, lowerLayerDown = "lowerlayerdown"
     case testing, dormant, up
 

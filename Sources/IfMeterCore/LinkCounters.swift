@@ -2,7 +2,7 @@
 ///
 /// These are the kernel's own numbers, counted from the moment the interface was created (or
 /// its driver last reset them); turning them into totals that survive resets is the meter's job.
-public struct LinkCounters: Hashable, Sendable, Codable {
+public struct LinkCounters: Hashable, Sendable {
     public var rxBytes: UInt64
     public var txBytes: UInt64
     public var rxPackets: UInt64
@@ -24,12 +24,6 @@ public struct LinkCounters: Hashable, Sendable, Codable {
         self.txErrors = txErrors
         self.rxDropped = rxDropped
         self.txDropped = txDropped
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case rxBytes = "rx_bytes", txBytes = "tx_bytes", rxPackets = "rx_packets"
-        case txPackets = "tx_packets", rxErrors = "rx_errors", txErrors = "tx_errors"
-        case rxDropped = "rx_dropped", txDropped = "tx_dropped"
     }
 }
 

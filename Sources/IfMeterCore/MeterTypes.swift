@@ -2,7 +2,7 @@
 /// `CLOCK_BOOTTIME` for elapsed time (rates, plausibility). Boot time is monotonic, so setting
 /// the wall clock never moves it, and unlike `CLOCK_MONOTONIC` it keeps counting through
 /// suspend, so a laptop waking up is not mistaken for a wall-clock jump.
-public struct MeterInstant: Hashable, Sendable, Codable {
+public struct MeterInstant: Hashable, Sendable {
     /// Seconds since the Unix epoch.
     public var wall: Double
     /// `CLOCK_BOOTTIME` in nanoseconds; comparable only within one boot.
@@ -18,15 +18,11 @@ public struct MeterInstant: Hashable, Sendable, Codable {
         guard sinceBootNanoseconds > earlier.sinceBootNanoseconds else { return 0 }
         return Double(sinceBootNanoseconds - earlier.sinceBootNanoseconds) / 1e9
     }
-
-    enum CodingKeys: String, CodingKey {
-        case wall, sinceBootNanoseconds = "since_boot_ns"
-    }
 }
 
 /// One unbroken run of an interface's kernel counters (DESIGN §3): a boot, an ifindex, and
 /// a generation that moves on when the counters reset in place.
-public struct Epoch: Hashable, Sendable, Codable {
+public struct Epoch: Hashable, Sendable {
     public var bootID: String
     public var ifindex: Int32
     public var generation: Int
@@ -39,14 +35,10 @@ public struct Epoch: Hashable, Sendable, Codable {
         self.generation = generation
         self.since = since
     }
-
-    enum CodingKeys: String, CodingKey {
-        case bootID = "boot_id", ifindex, generation, since
-    }
 }
 
 /// What the meter remembers about one interface it is counting.
-public struct TrackedInterface: Hashable, Sendable, Codable {
+public struct TrackedInterface: Hashable, Sendable {
     public var name: String
     /// The namespace of the link being counted (not in the coding: the store keeps it in a
     /// column of its own).
@@ -75,18 +67,13 @@ public struct TrackedInterface: Hashable, Sendable, Codable {
         self.speedBitsPerSecond = speedBitsPerSecond
     }
 
-    enum CodingKeys: String, CodingKey {
-        case name, ifindex, kind, epoch, last, lastInstant = "last_instant"
-        case countersAre32Bit = "counters_32bit", speedBitsPerSecond = "speed_bps"
-    }
-
     /// The link being counted.
     public var key: LinkKey { LinkKey(namespace, ifindex: ifindex) }
 }
 
 /// Everything the meter needs to resume after a restart: export it in the same transaction as
 /// the totals it produced, import it on start (DESIGN §4).
-public struct MeterState: Hashable, Sendable, Codable {
+public struct MeterState: Hashable, Sendable {
     public var bootID: String
     /// The open epochs, in no particular order.
     public var interfaces: [TrackedInterface]
@@ -100,10 +87,6 @@ public struct MeterState: Hashable, Sendable, Codable {
         self.interfaces = interfaces
         self.firstSeen = firstSeen
         self.lastInstant = lastInstant
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case bootID = "boot_id", interfaces, firstSeen = "first_seen", lastInstant = "last_instant"
     }
 }
 
@@ -146,8 +129,8 @@ public struct MeterDelta: Hashable, Sendable {
 }
 
 /// Something that explains why a figure looks the way it does.
-public struct CounterEvent: Hashable, Sendable, Codable {
-    public enum Kind: String, Hashable, Sendable, Codable, CaseIterable {
+public struct CounterEvent: Hashable, Sendable {
+    public enum Kind: String, Hashable, Sendable, CaseIterable {
         /// Rule 0: a name never seen before, at daemon start: its counters are the baseline.
         case firstSight = "first-sight"
         /// Rule 0: an interface appeared while the daemon runs: counted from zero.
@@ -210,7 +193,6 @@ public struct CounterEvent: Hashable, Sendable, Codable {
         self.delta = delta
         self.detail = detail
     }
-    enum CodingKeys: String, CodingKey { case kind, at, interface, ifindex, previous, current, delta, detail }
 }
 
 /// What one input to the meter produced.

@@ -1,5 +1,5 @@
 /// How far a figure can be trusted: since when it counts, and what broke its continuity.
-public struct Continuity: Hashable, Sendable, Codable {
+public struct Continuity: Hashable, Sendable {
     /// Wall time counting began for this name (or the earliest of a sum's members).
     public var since: Double?
     /// Deltas that began a new counter epoch (a reset, a re-creation, a new epoch for a known name).
@@ -21,32 +21,6 @@ public struct Continuity: Hashable, Sendable, Codable {
         self.implausibleDropped = implausibleDropped
         self.eventsLost = eventsLost
         self.imported = imported
-    }
-
-    /// `events_lost` is absent in answers of daemons older than it: zero then.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        since = try container.decodeIfPresent(Double.self, forKey: .since)
-        resets = try container.decode(Int.self, forKey: .resets)
-        gaps = try container.decode(Int.self, forKey: .gaps)
-        implausibleDropped = try container.decode(Int.self, forKey: .implausibleDropped)
-        eventsLost = try container.decodeIfPresent(Int.self, forKey: .eventsLost) ?? 0
-        imported = try container.decodeIfPresent(Bool.self, forKey: .imported) ?? false
-    }
-
-    /// `imported` is written only when true, so answers without imports read as before.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encodeIfPresent(since, forKey: .since)
-        try container.encode(resets, forKey: .resets)
-        try container.encode(gaps, forKey: .gaps)
-        try container.encode(implausibleDropped, forKey: .implausibleDropped)
-        try container.encode(eventsLost, forKey: .eventsLost)
-        if imported { try container.encode(true, forKey: .imported) }
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case since, resets, gaps, implausibleDropped = "implausible_dropped", eventsLost = "events_lost", imported
     }
 }
 

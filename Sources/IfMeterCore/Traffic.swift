@@ -1,7 +1,7 @@
 /// The four metered quantities: bytes and packets in each direction.
 ///
 /// Used both for raw counter values (cumulative, as the kernel reports them) and for deltas.
-public struct Traffic: Hashable, Sendable, Codable {
+public struct Traffic: Hashable, Sendable {
     public var rxBytes: UInt64
     public var txBytes: UInt64
     public var rxPackets: UInt64
@@ -58,10 +58,5 @@ public struct Traffic: Hashable, Sendable, Codable {
     /// Per-counter maximum: how a deletion's final counters are taken (DESIGN §3 rule 4).
     public static func max(_ lhs: Traffic, _ rhs: Traffic) -> Traffic {
         lhs.combined(with: rhs) { Swift.max($0, $1) }
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case rxBytes = "rx_bytes", txBytes = "tx_bytes", rxPackets = "rx_packets"
-        case txPackets = "tx_packets"
     }
 }

@@ -143,7 +143,7 @@ extension Daemon {
             notify("STATUS=metering \(summary.presentLinks) interfaces; last sample \(sampled)")
         }
         for record in EstimateLogRecord.records(of: outcome.log) {
-            log.append(LineEncoder.encode(record))
+            log.append(LineEncoder.line(record))
         }
     }
 }

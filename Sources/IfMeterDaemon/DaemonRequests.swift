@@ -39,13 +39,13 @@ extension Daemon {
                 try answerFromStore(id, client) { store in LineEncoder.success(try job(store), id: id) }
             case .events:
                 let job = try events(request, from: client)
-                try answerFromStore(id, client) { store in LineEncoder.encode(Response.success(try job(store), id: id)) }
+                try answerFromStore(id, client) { store in LineEncoder.success(try job(store), id: id) }
             case .sample: try requestSample(id, client)
             case .metrics: reply(try metricsResult(request), id, client)
             case .importHistory: try importHistory(request, id, client)
             case .watch:
                 client.watchID = .some(id)
-                server.send(LineEncoder.encode(Response.success(rates(), id: id, stream: "rates")), to: client)
+                server.send(LineEncoder.success(rates(), id: id, stream: "rates"), to: client)
             case .reload:
                 if let error = reload(trigger: "reload requested by uid \(client.uid)") {
                     throw WireError(.configError, "\(error); the running configuration stays")
@@ -64,8 +64,8 @@ extension Daemon {
         return metering
     }
 
-    func reply<T: Encodable & Sendable>(_ result: T, _ id: RequestID?, _ client: Server.Client) {
-        server.send(LineEncoder.encode(Response.success(result, id: id)), to: client)
+    func reply(_ result: some JSONWritable, _ id: RequestID?, _ client: Server.Client) {
+        server.send(LineEncoder.success(result, id: id), to: client)
     }
 
     func fail(_ code: ErrorCode, _ message: String, _ id: RequestID?, _ client: Server.Client) {
@@ -180,13 +180,13 @@ extension Daemon {
         guard !watchers.isEmpty else { return }
         let result = rates()
         for client in watchers {
-            server.send(LineEncoder.encode(Response.success(result, id: client.watchID!, stream: "rates")), to: client)
+            server.send(LineEncoder.success(result, id: client.watchID!, stream: "rates"), to: client)
         }
     }
 
     func broadcast(_ event: CounterEvent) {
         for client in server.clients.values where client.watchID != nil {
-            server.send(LineEncoder.encode(Response.success(event, id: client.watchID!, stream: "event")), to: client)
+            server.send(LineEncoder.success(event, id: client.watchID!, stream: "event"), to: client)
         }
     }
 }

@@ -2,17 +2,17 @@ import FoundationEssentials
 import IfMeterCore
 import IfMeterJSON
 import IfMeterKernel
+import IfMeterWire
 
 /// `ifmeterd --probe`: every interface the daemon sees right now, classified.
-public struct ProbeReport: Encodable, Sendable {
+public struct ProbeReport: Sendable {
     /// The kernel counter epoch the raw figures belong to (DESIGN §3).
-    public struct EpochKey: Encodable, Sendable {
+    public struct EpochKey: Sendable {
         var bootID: String
         var ifindex: Int32
-        enum CodingKeys: String, CodingKey { case bootID = "boot_id", ifindex }
     }
 
-    public struct Interface: Encodable, Sendable {
+    public struct Interface: Sendable {
         var name: String
         var ifindex: Int32
         var `class`: String
@@ -36,14 +36,6 @@ public struct ProbeReport: Encodable, Sendable {
         var epoch: EpochKey?
         var labels: [EstimateLabel]
 
-        enum CodingKeys: String, CodingKey {
-            case name, ifindex, `class`, classReason = "class_reason", kind
-            case arpType = "arp_type", operstate, mtu, address, master, parent
-            case rxBytes = "rx_bytes", txBytes = "tx_bytes", rxPackets = "rx_packets"
-            case txPackets = "tx_packets", rxErrors = "rx_errors", txErrors = "tx_errors"
-            case rxDropped = "rx_dropped", txDropped = "tx_dropped"
-            case speedBitsPerSecond = "speed_bps", epoch, labels
-        }
     }
 
     public var version = IfMeterVersion.string
@@ -51,10 +43,6 @@ public struct ProbeReport: Encodable, Sendable {
     public var source: String
     public var warnings: [String]
     public var interfaces: [Interface]
-
-    enum CodingKeys: String, CodingKey {
-        case version, bootID = "boot_id", source, warnings, interfaces
-    }
 
     public init(listing: LinkListing, classifier: Classifier, sysfs: SysfsReader, bootID: String?) {
         self.bootID = bootID
@@ -84,8 +72,7 @@ public struct ProbeReport: Encodable, Sendable {
     }
 
     public func json() -> String {
-        // Encoding plain strings and integers cannot fail.
-        String(decoding: try! JSONLineEncoder().encode(self), as: UTF8.self)
+        String(decoding: jsonBytes, as: UTF8.self)
     }
 
     /// An aligned table, one interface a line, ending with the estimate footnote.
@@ -113,5 +100,55 @@ public struct ProbeReport: Encodable, Sendable {
         }
         let source = "source: \(source) (kernel counters since each interface was created)"
         return (lines + [source, EstimateLabel.footnote]).joined(separator: "\n")
+    }
+}
+
+extension ProbeReport: JSONWritable {
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        if let bootID { w.key("boot_id"); w.string(bootID) }
+        w.key("interfaces")
+        w.beginArray()
+        for interface in interfaces { interface.write(to: &w) }
+        w.endArray()
+        w.key("source"); w.string(source)
+        w.key("version"); w.string(version)
+        w.key("warnings"); w.strings(warnings)
+        w.endObject()
+    }
+}
+
+extension ProbeReport.Interface: JSONWritable {
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("address"); w.string(address)
+        w.key("arp_type"); w.number(UInt64(arpType))
+        w.key("class"); w.string(self.class)
+        w.key("class_reason"); w.string(classReason)
+        if let epoch {
+            w.key("epoch")
+            w.beginObject()
+            w.key("boot_id"); w.string(epoch.bootID)
+            w.key("ifindex"); w.number(epoch.ifindex)
+            w.endObject()
+        }
+        w.key("ifindex"); w.number(ifindex)
+        w.key("kind"); w.string(kind)
+        w.key("labels"); w.strings(labels.map(\.rawValue))
+        if let master { w.key("master"); w.number(master) }
+        w.key("mtu"); w.number(UInt64(mtu))
+        w.key("name"); w.string(name)
+        w.key("operstate"); w.string(operstate)
+        if let parent { w.key("parent"); w.number(parent) }
+        for (key, value) in [("rx_bytes", rxBytes), ("rx_dropped", rxDropped), ("rx_errors", rxErrors),
+                             ("rx_packets", rxPackets)] as [(StaticString, UInt64?)] {
+            if let value { w.key(key); w.number(value) }
+        }
+        if let speedBitsPerSecond { w.key("speed_bps"); w.number(speedBitsPerSecond) }
+        for (key, value) in [("tx_bytes", txBytes), ("tx_dropped", txDropped), ("tx_errors", txErrors),
+                             ("tx_packets", txPackets)] as [(StaticString, UInt64?)] {
+            if let value { w.key(key); w.number(value) }
+        }
+        w.endObject()
     }
 }

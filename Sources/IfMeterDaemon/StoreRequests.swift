@@ -152,13 +152,13 @@ extension Daemon {
             let line = Self.line(id) {
                 let reports = try store.importVnStat(try VnStatDatabase(path: path, utc: utc), dryRun: dryRun)
                 if !dryRun { saved = (try store.totals().mapValues(\.tally), try store.interfaces()) }
-                return LineEncoder.encode(Response.success(ImportResult(source: "vnstat", path: path, dryRun: dryRun, interfaces: reports.map { report in
+                return LineEncoder.success(ImportResult(source: "vnstat", path: path, dryRun: dryRun, interfaces: reports.map { report in
                     ImportResult.Interface(
                         name: report.name, buckets: Dictionary(uniqueKeysWithValues: report.buckets.map { ($0.key.rawValue, $0.value) }),
                         alreadyImported: report.alreadyImported, overlapSkipped: report.overlapSkipped,
                         totalRxBytes: report.total.rxBytes, totalTxBytes: report.total.txBytes,
                         overlapFrom: report.overlap?.from, overlapTo: report.overlap?.to)
-                }), id: id))
+                }), id: id)
             }
             return (line, saved)
         }, then: { [unowned self] (line: [UInt8], saved: (totals: [String: BucketTally], interfaces: [StoredInterface])?) in
@@ -181,7 +181,7 @@ extension Daemon {
             _ = metering.service.forget(name, at: SystemClock.now().wall)
             let line = Self.line(id) {
                 guard try result.get() || known else { throw Self.unknownInterface(name) }
-                return LineEncoder.encode(Response.success(AdminResult(done: "history of \(name) deleted"), id: id))
+                return LineEncoder.success(AdminResult(done: "history of \(name) deleted"), id: id)
             }
             self.server.send(line, to: client)
             self.server.answered(client)

@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// The resolutions history is kept at.
-public enum Resolution: String, Hashable, Sendable, Codable, CaseIterable {
+public enum Resolution: String, Hashable, Sendable, CaseIterable {
     case fiveMinutes = "5min"
     case hour, day, month, year
 }

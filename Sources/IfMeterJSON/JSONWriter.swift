@@ -2,9 +2,8 @@
 /// of boxed values. Answers with thousands of interfaces are written this way on both ends
 /// (the daemon's answers, the client's `--json` output).
 ///
-/// The caller writes members in sorted key order — the wire's convention, which
-/// ``JSONLineEncoder`` applies by sorting — and leaves out absent optionals; the tests hold each
-/// hand-written type byte-identical to ``JSONLineEncoder``'s output for the same value.
+/// The caller writes members in sorted key order — the wire's convention — and leaves out
+/// absent optionals; golden files in the tests pin the bytes of every type written this way.
 public struct JSONWriter: Sendable {
     public var bytes: [UInt8]
     /// Whether the next value or key follows another in the same container.
@@ -47,6 +46,14 @@ public struct JSONWriter: Sendable {
         needsComma = false
     }
 
+    /// A key that is data (a map's key), escaped as a string is.
+    public mutating func key(text name: String) {
+        separate()
+        Self.appendString(name, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        needsComma = false
+    }
+
     public mutating func string(_ value: String) {
         separate()
         Self.appendString(value, to: &bytes)
@@ -69,7 +76,7 @@ public struct JSONWriter: Sendable {
     public mutating func number(_ value: Int) { number(Int64(value)) }
     public mutating func number(_ value: Int32) { number(Int64(value)) }
 
-    /// As ``JSONLineEncoder`` writes a double: a whole number below 2⁵³ as an integer, any other
+    /// As Foundation's JSONEncoder writes a double: a whole number below 2⁵³ as an integer, any other
     /// finite one in Swift's shortest round-trip form, a non-finite one as `null`.
     public mutating func number(_ value: Double) {
         guard value.isFinite else { return null() }

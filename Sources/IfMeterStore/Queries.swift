@@ -185,10 +185,7 @@ extension Store {
         statement.bind([.double(from ?? -Double.greatestFiniteMagnitude),
                         .double(to ?? Double.greatestFiniteMagnitude),
                         .optionalText(kind?.rawValue), .optionalText(interface), .int(Int64(limit))])
-        let decoder = JSONDecoder()
-        let traffic = { (text: String?) in
-            text.flatMap { try? decoder.decode(Traffic.self, from: Data($0.utf8)) }
-        }
+        let traffic = { (text: String?) in text.flatMap(TrafficColumn.traffic) }
         var events: [CounterEvent] = []
         while try statement.step() {
             guard let kind = statement.text(1).flatMap(CounterEvent.Kind.init(rawValue:)) else { continue }

@@ -233,8 +233,7 @@ public final class Store {
     }
 
     static func json(_ traffic: Traffic?) -> String? {
-        guard let traffic else { return nil }
-        return (try? JSONLineEncoder().encode(traffic)).map { String(decoding: $0, as: UTF8.self) }
+        traffic.map { String(decoding: TrafficColumn.bytes($0), as: UTF8.self) }
     }
 
     // MARK: Loading

@@ -3,7 +3,7 @@ import IfMeterJSON
 
 /// One table a `query` asks for: a period, optionally a range of bucket starts, optionally the
 /// projection of the current day or month (docs/PROTOCOL.md).
-public struct UsageSpec: Codable, Hashable, Sendable {
+public struct UsageSpec: Hashable, Sendable {
     public var period: String?
     public var from: TimeArgument?
     public var to: TimeArgument?

@@ -4,30 +4,13 @@ import FoundationEssentials
 public let protocolVersion = 1
 
 /// A request's `id`, echoed in its response: a number or a string, as the client chose.
-public enum RequestID: Hashable, Sendable, Codable {
+public enum RequestID: Hashable, Sendable {
     case number(Int64)
     case string(String)
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if let number = try? container.decode(Int64.self) {
-            self = .number(number)
-        } else {
-            self = .string(try container.decode(String.self))
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .number(let number): try container.encode(number)
-        case .string(let string): try container.encode(string)
-        }
-    }
 }
 
 /// A point in time in a request: RFC 3339 text or Unix seconds.
-public struct TimeArgument: Hashable, Sendable, Codable {
+public struct TimeArgument: Hashable, Sendable {
     public var seconds: Double
 
     /// The times a request may name: 1970-01-01 to 9999-12-31 in Unix seconds. Anything else
@@ -41,31 +24,12 @@ public struct TimeArgument: Hashable, Sendable, Codable {
     public var ceilingSeconds: Int64 { Int64(seconds.rounded(.up)) }
 
     public init(seconds: Double) { self.seconds = seconds }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if let number = try? container.decode(Double.self) {
-            seconds = number
-            return
-        }
-        let text = try container.decode(String.self)
-        guard let date = try? Date(text, strategy: .iso8601) else {
-            throw DecodingError.dataCorruptedError(
-                in: container, debugDescription: "\"\(text)\" is neither RFC 3339 nor Unix seconds")
-        }
-        seconds = date.timeIntervalSince1970
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(seconds)
-    }
 }
 
 /// One request line, as sent. Every field is optional here so a request with a bad field can
 /// still be answered under its own `id`; ``rangeProblem`` and the command that reads it say what
 /// is wrong.
-public struct Request: Hashable, Sendable, Codable {
+public struct Request: Hashable, Sendable {
     public var v: Int?
     public var id: RequestID?
     public var cmd: String?
@@ -99,11 +63,6 @@ public struct Request: Hashable, Sendable, Codable {
     public var include: [String]?
     /// `query`: the tables, each subject's in this order.
     public var usage: [UsageSpec]?
-
-    enum CodingKeys: String, CodingKey {
-        case v, id, cmd, interface, `class`, period, from, to, kind, limit, projection, format, process, source, path
-        case dryRun = "dry_run", utc, interfaces, select, sum, include, usage
-    }
 
     public init(v: Int? = protocolVersion, id: RequestID? = nil, cmd: String?, interface: String? = nil,
                 class: String? = nil, period: String? = nil, from: TimeArgument? = nil,

@@ -1,8 +1,7 @@
-import FoundationEssentials
 import IfMeterJSON
 
 /// The documented error codes (docs/PROTOCOL.md).
-public enum ErrorCode: String, Hashable, Sendable, Codable, CaseIterable {
+public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
     /// The line is not a JSON object, or a field has the wrong type.
     case badJSON = "bad_json"
     /// A field is missing or has a value the command does not accept.
@@ -28,7 +27,7 @@ public enum ErrorCode: String, Hashable, Sendable, Codable, CaseIterable {
     case internalError = "internal_error"
 }
 
-public struct WireError: Error, Hashable, Sendable, Codable {
+public struct WireError: Error, Hashable, Sendable {
     public var code: ErrorCode
     public var message: String
     /// The request's id, when it could be read.
@@ -39,94 +38,114 @@ public struct WireError: Error, Hashable, Sendable, Codable {
         self.message = message
         self.id = id
     }
-
-    enum CodingKeys: String, CodingKey { case code, message }
 }
 
-/// One response line.
-public struct Response<Result: Encodable & Sendable>: Encodable, Sendable {
-    public var v = protocolVersion
-    public var id: RequestID?
-    public var ok: Bool
-    /// Present on `watch` stream lines: what this line carries (`rates` or `event`).
-    public var stream: String?
-    public var result: Result?
-    public var error: WireError?
-
-    public static func success(_ result: Result, id: RequestID?, stream: String? = nil) -> Response {
-        Response(id: id, ok: true, stream: stream, result: result, error: nil)
-    }
-}
-
-/// One response line as a client reads it: the envelope, with `result` decoded once the
-/// client knows which command (or stream line) it answers.
-public struct ResponseLine: Sendable {
-    public var v: Int?
-    public var id: RequestID?
-    public var ok: Bool
-    public var stream: String?
-    public var error: WireError?
-    /// The raw line, to decode `result` from.
-    public var line: Data
-
-    private struct Envelope: Decodable {
-        var v: Int?
-        var id: RequestID?
-        var ok: Bool
-        var stream: String?
-        var error: WireError?
+extension WireError: JSONWritable, JSONReadable {
+    /// `{"code", "message"}`; the id goes in the envelope.
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("code"); w.string(code.rawValue)
+        w.key("message"); w.string(message)
+        w.endObject()
     }
 
-    private struct ResultOnly<T: Decodable>: Decodable {
-        var result: T
-    }
-
-    /// Reads the envelope of one line; throws if it is not a response.
-    public init(_ line: Data) throws {
-        let envelope = try JSONDecoder().decode(Envelope.self, from: line)
-        (v, id, ok, stream, error) = (envelope.v, envelope.id, envelope.ok, envelope.stream, envelope.error)
-        self.line = line
-    }
-
-    /// The `result` of a successful response.
-    public func result<T: Decodable>(as type: T.Type) throws -> T {
-        try JSONDecoder().decode(ResultOnly<T>.self, from: line).result
+    public init(reading r: inout JSONReader) throws {
+        var code: ErrorCode?
+        var message = ""
+        try r.readObject { r, key in
+            switch key {
+            case "code": code = ErrorCode(rawValue: try r.readString())
+            case "message": message = try r.readString()
+            default: try r.skipValue()
+            }
+        }
+        // A code this client does not know is still an error, with the daemon's message.
+        self.init(code ?? .storeError, message)
     }
 }
 
-/// Encodes responses as single lines, keys sorted for a stable wire format.
+/// Response lines (docs/PROTOCOL.md): `{"error"?, "id"?, "ok", "result"?, "stream"?, "v"}`,
+/// keys sorted, one line each. The one writer of every answer the daemon sends.
 public enum LineEncoder {
-    public static func encode<T: Encodable>(_ value: T) -> [UInt8] {
-        // Our types hold only strings, numbers, booleans and arrays of them, whose encoding
-        // cannot fail (non-finite numbers become null).
-        var bytes = try! JSONLineEncoder().encode(value)
-        bytes.append(UInt8(ascii: "\n"))
-        return bytes
-    }
-
-    public static func failure(_ error: WireError) -> [UInt8] {
-        encode(Response<Empty>(id: error.id, ok: false, stream: nil, result: nil, error: error))
-    }
-}
-
-/// A result with no fields.
-public struct Empty: Codable, Hashable, Sendable {
-    public init() {}
-}
-
-extension LineEncoder {
-    /// A success line whose result writes itself: the bytes ``encode(_:)`` makes of
-    /// `Response.success(result, id:)`, without `Codable`. `capacity` is the size expected: an
-    /// answer of megabytes grown from a small buffer is copied and faulted in a dozen times.
-    public static func success(_ result: some JSONWritable, id: RequestID?, capacity: Int = 4096) -> [UInt8] {
+    /// A success line. `capacity` is the size expected: an answer of megabytes grown from a
+    /// small buffer is copied and faulted in a dozen times.
+    public static func success(_ result: some JSONWritable, id: RequestID?, stream: String? = nil,
+                               capacity: Int = 4096) -> [UInt8] {
         var writer = JSONWriter(capacity: capacity)
         writer.beginObject()
         if let id { writer.key("id"); id.write(to: &writer) }
         writer.key("ok"); writer.bool(true)
         writer.key("result"); result.write(to: &writer)
+        if let stream { writer.key("stream"); writer.string(stream) }
         writer.key("v"); writer.number(protocolVersion)
         writer.endObject()
         writer.bytes.append(UInt8(ascii: "\n"))
         return writer.bytes
+    }
+
+    public static func failure(_ error: WireError) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("error"); error.write(to: &writer)
+        if let id = error.id { writer.key("id"); id.write(to: &writer) }
+        writer.key("ok"); writer.bool(false)
+        writer.key("v"); writer.number(protocolVersion)
+        writer.endObject()
+        writer.bytes.append(UInt8(ascii: "\n"))
+        return writer.bytes
+    }
+
+    /// A value on a line of its own (an estimate-log record).
+    public static func line(_ value: some JSONWritable) -> [UInt8] {
+        var writer = JSONWriter()
+        value.write(to: &writer)
+        writer.bytes.append(UInt8(ascii: "\n"))
+        return writer.bytes
+    }
+}
+
+/// One response line as a client reads it: the envelope, with `result` read once the client
+/// knows which command (or stream line) it answers — `stream` comes after `result` in the
+/// sorted line, so the result's bytes are kept until it is known.
+public struct ResponseLine: Sendable {
+    public var v: Int?
+    public var id: RequestID?
+    public var ok = false
+    public var stream: String?
+    public var error: WireError?
+    /// The raw line.
+    public var line: [UInt8]
+    private var resultBytes: Range<Int>?
+
+    /// Reads the envelope of one line; throws if it is not a response.
+    public init(_ line: [UInt8]) throws {
+        self.line = line
+        var reader = JSONReader(line)
+        var sawOK = false
+        var result: Range<Int>?
+        try reader.readObject { r, key in
+            switch key {
+            case "v": v = try r.readInt()
+            case "id": id = try r.readNull() ? nil : try RequestID(reading: &r)
+            case "ok": ok = try r.readBool(); sawOK = true
+            case "stream": stream = try r.readNull() ? nil : try r.readString()
+            case "error": error = try r.readNull() ? nil : try WireError(reading: &r)
+            case "result":
+                _ = try r.peek()
+                let start = r.offset
+                try r.skipValue()
+                result = start..<r.offset
+            default: try r.skipValue()
+            }
+        }
+        guard sawOK else { throw JSONReadError("a response has no \"ok\"", offset: reader.offset) }
+        resultBytes = result
+    }
+
+    /// The `result` of a successful response, read as `T`.
+    public func result<T: JSONReadable>(as type: T.Type) throws -> T {
+        guard let resultBytes else { throw JSONReadError("the response has no \"result\"", offset: 0) }
+        var reader = JSONReader(Array(line[resultBytes]))
+        return try T(reading: &reader)
     }
 }

@@ -1,11 +1,11 @@
 import IfMeterCore
 
 /// A figure's own fields with its traffic beside them as `rx_bytes`, `tx_bytes`, `rx_packets`
-/// and `tx_packets` (``Traffic``'s coding, flattened into the same object): the one encoding of
+/// and `tx_packets` (flattened into the same object, ``TrafficFields``): the one encoding of
 /// traffic in every answer and estimate-log line. Fields and traffic read as members of the
 /// figure (`row.start`, `row.rxBytes`).
 @dynamicMemberLookup
-public struct WithTraffic<Fields: Codable & Hashable & Sendable>: Codable, Hashable, Sendable {
+public struct WithTraffic<Fields: Hashable & Sendable>: Hashable, Sendable {
     public var fields: Fields
     public var traffic: Traffic
 
@@ -21,15 +21,5 @@ public struct WithTraffic<Fields: Codable & Hashable & Sendable>: Codable, Hasha
 
     public subscript<Value>(dynamicMember keyPath: KeyPath<Traffic, Value>) -> Value {
         traffic[keyPath: keyPath]
-    }
-
-    public init(from decoder: any Decoder) throws {
-        fields = try Fields(from: decoder)
-        traffic = try Traffic(from: decoder)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        try fields.encode(to: encoder)
-        try traffic.encode(to: encoder)
     }
 }

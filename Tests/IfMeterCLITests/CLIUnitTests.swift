@@ -1,6 +1,7 @@
 import Foundation
 import IfMeterCore
 @testable import IfMeterCLI
+import IfMeterJSON
 import IfMeterWire
 import IfMeterTestSupport
 import Testing
@@ -180,7 +181,7 @@ enum LogLines {
     }
 
     static func line(_ record: EstimateLogRecord) -> String {
-        String(decoding: LineEncoder.encode(record).dropLast(), as: UTF8.self)
+        String(decoding: LineEncoder.line(record).dropLast(), as: UTF8.self)
     }
 }
 
@@ -231,7 +232,7 @@ struct DaemonClientTests {
     @Test("a daemon speaking another protocol version is named as such (exit 76)")
     func versionMismatch() {
         #expect {
-            _ = try DaemonClient.decode(Data(#"{"v":2,"ok":true,"result":{}}"#.utf8))
+            _ = try DaemonClient.decode(Array(#"{"v":2,"ok":true,"result":{}}"#.utf8))
         } throws: { error in
             let error = error as? CLIError
             return error?.status == .protocolMismatch && error?.message == "ifmeterd speaks protocol 2, this ifmeter speaks 1; install matching versions"
@@ -249,9 +250,10 @@ struct WithTrafficTests {
     func flattened() throws {
         let row = UsageRowResult(UsageRowFields(start: 60, end: 120, continuity: Continuity(resets: 1), labels: ["estimate"]),
                                  traffic: Traffic(rxBytes: 1, txBytes: 2, rxPackets: 3, txPackets: 4))
-        let line = String(decoding: LineEncoder.encode(row), as: UTF8.self)
+        let line = String(decoding: LineEncoder.line(row), as: UTF8.self)
         #expect(line == #"{"continuity":{"events_lost":0,"gaps":0,"implausible_dropped":0,"resets":1},"end":120,"labels":["estimate"],"rx_bytes":1,"rx_packets":3,"start":60,"tx_bytes":2,"tx_packets":4}"# + "\n")
-        let decoded = try JSONDecoder().decode(UsageRowResult.self, from: Data(line.utf8))
+        var reader = JSONReader(Array(line.utf8))
+        let decoded = try UsageRowResult(reading: &reader)
         #expect(decoded == row)
         #expect(decoded.rxBytes == 1 && decoded.start == 60)
     }
@@ -292,7 +294,9 @@ struct FirstMinutesTests {
     }
 }
 
-@Suite("--json without Codable")
+/// The bytes of every `--json` view, pinned in `Golden/views.jsonl` (written by the same
+/// writers the daemon's answers use; `IFMETER_WRITE_GOLDEN=1` rewrites the file).
+@Suite("--json bytes (golden)")
 struct ViewJSONTests {
     static let row = UsageRowResult(
         UsageRowFields(start: 1_774_944_000, end: 1_775_030_400.5, continuity: Continuity(since: 3, resets: 1, imported: true),
@@ -300,35 +304,51 @@ struct ViewJSONTests {
         traffic: Traffic(rxBytes: .max, txBytes: 2, rxPackets: 3, txPackets: 4))
     static let projection = ProjectionResult(start: 1, end: 2, elapsedFraction: 0.123456789, rxBytes: 5, txBytes: 6, labels: ["projection"])
 
-    /// Today's bytes: what Foundation's encoder, as `Output.json` configures it, makes of the value.
-    static func foundation<T: Encodable>(_ value: T) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
-
-    @Test("summary, period tables and list write the bytes the Codable output did")
-    func sameBytes() throws {
+    static var views: [any JSONWritable] {
         let summaries = [
             InterfaceSummary(name: "eth0 /\"é\"", class: "ethernet", today: Self.row, yesterday: nil, thisMonth: Self.row,
                              lastMonth: Self.row, allTime: Self.row, monthProjection: Self.projection, dayStart: 1_774_944_000),
             InterfaceSummary(name: "wg0", class: "tunnel", today: nil, yesterday: Self.row, thisMonth: nil, lastMonth: nil,
                              allTime: nil, monthProjection: nil, dayStart: nil),
         ]
-        let summary = SummaryResult(interfaces: summaries, footnote: EstimateLabel.footnote)
-        #expect(String(decoding: summary.jsonBytes, as: UTF8.self) == (try Self.foundation(summary)))
-        let tables = UsageTables(usage: [
-            UsageResult(interface: "eth0", class: nil, period: "day", rows: [Self.row, Self.row], projection: Self.projection, footnote: "f"),
-            UsageResult(interface: nil, class: "wifi", period: "month", rows: [], projection: nil, footnote: "f"),
-        ], footnote: EstimateLabel.footnote)
-        #expect(String(decoding: tables.jsonBytes, as: UTF8.self) == (try Self.foundation(tables)))
-        let list = InterfacesResult(interfaces: [InterfaceResult(InterfaceFields(
-            name: "wlan0", ifindex: 3, class: "wifi", classReason: "r", kind: "", operstate: "up",
-            epoch: EpochResult(EpochFields(bootID: "b", ifindex: 3, generation: 1, since: 2.5), traffic: Traffic(rxBytes: 1)),
-            rate: RateResult(rxBytesPerSecond: 1.25, txBytesPerSecond: 1e-7, smoothedRxBytesPerSecond: 3, smoothedTxBytesPerSecond: 1e21),
-            continuity: Continuity(), labels: ["estimate"], lastSeen: nil), traffic: Traffic(txPackets: 9))],
-            footnote: EstimateLabel.footnote)
-        #expect(String(decoding: list.jsonBytes, as: UTF8.self) == (try Self.foundation(list)))
+        return [
+            SummaryResult(interfaces: summaries, footnote: EstimateLabel.footnote),
+            UsageTables(usage: [
+                UsageResult(interface: "eth0", class: nil, period: "day", rows: [Self.row, Self.row], projection: Self.projection, footnote: "f"),
+                UsageResult(interface: nil, class: "wifi", period: "month", rows: [], projection: nil, footnote: "f"),
+            ], footnote: EstimateLabel.footnote),
+            InterfacesResult(interfaces: [InterfaceResult(InterfaceFields(
+                name: "wlan0", ifindex: 3, class: "wifi", classReason: "r", kind: "", operstate: "up",
+                epoch: EpochResult(EpochFields(bootID: "b", ifindex: 3, generation: 1, since: 2.5), traffic: Traffic(rxBytes: 1)),
+                rate: RateResult(rxBytesPerSecond: 1.25, txBytesPerSecond: 1e-7, smoothedRxBytesPerSecond: 3, smoothedTxBytesPerSecond: 1e21),
+                continuity: Continuity(), labels: ["estimate"], lastSeen: nil), traffic: Traffic(txPackets: 9))],
+                footnote: EstimateLabel.footnote),
+            QuotaCheck(status: .warning, interface: "wwan0 \"x\"/é", period: "month", start: 1_774_944_000, end: 1_777_536_000.5,
+                       direction: "total", usedBytes: .max, projectedBytes: 7, limitBytes: 10, warnBytes: 8,
+                       compared: "projected", labels: ["estimate", "projection"], message: "WARNING - a/b"),
+            QuotaCheck(status: .ok, interface: "x", period: "day", start: 0, end: 1, direction: "rx", usedBytes: 0,
+                       projectedBytes: nil, limitBytes: 1, warnBytes: 0, compared: "used", labels: [], message: ""),
+            LiveView.LiveSession.Line(session: LiveView.LiveSession(seconds: 12.345678, updates: 3, interfaces: [
+                LiveView.LiveSession.Entry(name: "eth0", rxBytes: 1, txBytes: 2, peakRxBytesPerSecond: 1e-7,
+                                           peakTxBytesPerSecond: 123456789.5)])),
+            LiveView.LiveSession.Line(session: LiveView.LiveSession(seconds: 0, updates: 0, interfaces: [])),
+        ]
+    }
+
+    @Test("summary, period tables, list, check and the live session write the bytes they always did")
+    func sameBytes() throws {
+        let text = Self.views.map { String(decoding: $0.jsonBytes, as: UTF8.self) + "\n" }.joined()
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden/views.jsonl")
+        if ProcessInfo.processInfo.environment["IFMETER_WRITE_GOLDEN"] == "1" {
+            try Data(text.utf8).write(to: url)
+            return
+        }
+        let golden = String(decoding: try Data(contentsOf: url), as: UTF8.self)
+        for (index, (line, expected)) in zip(text.split(separator: "\n"), golden.split(separator: "\n")).enumerated()
+        where line != expected {
+            Issue.record("views.jsonl line \(index + 1):\n got  \(line)\n want \(expected)")
+        }
+        #expect(text.split(separator: "\n").count == golden.split(separator: "\n").count)
     }
 }
 

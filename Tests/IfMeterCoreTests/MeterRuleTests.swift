@@ -348,14 +348,17 @@ struct MeterRuleTests {
         #expect(meter.apply(sample: [reading(99, t(5, 5))], at: at(2)).deltas.isEmpty)
     }
 
-    @Test("export and import round-trip through JSON")
+    @Test("a meter built from an exported state exports the same state and counts on from it")
     func stateRoundTrip() throws {
         var run = ScenarioRun()
         run.run([.start([link("eth0", 2, t(100, 100), is32Bit: true, speed: 1000)], at: at(0)),
                  .sample([reading(2, t(200, 150))], at: at(30))])
         let state = run.meter.exportState()
-        let data = try JSONEncoder().encode(state)
-        #expect(try JSONDecoder().decode(MeterState.self, from: data) == state)
+        var resumed = Meter(bootID: state.bootID, configuration: run.meter.configuration, restoring: state)
+        _ = resumed.start(links: [link("eth0", 2, t(200, 150), is32Bit: true, speed: 1000)], at: at(31))
+        #expect(resumed.exportState().interfaces == state.interfaces.map { var moved = $0; moved.lastInstant = at(31); return moved })
+        let next = resumed.apply(sample: [reading(2, t(260, 170))], at: at(60))
+        #expect(next.deltas.map(\.traffic) == [t(60, 20)])
     }
 }
 

@@ -110,29 +110,4 @@ struct JSONReaderTests {
         }
         #expect(values == ["18446744073709551615", "-9223372036854775808"])
     }
-
-    @Test("the writer's numbers and strings are JSONLineEncoder's")
-    func writerMatchesEncoder() throws {
-        struct Sample: Encodable {
-            var a: UInt64 = .max, b: Int64 = .min, c: Double = 1_774_944_000, d: Double = 0.1, e: Double = .infinity
-            var f: String = "q\"b\\s/\n\t\r\u{01}é", g: Bool = false
-        }
-        var writer = JSONWriter()
-        let value = Sample()
-        writer.beginObject()
-        writer.key("a"); writer.number(value.a)
-        writer.key("b"); writer.number(value.b)
-        writer.key("c"); writer.number(value.c)
-        writer.key("d"); writer.number(value.d)
-        writer.key("e"); writer.number(value.e)
-        writer.key("f"); writer.string(value.f)
-        writer.key("g"); writer.bool(value.g)
-        writer.endObject()
-        #expect(writer.bytes == (try JSONLineEncoder().encode(value)))
-        for number: UInt64 in [0, 9, 10, 99, 100, 12345678901234567890] {
-            var one = JSONWriter()
-            one.number(number)
-            #expect(String(decoding: one.bytes, as: UTF8.self) == String(number))
-        }
-    }
 }

@@ -70,40 +70,40 @@ struct WireGoldenTests {
                 status: status, subjects: [QuerySubject(name: "eth0", class: "ethernet"), QuerySubject(name: nil, class: "wifi")],
                 interfaces: interfaces, usage: usage, footnote: EstimateLabel.footnote), id: .number(3)),
             LineEncoder.success(QueryResult(status: nil, subjects: [], interfaces: nil, usage: [], footnote: ""), id: nil),
-            LineEncoder.encode(Response.success(EventsResult(events: events), id: .number(4))),
-            LineEncoder.encode(Response.success(EventsResult(events: [], unsavedNotIncluded: true), id: nil)),
-            LineEncoder.encode(Response.success(SampleResult(sampledAt: 1_774_944_000.75, interfaces: 12), id: .number(5))),
-            LineEncoder.encode(Response.success(RatesResult(at: 17, interfaces: [
+            LineEncoder.success(EventsResult(events: events), id: .number(4)),
+            LineEncoder.success(EventsResult(events: [], unsavedNotIncluded: true), id: nil),
+            LineEncoder.success(SampleResult(sampledAt: 1_774_944_000.75, interfaces: 12), id: .number(5)),
+            LineEncoder.success(RatesResult(at: 17, interfaces: [
                 RatesResult.Entry(name: "eth0", rate: RateResult(rxBytesPerSecond: 1, txBytesPerSecond: 2.5,
                                                                  smoothedRxBytesPerSecond: .infinity, smoothedTxBytesPerSecond: 0)),
-            ]), id: .string("w"), stream: "rates")),
-            LineEncoder.encode(Response.success(events[0], id: .string("w"), stream: "event")),
-            LineEncoder.encode(Response.success(events[1], id: nil, stream: "event")),
-            LineEncoder.encode(Response.success(AdminResult(done: "configuration reloaded from /etc/ifmeter/ifmeterd.conf"),
-                                                id: .number(6))),
-            LineEncoder.encode(Response.success(MetricsResult(contentType: "text/plain; version=0.0.4; charset=utf-8",
-                                                              text: "# HELP x \"y\"\\\nx{a=\"b\"} 1\n"), id: nil)),
-            LineEncoder.encode(Response.success(ImportResult(source: "vnstat", path: "/var/lib/vnstat/vnstat.db", dryRun: true,
+            ]), id: .string("w"), stream: "rates"),
+            LineEncoder.success(events[0], id: .string("w"), stream: "event"),
+            LineEncoder.success(events[1], id: nil, stream: "event"),
+            LineEncoder.success(AdminResult(done: "configuration reloaded from /etc/ifmeter/ifmeterd.conf"),
+                                                id: .number(6)),
+            LineEncoder.success(MetricsResult(contentType: "text/plain; version=0.0.4; charset=utf-8",
+                                                              text: "# HELP x \"y\"\\\nx{a=\"b\"} 1\n"), id: nil),
+            LineEncoder.success(ImportResult(source: "vnstat", path: "/var/lib/vnstat/vnstat.db", dryRun: true,
                 interfaces: [
                     ImportResult.Interface(name: "eth0", buckets: ["day": 3, "5min": 1, "month": 0, "hour": 2, "year": 9],
                                            alreadyImported: 4, overlapSkipped: 5, totalRxBytes: .max, totalTxBytes: 0,
                                            overlapFrom: 1.5, overlapTo: 2.5),
                     ImportResult.Interface(name: "wlan0", buckets: [:], alreadyImported: 0, overlapSkipped: 0, totalRxBytes: 1,
                                            totalTxBytes: 2, overlapFrom: nil, overlapTo: nil),
-                ]), id: .number(8))),
+                ]), id: .number(8)),
             LineEncoder.failure(WireError(.badRequest, "field \"period\" is missing", id: .number(9))),
             LineEncoder.failure(WireError(.lineTooLong, "request line longer than 65536 bytes", id: nil)),
             LineEncoder.failure(WireError(.unknownInterface, "never seen \"x\"", id: .string("s"))),
-            LineEncoder.encode(EstimateLogRecord.estimate(EstimateLogRecord.WindowRecord(
+            LineEncoder.line(EstimateLogRecord.estimate(EstimateLogRecord.WindowRecord(
                 interface: "eth0", class: "ethernet", start: 1_774_944_000, end: 1_774_944_060,
                 tally: BucketTally(traffic: Traffic(rxBytes: 5, txBytes: 6, rxPackets: 7, txPackets: 8), resets: 1, gaps: 2),
                 epoch: Epoch(bootID: "b", ifindex: 2, generation: 1, since: 3), labels: [.estimate, .interfaceCounters],
                 eventsLost: 1))),
-            LineEncoder.encode(EstimateLogRecord.estimate(EstimateLogRecord.WindowRecord(
+            LineEncoder.line(EstimateLogRecord.estimate(EstimateLogRecord.WindowRecord(
                 interface: "x", class: nil, start: 0, end: 1, tally: BucketTally(), epoch: Epoch(bootID: "b", ifindex: 9, since: 0),
                 labels: [], eventsLost: 0))),
-            LineEncoder.encode(EstimateLogRecord.event(events[0])),
-            LineEncoder.encode(EstimateLogRecord.event(events[1])),
+            LineEncoder.line(EstimateLogRecord.event(events[0])),
+            LineEncoder.line(EstimateLogRecord.event(events[1])),
         ]
     }
 

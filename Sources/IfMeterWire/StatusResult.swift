@@ -1,0 +1,160 @@
+import IfMeterCore
+import IfMeterJSON
+
+public struct StoreHealth: Hashable, Sendable {
+    public var path: String
+    /// False while saves fail; counting goes on in memory and saves are retried.
+    public var healthy: Bool
+    public var lastSaveAt: Double?
+    public var error: String?
+
+    public init(path: String, healthy: Bool, lastSaveAt: Double?, error: String?) {
+        self.path = path
+        self.healthy = healthy
+        self.lastSaveAt = lastSaveAt
+        self.error = error
+    }
+}
+
+extension StoreHealth: JSONWritable, JSONReadable {
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        if let error { w.key("error"); w.string(error) }
+        w.key("healthy"); w.bool(healthy)
+        if let lastSaveAt { w.key("last_save_at"); w.number(lastSaveAt) }
+        w.key("path"); w.string(path)
+        w.endObject()
+    }
+
+    public init(reading r: inout JSONReader) throws {
+        self.init(path: "", healthy: false, lastSaveAt: nil, error: nil)
+        try r.readObject { r, key in
+            switch key {
+            case "path": path = try r.readString()
+            case "healthy": healthy = try r.readBool()
+            case "last_save_at": lastSaveAt = try r.readOptionalDouble()
+            case "error": error = try r.readNull() ? nil : try r.readString()
+            default: try r.skipValue()
+            }
+        }
+    }
+}
+
+public struct LinkEventsHealth: Hashable, Sendable {
+    /// `systemd` (passed by `ifmeterd-events.socket`) or `own`.
+    public var origin: String
+    /// Bytes; what a burst of link events may fill before events are lost.
+    public var receiveBuffer: Int
+
+    public init(origin: String, receiveBuffer: Int) {
+        self.origin = origin
+        self.receiveBuffer = receiveBuffer
+    }
+}
+
+extension LinkEventsHealth: JSONWritable, JSONReadable {
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("origin"); w.string(origin)
+        w.key("receive_buffer"); w.number(receiveBuffer)
+        w.endObject()
+    }
+
+    public init(reading r: inout JSONReader) throws {
+        self.init(origin: "", receiveBuffer: 0)
+        try r.readObject { r, key in
+            switch key {
+            case "origin": origin = try r.readString()
+            case "receive_buffer": receiveBuffer = try r.readInt()
+            default: try r.skipValue()
+            }
+        }
+    }
+}
+
+public struct StatusResult: Hashable, Sendable {
+    public var ready: Bool
+    public var version: String
+    public var pid: Int32
+    public var startedAt: Double
+    public var interval: UInt64
+    public var saveInterval: UInt64
+    public var lastSampleAt: Double?
+    public var source: String?
+    public var interfaces: Int?
+    public var store: StoreHealth?
+    public var socket: String
+    /// The zone buckets are cut in: `local` (the daemon's `TZ`) or `utc`.
+    public var timeZone: String?
+    /// The link-event socket: who made it, and the receive buffer the kernel granted.
+    public var linkEvents: LinkEventsHealth?
+    /// Where `/metrics` is served (`ADDR:PORT`); absent when it is not.
+    public var metrics: String?
+
+    public init(ready: Bool, version: String, pid: Int32, startedAt: Double, interval: UInt64,
+                saveInterval: UInt64, lastSampleAt: Double?, source: String?, interfaces: Int?,
+                store: StoreHealth?, socket: String, timeZone: String?, linkEvents: LinkEventsHealth? = nil,
+                metrics: String? = nil) {
+        self.linkEvents = linkEvents
+        self.metrics = metrics
+        self.ready = ready
+        self.version = version
+        self.pid = pid
+        self.startedAt = startedAt
+        self.interval = interval
+        self.saveInterval = saveInterval
+        self.lastSampleAt = lastSampleAt
+        self.source = source
+        self.interfaces = interfaces
+        self.store = store
+        self.socket = socket
+        self.timeZone = timeZone
+    }
+}
+
+extension StatusResult: JSONWritable, JSONReadable {
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        if let interfaces { w.key("interfaces"); w.number(interfaces) }
+        w.key("interval"); w.number(interval)
+        if let lastSampleAt { w.key("last_sample_at"); w.number(lastSampleAt) }
+        if let linkEvents { w.key("link_events"); linkEvents.write(to: &w) }
+        if let metrics { w.key("metrics"); w.string(metrics) }
+        w.key("pid"); w.number(pid)
+        w.key("ready"); w.bool(ready)
+        w.key("save_interval"); w.number(saveInterval)
+        w.key("socket"); w.string(socket)
+        if let source { w.key("source"); w.string(source) }
+        w.key("started_at"); w.number(startedAt)
+        if let store { w.key("store"); store.write(to: &w) }
+        if let timeZone { w.key("time_zone"); w.string(timeZone) }
+        w.key("version"); w.string(version)
+        w.endObject()
+    }
+
+    public init(reading r: inout JSONReader) throws {
+        self.init(ready: false, version: "", pid: 0, startedAt: 0, interval: 0, saveInterval: 0, lastSampleAt: nil,
+                  source: nil, interfaces: nil, store: nil, socket: "", timeZone: nil)
+        var hasReady = false
+        try r.readObject { r, key in
+            switch key {
+            case "ready": ready = try r.readBool(); hasReady = true
+            case "version": version = try r.readString()
+            case "pid": pid = try r.readInt32()
+            case "started_at": startedAt = try r.readDouble()
+            case "interval": interval = try r.readUInt64()
+            case "save_interval": saveInterval = try r.readUInt64()
+            case "last_sample_at": lastSampleAt = try r.readOptionalDouble()
+            case "source": source = try r.readNull() ? nil : try r.readString()
+            case "interfaces": interfaces = try r.readNull() ? nil : try r.readInt()
+            case "store": store = try r.readNull() ? nil : try StoreHealth(reading: &r)
+            case "socket": socket = try r.readString()
+            case "time_zone": timeZone = try r.readNull() ? nil : try r.readString()
+            case "link_events": linkEvents = try r.readNull() ? nil : try LinkEventsHealth(reading: &r)
+            case "metrics": metrics = try r.readNull() ? nil : try r.readString()
+            default: try r.skipValue()
+            }
+        }
+        guard hasReady else { throw missing("ready", in: "a status", r) }
+    }
+}
