@@ -51,10 +51,15 @@ let package = Package(
         .target(name: "IfMeterMetrics", dependencies: ["IfMeterService", "IfMeterHistory", "IfMeterCore"]),
         // The socket protocol: request and response types, error codes, line framing.
         .target(name: "IfMeterWire", dependencies: ["IfMeterCore", "IfMeterJSON"]),
+        // The socket API's commands as a value over a metering context: a request and its peer
+        // in, how to answer it out. No socket, loop or lock: tested and fuzzed with values.
+        .target(
+            name: "IfMeterRequests",
+            dependencies: ["IfMeterCore", "IfMeterHistory", "IfMeterService", "IfMeterStore", "IfMeterWire", "IfMeterJSON"]),
         // Composition: command line, config, probe, event loop, server, systemd.
         .target(
             name: "IfMeterDaemon",
-            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterService", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterMetrics", "CSystemd", "CPeerSocket", "CMetricsHTTP", "CMemory"]),
+            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterService", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterMetrics", "IfMeterRequests", "CSystemd", "CPeerSocket", "CMetricsHTTP", "CMemory"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
         // The client: views, live rates, the estimate log, quota checks, charts.
         .target(name: "IfMeterCLI", dependencies: ["IfMeterCore", "IfMeterWire", "IfMeterJSON"]),
@@ -73,7 +78,7 @@ let package = Package(
         // the committed corpora by FuzzReplayTests. Never linked into a product.
         .target(
             name: "IfMeterFuzzTargets",
-            dependencies: ["IfMeterDaemon", "IfMeterCLI", "IfMeterService", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterKernel", "CLinkStats"],
+            dependencies: ["IfMeterDaemon", "IfMeterRequests", "IfMeterMetrics", "IfMeterCLI", "IfMeterService", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterKernel", "CLinkStats"],
             path: "Fuzz/Targets"),
         .testTarget(name: "FuzzReplayTests", dependencies: ["IfMeterFuzzTargets"]),
         // Network namespaces, processes and fixtures for the tests; never linked into a product.
@@ -91,7 +96,10 @@ let package = Package(
         .executableTarget(
             name: "store-crash-writer", dependencies: ["IfMeterStore", "IfMeterHistory", "IfMeterCore"],
             path: "Tests/StoreCrashWriter"),
-        .testTarget(name: "IfMeterDaemonTests", dependencies: ["IfMeterDaemon", "IfMeterCore", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterService", "IfMeterTestSupport"]),
+        .testTarget(name: "IfMeterDaemonTests", dependencies: ["IfMeterDaemon", "IfMeterRequests", "IfMeterCore", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterService", "IfMeterTestSupport"]),
+        .testTarget(
+            name: "IfMeterRequestsTests",
+            dependencies: ["IfMeterRequests", "IfMeterService", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterCLITests", dependencies: ["IfMeterCLI", "IfMeterCore", "IfMeterWire", "IfMeterJSON", "IfMeterTestSupport"], exclude: ["Golden"]),
         .testTarget(name: "IfMeterJSONTests", dependencies: ["IfMeterJSON"]),
         .testTarget(name: "IfMeterWireTests", dependencies: ["IfMeterWire", "IfMeterJSON", "IfMeterCore"], exclude: ["Golden"]),

@@ -3,6 +3,8 @@ import FoundationEssentials
 @testable import IfMeterCLI
 import IfMeterCore
 import IfMeterJSON
+import IfMeterMetrics
+import IfMeterRequests
 @testable import IfMeterDaemon
 @testable import IfMeterKernel
 import IfMeterHistory
@@ -26,16 +28,57 @@ public enum FuzzTargets {
 
     // MARK: request
 
-    /// A daemon, not running, holding a store with a little history: its request handlers
-    /// are the real ones. Shared by every run (opening a store per input would be all the
-    /// fuzzer measured).
-    nonisolated(unsafe) private static var sharedDaemon: Daemon?
+    /// The request handlers over a context built from values: a service with a little
+    /// history, saved to a store in a temporary directory. Shared by every run (opening a
+    /// store per input would be all the fuzzer measured). No daemon, socket, loop or lock.
+    nonisolated(unsafe) private static var sharedHandlers: RequestHandlers?
     nonisolated(unsafe) private static var sharedStore: Store?
     /// Its directory, removed when the process exits.
     nonisolated(unsafe) private static var scratch: String?
 
-    private static func daemon() -> Daemon {
-        if let sharedDaemon { return sharedDaemon }
+    /// A running daemon's side of the handlers, from values: saves go straight to the store.
+    final class ValueContext: MeteringContext {
+        var service: MeterService?
+        let store: Store
+        let now: Double
+        let configPath = "/nonexistent/ifmeterd.conf"
+
+        init(service: MeterService, store: Store, now: Double) {
+            (self.service, self.store, self.now) = (service, store, now)
+        }
+
+        func status() -> StatusResult {
+            let summary = service?.summary
+            return StatusResult(ready: summary != nil, version: IfMeterVersion.string, pid: 1, startedAt: now, interval: 30,
+                                saveInterval: 300, lastSampleAt: summary?.sampledAt?.wall, source: "netlink",
+                                interfaces: summary?.presentLinks, store: nil, socket: "/nonexistent.sock", timeZone: "local")
+        }
+
+        func metrics(_ request: MetricsRequest) -> MetricsResult {
+            let format: ExpositionFormat = request.format == .openmetrics ? .openMetrics : .prometheus
+            let input = MetricsInput(snapshot: service?.snapshot(), now: now, keepAbsentSeconds: 86400,
+                                     sampleDurations: Histogram(bounds: Histogram.sampleBounds),
+                                     saveDurations: Histogram(bounds: Histogram.saveBounds), version: "fuzz", process: nil)
+            return MetricsResult(contentType: format.contentType,
+                                 text: String(decoding: MetricsExposition.render(input, format: format), as: UTF8.self))
+        }
+
+        func saveBeforeAnswering(isAdmin: Bool) -> Bool {
+            let saved = service?.save(at: now) { [store] batch throws(StoreError) in
+                let records = batch.presentRecords
+                try store.save(&batch.writes, recording: records)
+            }
+            precondition(saved?.error == nil, "the fuzz target's store could not save: \(saved!.error!)")
+            return true
+        }
+
+        func reload(requestedBy uid: UInt32) -> String? { nil }
+
+        func forgetPending(_ name: String) -> Bool { service?.forget(name, at: now) ?? false }
+    }
+
+    private static func handlers() -> RequestHandlers {
+        if let sharedHandlers { return sharedHandlers }
         var template = Array("/tmp/ifmeter-fuzz-XXXXXX".utf8CString)
         let directory = String(cString: mkdtemp(&template)!)
         scratch = directory
@@ -55,67 +98,74 @@ public enum FuzzTargets {
             let readings = [CounterReading(ifindex: 2, counters: LinkCounters(rxBytes: UInt64(100 + step * 1000), txBytes: UInt64(10 + step * 100)))]
             _ = service.ingest(linkEvents: [], readings: readings, at: instant)
         }
-        let saved = service.save(at: origin + 50 * 3600) { batch throws(StoreError) in
-            let records = batch.presentRecords
-            try store.save(&batch.writes, recording: records)
-        }
-        precondition(saved.error == nil, "the fuzz target's history could not be saved: \(saved.error!)")
-        // The daemon locks its own state directory's database; the handlers read `store`.
-        let paths = Paths(config: directory + "/ifmeterd.conf", configRequired: false, stateDirectory: directory + "/daemon",
-                          socket: directory + "/ifmeterd.sock", logDirectory: directory)
-        let daemon = try! Daemon(options: try! DaemonOptions(arguments: []), paths: paths, config: DaemonConfig())
-        // The worker's thread idles: the handlers' store jobs run here, on the fuzz target's store.
-        let feeds = LinkFeeds([try! LinkFeed()])
-        daemon.lifecycle = .running(Daemon.Metering(worker: try! StoreWorker(store, loop: daemon.loop), feeds: feeds,
-                                                    dumper: try! KernelWorker(feeds, loop: daemon.loop),
-                                                    answers: try! AnswerWorker((), loop: daemon.loop), service: service))
-        sharedDaemon = daemon
+        let context = ValueContext(service: service, store: store, now: origin + 50 * 3600)
+        _ = context.saveBeforeAnswering(isAdmin: true)
+        let handlers = RequestHandlers(context: context)
+        sharedHandlers = handlers
         sharedStore = store
-        return daemon
+        return handlers
     }
 
-    /// A request line through the daemon's framing, parsing and range checks, then the real
-    /// handler of its command (`usage`, `events`, `interfaces`, `status`; the others change
-    /// state or need a running loop) against a store with history, and the encoding of the
-    /// answer.
+    /// A request line through the daemon's framing, parsing and range checks, every command's
+    /// member checks, then the real handler (as a peer other than an admin, so nothing changes
+    /// the shared store) against a store with history. Every answer must read back as the
+    /// client reads it.
     public static func request(_ bytes: [UInt8]) {
         var buffer = LineBuffer(maximumLength: 4096)
         for item in buffer.append(bytes) {
             guard case .line(let line) = item else { continue }
             switch Request.parse(line) {
             case .failure(let error):
-                _ = LineEncoder.failure(error)
+                readable(LineEncoder.failure(error), as: AdminResult.self)
             case .success(let request):
                 // What the reader makes of a line, the client's writer writes back to the same.
                 let again = Request.parse(request.jsonBytes)
                 precondition(again == .success(request), "\(request) was written back as \(again)")
+                for command in Command.allCases { _ = try? CommandRequest(command, request) }
                 handle(request)
             }
         }
     }
 
     private static func handle(_ request: Request) {
-        let daemon = daemon()
+        let handlers = handlers()
+        let command = request.cmd.flatMap(Command.init(rawValue:))
+        let line: [UInt8]
+        switch handlers.answer(request, from: Peer(uid: 1000, isAdmin: false)) {
+        case .line(let bytes), .watch(let bytes): line = bytes
+        case .afterSample: line = handlers.sampled(id: request.id)
+        case .offLoop(let build): line = build()
+        case .fromStore(let job):
+            let answer = job(sharedStore!)
+            precondition(answer.update == nil, "a peer other than an admin changed the service")
+            line = answer.line
+        }
+        switch command {
+        case .query: readable(line, as: QueryResult.self)
+        case .usage: readable(line, as: UsageResult.self)
+        case .events: readable(line, as: EventsResult.self)
+        case .interfaces: readable(line, as: InterfacesResult.self)
+        case .metrics: readable(line, as: MetricsResult.self)
+        case .watch: readable(line, as: RatesResult.self)
+        case .sample: readable(line, as: SampleResult.self)
+        default: readable(line, as: StatusResult.self)
+        }
+    }
+
+    /// What the daemon writes, the client reads: the envelope, and a success's result as `T`.
+    private static func readable<T: JSONReadable>(_ line: [UInt8], as type: T.Type) {
+        precondition(line.last == UInt8(ascii: "\n"), "an answer that is not a line")
+        let response: ResponseLine
         do {
-            switch request.cmd.flatMap(Command.init(rawValue:)) {
-            case .usage: _ = LineEncoder.success(try daemon.usage(request, from: nil)(sharedStore!), id: request.id)
-            case .query:
-                let line = LineEncoder.success(try daemon.query(request, from: nil)(sharedStore!), id: request.id)
-                // What the daemon writes, the client reads back.
-                var reader = JSONReader(line)
-                var result: QueryResult?
-                try! reader.readObject { r, key in
-                    if key == "result" { result = try QueryResult(reading: &r) } else { try r.skipValue() }
-                }
-                precondition(result != nil, "a query answer the client cannot read")
-            case .events: _ = LineEncoder.success(try daemon.events(request, from: nil)(sharedStore!), id: request.id)
-            case .interfaces: _ = LineEncoder.success(daemon.interfaces(), id: request.id)
-            default: _ = LineEncoder.success(daemon.status(), id: request.id)
-            }
-        } catch let error as WireError {
-            _ = LineEncoder.failure(error)
+            response = try ResponseLine(Array(line.dropLast()))
         } catch {
-            fatalError("a checked request failed in the store: \(error)")
+            fatalError("an answer the client cannot read (\(error)): \(String(decoding: line, as: UTF8.self))")
+        }
+        guard response.ok else { return precondition(response.error != nil, "a failure without an error") }
+        do {
+            _ = try response.result(as: type)
+        } catch {
+            fatalError("a \(type) the client cannot read (\(error)): \(String(decoding: line, as: UTF8.self))")
         }
     }
 

@@ -31,3 +31,9 @@ public enum Classification: Hashable, Sendable {
         }
     }
 }
+
+/// What history is about: one interface name, or every interface of a class summed.
+public enum UsageSubject: Hashable, Sendable {
+    case interface(String)
+    case interfaceClass(InterfaceClass)
+}

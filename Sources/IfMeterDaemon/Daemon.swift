@@ -2,6 +2,7 @@ import CSystemd
 import IfMeterCore
 import IfMeterKernel
 import IfMeterMetrics
+import IfMeterRequests
 import IfMeterHistory
 import IfMeterService
 import IfMeterStore
@@ -61,6 +62,8 @@ final class Daemon {
     var config: DaemonConfig
     let server: Server
     let log: EstimateLog
+    /// The commands, answered over this daemon as their context.
+    private(set) var handlers: RequestHandlers!
     /// Set by the start and stop paths (and by the request fuzz target, which needs a running
     /// daemon without a loop).
     var lifecycle = Lifecycle.loading
@@ -121,7 +124,11 @@ final class Daemon {
         log = EstimateLog(path: logPath, maxSize: config.logMaxSize, keep: config.logFiles)
         try startMetrics(passed: passed.metrics)
         server.isAdmin = { [unowned self] uid, groups in self.isAdmin(uid: uid, groups: groups) }
-        server.costOf = CommandPolicy.cost(of:)
+        server.costOf = { request in
+            let policy = CommandPolicy.of(request)
+            return RequestCost(largeAnswer: policy.largeAnswer, offLoop: policy.offLoop)
+        }
+        handlers = RequestHandlers(context: self)
         server.onRequest = { [unowned self] request, client in self.handle(request, from: client) }
     }
 

@@ -65,18 +65,6 @@ extension Daemon {
         renderedExpositions.bodies[key] = rendered
         return rendered
     }
-
-    /// The `metrics` command: the same exposition as text.
-    func metricsResult(_ request: Request) throws(WireError) -> MetricsResult {
-        let format: ExpositionFormat
-        switch request.format {
-        case nil, "prometheus": format = .prometheus
-        case "openmetrics": format = .openMetrics
-        case let other?: throw WireError(.badRequest, "unknown format \"\(other)\"; known: prometheus, openmetrics")
-        }
-        let bytes = exposition(ExpositionKey(format: format, gzip: false, process: request.process ?? true)).body
-        return MetricsResult(contentType: format.contentType, text: String(decoding: bytes, as: UTF8.self))
-    }
 }
 
 /// Which exposition: its format, whether gzipped, whether with the process's own figures.

@@ -16,12 +16,6 @@ public struct UsageRow: Hashable, Sendable {
 
 }
 
-/// What history is about: one interface name, or every interface of a class.
-public enum UsageSubject: Hashable, Sendable {
-    case interface(String)
-    case interfaceClass(InterfaceClass)
-}
-
 /// A linear projection of the current period to its end, labelled as such.
 public struct Projection: Hashable, Sendable {
     public var start: Int64

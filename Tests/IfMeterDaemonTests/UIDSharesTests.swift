@@ -2,11 +2,15 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import IfMeterRequests
 import IfMeterWire
 import Testing
 
 /// What `command` costs, from the daemon's one table.
-private func cost(_ command: Command) -> RequestCost { CommandPolicy.of(command).cost }
+private func cost(_ command: Command) -> RequestCost {
+    let policy = CommandPolicy.of(command)
+    return RequestCost(largeAnswer: policy.largeAnswer, offLoop: policy.offLoop)
+}
 
 @Suite("UIDShares")
 struct UIDSharesTests {
@@ -80,8 +84,8 @@ struct UIDSharesTests {
           arguments: Command.allCases)
     func classification(command: Command) {
         let policy = CommandPolicy.of(command)
-        if policy.cost.contains(.offLoop) && command != .forget {
-            #expect(policy.cost.contains(.largeAnswer))
+        if policy.offLoop && command != .forget {
+            #expect(policy.largeAnswer)
         }
         #expect(policy.adminOnly == [.reload, .forget, .importHistory].contains(command))
     }

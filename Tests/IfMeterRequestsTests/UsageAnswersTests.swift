@@ -1,10 +1,10 @@
 import IfMeterCore
-@testable import IfMeterDaemon
+@testable import IfMeterRequests
 import IfMeterHistory
 import IfMeterService
 @testable import IfMeterStore
 import IfMeterTestSupport
-import IfMeterWire
+@testable import IfMeterWire
 import Testing
 
 /// Usage tables for many subjects from a real store: what each spec keeps, and the bound on
@@ -38,28 +38,28 @@ struct UsageAnswersTests {
     func lastAndTop() throws {
         let directory = try TemporaryDirectory()
         let store = try Self.store(in: directory)
-        let last = try UsageQuery(period: "hour", from: nil, to: nil, projection: nil, last: 2)
-        let top = try UsageQuery(period: "hour", from: nil, to: nil, projection: nil, top: 1)
+        let last = UsageTable(period: .hour, last: 2)
+        let top = UsageTable(period: .hour, top: 1)
         let tables = try UsageAnswers.tables(Self.subjects, [last, top], store: store, context: Self.context)
         #expect(tables.map(\.interface) == ["eth0", "eth0", "eth1", "eth1", "eth2", "eth2"])
         #expect(tables[0].rows.map(\.rxBytes) == [108, 109])
         #expect(tables[3].rows.map(\.rxBytes) == [10_200])
         #expect(tables[5].rows.map(\.rxBytes) == [309])
-        #expect(throws: WireError.self) { _ = try UsageQuery(period: "hour", from: nil, to: nil, projection: nil, last: 1, top: 1) }
+        #expect(throws: WireError.self) { _ = try UsageTable(period: "hour", from: nil, to: nil, projection: nil, last: 1, top: 1) }
     }
 
     @Test("an answer that would pass the row budget is refused with what to ask instead")
     func budget() throws {
         let directory = try TemporaryDirectory()
         let store = try Self.store(in: directory)
-        let every = try UsageQuery(period: "hour", from: nil, to: nil, projection: nil)
+        let every = UsageTable(period: .hour)
         #expect(try UsageAnswers.tables(Self.subjects, [every], store: store, context: Self.context, maximumRows: 30)
             .map(\.rows.count) == [10, 10, 10])
         let error = try #require(throws: WireError.self) {
             _ = try UsageAnswers.tables(Self.subjects, [every], store: store, context: Self.context, maximumRows: 29)
         }
         #expect(error.code == .badRequest && error.message.contains("last, top"))
-        let last = try UsageQuery(period: "hour", from: nil, to: nil, projection: nil, last: 9)
+        let last = UsageTable(period: .hour, last: 9)
         #expect(try UsageAnswers.tables(Self.subjects, [last], store: store, context: Self.context, maximumRows: 29)
             .map(\.rows.count) == [9, 9, 9])
     }

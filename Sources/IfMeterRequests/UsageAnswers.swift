@@ -4,32 +4,8 @@ import IfMeterService
 import IfMeterStore
 import IfMeterWire
 
-/// One table asked for, checked: a period, a range of bucket starts, a projection or not.
-struct UsageQuery: Sendable {
-    var period: UsagePeriod
-    var from: Int64?
-    var to: Int64?
-    var projection: Bool
-    /// Each subject's most recent rows only, or its busiest (rx + tx) first.
-    var last: Int?
-    var top: Int?
-
-    /// Checks a spec where it enters: the period must be one of ``UsagePeriod``.
-    init(period name: String?, from: TimeArgument?, to: TimeArgument?, projection: Bool?, last: Int? = nil,
-         top: Int? = nil) throws(WireError) {
-        guard let name, !name.isEmpty else { throw WireError(.badRequest, "field \"period\" is missing") }
-        guard let period = UsagePeriod(rawValue: name) else {
-            throw WireError(.badRequest, "unknown period \"\(name)\"; known: \(UsagePeriod.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        self.period = period
-        self.from = from?.floorSeconds
-        self.to = to?.ceilingSeconds
-        self.projection = projection ?? false
-        guard last == nil || top == nil else { throw WireError(.badRequest, "give at most one of \"last\" and \"top\"") }
-        (self.last, self.top) = (last, top)
-    }
-
-    /// The rows of one subject this spec keeps, in the order answered.
+extension UsageTable {
+    /// The rows of one subject this table keeps, in the order answered.
     func keep(_ rows: [UsageRow]) -> [UsageRow] {
         if let last { return Array(rows.suffix(last)) }
         if let top {
@@ -44,7 +20,7 @@ struct UsageQuery: Sendable {
 
 /// What usage tables need from the service, taken on the loop so the tables themselves can be
 /// read from the store on its own thread.
-struct UsageContext: Sendable {
+public struct UsageContext: Sendable {
     /// Names whose figures are a tunnel's (labelled `tunnel-double-counted`).
     var tunnels: Set<String>
     var lostEvents: LostEventTimes
@@ -58,7 +34,7 @@ struct UsageContext: Sendable {
 /// Usage tables for many subjects and periods: one store query per period, whatever the number
 /// of interfaces (the `usage` and `query` commands both answer through it).
 enum UsageAnswers {
-    static func tables(_ subjects: [UsageSubject], _ queries: [UsageQuery], store: Store, context: UsageContext,
+    static func tables(_ subjects: [UsageSubject], _ queries: [UsageTable], store: Store, context: UsageContext,
                        maximumRows: Int = Self.maximumRows) throws -> [UsageResult] {
         let names = subjects.compactMap { subject -> String? in
             if case .interface(let name) = subject { return name }
@@ -118,7 +94,7 @@ enum UsageAnswers {
                 column.append(UsageResult(
                     interface: interface, class: className, period: query.period.rawValue,
                     rows: rows.map { row in
-                        Daemon.row(row, tunnel: tunnel,
+                        Self.row(row, tunnel: tunnel,
                                    eventsLost: context.lostEvents.count(from: Double(row.start), to: Double(row.end)),
                                    unsaved: context.unsavedNotIncluded)
                     },
@@ -148,6 +124,16 @@ enum UsageAnswers {
         var tally = BucketTally()
         for member in members { tally += member.tally }
         return UsageRow(start: Int64(members.map(\.since).min()!), end: Int64(now.rounded(.up)), tally: tally)
+    }
+
+    /// A row as answered; `tunnel` for a tunnel's figures, `eventsLost` the events-lost
+    /// events in its period, `unsaved` when the answer leaves out what was not saved. The one
+    /// place a usage row's labels are decided.
+    static func row(_ row: UsageRow, tunnel: Bool = false, eventsLost: Int = 0, unsaved: Bool = false) -> UsageRowResult {
+        UsageRowResult(UsageRowFields(
+            start: Double(row.start), end: Double(row.end), continuity: row.tally.continuity(eventsLost: eventsLost),
+            labels: (row.tally.labels(tunnel: tunnel, eventsLost: eventsLost) + (unsaved ? [.unsavedNotIncluded] : [])).map(\.rawValue)),
+            traffic: row.tally.traffic)
     }
 
     /// Names `store` or the service knows; the others, in the order given, are unknown.

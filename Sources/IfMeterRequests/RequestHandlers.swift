@@ -1,0 +1,100 @@
+import IfMeterCore
+import IfMeterService
+import IfMeterStore
+import IfMeterWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The socket API's commands (docs/PROTOCOL.md): a request and its peer in, how to answer it
+/// out. A value over a ``MeteringContext``: it holds no socket, loop or lock, so every command
+/// is tested and fuzzed with a context built from values and a store in a temporary directory.
+public struct RequestHandlers {
+    public let context: any MeteringContext
+
+    public init(context: any MeteringContext) {
+        self.context = context
+    }
+
+    /// Work on the store's thread that answers one request.
+    typealias StoreJob<Result> = @Sendable (Store) throws -> Result
+
+    /// The answer to `request`: the version and command are checked first, then readiness,
+    /// then (for admin commands) the peer, then the command's own members.
+    public func answer(_ request: Request, from peer: Peer) -> Answer {
+        let id = request.id
+        do {
+            let command = try CommandRequest.command(of: request)
+            guard context.service != nil || command == .status || command == .metrics else {
+                throw WireError(.notReady, "ifmeterd is starting (loading its database and taking the first sample); ask again shortly")
+            }
+            if CommandPolicy.of(command).adminOnly { try requireAdmin(peer) }
+            return try answer(CommandRequest(command, request), id: id, peer: peer)
+        } catch {
+            return .line(LineEncoder.failure(WireError(answering: error, id: id)))
+        }
+    }
+
+    private func answer(_ command: CommandRequest, id: RequestID?, peer: Peer) throws -> Answer {
+        switch command {
+        case .status: return .line(LineEncoder.success(context.status(), id: id))
+        case .interfaces:
+            let service = try running()
+            return .offLoop {
+                let result = Self.interfaces(of: service)
+                // About 650 bytes an interface (veths, idle); more for busy ones with long names.
+                return LineEncoder.success(result, id: id, capacity: 1024 * (result.interfaces.count + 4))
+            }
+        case .usage(let usage): return Self.fromStore(id, try self.usage(usage, peer))
+        case .query(let query): return Self.fromStore(id, try self.query(query, peer))
+        case .events(let events): return Self.fromStore(id, try self.events(events, peer))
+        case .sample: return .afterSample
+        case .watch: return .watch(LineEncoder.success(rates(), id: id, stream: "rates"))
+        case .metrics(let metrics): return .line(LineEncoder.success(context.metrics(metrics), id: id))
+        case .reload:
+            if let error = context.reload(requestedBy: peer.uid) {
+                throw WireError(.configError, "\(error); the running configuration stays")
+            }
+            return .line(LineEncoder.success(AdminResult(done: "configuration reloaded from \(context.configPath)"), id: id))
+        case .importHistory(let request): return try importHistory(request, id)
+        case .forget(let name): return try forget(name, id)
+        }
+    }
+
+    /// The line that answers a `sample` once it is taken.
+    public func sampled(id: RequestID?) -> [UInt8] {
+        let summary = context.service?.summary
+        return LineEncoder.success(SampleResult(sampledAt: summary?.sampledAt?.wall ?? 0, interfaces: summary?.presentLinks ?? 0),
+                                   id: id)
+    }
+
+    /// The service, or `not_ready`.
+    func running() throws(WireError) -> MeterService {
+        guard let service = context.service else { throw WireError(.notReady, "ifmeterd is not metering now") }
+        return service
+    }
+
+    private func requireAdmin(_ peer: Peer) throws(WireError) {
+        guard peer.isAdmin else {
+            throw WireError(.permissionDenied, "only root, uid \(getuid()) or the admin group may do this (you are uid \(peer.uid))")
+        }
+    }
+
+    /// A store job's result as its answer line, or the line of the error it threw.
+    static func fromStore<Result: JSONWritable>(_ id: RequestID?, _ job: @escaping StoreJob<Result>) -> Answer {
+        .fromStore { store in StoreAnswer(line: line(id) { LineEncoder.success(try job(store), id: id) }) }
+    }
+
+    /// `body`'s answer line, or the line of the error it threw.
+    static func line(_ id: RequestID?, _ body: () throws -> [UInt8]) -> [UInt8] {
+        do {
+            return try body()
+        } catch {
+            return LineEncoder.failure(WireError(answering: error, id: id))
+        }
+    }
+
+    static func unknownInterface(_ name: String) -> WireError {
+        WireError(.unknownInterface, "no interface named \"\(name)\" has ever been seen")
+    }
+}

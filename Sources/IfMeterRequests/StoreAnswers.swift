@@ -1,0 +1,140 @@
+import IfMeterCore
+import IfMeterHistory
+import IfMeterService
+import IfMeterStore
+import IfMeterWire
+
+/// The commands answered from the database. Each is checked here, against what the service
+/// knows now, and becomes a job for the store's thread; the peer's next requests wait for its
+/// answer, everyone else is served meanwhile.
+extension RequestHandlers {
+    /// `usage`: one subject, one table.
+    func usage(_ request: UsageRequest, _ peer: Peer) throws -> StoreJob<UsageResult> {
+        let service = try running()
+        let complete = context.saveBeforeAnswering(isAdmin: peer.isAdmin)
+        let names: [String]
+        if case .interface(let name) = request.subject { names = [name] } else { names = [] }
+        var unfinished = usageContext(service, figures: service.figures(named: names))
+        unfinished.unsavedNotIncluded = !complete
+        let context = unfinished
+        return { store in
+            if case .interface(let name) = request.subject,
+               let unknown = try UsageAnswers.unknown([name], store: store, context: context).first {
+                throw Self.unknownInterface(unknown)
+            }
+            return try UsageAnswers.tables([request.subject], [request.table], store: store, context: context)[0]
+        }
+    }
+
+    /// `query`: many subjects' tables in one answer, one store query per table, with their
+    /// status and interface entries when asked: a whole view in one round trip.
+    func query(_ request: QueryRequest, _ peer: Peer) throws -> StoreJob<QueryResult> {
+        let service = try running()
+        let chosen: [InterfaceFigures]
+        let subjects: [UsageSubject]
+        var names: [String]?
+        switch request.subjects {
+        case .names(let asked):
+            chosen = service.figures(named: asked)
+            subjects = asked.map { .interface($0) }
+            names = asked
+        case .interfaceClass(let interfaceClass, let sum):
+            chosen = service.snapshot().interfaces.filter { $0.interfaceClass == interfaceClass.rawValue }
+            subjects = sum ? [.interfaceClass(interfaceClass)] : chosen.map { .interface($0.name) }
+        case .selection(let selection):
+            chosen = selection.pick(service.snapshot().interfaces)
+            subjects = chosen.map { .interface($0.name) }
+        }
+        let complete = request.tables.isEmpty || context.saveBeforeAnswering(isAdmin: peer.isAdmin)
+        var unfinished = usageContext(service, figures: chosen)
+        unfinished.unsavedNotIncluded = !complete
+        let usageContext = unfinished
+        let classes = Dictionary(chosen.map { ($0.name, $0.interfaceClass) }) { first, _ in first }
+        let answered = QueryResult(
+            status: request.parts.contains(.status) ? context.status() : nil,
+            subjects: subjects.map { subject in
+                switch subject {
+                case .interface(let name): QuerySubject(name: name, class: classes[name] ?? "unknown")
+                case .interfaceClass(let interfaceClass): QuerySubject(name: nil, class: interfaceClass.rawValue)
+                }
+            },
+            interfaces: request.parts.contains(.interfaces) ? chosen.map(InterfaceResult.init) : nil,
+            usage: [], footnote: EstimateLabel.footnote)
+        let tables = request.tables
+        let asked = names
+        return { store in
+            if let asked, let unknown = try UsageAnswers.unknown(asked, store: store, context: usageContext).first {
+                throw Self.unknownInterface(unknown)
+            }
+            var result = answered
+            result.usage = try UsageAnswers.tables(subjects, tables, store: store, context: usageContext)
+            return result
+        }
+    }
+
+    func events(_ request: EventsRequest, _ peer: Peer) throws -> StoreJob<EventsResult> {
+        _ = try running()
+        let complete = context.saveBeforeAnswering(isAdmin: peer.isAdmin)
+        return { store in
+            EventsResult(events: try store.events(from: request.from, to: request.to, kind: request.kind,
+                                                  interface: request.interface, limit: request.limit),
+                         unsavedNotIncluded: complete ? nil : true)
+        }
+    }
+
+    /// `import`: another meter's history into the store, then the service's saved figures
+    /// read again so every answer includes it.
+    func importHistory(_ request: ImportRequest, _ id: RequestID?) throws -> Answer {
+        _ = try running()
+        _ = context.saveBeforeAnswering(isAdmin: true)
+        return .fromStore { store in
+            var saved: SavedHistory?
+            let line = Self.line(id) {
+                let reports = try store.importVnStat(try VnStatDatabase(path: request.path, utc: request.utc),
+                                                     dryRun: request.dryRun)
+                if !request.dryRun { saved = SavedHistory(totals: try store.totals().mapValues(\.tally), interfaces: try store.interfaces()) }
+                return LineEncoder.success(ImportResult(
+                    source: "vnstat", path: request.path, dryRun: request.dryRun, interfaces: reports.map { report in
+                        ImportResult.Interface(
+                            name: report.name,
+                            buckets: Dictionary(uniqueKeysWithValues: report.buckets.map { ($0.key.rawValue, $0.value) }),
+                            alreadyImported: report.alreadyImported, overlapSkipped: report.overlapSkipped,
+                            totalRxBytes: report.total.rxBytes, totalTxBytes: report.total.txBytes,
+                            overlapFrom: report.overlap?.from, overlapTo: report.overlap?.to)
+                    }), id: id)
+            }
+            // Every save handed over before the import is in `saved`; later ones add to it when they finish.
+            guard let saved else { return StoreAnswer(line: line) }
+            return StoreAnswer(line: line, update: { service, _ in
+                service.replaceSaved(totals: saved.totals, interfaces: saved.interfaces)
+            })
+        }
+    }
+
+    /// `forget`: the name's pending traffic is dropped at once, so no later save writes it; its
+    /// history goes from the store; and what saves already handed over add back is dropped
+    /// again when the deletion is done.
+    func forget(_ name: String, _ id: RequestID?) throws -> Answer {
+        _ = try running()
+        let known = context.forgetPending(name)
+        return .fromStore { store in
+            let line = Self.line(id) {
+                guard try store.forget(name) || known else { throw Self.unknownInterface(name) }
+                return LineEncoder.success(AdminResult(done: "history of \(name) deleted"), id: id)
+            }
+            return StoreAnswer(line: line, update: { service, now in _ = service.forget(name, at: now) })
+        }
+    }
+
+    /// What usage tables about `figures` take from the service, as of now.
+    func usageContext(_ service: MeterService, figures: [InterfaceFigures]) -> UsageContext {
+        UsageContext(tunnels: Set(figures.filter(\.isTunnel).map(\.name)), lostEvents: service.summary.lostEvents,
+                     known: Set(figures.map(\.name)), now: context.now)
+    }
+}
+
+/// Every name's saved total and record, read again after an import.
+struct SavedHistory: Sendable {
+    var totals: [String: BucketTally]
+    var interfaces: [StoredInterface]
+}
