@@ -1,0 +1,263 @@
+import IfMeterCore
+import IfMeterHistory
+import IfMeterJSON
+@testable import IfMeterRequests
+import IfMeterService
+import IfMeterStore
+import IfMeterTestSupport
+import IfMeterWire
+import Testing
+
+/// A running daemon's side of the handlers, from values: a service with two links and a day
+/// of history, saved to a real store in a temporary directory. Saves go straight to the store.
+final class ValueContext: MeteringContext {
+    var service: MeterService?
+    let store: Store
+    let directory: TemporaryDirectory
+    let now: Double
+    let configPath = "/etc/ifmeter/ifmeterd.conf"
+    /// Whether a peer other than an admin may force a save now.
+    var forcedSavesAllowed = true
+    var reloadError: String?
+    private(set) var saves = 0
+    private(set) var forgotten: [String] = []
+
+    static let origin = 1_790_000_000.0
+
+    init(running: Bool = true) throws {
+        directory = try TemporaryDirectory()
+        var configuration = StoreConfiguration()
+        configuration.calendar = BucketCalendar(zone: .utc)
+        store = try Store(path: directory.database, configuration: configuration)
+        now = Self.origin + 24 * 3600
+        guard running else { return }
+        var service = MeterService(bootID: "b", configuration: ServiceConfiguration(store: configuration),
+                                   history: ServiceHistory(), at: Self.origin)
+        let links = [Link(ifindex: 2, name: "eth0", arpType: 1, operState: .up, counters: LinkCounters(rxBytes: 0, txBytes: 0)),
+                     Link(ifindex: 3, name: "wg0", kind: "wireguard", arpType: 65534, counters: LinkCounters(rxBytes: 0))]
+        _ = service.start(links: links, unparseable: 0, at: MeterInstant(wall: Self.origin, sinceBootNanoseconds: 1_000_000_000))
+        for hour in 1...24 {
+            let instant = MeterInstant(wall: Self.origin + Double(hour) * 3600,
+                                       sinceBootNanoseconds: UInt64(1 + hour * 3600) * 1_000_000_000)
+            _ = service.ingest(linkEvents: [], readings: [
+                CounterReading(ifindex: 2, counters: LinkCounters(rxBytes: UInt64(hour * 1000), txBytes: UInt64(hour * 10))),
+                CounterReading(ifindex: 3, counters: LinkCounters(rxBytes: UInt64(hour * 100))),
+            ], at: instant)
+        }
+        self.service = service
+        _ = saveBeforeAnswering(isAdmin: true)
+    }
+
+    func status() -> StatusResult {
+        StatusResult(ready: service != nil, version: "test", pid: 1, startedAt: Self.origin, interval: 30, saveInterval: 300,
+                     lastSampleAt: service?.summary.sampledAt?.wall, source: "netlink", interfaces: service?.summary.presentLinks,
+                     store: nil, socket: "/run/test.sock", timeZone: "utc")
+    }
+
+    func metrics(_ request: MetricsRequest) -> MetricsResult {
+        MetricsResult(contentType: request.format.rawValue, text: "ifmeter_up 1\n")
+    }
+
+    func saveBeforeAnswering(isAdmin: Bool) -> Bool {
+        guard service?.summary.hasUnsavedTraffic == true else { return true }
+        guard isAdmin || forcedSavesAllowed else { return false }
+        saves += 1
+        let outcome = service?.save(at: now) { [store] batch throws(StoreError) in
+            let records = batch.presentRecords
+            try store.save(&batch.writes, recording: records)
+        }
+        precondition(outcome?.error == nil)
+        return true
+    }
+
+    func reload(requestedBy uid: UInt32) -> String? { reloadError }
+
+    func forgetPending(_ name: String) -> Bool {
+        forgotten.append(name)
+        return service?.forget(name, at: now) ?? false
+    }
+}
+
+/// Every command against a context built from values, without a socket, loop or lock.
+@Suite("Request handlers")
+struct RequestHandlersTests {
+    static let admin = Peer(uid: 0, isAdmin: true)
+    static let user = Peer(uid: 1000, isAdmin: false)
+
+    /// A request for `command` with the members it needs to be valid.
+    static func valid(_ command: IfMeterWire.Command) -> Request {
+        var request = Request(command, id: .number(7))
+        switch command {
+        case .usage: (request.interface, request.period) = ("eth0", "day")
+        case .query: request.usage = [UsageSpec(.day)]
+        case .forget: request.interface = "wg0"
+        case .importHistory: (request.source, request.path) = ("vnstat", "/nonexistent/vnstat.db")
+        default: break
+        }
+        return request
+    }
+
+    /// What an answer's line says, wherever it is made; `update` applied to the context's service.
+    static func line(_ answer: Answer, _ handlers: RequestHandlers, _ context: ValueContext, id: RequestID? = .number(7)) throws -> ResponseLine {
+        let bytes: [UInt8]
+        switch answer {
+        case .line(let line), .watch(let line): bytes = line
+        case .afterSample: bytes = handlers.sampled(id: id)
+        case .offLoop(let build): bytes = build()
+        case .fromStore(let job):
+            let answer = job(context.store)
+            if let update = answer.update, context.service != nil { update(&context.service!, context.now) }
+            bytes = answer.line
+        }
+        #expect(bytes.last == UInt8(ascii: "\n"))
+        return try ResponseLine(Array(bytes.dropLast()))
+    }
+
+    @Test("each command is answered where its policy says: off the loop exactly when the table says so",
+          arguments: IfMeterWire.Command.allCases)
+    func answeredWherePolicySays(command: IfMeterWire.Command) throws {
+        let context = try ValueContext()
+        let handlers = RequestHandlers(context: context)
+        let answer = handlers.answer(Self.valid(command), from: Self.admin)
+        switch answer {
+        case .fromStore, .offLoop: #expect(CommandPolicy.of(command).offLoop, "\(command) is answered off the loop")
+        case .line, .afterSample, .watch: #expect(!CommandPolicy.of(command).offLoop, "\(command) is answered on the loop")
+        }
+        let response = try Self.line(answer, handlers, context)
+        #expect(response.id == .number(7))
+        // The import names a file that is not there; every other valid request succeeds.
+        #expect(response.ok == (command != .importHistory), "\(command): \(String(describing: response.error))")
+    }
+
+    @Test("while loading only status and metrics are answered; the rest is not_ready", arguments: IfMeterWire.Command.allCases)
+    func notReady(command: IfMeterWire.Command) throws {
+        let context = try ValueContext(running: false)
+        let handlers = RequestHandlers(context: context)
+        let response = try Self.line(handlers.answer(Self.valid(command), from: Self.admin), handlers, context)
+        if command == .status || command == .metrics {
+            #expect(response.ok)
+        } else {
+            #expect(response.error?.code == .notReady)
+        }
+    }
+
+    @Test("admin commands are refused to others before their members are looked at")
+    func adminFirst() throws {
+        let context = try ValueContext()
+        let handlers = RequestHandlers(context: context)
+        var request = Request(.importHistory, id: .string("x"))
+        request.source = "nonsense"
+        let refused = try Self.line(handlers.answer(request, from: Self.user), handlers, context, id: .string("x"))
+        #expect(refused.error?.code == .permissionDenied && refused.id == .string("x"))
+        #expect(refused.error?.message.contains("you are uid 1000") == true)
+        let checked = try Self.line(handlers.answer(request, from: Self.admin), handlers, context, id: .string("x"))
+        #expect(checked.error == WireError(.badRequest, "unknown source \"nonsense\"; known: vnstat"))
+        #expect(context.forgotten.isEmpty)
+    }
+
+    @Test("the envelope is checked before the command, the command before its members", arguments: [
+        (#"{"cmd":"usage"}"#, ErrorCode.badRequest, "field \"v\" is missing (this ifmeterd speaks protocol 1)"),
+        (#"{"v":2,"cmd":"nope"}"#, .unsupportedVersion, "protocol version 2 is not supported; this ifmeterd speaks 1"),
+        (#"{"v":1}"#, .badRequest, "field \"cmd\" is missing"),
+        (#"{"v":1,"cmd":"nope"}"#, .unknownCommand,
+         "unknown command \"nope\"; known: status, interfaces, usage, events, sample, watch, query, metrics, reload, forget, import"),
+        (#"{"v":1,"cmd":"usage","interface":"eth0"}"#, .badRequest, "field \"period\" is missing"),
+        (#"{"v":1,"cmd":"usage","interface":"eth0","class":"wifi","period":"day"}"#, .badRequest,
+         "give exactly one of \"interface\" and \"class\""),
+        (#"{"v":1,"cmd":"usage","class":"phone","period":"day"}"#, .badRequest,
+         "unknown class \"phone\"; known: loopback, wifi, cellular, tunnel, virtual, ethernet, other"),
+        (#"{"v":1,"cmd":"usage","interface":"eth0","period":"week"}"#, .badRequest,
+         "unknown period \"week\"; known: 5min, hour, day, month, year, total"),
+        (#"{"v":1,"cmd":"query","include":["everything"]}"#, .badRequest,
+         "unknown part \"everything\" in \"include\"; known: status, interfaces"),
+        (#"{"v":1,"cmd":"query","select":"some"}"#, .badRequest, "unknown selection \"some\"; known: shown, all, every"),
+        (#"{"v":1,"cmd":"query","usage":[{"period":"day","last":1,"top":1}]}"#, .badRequest, "give at most one of \"last\" and \"top\""),
+        (#"{"v":1,"cmd":"events","kind":"boom"}"#, .badRequest, "unknown event kind \"boom\"; known: "
+            + CounterEvent.Kind.allCases.map(\.rawValue).joined(separator: ", ")),
+        (#"{"v":1,"cmd":"metrics","format":"json"}"#, .badRequest, "unknown format \"json\"; known: prometheus, openmetrics"),
+        (#"{"v":1,"cmd":"import","source":"vnstat","path":"vnstat.db"}"#, .badRequest, "field \"path\" must be absolute, got \"vnstat.db\""),
+        (#"{"v":1,"cmd":"forget","interface":""}"#, .badRequest, "field \"interface\" is missing"),
+    ])
+    func refusals(line: String, code: ErrorCode, message: String) throws {
+        let context = try ValueContext()
+        let handlers = RequestHandlers(context: context)
+        let request = try Request.parse(Array(line.utf8)).get()
+        let response = try Self.line(handlers.answer(request, from: Self.admin), handlers, context, id: nil)
+        #expect(response.error == WireError(code, message))
+    }
+
+    @Test("usage and query read the store: the day's traffic, a tunnel labelled, an unknown name refused")
+    func fromTheStore() throws {
+        let context = try ValueContext()
+        let handlers = RequestHandlers(context: context)
+        var usage = Request(.usage, interface: "eth0", period: .total)
+        usage.id = .number(1)
+        let table = try Self.line(handlers.answer(usage, from: Self.user), handlers, context, id: .number(1))
+            .result(as: UsageResult.self)
+        #expect(table.rows.map(\.rxBytes) == [24_000] && table.rows.map(\.txBytes) == [240])
+        var query = Request(.query)
+        (query.interfaces, query.usage, query.include) = (["wg0", "eth0"], [UsageSpec(.total)], ["interfaces"])
+        let answer = try Self.line(handlers.answer(query, from: Self.user), handlers, context, id: nil).result(as: QueryResult.self)
+        #expect(answer.subjects.map(\.name) == ["wg0", "eth0"])
+        #expect(answer.usage.map { $0.rows.first?.rxBytes } == [2400, 24_000])
+        #expect(answer.usage[0].rows[0].labels.contains(EstimateLabel.tunnelDoubleCounted.rawValue))
+        #expect(answer.interfaces?.map(\.name) == ["wg0", "eth0"])
+        query.interfaces = ["eth0", "nope"]
+        let unknown = try Self.line(handlers.answer(query, from: Self.user), handlers, context, id: nil)
+        #expect(unknown.error == WireError(.unknownInterface, "no interface named \"nope\" has ever been seen"))
+    }
+
+    @Test("a peer other than an admin that may not force a save is told what its answer leaves out")
+    func unsaved() throws {
+        let context = try ValueContext()
+        var service = context.service!
+        _ = service.ingest(linkEvents: [], readings: [CounterReading(ifindex: 2, counters: LinkCounters(rxBytes: 99_000, txBytes: 240))],
+                           at: MeterInstant(wall: context.now + 60, sinceBootNanoseconds: UInt64(2 + 25 * 3600) * 1_000_000_000))
+        context.service = service
+        context.forcedSavesAllowed = false
+        let handlers = RequestHandlers(context: context)
+        let events = try Self.line(handlers.answer(Request(.events), from: Self.user), handlers, context, id: nil)
+            .result(as: EventsResult.self)
+        #expect(events.unsavedNotIncluded == true)
+        let usage = try Self.line(handlers.answer(Request(.usage, interface: "eth0", period: .total), from: Self.user),
+                                  handlers, context, id: nil).result(as: UsageResult.self)
+        #expect(usage.rows[0].labels.contains(EstimateLabel.unsavedNotIncluded.rawValue))
+        #expect(usage.rows[0].rxBytes == 24_000, "what the store holds, not the unsaved bytes")
+        let saves = context.saves
+        _ = try Self.line(handlers.answer(Request(.usage, interface: "eth0", period: .total), from: Self.admin), handlers, context, id: nil)
+        #expect(context.saves == saves + 1, "an admin's question saves first")
+    }
+
+    @Test("forget drops pending traffic at once, deletes the history in the store, and says so")
+    func forget() throws {
+        let context = try ValueContext()
+        let handlers = RequestHandlers(context: context)
+        let done = try Self.line(handlers.answer(Request(.forget, interface: "wg0"), from: Self.admin), handlers, context, id: nil)
+        #expect(try done.result(as: AdminResult.self).done == "history of wg0 deleted")
+        #expect(context.forgotten == ["wg0"])
+        #expect(try context.store.total("wg0") == nil)
+        let again = try Self.line(handlers.answer(Request(.forget, interface: "never"), from: Self.admin), handlers, context, id: nil)
+        #expect(again.error?.code == .unknownInterface)
+    }
+
+    @Test("reload: its error is config_error and the running configuration stays")
+    func reload() throws {
+        let context = try ValueContext()
+        let handlers = RequestHandlers(context: context)
+        let done = try Self.line(handlers.answer(Request(.reload), from: Self.admin), handlers, context, id: nil)
+        #expect(try done.result(as: AdminResult.self).done == "configuration reloaded from /etc/ifmeter/ifmeterd.conf")
+        context.reloadError = "/etc/ifmeter/ifmeterd.conf:3: unknown key \"x\""
+        let failed = try Self.line(handlers.answer(Request(.reload), from: Self.admin), handlers, context, id: nil)
+        #expect(failed.error == WireError(.configError, "/etc/ifmeter/ifmeterd.conf:3: unknown key \"x\"; the running configuration stays"))
+    }
+
+    @Test("what a handler throws becomes one wire error: its own, the store's, or internal")
+    func errorMapping() {
+        let own = WireError(answering: WireError(.badRequest, "b"), id: .number(1))
+        #expect(own == WireError(.badRequest, "b", id: .number(1)))
+        let store = WireError(answering: StoreError(kind: .full, path: "/db", operation: "save to", message: "disk full"), id: nil)
+        #expect(store == WireError(.storeError, "cannot save to database /db: disk full"))
+        struct Timer: Error, CustomStringConvertible { var description: String { "sd_event_add_time failed" } }
+        #expect(WireError(answering: Timer(), id: nil) == WireError(.internalError, "sd_event_add_time failed"))
+    }
+}
