@@ -51,6 +51,14 @@ let package = Package(
         .target(name: "IfMeterMetrics", dependencies: ["IfMeterService", "IfMeterHistory", "IfMeterCore"]),
         // The socket protocol: request and response types, error codes, line framing.
         .target(name: "IfMeterWire", dependencies: ["IfMeterCore", "IfMeterJSON"]),
+        // The daemon's platform: the sd-event loop, threads that own one resource each and hand
+        // results back to the loop, the journal, systemd's sockets, the daemon's typed errors.
+        .target(name: "IfMeterPlatform", dependencies: ["IfMeterCore", "CSystemd"]),
+        // The socket server: accept, peer credentials and admission, framing, output budgets per
+        // uid. It knows no commands, only the cost its policy gives each request.
+        .target(name: "IfMeterServer", dependencies: ["IfMeterPlatform", "IfMeterWire", "IfMeterCore", "CPeerSocket", "CSystemd"]),
+        // `/metrics` over HTTP: libmicrohttpd on the loop, per-address admission, gzip.
+        .target(name: "IfMeterHTTP", dependencies: ["IfMeterPlatform", "IfMeterCore", "CMetricsHTTP", "CSystemd"]),
         // The socket API's commands as a value over a metering context: a request and its peer
         // in, how to answer it out. No socket, loop or lock: tested and fuzzed with values.
         .target(
@@ -59,7 +67,7 @@ let package = Package(
         // Composition: command line, config, probe, event loop, server, systemd.
         .target(
             name: "IfMeterDaemon",
-            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterService", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterMetrics", "IfMeterRequests", "CSystemd", "CPeerSocket", "CMetricsHTTP", "CMemory"]),
+            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterService", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterMetrics", "IfMeterRequests", "IfMeterPlatform", "IfMeterServer", "IfMeterHTTP", "CSystemd", "CMemory"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
         // The client: views, live rates, the estimate log, quota checks, charts.
         .target(name: "IfMeterCLI", dependencies: ["IfMeterCore", "IfMeterWire", "IfMeterJSON"]),
@@ -78,7 +86,7 @@ let package = Package(
         // the committed corpora by FuzzReplayTests. Never linked into a product.
         .target(
             name: "IfMeterFuzzTargets",
-            dependencies: ["IfMeterDaemon", "IfMeterRequests", "IfMeterMetrics", "IfMeterCLI", "IfMeterService", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterKernel", "CLinkStats"],
+            dependencies: ["IfMeterDaemon", "IfMeterRequests", "IfMeterPlatform", "IfMeterMetrics", "IfMeterCLI", "IfMeterService", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterKernel", "CLinkStats"],
             path: "Fuzz/Targets"),
         .testTarget(name: "FuzzReplayTests", dependencies: ["IfMeterFuzzTargets"]),
         // Network namespaces, processes and fixtures for the tests; never linked into a product.
@@ -96,7 +104,10 @@ let package = Package(
         .executableTarget(
             name: "store-crash-writer", dependencies: ["IfMeterStore", "IfMeterHistory", "IfMeterCore"],
             path: "Tests/StoreCrashWriter"),
-        .testTarget(name: "IfMeterDaemonTests", dependencies: ["IfMeterDaemon", "IfMeterRequests", "IfMeterCore", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterService", "IfMeterTestSupport"]),
+        .testTarget(name: "IfMeterDaemonTests", dependencies: ["IfMeterDaemon", "IfMeterRequests", "IfMeterServer", "IfMeterHTTP", "IfMeterPlatform", "IfMeterCore", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterService", "IfMeterTestSupport"]),
+        .testTarget(
+            name: "IfMeterServerTests",
+            dependencies: ["IfMeterServer", "IfMeterHTTP", "IfMeterPlatform", "IfMeterRequests", "IfMeterWire", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(
             name: "IfMeterRequestsTests",
             dependencies: ["IfMeterRequests", "IfMeterService", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterTestSupport"]),

@@ -1,4 +1,7 @@
 import CSystemd
+import IfMeterHTTP
+import IfMeterPlatform
+import IfMeterServer
 import IfMeterCore
 import IfMeterKernel
 import IfMeterMetrics

@@ -1,3 +1,6 @@
+import IfMeterHTTP
+import IfMeterPlatform
+import IfMeterServer
 import IfMeterCore
 import IfMeterHistory
 import IfMeterService

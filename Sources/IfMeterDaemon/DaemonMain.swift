@@ -1,4 +1,7 @@
 import CMemory
+import IfMeterHTTP
+import IfMeterPlatform
+import IfMeterServer
 import IfMeterCore
 import IfMeterKernel
 import IfMeterWire

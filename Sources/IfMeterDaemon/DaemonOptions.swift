@@ -1,3 +1,6 @@
+import IfMeterHTTP
+import IfMeterPlatform
+import IfMeterServer
 import IfMeterKernel
 
 /// `ifmeterd`'s command line.

@@ -1,4 +1,7 @@
 #if canImport(Glibc)
+import IfMeterHTTP
+import IfMeterPlatform
+import IfMeterServer
 import IfMeterCore
 import Glibc
 #endif

@@ -1,3 +1,6 @@
+import IfMeterHTTP
+import IfMeterPlatform
+import IfMeterServer
 import IfMeterHistory
 import IfMeterService
 import IfMeterWire

@@ -1,4 +1,7 @@
 import FoundationEssentials
+import IfMeterHTTP
+import IfMeterPlatform
+import IfMeterServer
 import IfMeterCore
 import IfMeterJSON
 import IfMeterKernel

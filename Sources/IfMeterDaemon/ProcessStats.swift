@@ -1,3 +1,6 @@
+import IfMeterHTTP
+import IfMeterPlatform
+import IfMeterServer
 import IfMeterMetrics
 #if canImport(Glibc)
 import Glibc

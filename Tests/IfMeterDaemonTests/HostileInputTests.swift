@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import IfMeterCore
 @testable import IfMeterDaemon
+@testable import IfMeterServer
 @testable import IfMeterHistory
 @testable import IfMeterStore
 import IfMeterWire

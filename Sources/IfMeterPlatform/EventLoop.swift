@@ -5,10 +5,10 @@ import Glibc
 
 /// The daemon's one loop: libsystemd's sd-event, which puts I/O, timers, signals and the
 /// systemd watchdog in one place. Handlers run on the loop's thread, one at a time.
-final class EventLoop {
-    let handle: OpaquePointer
+public final class EventLoop {
+    public let handle: OpaquePointer
 
-    init() throws(DaemonError) {
+    public init() throws(DaemonError) {
         var handle: OpaquePointer?
         let result = sd_event_new(&handle)
         guard result >= 0, let handle else { throw DaemonError.system("sd_event_new", -result) }
@@ -23,25 +23,25 @@ final class EventLoop {
     }
 
     /// Runs until ``exit(_:)``; returns its code.
-    func run() throws(DaemonError) -> Int32 {
+    public func run() throws(DaemonError) -> Int32 {
         let result = sd_event_loop(handle)
         guard result >= 0 else { throw DaemonError.system("sd_event_loop", -result) }
         return result
     }
 
-    func exit(_ code: Int32) {
+    public func exit(_ code: Int32) {
         _ = sd_event_exit(handle, code)
     }
 
     /// `CLOCK_MONOTONIC` now, in microseconds, as sd-event sees it.
-    var now: UInt64 {
+    public var now: UInt64 {
         var usec: UInt64 = 0
         _ = sd_event_now(handle, CLOCK_MONOTONIC, &usec)
         return usec
     }
 
     /// Calls `handler` with the `EPOLL*` events whenever `fd` is ready for `events`.
-    func watch(fd: Int32, events: UInt32, _ handler: @escaping (UInt32) -> Void) throws(DaemonError) -> EventSource {
+    public func watch(fd: Int32, events: UInt32, _ handler: @escaping (UInt32) -> Void) throws(DaemonError) -> EventSource {
         let box = Unmanaged.passRetained(HandlerBox(io: handler))
         var source: OpaquePointer?
         let result = sd_event_add_io(handle, &source, fd, events, { _, _, revents, userdata in
@@ -56,7 +56,7 @@ final class EventLoop {
     }
 
     /// Calls `handler` every `interval` microseconds (first call after one interval).
-    func every(_ interval: UInt64, _ handler: @escaping () -> Void) throws(DaemonError) -> EventSource {
+    public func every(_ interval: UInt64, _ handler: @escaping () -> Void) throws(DaemonError) -> EventSource {
         let box = Unmanaged.passRetained(HandlerBox(timer: handler))
         var source: OpaquePointer?
         let result = sd_event_add_time_relative(handle, &source, CLOCK_MONOTONIC, interval, 0, { source, _, userdata in
@@ -81,7 +81,7 @@ final class EventLoop {
     /// A source that calls `handler` once on a later loop turn each time it is
     /// ``EventSource/trigger()``ed: work left over from one turn waits behind everything
     /// else that is ready, so one busy client cannot hold the loop.
-    func deferred(_ handler: @escaping () -> Void) throws(DaemonError) -> EventSource {
+    public func deferred(_ handler: @escaping () -> Void) throws(DaemonError) -> EventSource {
         let box = Unmanaged.passRetained(HandlerBox(timer: handler))
         var source: OpaquePointer?
         let result = sd_event_add_defer(handle, &source, { _, userdata in
@@ -97,7 +97,7 @@ final class EventLoop {
     }
 
     /// Calls `handler` once, `delay` microseconds from now, unless the source is released first.
-    func after(_ delay: UInt64, _ handler: @escaping () -> Void) throws(DaemonError) -> EventSource {
+    public func after(_ delay: UInt64, _ handler: @escaping () -> Void) throws(DaemonError) -> EventSource {
         let box = Unmanaged.passRetained(HandlerBox(timer: handler))
         var source: OpaquePointer?
         let result = sd_event_add_time_relative(handle, &source, CLOCK_MONOTONIC, delay, 0, { _, _, userdata in
@@ -113,7 +113,7 @@ final class EventLoop {
 
     /// Calls `handler` when `signal` arrives (it is blocked for the process first, as sd-event
     /// requires).
-    func onSignal(_ signal: Int32, _ handler: @escaping () -> Void) throws(DaemonError) -> EventSource {
+    public func onSignal(_ signal: Int32, _ handler: @escaping () -> Void) throws(DaemonError) -> EventSource {
         var set = sigset_t()
         sigemptyset(&set)
         sigaddset(&set, signal)
@@ -133,19 +133,19 @@ final class EventLoop {
 }
 
 /// Keeps a handler alive for as long as its sd-event source exists.
-final class HandlerBox {
-    let io: ((UInt32) -> Void)?
-    let timer: (() -> Void)?
-    var interval: UInt64 = 0
+public final class HandlerBox {
+    public let io: ((UInt32) -> Void)?
+    public let timer: (() -> Void)?
+    public var interval: UInt64 = 0
 
-    init(io: ((UInt32) -> Void)? = nil, timer: (() -> Void)? = nil) {
+    public init(io: ((UInt32) -> Void)? = nil, timer: (() -> Void)? = nil) {
         self.io = io
         self.timer = timer
     }
 }
 
 /// An sd-event source; removed from the loop when released.
-final class EventSource {
+public final class EventSource {
     private let handle: OpaquePointer
     private let box: Unmanaged<HandlerBox>
 
@@ -160,34 +160,34 @@ final class EventSource {
     }
 
     /// Changes the `EPOLL*` events an I/O source waits for.
-    func setEvents(_ events: UInt32) {
+    public func setEvents(_ events: UInt32) {
         _ = sd_event_source_set_io_events(handle, events)
     }
 
     /// Turns an I/O source off (its descriptor is not watched) or on again.
-    func setEnabled(_ enabled: Bool) {
+    public func setEnabled(_ enabled: Bool) {
         _ = sd_event_source_set_enabled(handle, Int32(enabled ? SD_EVENT_ON : SD_EVENT_OFF))
     }
 
     /// Makes a ``EventLoop/deferred(_:)`` source run once more on a later turn.
-    func trigger() {
+    public func trigger() {
         _ = sd_event_source_set_enabled(handle, Int32(SD_EVENT_ONESHOT))
     }
 
     /// Moves a one-shot timer to `time` (CLOCK_MONOTONIC microseconds).
-    func reschedule(at time: UInt64) {
+    public func reschedule(at time: UInt64) {
         _ = sd_event_source_set_time(handle, time)
         _ = sd_event_source_set_enabled(handle, Int32(SD_EVENT_ONESHOT))
     }
 
     /// Runs this source before ordinary ones whenever both are ready: sampling and signals
     /// keep their schedule however busy the clients keep the loop.
-    func setImportant() {
+    public func setImportant() {
         _ = sd_event_source_set_priority(handle, Int64(SD_EVENT_PRIORITY_IMPORTANT))
     }
 
     /// Changes a repeating timer's period; the next call comes one period from now.
-    func setInterval(_ interval: UInt64, now: UInt64) {
+    public func setInterval(_ interval: UInt64, now: UInt64) {
         box.takeUnretainedValue().interval = interval
         _ = sd_event_source_set_time(handle, now + interval)
     }

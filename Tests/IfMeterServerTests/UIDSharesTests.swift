@@ -1,4 +1,4 @@
-@testable import IfMeterDaemon
+@testable import IfMeterServer
 #if canImport(Glibc)
 import Glibc
 #endif

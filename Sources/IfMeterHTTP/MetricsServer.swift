@@ -1,3 +1,4 @@
+import IfMeterPlatform
 import IfMeterCore
 import CMetricsHTTP
 import CSystemd
@@ -8,32 +9,38 @@ import Glibc
 /// `/metrics` over HTTP: libmicrohttpd run from the daemon's loop — its epoll descriptor is
 /// watched like any other, and its timeouts are a one-shot timer — so a scrape is served
 /// between samples and socket requests, never beside them on another thread.
-final class MetricsServer {
+public final class MetricsServer {
     /// What one request asked.
-    struct Request {
-        var method: String
-        var path: String
-        var accept: String?
-        var acceptEncoding: String?
+    public struct Request {
+        public var method: String
+        public var path: String
+        public var accept: String?
+        public var acceptEncoding: String?
     }
 
     /// The answer; `body` is sent as is (already compressed when `encoding` says so).
-    struct Answer {
-        var status: UInt32
-        var contentType: String
-        var encoding: String?
-        var allow: String?
-        var body: [UInt8]
+    public struct Answer {
+        public var status: UInt32
+        public var contentType: String
+        public var encoding: String?
+        public var allow: String?
+        public var body: [UInt8]
+
+        public init(status: UInt32, contentType: String, encoding: String? = nil, allow: String? = nil, body: [UInt8]) {
+            (self.status, self.contentType, self.encoding, self.allow, self.body) = (status, contentType, encoding, allow, body)
+        }
     }
 
     /// Limits like the Unix socket's: few connections, short patience, small headers.
-    struct Limits {
+    public struct Limits {
         /// Who gives way when connections wait too long or too many (``HTTPAdmission``).
-        var admission = HTTPAdmission.Limits()
+        public var admission = HTTPAdmission.Limits()
         /// Seconds a connection may stay idle (libmicrohttpd's own timeout, renewed by traffic).
-        var timeoutSeconds: UInt32 = 10
+        public var timeoutSeconds: UInt32 = 10
         /// Request line and headers must fit in this (libmicrohttpd's per-connection pool).
-        var memoryPerConnection = 32 * 1024
+        public var memoryPerConnection = 32 * 1024
+
+        public init() {}
     }
 
     private var server: OpaquePointer?
@@ -47,10 +54,10 @@ final class MetricsServer {
     /// Ends connections whose request is late (``HTTPAdmission/expired(at:)``), every second.
     private var sweep: EventSource?
     /// The port it listens on.
-    let port: UInt16
+    public let port: UInt16
 
     /// Serves on `fd` (a listening TCP socket, owned from now on).
-    init(listening fd: Int32, limits: Limits = Limits(), loop: EventLoop, respond: @escaping (Request) -> Answer) throws(DaemonError) {
+    public init(listening fd: Int32, limits: Limits = Limits(), loop: EventLoop, respond: @escaping (Request) -> Answer) throws(DaemonError) {
         self.loop = loop
         self.respond = respond
         admission = HTTPAdmission(limits: limits.admission)
@@ -100,7 +107,7 @@ final class MetricsServer {
     }
 
     /// The peer's address without its port ("127.0.0.2", "::1"); "" if it cannot be read.
-    static func peerAddress(_ fd: Int32) -> String {
+    public static func peerAddress(_ fd: Int32) -> String {
         var text = [CChar](repeating: 0, count: 64)
         guard ifm_http_peer_address(fd, &text, text.count) == 0 else { return "" }
         return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -115,7 +122,7 @@ final class MetricsServer {
     }
 
     /// Opens a listening socket on `address`.
-    static func listen(on address: MetricsAddress) throws(DaemonError) -> Int32 {
+    public static func listen(on address: MetricsAddress) throws(DaemonError) -> Int32 {
         let fd = ifm_http_listen(address.host, address.port)
         guard fd >= 0 else {
             let kind: DaemonError.Kind = -fd == EADDRINUSE ? .unavailable : -fd == EACCES ? .noPermission : .configuration

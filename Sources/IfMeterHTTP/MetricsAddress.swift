@@ -50,7 +50,7 @@ public struct MetricsAddress: Hashable, Sendable, CustomStringConvertible {
 
 public struct MetricsAddressError: Error, Hashable, Sendable, CustomStringConvertible {
     public var text: String
-    init(_ text: String) { self.text = text }
+    public init(_ text: String) { self.text = text }
 
     public var description: String {
         "expected a numeric address and port such as 127.0.0.1:\(MetricsAddress.defaultPort), "

@@ -1,19 +1,19 @@
 /// Bytes waiting to be written to a client: appended whole, sent from the front. What was sent
 /// is skipped by an offset rather than removed: removing the front of a large answer after
 /// each partial write moved the rest of it every time.
-struct OutputBuffer {
+public struct OutputBuffer {
     private var bytes: [UInt8] = []
     private var sent = 0
     /// Whether the last byte sent ended a line (the sent front may be gone already).
     private var sentEndsLine = true
 
-    var isEmpty: Bool { sent == bytes.count }
+    public var isEmpty: Bool { sent == bytes.count }
 
     /// Bytes not yet sent.
-    var count: Int { bytes.count - sent }
+    public var count: Int { bytes.count - sent }
 
     /// Queues `more` after what is waiting; when nothing is, takes the array as it is.
-    mutating func append(_ more: [UInt8]) {
+    public mutating func append(_ more: [UInt8]) {
         if isEmpty {
             (bytes, sent) = (more, 0)
         } else {
@@ -22,13 +22,13 @@ struct OutputBuffer {
     }
 
     /// Calls `body` with the bytes not yet sent.
-    func withUnsentBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+    public func withUnsentBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
         bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[sent...])) }
     }
 
     /// Marks the first `count` unsent bytes sent. The sent front is dropped once it is most of
     /// the storage, so a client that keeps receiving (a watch) never grows it without bound.
-    mutating func consume(_ count: Int) {
+    public mutating func consume(_ count: Int) {
         if count > 0 { sentEndsLine = bytes[sent + count - 1] == Self.newline }
         sent += count
         if sent == bytes.count {
@@ -41,13 +41,13 @@ struct OutputBuffer {
 
     /// Drops every unsent line but the rest of one already partly sent, so that what is
     /// appended next starts a line of its own and the peer never reads a torn line.
-    mutating func dropUnsentLines() {
+    public mutating func dropUnsentLines() {
         let keep = sentEndsLine ? sent : (bytes[sent...].firstIndex(of: Self.newline).map { $0 + 1 } ?? bytes.count)
         bytes.removeSubrange(keep...)
         if sent == bytes.count { removeAll() }
     }
 
-    mutating func removeAll() {
+    public mutating func removeAll() {
         (bytes, sent, sentEndsLine) = ([], 0, true)
     }
 

@@ -1,16 +1,16 @@
 /// What a request may cost the daemon, as the server admits it (``UIDShares``): the server
 /// knows no commands, only the cost its policy gives each request.
-struct RequestCost: OptionSet, Hashable, Sendable {
-    let rawValue: UInt8
+public struct RequestCost: OptionSet, Hashable, Sendable {
+    public let rawValue: UInt8
 
-    init(rawValue: UInt8) { self.rawValue = rawValue }
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
 
-    init(largeAnswer: Bool, offLoop: Bool) {
+    public init(largeAnswer: Bool, offLoop: Bool) {
         self.init(rawValue: (largeAnswer ? 1 : 0) | (offLoop ? 2 : 0))
     }
 
     /// Its answer may be megabytes: it waits while its uid holds too much unread.
-    static let largeAnswer = RequestCost(rawValue: 1)
+    public static let largeAnswer = RequestCost(rawValue: 1)
     /// It is answered from another thread: one at a time per uid.
-    static let offLoop = RequestCost(rawValue: 2)
+    public static let offLoop = RequestCost(rawValue: 2)
 }

@@ -11,19 +11,19 @@ import Glibc
 /// that connects, asks and closes as fast as it can otherwise kept its slots busy with new
 /// requests, each parsed and answered, while root's connection waited behind them in the
 /// kernel's listen queue; paced, the surplus costs an accept and a refusal.
-struct Admission: Hashable, Sendable {
+public struct Admission: Hashable, Sendable {
     /// A token bucket: `burst` connections at once, refilled at `perSecond`.
-    struct Pace: Hashable, Sendable {
-        var perSecond: Double = 100
-        var burst: Double = 200
+    public struct Pace: Hashable, Sendable {
+        public var perSecond: Double = 100
+        public var burst: Double = 200
     }
 
     private struct Bucket: Hashable, Sendable {
-        var tokens: Double
-        var at: UInt64
+        public var tokens: Double
+        public var at: UInt64
 
         /// Takes one token at `now` (µs) if there is one, refilled at `pace` since the last.
-        mutating func take(_ pace: Pace, at now: UInt64) -> Bool {
+        public mutating func take(_ pace: Pace, at now: UInt64) -> Bool {
             tokens = min(pace.burst, tokens + Double(now &- at) / 1_000_000 * pace.perSecond)
             at = now
             guard tokens >= 1 else { return false }
@@ -32,36 +32,40 @@ struct Admission: Hashable, Sendable {
         }
     }
 
-    struct Limits: Hashable, Sendable {
+    public struct Limits: Hashable, Sendable {
         /// All clients together.
-        var maxClients: Int
+        public var maxClients: Int
         /// One non-admin uid's clients.
-        var maxClientsPerUID: Int
+        public var maxClientsPerUID: Int
         /// Slots of `maxClients` only admins may take.
-        var adminReserved: Int
+        public var adminReserved: Int
+
+        public init(maxClients: Int, maxClientsPerUID: Int, adminReserved: Int) {
+            (self.maxClients, self.maxClientsPerUID, self.adminReserved) = (maxClients, maxClientsPerUID, adminReserved)
+        }
     }
 
-    enum Verdict: Hashable, Sendable {
+    public enum Verdict: Hashable, Sendable {
         case admit
         /// Refused, with the reason to tell the peer.
         case refuse(String)
     }
 
-    var limits: Limits
-    var connects = Pace()
+    public var limits: Limits
+    public var connects = Pace()
     private(set) var total = 0
     private(set) var nonAdmins = 0
     private(set) var perUID: [uid_t: Int] = [:]
     private var paces: [uid_t: Bucket] = [:]
     private var othersPace: Bucket?
 
-    init(limits: Limits) {
+    public init(limits: Limits) {
         self.limits = limits
     }
 
     /// Whether a peer of `uid` may connect now (`now` in µs, monotonic). Admins are bounded
     /// only by `maxClients`.
-    mutating func verdict(uid: uid_t, isAdmin: Bool, at now: UInt64) -> Verdict {
+    public mutating func verdict(uid: uid_t, isAdmin: Bool, at now: UInt64) -> Verdict {
         guard total < limits.maxClients else {
             return .refuse("ifmeterd already serves \(limits.maxClients) clients (max_clients); try again later")
         }
@@ -89,7 +93,7 @@ struct Admission: Hashable, Sendable {
         return .admit
     }
 
-    mutating func admit(uid: uid_t, isAdmin: Bool) {
+    public mutating func admit(uid: uid_t, isAdmin: Bool) {
         total += 1
         if !isAdmin {
             nonAdmins += 1
@@ -97,7 +101,7 @@ struct Admission: Hashable, Sendable {
         }
     }
 
-    mutating func release(uid: uid_t, isAdmin: Bool) {
+    public mutating func release(uid: uid_t, isAdmin: Bool) {
         total -= 1
         if !isAdmin {
             nonAdmins -= 1

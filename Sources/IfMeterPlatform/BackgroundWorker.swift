@@ -1,7 +1,4 @@
 import CSystemd
-import IfMeterKernel
-import IfMeterHistory
-import IfMeterStore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,7 +11,7 @@ import Glibc
 /// a watcher, and a query handed over after a save sees what it wrote) and the kernel's
 /// counters dump (``Daemon/sample(then:)``), and the answers' (``AnswerWorker``: `interfaces`
 /// grows with the links, megabytes at thousands; docs/BENCHMARKS.md has the figures).
-final class BackgroundWorker<Resource> {
+public final class BackgroundWorker<Resource> {
     /// The worker's side: the queue of jobs and how many have finished.
     private final class Queue: @unchecked Sendable {
         var mutex = pthread_mutex_t()
@@ -54,7 +51,7 @@ final class BackgroundWorker<Resource> {
     private var completed = 0
 
     /// Starts the thread; the jobs' use of `resource` is its alone from now on.
-    init(_ resource: Resource, loop: EventLoop) throws(DaemonError) {
+    public init(_ resource: Resource, loop: EventLoop) throws(DaemonError) {
         queue = Queue(resource: resource)
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw DaemonError.system("pipe", errno) }
@@ -80,7 +77,7 @@ final class BackgroundWorker<Resource> {
     }
 
     /// Runs `work` with the resource on the worker thread, then `then` with its result on the loop.
-    func run<T>(_ work: @escaping @Sendable (Resource) -> T, then: @escaping (T) -> Void) {
+    public func run<T>(_ work: @escaping @Sendable (Resource) -> T, then: @escaping (T) -> Void) {
         let slot = Slot<T>()
         completions.append { then(slot.value!) }
         queue.withLock {
@@ -90,7 +87,7 @@ final class BackgroundWorker<Resource> {
     }
 
     /// Waits for every job handed over and delivers its result: the final sample and save at stop.
-    func drain() {
+    public func drain() {
         queue.withLock {
             while !queue.jobs.isEmpty || queue.running { pthread_cond_wait(&queue.changed, &queue.mutex) }
         }
@@ -135,13 +132,3 @@ final class BackgroundWorker<Resource> {
         }
     }
 }
-
-/// The store's thread.
-typealias StoreWorker = BackgroundWorker<Store>
-
-/// The thread that takes the kernel's counters dump.
-typealias KernelWorker = BackgroundWorker<LinkFeeds>
-
-/// The thread that builds answers from a copy of the meter's state (`MeterService` is a
-/// `Sendable` value: the copy shares its storage until the loop next changes it).
-typealias AnswerWorker = BackgroundWorker<Void>

@@ -1,7 +1,4 @@
 import IfMeterCore
-import IfMeterKernel
-import IfMeterHistory
-import IfMeterStore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -52,24 +49,7 @@ public struct DaemonError: Error, Hashable, Sendable, CustomStringConvertible {
     public var exitStatus: Int32 { kind.rawValue }
 
     /// A failed system call: its name and errno ("sd_event_new failed: …").
-    static func system(_ call: String, _ code: Int32, kind: Kind = .osError) -> DaemonError {
+    public static func system(_ call: String, _ code: Int32, kind: Kind = .osError) -> DaemonError {
         DaemonError(kind, "\(call) failed: \(Errno(code).description)", call: call, errno: code)
-    }
-
-    /// A store failure at start, by what the store says went wrong.
-    init(_ error: StoreError) {
-        let kind: Kind = switch error.kind {
-        case .locked: .unavailable
-        case .corrupt, .newerSchema: .dataError
-        case .cannotOpen, .readOnly, .full: .cannotCreate
-        case .io: .ioError
-        case .other: .software
-        }
-        self.init(kind, error.description)
-    }
-
-    /// A kernel failure at start: netlink refused or missing.
-    init(_ error: KernelError) {
-        self.init(.unavailable, "cannot start metering: \(error)", call: error.call, errno: error.errno)
     }
 }

@@ -16,12 +16,12 @@ import Glibc
 /// `totalBuildingLimit` answers being built off the loop, a non-admin request of that kind
 /// waits (in one queue, in order) whatever its uid. Admins are bounded per uid only: an admin
 /// is never kept waiting by what others hold.
-struct UIDShares {
+public struct UIDShares {
     private(set) var unreadLimit: Int
     /// Unread bytes all non-admin uids may hold together.
-    var totalUnreadLimit: Int { unreadLimit * 4 }
+    public var totalUnreadLimit: Int { unreadLimit * 4 }
     /// Answers all non-admin uids may have built off the loop at once.
-    static let totalBuildingLimit = 4
+    public static let totalBuildingLimit = 4
     private var unread: [uid_t: Int] = [:]
     private var building: [uid_t: Int32] = [:]
     private var waiting: [uid_t: [Int32]] = [:]
@@ -30,13 +30,13 @@ struct UIDShares {
     /// Non-admin connections waiting for room in the totals, in the order they began to wait.
     private var waitingForTotals: [Int32] = []
 
-    init(unreadLimit: Int) {
+    public init(unreadLimit: Int) {
         self.unreadLimit = unreadLimit
     }
 
     /// Whether a request of `cost` from connection `fd` of `uid` may run now. If not, `fd` is
     /// noted, and comes back from the call that makes room.
-    mutating func admit(_ cost: RequestCost, fd: Int32, uid: uid_t, isAdmin: Bool = false) -> Bool {
+    public mutating func admit(_ cost: RequestCost, fd: Int32, uid: uid_t, isAdmin: Bool = false) -> Bool {
         let tooMuchUnread = cost.contains(.largeAnswer) && unread[uid, default: 0] >= unreadLimit
         let busy = cost.contains(.offLoop) && building[uid].map { $0 != fd } ?? false
         if tooMuchUnread || busy {
@@ -52,14 +52,14 @@ struct UIDShares {
     }
 
     /// `fd`'s answer is being built off the loop.
-    mutating func startBuilding(fd: Int32, uid: uid_t, isAdmin: Bool = false) {
+    public mutating func startBuilding(fd: Int32, uid: uid_t, isAdmin: Bool = false) {
         if !isAdmin && building[uid] == nil { othersBuilding += 1 }
         building[uid] = fd
     }
 
     /// `fd`'s answer built off the loop came back (sent, or dropped if `fd` closed
     /// meanwhile). Returns the connections to try again.
-    mutating func finishBuilding(fd: Int32, uid: uid_t, isAdmin: Bool = false) -> [Int32] {
+    public mutating func finishBuilding(fd: Int32, uid: uid_t, isAdmin: Bool = false) -> [Int32] {
         guard building[uid] == fd else { return [] }
         building[uid] = nil
         var woken = waiting.removeValue(forKey: uid) ?? []
@@ -72,7 +72,7 @@ struct UIDShares {
 
     /// A connection of `uid` queued (positive) or sent or dropped (negative) `delta` bytes.
     /// Returns the connections to try again once unread bytes fall below a limit.
-    mutating func unreadChanged(by delta: Int, uid: uid_t, isAdmin: Bool = false) -> [Int32] {
+    public mutating func unreadChanged(by delta: Int, uid: uid_t, isAdmin: Bool = false) -> [Int32] {
         let before = unread[uid, default: 0]
         let after = before + delta
         unread[uid] = after == 0 ? nil : after
@@ -86,14 +86,14 @@ struct UIDShares {
     }
 
     /// Connection `fd` of `uid` closed: it waits for nothing any more.
-    mutating func closed(fd: Int32, uid: uid_t) {
+    public mutating func closed(fd: Int32, uid: uid_t) {
         waiting[uid]?.removeAll { $0 == fd }
         if waiting[uid]?.isEmpty == true { waiting[uid] = nil }
         waitingForTotals.removeAll { $0 == fd }
     }
 
     /// A new limit (a reload): every waiting connection is returned, to try again under it.
-    mutating func changeLimit(to limit: Int) -> [Int32] {
+    public mutating func changeLimit(to limit: Int) -> [Int32] {
         unreadLimit = limit
         defer { waiting = [:] }
         return waiting.keys.sorted().flatMap { waiting[$0]! } + takeWaitingForTotals()
@@ -105,5 +105,5 @@ struct UIDShares {
     }
 
     /// Unread bytes held by `uid`'s connections.
-    func unreadBytes(of uid: uid_t) -> Int { unread[uid, default: 0] }
+    public func unreadBytes(of uid: uid_t) -> Int { unread[uid, default: 0] }
 }

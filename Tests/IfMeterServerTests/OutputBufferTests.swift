@@ -1,4 +1,4 @@
-@testable import IfMeterDaemon
+@testable import IfMeterServer
 import Testing
 import IfMeterTestSupport
 

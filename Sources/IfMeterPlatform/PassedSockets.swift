@@ -8,13 +8,13 @@ import Glibc
 /// (`ifmeterd-events.socket`, `ListenNetlink=route 1` with a receive buffer an unprivileged
 /// process could not get), and the metrics endpoint's TCP socket (`ifmeterd-metrics.socket`,
 /// `FileDescriptorName=metrics`). Any may be absent; anything else passed is an error.
-struct PassedSockets {
-    var listener: Int32?
-    var linkEvents: Int32?
-    var metrics: Int32?
+public struct PassedSockets {
+    public var listener: Int32?
+    public var linkEvents: Int32?
+    public var metrics: Int32?
 
     /// Reads and unsets `LISTEN_FDS`, so nothing this process starts inherits them.
-    static func take() throws(DaemonError) -> PassedSockets {
+    public static func take() throws(DaemonError) -> PassedSockets {
         var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
         let count = sd_listen_fds_with_names(1, &names)
         guard count >= 0 else { throw DaemonError.system("sd_listen_fds_with_names", -count) }

@@ -1,4 +1,4 @@
-@testable import IfMeterDaemon
+@testable import IfMeterHTTP
 import Testing
 
 @Suite("HTTPAdmission")

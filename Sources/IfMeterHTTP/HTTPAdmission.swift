@@ -10,28 +10,32 @@
 ///   is ended (the newcomer itself, if nothing else waits).
 /// So a scraper that sends its request at once (Prometheus does) is answered unless more than
 /// `total` connections newer than it are opened before its headers arrive.
-struct HTTPAdmission {
-    struct Limits: Equatable {
-        var total = 32
-        var perAddress = 8
-        var requestMicroseconds: UInt64 = 5_000_000
+public struct HTTPAdmission {
+    public struct Limits: Equatable {
+        public var total: Int
+        public var perAddress: Int
+        public var requestMicroseconds: UInt64
+
+        public init(total: Int = 32, perAddress: Int = 8, requestMicroseconds: UInt64 = 5_000_000) {
+            (self.total, self.perAddress, self.requestMicroseconds) = (total, perAddress, requestMicroseconds)
+        }
     }
 
-    struct Peer: Equatable {
-        var address: String
+    public struct Peer: Equatable {
+        public var address: String
         /// When it began waiting for its current request; nil while a request is answered.
-        var waitingSince: UInt64?
+        public var waitingSince: UInt64?
     }
 
-    var limits: Limits
+    public var limits: Limits
     private(set) var peers: [Int32: Peer] = [:]
 
-    init(limits: Limits = Limits()) {
+    public init(limits: Limits = Limits()) {
         self.limits = limits
     }
 
     /// A connection opened; returns the connections to end now.
-    mutating func opened(_ fd: Int32, address: String, at now: UInt64) -> [Int32] {
+    public mutating func opened(_ fd: Int32, address: String, at now: UInt64) -> [Int32] {
         peers[fd] = Peer(address: address, waitingSince: now)
         var ended: [Int32] = []
         if peers.values.filter({ $0.address == address }).count > limits.perAddress,
@@ -45,21 +49,21 @@ struct HTTPAdmission {
     }
 
     /// Its request's headers are complete: it no longer waits.
-    mutating func requested(_ fd: Int32) {
+    public mutating func requested(_ fd: Int32) {
         peers[fd]?.waitingSince = nil
     }
 
     /// Its request was answered: it waits for the next from now.
-    mutating func answered(_ fd: Int32, at now: UInt64) {
+    public mutating func answered(_ fd: Int32, at now: UInt64) {
         peers[fd]?.waitingSince = now
     }
 
-    mutating func closed(_ fd: Int32) {
+    public mutating func closed(_ fd: Int32) {
         peers[fd] = nil
     }
 
     /// Connections whose request is not complete by the deadline; they are forgotten here.
-    mutating func expired(at now: UInt64) -> [Int32] {
+    public mutating func expired(at now: UInt64) -> [Int32] {
         let late = peers.filter { $0.value.waitingSince.map { now &- $0 >= limits.requestMicroseconds } ?? false }.keys
         return late.sorted().map { end($0) }
     }

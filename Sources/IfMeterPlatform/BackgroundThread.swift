@@ -3,8 +3,8 @@ import Glibc
 #endif
 
 /// Runs one closure on a new detached pthread.
-enum BackgroundThread {
-    static func run(_ body: @escaping @Sendable () -> Void) throws(DaemonError) {
+public enum BackgroundThread {
+    public static func run(_ body: @escaping @Sendable () -> Void) throws(DaemonError) {
         let box = Unmanaged.passRetained(ClosureBox(body)).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { context in

@@ -1,3 +1,4 @@
+import IfMeterPlatform
 import IfMeterCore
 import CPeerSocket
 import CSystemd
@@ -12,33 +13,38 @@ import Glibc
 /// last answer has been taken (so unread output is bounded by one answer, however large), and
 /// a uid's requests for large answers wait while its connections hold too much (``UIDShares``);
 /// connections are admitted per uid with slots kept for admins (``Admission``).
-final class Server {
-    struct Limits: Hashable, Sendable {
-        var maxLineLength: Int
-        var admission: Admission.Limits
+public final class Server {
+    public struct Limits: Hashable, Sendable {
+        public var maxLineLength: Int
+        public var admission: Admission.Limits
         /// Unread output a watcher may have queued before it is cut off.
-        var clientBuffer: Int
+        public var clientBuffer: Int
         /// Unread answers one uid's connections may hold before its requests for large answers
         /// wait (``UIDShares``).
-        var unreadPerUID: Int
+        public var unreadPerUID: Int
         /// Seconds without a complete request; watchers are exempt.
-        var idleTimeout: UInt64
+        public var idleTimeout: UInt64
+
+        public init(maxLineLength: Int, admission: Admission.Limits, clientBuffer: Int, unreadPerUID: Int, idleTimeout: UInt64) {
+            (self.maxLineLength, self.admission, self.clientBuffer) = (maxLineLength, admission, clientBuffer)
+            (self.unreadPerUID, self.idleTimeout) = (unreadPerUID, idleTimeout)
+        }
     }
 
     /// Requests taken from one client per loop turn; the rest wait behind other ready work.
-    static let requestsPerTurn = 8
+    public static let requestsPerTurn = 8
     /// Bytes read from one client per loop turn.
-    static let readSize = 16384
+    public static let readSize = 16384
     /// Connections accepted per loop turn.
-    static let acceptsPerTurn = 64
+    public static let acceptsPerTurn = 64
 
     /// One connected peer.
-    final class Client {
-        let fd: Int32
+    public final class Client {
+        public let fd: Int32
         /// From `SO_PEERCRED` / `SO_PEERGROUPS` at accept time.
-        let uid: uid_t
-        let groups: [gid_t]
-        let isAdmin: Bool
+        public let uid: uid_t
+        public let groups: [gid_t]
+        public let isAdmin: Bool
         var input: LineBuffer
         /// Lines read but not yet handled.
         var queued: [LineBuffer.Item] = []
@@ -47,7 +53,7 @@ final class Server {
         /// When the last complete request arrived (or the connection did).
         var lastActivity: UInt64
         /// The `id` of this client's `watch` request, while it watches.
-        var watchID: RequestID??
+        public var watchID: RequestID??
         /// Set while the daemon owes this client an answer it gives later (`sample`): the
         /// client's next request waits, so answers keep the order of requests.
         var awaitingAnswer = false
@@ -55,7 +61,7 @@ final class Server {
         var parked: Request?
         /// The cost of the request being answered, as the policy gave it.
         var answering: RequestCost = []
-        var isOpen = true
+        public internal(set) var isOpen = true
         /// Set when the client was cut off (``cutOff(_:_:)``): only its notice is still being
         /// written, and the connection closes once it is, or at this instant.
         var closingAt: UInt64?
@@ -70,13 +76,13 @@ final class Server {
         }
     }
 
-    var limits: Limits {
+    public var limits: Limits {
         didSet {
             admission.limits = limits.admission
             wake(shares.changeLimit(to: limits.unreadPerUID))
         }
     }
-    let socketPath: String
+    public let socketPath: String
     private let listenFD: Int32
     /// Set when this process bound the socket itself (not socket activation): the inode to
     /// unlink at exit, so a socket someone else put there is never removed.
@@ -100,17 +106,17 @@ final class Server {
     private var readBuffer = [UInt8](repeating: 0, count: Server.readSize)
     private var admission: Admission
     private var shares: UIDShares
-    private(set) var clients: [Int32: Client] = [:]
+    public private(set) var clients: [Int32: Client] = [:]
     /// Called for each complete request line.
-    var onRequest: (Request, Client) -> Void = { _, _ in }
+    public var onRequest: (Request, Client) -> Void = { _, _ in }
     /// What a request costs: the policy the server admits by, given by whoever answers.
-    var costOf: (Request) -> RequestCost = { _ in [] }
+    public var costOf: (Request) -> RequestCost = { _ in [] }
     /// Whether a peer may run admin commands; decides the reserved slots too. Until the daemon
     /// says otherwise, root alone.
-    var isAdmin: (uid_t, [gid_t]) -> Bool = { uid, _ in uid == 0 }
+    public var isAdmin: (uid_t, [gid_t]) -> Bool = { uid, _ in uid == 0 }
 
     /// Listens on `passed` (systemd's socket), or binds `path` itself (``SocketBinding``).
-    init(path: String, passed: Int32?, mode: mode_t, group: gid_t?, limits: Limits, loop: EventLoop) throws(DaemonError) {
+    public init(path: String, passed: Int32?, mode: mode_t, group: gid_t?, limits: Limits, loop: EventLoop) throws(DaemonError) {
         self.limits = limits
         self.loop = loop
         admission = Admission(limits: limits.admission)
@@ -133,7 +139,7 @@ final class Server {
 
     /// Closes every client and the listening socket; removes the socket file if this process
     /// created it and it is still the same one.
-    func shutdown() {
+    public func shutdown() {
         for client in clients.values { close(client) }
         listenSource = nil
         sweepSource = nil
@@ -283,7 +289,8 @@ final class Server {
             }
         }
         guard client.isOpen else { return }
-        client.queued.removeFirst(index)
+        // A client cut off by what it was answered has had its queue emptied already.
+        if client.closingAt == nil { client.queued.removeFirst(index) }
         updateEvents(client)
         continueLater(client)
     }
@@ -343,7 +350,7 @@ final class Server {
 
     /// Holds `client`'s next requests until ``answered(_:)``: the daemon answers it later, from
     /// another thread when the request's cost says so.
-    func holdRequests(of client: Client) {
+    public func holdRequests(of client: Client) {
         client.awaitingAnswer = true
         if client.answering.contains(.offLoop) { shares.startBuilding(fd: client.fd, uid: client.uid, isAdmin: client.isAdmin) }
         updateEvents(client)
@@ -351,7 +358,7 @@ final class Server {
 
     /// The answer a deferred client was owed has been sent (or dropped, if it left); its next
     /// requests may run.
-    func answered(_ client: Client) {
+    public func answered(_ client: Client) {
         client.awaitingAnswer = false
         wake(shares.finishBuilding(fd: client.fd, uid: client.uid, isAdmin: client.isAdmin))
         guard client.isOpen else { return }
@@ -362,7 +369,7 @@ final class Server {
     /// Queues `bytes` for `client` and writes what the socket takes now. The limit is on
     /// unread bytes, not on one answer's size: only a client that already has more than
     /// `clientBuffer` unread (a watcher not reading its stream) is cut off.
-    func send(_ bytes: [UInt8], to client: Client) {
+    public func send(_ bytes: [UInt8], to client: Client) {
         guard client.isOpen, client.closingAt == nil else { return }
         if client.output.count > limits.clientBuffer {
             cutOff(client, WireError(.slowClient, "more than \(limits.clientBuffer) bytes unread (client_buffer); disconnected"))
@@ -413,7 +420,7 @@ final class Server {
         continueLater(client)
     }
 
-    func close(_ client: Client) {
+    public func close(_ client: Client) {
         guard client.isOpen else { return }
         client.isOpen = false
         client.source = nil

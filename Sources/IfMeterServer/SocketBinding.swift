@@ -1,3 +1,4 @@
+import IfMeterPlatform
 import IfMeterCore
 import CSystemd
 import IfMeterWire
@@ -7,11 +8,11 @@ import Glibc
 
 /// Binds the daemon's own listening socket. The socket's directory is trusted first
 /// (``DirectoryTrust``), so nobody else can swap the path between the steps here.
-enum SocketBinding {
+public enum SocketBinding {
     /// Binds and listens at `path` with `mode` and `group` set before anyone can connect.
     /// Something live at `path` is never unlinked: only a socket nobody answers on (a crashed
     /// ifmeterd's; we hold the state lock, so it is no running instance's) is replaced.
-    static func bind(path: String, mode: mode_t, group: gid_t?) throws(DaemonError) -> (Int32, ino_t) {
+    public static func bind(path: String, mode: mode_t, group: gid_t?) throws(DaemonError) -> (Int32, ino_t) {
         guard let address = UnixSocketAddress(path: path) else {
             throw DaemonError(.configuration, "socket path \(path) is longer than \(UnixSocketAddress.maximumPathLength) bytes")
         }
