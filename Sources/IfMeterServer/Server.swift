@@ -14,68 +14,6 @@ import Glibc
 /// a uid's requests for large answers wait while its connections hold too much (``UIDShares``);
 /// connections are admitted per uid with slots kept for admins (``Admission``).
 public final class Server {
-    public struct Limits: Hashable, Sendable {
-        public var maxLineLength: Int
-        public var admission: Admission.Limits
-        /// Unread output a watcher may have queued before it is cut off.
-        public var clientBuffer: Int
-        /// Unread answers one uid's connections may hold before its requests for large answers
-        /// wait (``UIDShares``).
-        public var unreadPerUID: Int
-        /// Seconds without a complete request; watchers are exempt.
-        public var idleTimeout: UInt64
-
-        public init(maxLineLength: Int, admission: Admission.Limits, clientBuffer: Int, unreadPerUID: Int, idleTimeout: UInt64) {
-            (self.maxLineLength, self.admission, self.clientBuffer) = (maxLineLength, admission, clientBuffer)
-            (self.unreadPerUID, self.idleTimeout) = (unreadPerUID, idleTimeout)
-        }
-    }
-
-    /// Requests taken from one client per loop turn; the rest wait behind other ready work.
-    public static let requestsPerTurn = 8
-    /// Bytes read from one client per loop turn.
-    public static let readSize = 16384
-    /// Connections accepted per loop turn.
-    public static let acceptsPerTurn = 64
-
-    /// One connected peer.
-    public final class Client {
-        public let fd: Int32
-        /// From `SO_PEERCRED` / `SO_PEERGROUPS` at accept time.
-        public let uid: uid_t
-        public let groups: [gid_t]
-        public let isAdmin: Bool
-        var input: LineBuffer
-        /// Lines read but not yet handled.
-        var queued: [LineBuffer.Item] = []
-        var output = OutputBuffer()
-        var source: EventSource?
-        /// When the last complete request arrived (or the connection did).
-        var lastActivity: UInt64
-        /// The `id` of this client's `watch` request, while it watches.
-        public var watchID: RequestID??
-        /// Set while the daemon owes this client an answer it gives later (`sample`): the
-        /// client's next request waits, so answers keep the order of requests.
-        var awaitingAnswer = false
-        /// A request waiting for its uid's share (``UIDShares``); the lines after it wait too.
-        var parked: Request?
-        /// The cost of the request being answered, as the policy gave it.
-        var answering: RequestCost = []
-        public internal(set) var isOpen = true
-        /// Set when the client was cut off (``cutOff(_:_:)``): only its notice is still being
-        /// written, and the connection closes once it is, or at this instant.
-        var closingAt: UInt64?
-
-        init(fd: Int32, uid: uid_t, groups: [gid_t], isAdmin: Bool, maxLineLength: Int, now: UInt64) {
-            self.fd = fd
-            self.uid = uid
-            self.groups = groups
-            self.isAdmin = isAdmin
-            input = LineBuffer(maximumLength: maxLineLength)
-            lastActivity = now
-        }
-    }
-
     public var limits: Limits {
         didSet {
             admission.limits = limits.admission

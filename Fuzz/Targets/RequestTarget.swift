@@ -1,0 +1,161 @@
+import CLinkStats
+import FoundationEssentials
+@testable import IfMeterCLI
+import IfMeterCore
+import IfMeterJSON
+import IfMeterMetrics
+import IfMeterRequests
+@testable import IfMeterDaemon
+@testable import IfMeterKernel
+import IfMeterHistory
+import IfMeterService
+@testable import IfMeterStore
+import IfMeterWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `request`: a line from a peer through framing, parsing, every command's checks and the
+/// real handlers.
+extension FuzzTargets {
+    /// The request handlers over a context built from values: a service with a little
+    /// history, saved to a store in a temporary directory. Shared by every run (opening a
+    /// store per input would be all the fuzzer measured). No daemon, socket, loop or lock.
+    nonisolated(unsafe) private static var sharedHandlers: RequestHandlers?
+    nonisolated(unsafe) private static var sharedStore: Store?
+    /// Its directory, removed when the process exits.
+    nonisolated(unsafe) private static var scratch: String?
+
+    /// A running daemon's side of the handlers, from values: saves go straight to the store.
+    final class ValueContext: MeteringContext {
+        var service: MeterService?
+        let store: Store
+        let now: Double
+        let configPath = "/nonexistent/ifmeterd.conf"
+
+        init(service: MeterService, store: Store, now: Double) {
+            (self.service, self.store, self.now) = (service, store, now)
+        }
+
+        func status() -> StatusResult {
+            let summary = service?.summary
+            return StatusResult(ready: summary != nil, version: IfMeterVersion.string, pid: 1, startedAt: now, interval: 30,
+                                saveInterval: 300, lastSampleAt: summary?.sampledAt?.wall, source: "netlink",
+                                interfaces: summary?.presentLinks, store: nil, socket: "/nonexistent.sock", timeZone: "local")
+        }
+
+        func metrics(_ request: MetricsRequest) -> MetricsResult {
+            let format: ExpositionFormat = request.format == .openmetrics ? .openMetrics : .prometheus
+            let input = MetricsInput(snapshot: service?.snapshot(), now: now, keepAbsentSeconds: 86400,
+                                     sampleDurations: Histogram(bounds: Histogram.sampleBounds),
+                                     saveDurations: Histogram(bounds: Histogram.saveBounds), version: "fuzz", process: nil)
+            return MetricsResult(contentType: format.contentType,
+                                 text: String(decoding: MetricsExposition.render(input, format: format), as: UTF8.self))
+        }
+
+        func saveBeforeAnswering(isAdmin: Bool) -> Bool {
+            let saved = service?.save(at: now) { [store] batch throws(StoreError) in
+                let records = batch.presentRecords
+                try store.save(&batch.writes, recording: records)
+            }
+            precondition(saved?.error == nil, "the fuzz target's store could not save: \(saved!.error!)")
+            return true
+        }
+
+        func reload(requestedBy uid: UInt32) -> String? { nil }
+
+        func forgetPending(_ name: String) -> Bool { service?.forget(name, at: now) ?? false }
+    }
+
+    private static func handlers() -> RequestHandlers {
+        if let sharedHandlers { return sharedHandlers }
+        var template = Array("/tmp/ifmeter-fuzz-XXXXXX".utf8CString)
+        let directory = String(cString: mkdtemp(&template)!)
+        scratch = directory
+        atexit {
+            if let scratch = FuzzTargets.scratch { try? FileManager.default.removeItem(atPath: scratch) }
+        }
+        let store = try! Store(path: directory + "/ifmeter.db")
+        let origin = 1_790_000_000.0
+        var service = MeterService(bootID: "fuzz", configuration: ServiceConfiguration(),
+                                   history: ServiceHistory(eventsLostAt: [origin + 7200]), at: origin)
+        let links = [Link(ifindex: 1, name: "lo", arpType: 772, flags: .loopback, counters: LinkCounters(rxBytes: 5)),
+                     Link(ifindex: 2, name: "wlan0", arpType: 1, counters: LinkCounters(rxBytes: 100, txBytes: 10),
+                          sysfs: SysfsFacts(hasPhy80211: true))]
+        _ = service.start(links: links, unparseable: 0, at: MeterInstant(wall: origin, sinceBootNanoseconds: 1_000_000_000))
+        for step in 1...50 {
+            let instant = MeterInstant(wall: origin + Double(step) * 3600, sinceBootNanoseconds: UInt64(1 + step * 3600) * 1_000_000_000)
+            let readings = [CounterReading(ifindex: 2, counters: LinkCounters(rxBytes: UInt64(100 + step * 1000), txBytes: UInt64(10 + step * 100)))]
+            _ = service.ingest(linkEvents: [], readings: readings, at: instant)
+        }
+        let context = ValueContext(service: service, store: store, now: origin + 50 * 3600)
+        _ = context.saveBeforeAnswering(isAdmin: true)
+        let handlers = RequestHandlers(context: context)
+        sharedHandlers = handlers
+        sharedStore = store
+        return handlers
+    }
+
+    /// A request line through the daemon's framing, parsing and range checks, every command's
+    /// member checks, then the real handler (as a peer other than an admin, so nothing changes
+    /// the shared store) against a store with history. Every answer must read back as the
+    /// client reads it.
+    public static func request(_ bytes: [UInt8]) {
+        var buffer = LineBuffer(maximumLength: 4096)
+        for item in buffer.append(bytes) {
+            guard case .line(let line) = item else { continue }
+            switch Request.parse(line) {
+            case .failure(let error):
+                readable(LineEncoder.failure(error), as: AdminResult.self)
+            case .success(let request):
+                // What the reader makes of a line, the client's writer writes back to the same.
+                let again = Request.parse(request.jsonBytes)
+                precondition(again == .success(request), "\(request) was written back as \(again)")
+                for command in Command.allCases { _ = try? CommandRequest(command, request) }
+                handle(request)
+            }
+        }
+    }
+
+    private static func handle(_ request: Request) {
+        let handlers = handlers()
+        let command = request.cmd.flatMap(Command.init(rawValue:))
+        let line: [UInt8]
+        switch handlers.answer(request, from: Peer(uid: 1000, isAdmin: false)) {
+        case .line(let bytes), .watch(let bytes): line = bytes
+        case .afterSample: line = handlers.sampled(id: request.id)
+        case .offLoop(let build): line = build()
+        case .fromStore(let job):
+            let answer = job(sharedStore!)
+            precondition(answer.update == nil, "a peer other than an admin changed the service")
+            line = answer.line
+        }
+        switch command {
+        case .query: readable(line, as: QueryResult.self)
+        case .usage: readable(line, as: UsageResult.self)
+        case .events: readable(line, as: EventsResult.self)
+        case .interfaces: readable(line, as: InterfacesResult.self)
+        case .metrics: readable(line, as: MetricsResult.self)
+        case .watch: readable(line, as: RatesResult.self)
+        case .sample: readable(line, as: SampleResult.self)
+        default: readable(line, as: StatusResult.self)
+        }
+    }
+
+    /// What the daemon writes, the client reads: the envelope, and a success's result as `T`.
+    private static func readable<T: JSONReadable>(_ line: [UInt8], as type: T.Type) {
+        precondition(line.last == UInt8(ascii: "\n"), "an answer that is not a line")
+        let response: ResponseLine
+        do {
+            response = try ResponseLine(Array(line.dropLast()))
+        } catch {
+            fatalError("an answer the client cannot read (\(error)): \(String(decoding: line, as: UTF8.self))")
+        }
+        guard response.ok else { return precondition(response.error != nil, "a failure without an error") }
+        do {
+            _ = try response.result(as: type)
+        } catch {
+            fatalError("a \(type) the client cannot read (\(error)): \(String(decoding: line, as: UTF8.self))")
+        }
+    }
+}

@@ -1,0 +1,53 @@
+/* What the CLinkStats sources share among themselves; not part of the module's interface. */
+#ifndef IFM_LINK_SHARED_H
+#define IFM_LINK_SHARED_H
+
+#include <stddef.h>
+
+#include "CLinkStats.h"
+
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <sys/types.h>
+
+/* The kernel's struct rtnl_link_stats (32-bit) and rtnl_link_stats64 share their field names. */
+#define IFM_COUNTERS_FROM(stats)                                                           \
+    ((ifm_counters){                                                                       \
+        .rx_bytes = (stats)->rx_bytes, .tx_bytes = (stats)->tx_bytes,                      \
+        .rx_packets = (stats)->rx_packets, .tx_packets = (stats)->tx_packets,              \
+        .rx_errors = (stats)->rx_errors, .tx_errors = (stats)->tx_errors,                  \
+        .rx_dropped = (stats)->rx_dropped, .tx_dropped = (stats)->tx_dropped,              \
+    })
+
+/* Ensures room for `needed` elements of `size` bytes in `*items`; keeps existing contents.
+ * Returns 0 or -ENOMEM. */
+int ifm_reserve(void **items, size_t *capacity, size_t needed, size_t size);
+
+/* Copies a C string into a fixed-size name field, truncated and NUL-terminated. */
+void ifm_copy_name(char *dest, size_t size, const char *source);
+
+/* One read_events call stops after this many batches so a storm cannot starve the caller. */
+#define IFM_EVENT_BATCHES_PER_READ 1024
+
+struct ifm_nl {
+    struct nl_sock *sock;
+    uint8_t *buf;
+    size_t buf_size;
+};
+
+/* libnl reports its own NLE_* codes; the Swift side speaks errno. */
+int ifm_errno_from_nle(int nle);
+
+/* The one place that receives: retries EINTR, drops datagrams not sent by the kernel, and
+ * reports a datagram larger than the buffer as -EMSGSIZE (its contents are lost) after growing
+ * the buffer for next time. Returns the byte count or -errno. */
+ssize_t ifm_recv(ifm_nl *nl, int flags);
+
+/* Called for each reply message of a dump; returns 0 or -errno. */
+typedef int (*ifm_dump_handler)(struct nlmsghdr *hdr, void *context);
+
+/* Runs a dump until it completes uninterrupted, emptying the output before each attempt. */
+int ifm_dump(ifm_nl *nl, struct nl_msg *request, ifm_dump_handler handler, void *context,
+             size_t *output_count);
+
+#endif

@@ -1,0 +1,242 @@
+/* CLinkStats: netlink sockets, the one receive loop, and dumps retried until whole. */
+#include "CLinkStats.h"
+#include "link_shared.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <netlink/attr.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+
+/* The kernel sizes dump batches from the reader's buffer (capped at 32 KiB); twice that leaves
+ * room for one oversized link message. A message that still does not fit grows the buffer. */
+#define IFM_RECV_BUFFER_INITIAL (64 * 1024)
+#define IFM_RECV_BUFFER_MAX (16 * 1024 * 1024)
+/* Event sockets: thousands of links churning at once must not overflow a default 208 KiB
+ * buffer. Above net.core.rmem_max only root (CAP_NET_ADMIN) gets this much. */
+#define IFM_EVENT_RCVBUF (8 * 1024 * 1024)
+/* A dump interrupted by concurrent link changes (NLM_F_DUMP_INTR) may miss links; retried. */
+#define IFM_DUMP_ATTEMPTS 4
+
+int ifm_errno_from_nle(int nle) {
+    switch (nle < 0 ? -nle : nle) {
+    case NLE_SUCCESS: return 0;
+    case NLE_INTR: return EINTR;
+    case NLE_BAD_SOCK: return EBADF;
+    case NLE_AGAIN: return EAGAIN;
+    case NLE_NOMEM: return ENOMEM;
+    case NLE_EXIST: return EEXIST;
+    case NLE_INVAL: return EINVAL;
+    case NLE_RANGE: return ERANGE;
+    case NLE_MSGSIZE: return EMSGSIZE;
+    case NLE_OPNOTSUPP: return EOPNOTSUPP;
+    case NLE_AF_NOSUPPORT: return EAFNOSUPPORT;
+    case NLE_OBJ_NOTFOUND: return ENOENT;
+    case NLE_NOATTR: return ENOENT;
+    case NLE_MSG_TRUNC: return EMSGSIZE;
+    case NLE_NOADDR: return EADDRNOTAVAIL;
+    case NLE_SRCRT_NOSUPPORT: return EOPNOTSUPP;
+    case NLE_MSG_TOOSHORT: return EPROTO;
+    case NLE_MSGTYPE_NOSUPPORT: return EOPNOTSUPP;
+    case NLE_OBJ_MISMATCH: return EPROTO;
+    case NLE_NOCACHE: return ENOENT;
+    case NLE_BUSY: return EBUSY;
+    case NLE_PROTO_MISMATCH: return EPROTONOSUPPORT;
+    case NLE_NOACCESS: return EACCES;
+    case NLE_PERM: return EPERM;
+    case NLE_NODEV: return ENODEV;
+    default: return EIO;
+    }
+}
+
+/* Ensures room for `needed` elements of `size` bytes; keeps existing contents. */
+int ifm_reserve(void **items, size_t *capacity, size_t needed, size_t size) {
+    if (needed <= *capacity) return 0;
+    size_t grown = *capacity ? *capacity : 64;
+    while (grown < needed) grown *= 2;
+    void *resized = realloc(*items, grown * size);
+    if (!resized) return -ENOMEM;
+    *items = resized;
+    *capacity = grown;
+    return 0;
+}
+
+void ifm_link_array_free(ifm_link_array *array) {
+    free(array->items);
+    array->items = NULL;
+    array->count = array->capacity = 0;
+}
+
+void ifm_counters_array_free(ifm_counters_array *array) {
+    free(array->items);
+    array->items = NULL;
+    array->count = array->capacity = 0;
+}
+
+void ifm_event_array_free(ifm_event_array *array) {
+    free(array->items);
+    array->items = NULL;
+    array->count = array->capacity = 0;
+}
+
+/* A handle with its buffer and an unconnected libnl socket; NULL when memory ran out. */
+static ifm_nl *ifm_nl_alloc(void) {
+    ifm_nl *nl = calloc(1, sizeof *nl);
+    if (!nl) return NULL;
+    nl->buf_size = IFM_RECV_BUFFER_INITIAL;
+    nl->buf = malloc(nl->buf_size);
+    nl->sock = nl_socket_alloc();
+    if (!nl->buf || !nl->sock) {
+        ifm_nl_close(nl);
+        return NULL;
+    }
+    /* Requests are completed by nl_send_auto; replies are read and matched here, by sequence
+     * number, so libnl's own ack and sequence machinery stays out of the way. */
+    nl_socket_disable_auto_ack(nl->sock);
+    return nl;
+}
+
+int ifm_nl_open(ifm_nl **out, int subscribe_links) {
+    *out = NULL;
+    ifm_nl *nl = ifm_nl_alloc();
+    if (!nl) return -ENOMEM;
+    int err = nl_connect(nl->sock, NETLINK_ROUTE);
+    if (err < 0) {
+        ifm_nl_close(nl);
+        return -ifm_errno_from_nle(err);
+    }
+    if (subscribe_links) {
+        int fd = nl_socket_get_fd(nl->sock);
+        int size = IFM_EVENT_RCVBUF;
+        if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) != 0)
+            (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size); /* capped, not fatal */
+        err = nl_socket_add_membership(nl->sock, RTNLGRP_LINK);
+        if (err == 0) err = nl_socket_set_nonblocking(nl->sock);
+        if (err < 0) {
+            ifm_nl_close(nl);
+            return -ifm_errno_from_nle(err);
+        }
+    }
+    *out = nl;
+    return 0;
+}
+
+int ifm_nl_adopt_events(int fd, ifm_nl **out) {
+    *out = NULL;
+    ifm_nl *nl = ifm_nl_alloc();
+    if (!nl) return -ENOMEM;
+    int err = nl_socket_set_fd(nl->sock, NETLINK_ROUTE, fd);
+    /* Joining again is harmless when the unit named the group (ListenNetlink=route 1), and
+     * covers one that did not. */
+    if (err == 0) err = nl_socket_add_membership(nl->sock, RTNLGRP_LINK);
+    if (err == 0) err = nl_socket_set_nonblocking(nl->sock);
+    if (err < 0) {
+        ifm_nl_close(nl);
+        return -ifm_errno_from_nle(err);
+    }
+    /* Messages queued while no ifmeterd read the socket predate the start dump that follows:
+     * applied after it, they would undo what it found. What arrives from now on is newer. */
+    for (;;) {
+        ssize_t n = recv(fd, nl->buf, nl->buf_size, MSG_DONTWAIT | MSG_TRUNC);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno != ENOBUFS) break;
+    }
+    *out = nl;
+    return 0;
+}
+
+void ifm_nl_close(ifm_nl *nl) {
+    if (!nl) return;
+    if (nl->sock) nl_socket_free(nl->sock); /* closes the descriptor */
+    free(nl->buf);
+    free(nl);
+}
+
+int ifm_nl_fd(const ifm_nl *nl) { return nl_socket_get_fd(nl->sock); }
+
+int ifm_nl_rcvbuf(const ifm_nl *nl) {
+    int size = 0;
+    socklen_t len = sizeof size;
+    if (getsockopt(nl_socket_get_fd(nl->sock), SOL_SOCKET, SO_RCVBUF, &size, &len) != 0)
+        return -errno;
+    return size;
+}
+
+/* The one place that receives: retries EINTR, drops datagrams not sent by the kernel, and
+ * reports a datagram larger than the buffer as -EMSGSIZE (its contents are lost) after growing
+ * the buffer for next time. Returns the byte count or -errno. */
+ssize_t ifm_recv(ifm_nl *nl, int flags) {
+    for (;;) {
+        struct sockaddr_nl from;
+        struct iovec iov = { .iov_base = nl->buf, .iov_len = nl->buf_size };
+        struct msghdr msg = {
+            .msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &iov, .msg_iovlen = 1,
+        };
+        ssize_t n = recvmsg(nl_socket_get_fd(nl->sock), &msg, flags);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return -errno;
+        }
+        if (from.nl_pid != 0) continue; /* another process, not the kernel: never trusted */
+        if (msg.msg_flags & MSG_TRUNC) {
+            if (nl->buf_size < IFM_RECV_BUFFER_MAX) {
+                uint8_t *bigger = realloc(nl->buf, nl->buf_size * 2);
+                if (!bigger) return -ENOMEM;
+                nl->buf = bigger;
+                nl->buf_size *= 2;
+            }
+            return -EMSGSIZE;
+        }
+        return n;
+    }
+}
+
+
+/* Sends `request` and feeds every reply message carrying its sequence number to `handler`
+ * until NLMSG_DONE. Messages of an earlier, abandoned dump are skipped. Returns 0, -errno, or
+ * -EAGAIN when the kernel flagged the dump as interrupted by concurrent changes. */
+static int ifm_dump_once(ifm_nl *nl, struct nl_msg *request, ifm_dump_handler handler,
+                         void *context) {
+    int sent = nl_send_auto(nl->sock, request);
+    if (sent < 0) return -ifm_errno_from_nle(sent);
+    uint32_t seq = nlmsg_hdr(request)->nlmsg_seq;
+    int interrupted = 0;
+    for (;;) {
+        ssize_t n = ifm_recv(nl, 0);
+        if (n < 0) return (int)n;
+        int remaining = (int)n;
+        for (struct nlmsghdr *hdr = (struct nlmsghdr *)nl->buf; nlmsg_ok(hdr, remaining);
+             hdr = nlmsg_next(hdr, &remaining)) {
+            if (hdr->nlmsg_seq != seq) continue;
+            if (hdr->nlmsg_flags & NLM_F_DUMP_INTR) interrupted = 1;
+            if (hdr->nlmsg_type == NLMSG_DONE) return interrupted ? -EAGAIN : 0;
+            if (hdr->nlmsg_type == NLMSG_ERROR) {
+                struct nlmsgerr *e = nlmsg_data(hdr);
+                if (hdr->nlmsg_len < nlmsg_size(sizeof *e)) return -EPROTO;
+                return e->error < 0 ? e->error : -EPROTO;
+            }
+            int err = handler(hdr, context);
+            if (err < 0) return err;
+        }
+    }
+}
+
+/* Runs a dump until it completes uninterrupted, emptying the output before each attempt. */
+int ifm_dump(ifm_nl *nl, struct nl_msg *request, ifm_dump_handler handler, void *context,
+             size_t *output_count) {
+    int err = -EAGAIN;
+    for (int attempt = 0; attempt < IFM_DUMP_ATTEMPTS && (err == -EAGAIN || err == -EMSGSIZE);
+         attempt++) {
+        *output_count = 0;
+        err = ifm_dump_once(nl, request, handler, context);
+    }
+    return err;
+}
+
