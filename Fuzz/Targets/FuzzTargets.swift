@@ -3,8 +3,6 @@ import FoundationEssentials
 @testable import IfMeterCLI
 import IfMeterCore
 import IfMeterJSON
-import IfMeterMetrics
-import IfMeterRequests
 @testable import IfMeterDaemon
 @testable import IfMeterKernel
 import IfMeterHistory

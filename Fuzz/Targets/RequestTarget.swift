@@ -1,15 +1,11 @@
-import CLinkStats
 import FoundationEssentials
-@testable import IfMeterCLI
 import IfMeterCore
+import IfMeterHistory
 import IfMeterJSON
 import IfMeterMetrics
 import IfMeterRequests
-@testable import IfMeterDaemon
-@testable import IfMeterKernel
-import IfMeterHistory
 import IfMeterService
-@testable import IfMeterStore
+import IfMeterStore
 import IfMeterWire
 #if canImport(Glibc)
 import Glibc

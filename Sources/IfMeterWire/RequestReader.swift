@@ -196,23 +196,27 @@ struct RequestReader {
         }
     }
 
-    private mutating func strings(_ r: inout JSONReader, _ path: String, _ order: [Int]) throws -> [String]? {
+    /// An array member: each element read by `element`, a `null` element noted as one. An
+    /// element's problem is noted where it falls in member order, and the reading goes on.
+    private mutating func array<Element>(
+        _ r: inout JSONReader, _ path: String, _ order: [Int],
+        _ element: (inout RequestReader, inout JSONReader, String, [Int]) throws -> Element?
+    ) throws -> [Element]? {
         switch try r.peek() {
         case UInt8(ascii: "["):
-            var values: [String] = []
+            var values: [Element] = []
             var index = 0
             try r.readArray { r in
                 defer { index += 1 }
-                let elementPath = "\(path).Index \(index)"
+                let (elementPath, elementOrder) = ("\(path).Index \(index)", order + [index])
                 if try r.peek() == UInt8(ascii: "n") {
                     _ = try r.readNull()
-                    note(.null(path: elementPath), at: order + [index])
-                } else {
-                    do {
-                        if let value = try Self.string(&r, elementPath) { values.append(value) }
-                    } catch let problem as Problem {
-                        note(problem, at: order + [index])
-                    }
+                    return note(.null(path: elementPath), at: elementOrder)
+                }
+                do {
+                    if let value = try element(&self, &r, elementPath, elementOrder) { values.append(value) }
+                } catch let problem as Problem {
+                    note(problem, at: elementOrder)
                 }
             }
             return values
@@ -221,27 +225,17 @@ struct RequestReader {
         }
     }
 
+    private mutating func strings(_ r: inout JSONReader, _ path: String, _ order: [Int]) throws -> [String]? {
+        try array(&r, path, order) { _, r, path, _ in try Self.string(&r, path) }
+    }
+
     private mutating func specs(_ r: inout JSONReader, _ path: String, _ order: [Int]) throws -> [UsageSpec]? {
-        switch try r.peek() {
-        case UInt8(ascii: "["):
-            var specs: [UsageSpec] = []
-            var index = 0
-            try r.readArray { r in
-                defer { index += 1 }
-                let elementPath = "\(path).Index \(index)"
-                switch try r.peek() {
-                case UInt8(ascii: "{"): specs.append(try spec(&r, elementPath, order + [index]))
-                case UInt8(ascii: "n"):
-                    _ = try r.readNull()
-                    note(.null(path: elementPath), at: order + [index])
-                default:
-                    try r.skipValue()
-                    note(.wrongType(path: elementPath, expected: "Dictionary<String, Any>"), at: order + [index])
-                }
+        try array(&r, path, order) { reader, r, path, order in
+            guard try r.peek() == UInt8(ascii: "{") else {
+                try r.skipValue()
+                throw Problem.wrongType(path: path, expected: "Dictionary<String, Any>")
             }
-            return specs
-        case UInt8(ascii: "n"): _ = try r.readNull(); return nil
-        default: try r.skipValue(); throw Problem.wrongType(path: path, expected: "Array<Any>")
+            return try reader.spec(&r, path, order)
         }
     }
 

@@ -18,35 +18,11 @@ struct ResultsJSONTests {
                        traffic: Traffic(rxBytes: .max, txBytes: 7, rxPackets: 1, txPackets: 0))
     }
 
-    static let interfaces = [
-        InterfaceResult(InterfaceFields(
-            name: "wlan0 \"x\"/é", ifindex: 3, class: "wifi", classReason: "sysfs says wireless", kind: "",
-            operstate: "up",
-            epoch: EpochResult(EpochFields(bootID: "b-1", ifindex: 3, generation: 2, since: 17.5),
-                               traffic: Traffic(rxBytes: 1, txBytes: 2, rxPackets: 3, txPackets: 4)),
-            rate: RateResult(rxBytesPerSecond: 1.5, txBytesPerSecond: 0, smoothedRxBytesPerSecond: 1e-7,
-                             smoothedTxBytesPerSecond: 123456789.123),
-            continuity: continuities[0], labels: ["estimate"], lastSeen: nil),
-            traffic: Traffic(rxBytes: 10, txBytes: 20, rxPackets: 30, txPackets: 40)),
-        InterfaceResult(InterfaceFields(
-            name: "gone", ifindex: nil, class: "tunnel", classReason: "kind wireguard", kind: "wireguard",
-            operstate: "absent", epoch: nil, rate: nil, continuity: continuities[1], labels: [], lastSeen: 1_774_944_001),
-            traffic: .zero),
-    ]
-
-    static let usage = [
-        UsageResult(interface: "eth0", class: nil, period: "day", rows: rows,
-                    projection: ProjectionResult(start: 1, end: 2, elapsedFraction: 0.5, rxBytes: 3, txBytes: 4, labels: ["projection"]),
-                    footnote: EstimateLabel.footnote),
-        UsageResult(interface: nil, class: "wifi", period: "total", rows: [], projection: nil, footnote: ""),
-    ]
-
-    static let status = StatusResult(
-        ready: true, version: "0.1.0", pid: 42, startedAt: 1_774_944_000.5, interval: 30, saveInterval: 60,
-        lastSampleAt: 1_774_944_030.25, source: "netlink", interfaces: 3,
-        store: StoreHealth(path: "/var/lib/ifmeter/ifmeter.db", healthy: false, lastSaveAt: 5, error: "disk full"),
-        socket: "/run/ifmeter/ifmeterd.sock", timeZone: "local",
-        linkEvents: LinkEventsHealth(origin: "own", receiveBuffer: 4 << 20), metrics: "127.0.0.1:10951")
+    // The golden test's values: every optional member present in one, absent in another.
+    static let interfaces = WireGoldenTests.interfaces
+    static let usage = WireGoldenTests.usage + [UsageResult(interface: "x", class: nil, period: "day", rows: rows,
+                                                            projection: nil, footnote: "")]
+    static let status = WireGoldenTests.status
 
     static func check<T: JSONWritable & JSONReadable & Equatable>(_ value: T) throws {
         var reader = JSONReader(value.jsonBytes)
