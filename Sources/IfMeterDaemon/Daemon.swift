@@ -65,10 +65,7 @@ final class Daemon {
     var config: DaemonConfig
     let server: Server
     let log: EstimateLog
-    /// The commands, answered over this daemon as their context.
-    private(set) var handlers: RequestHandlers!
-    /// Set by the start and stop paths (and by the request fuzz target, which needs a running
-    /// daemon without a loop).
+    /// Set by the start and stop paths.
     var lifecycle = Lifecycle.loading
     let startedAt: Double
     private let lock: StoreLock
@@ -94,6 +91,10 @@ final class Daemon {
     var renderedExpositions: (state: ExpositionState?, bodies: [ExpositionKey: (body: [UInt8], gzipped: Bool)]) = (nil, [:])
     var sampleDurations = Histogram(bounds: Histogram.sampleBounds)
     var saveDurations = Histogram(bounds: Histogram.saveBounds)
+
+    /// The commands, answered over this daemon as their context (a value made per use, so the
+    /// daemon does not hold itself).
+    var handlers: RequestHandlers { RequestHandlers(context: self) }
 
     /// Checks the directories, takes systemd's sockets, locks the database and binds the socket.
     init(options: DaemonOptions, paths: Paths, config: DaemonConfig) throws(DaemonError) {
@@ -131,7 +132,6 @@ final class Daemon {
             let policy = CommandPolicy.of(request)
             return RequestCost(largeAnswer: policy.largeAnswer, offLoop: policy.offLoop)
         }
-        handlers = RequestHandlers(context: self)
         server.onRequest = { [unowned self] request, client in self.handle(request, from: client) }
     }
 
