@@ -25,6 +25,7 @@ extension FuzzTargets {
     /// A running daemon's side of the handlers, from values: saves go straight to the store.
     final class ValueContext: MeteringContext {
         var service: MeterService?
+    var isMetering: Bool { service != nil }
         let store: Store
         let now: Double
         let configPath = "/nonexistent/ifmeterd.conf"

@@ -16,6 +16,7 @@ import Glibc
 /// service goes to the answers' thread, a `sample` waits for one, a `watch` begins.
 extension Daemon: MeteringContext {
     var service: MeterService? { metering?.service }
+    var isMetering: Bool { metering != nil }
     var now: Double { SystemClock.now().wall }
     var configPath: String { paths.config }
 

@@ -8,6 +8,8 @@ import IfMeterWire
 public protocol MeteringContext: AnyObject {
     /// What is counted now; nil until the daemon is running (loading its database, first dump).
     var service: MeterService? { get }
+    /// Whether it is running, without copying the service out to see.
+    var isMetering: Bool { get }
     /// Wall-clock seconds now.
     var now: Double { get }
     /// Where `reload` reads the configuration from.

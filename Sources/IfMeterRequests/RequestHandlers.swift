@@ -25,7 +25,7 @@ public struct RequestHandlers {
         let id = request.id
         do {
             let command = try CommandRequest.command(of: request)
-            guard context.service != nil || command == .status || command == .metrics else {
+            guard context.isMetering || command == .status || command == .metrics else {
                 throw WireError(.notReady, "ifmeterd is starting (loading its database and taking the first sample); ask again shortly")
             }
             if CommandPolicy.of(command).adminOnly { try requireAdmin(peer) }

@@ -38,20 +38,43 @@ struct RequestReader {
     static let notOneObject = "the request must be one JSON object on one line"
 
     /// The members a request may have, in the order their problems are reported.
-    enum Field: String, CaseIterable {
+    enum Field: Int, CaseIterable {
         case v, id, cmd, interface, `class`, period, from, to, kind, limit, projection, format, process, source, path
-        case dryRun = "dry_run", utc, interfaces, select, sum, include, usage
+        case dryRun, utc, interfaces, select, sum, include, usage
+
+        /// The member's key.
+        var name: String { Self.names[rawValue] }
+
+        private static let names = allCases.map { $0 == .dryRun ? "dry_run" : String(describing: $0) }
+        static let named = Dictionary(uniqueKeysWithValues: allCases.map { ($0.name, $0) })
     }
 
     /// The members of a `usage` entry, in the same sense.
-    enum SpecField: String, CaseIterable {
+    enum SpecField: Int, CaseIterable {
         case period, from, to, projection, last, top
+
+        var name: String { Self.names[rawValue] }
+
+        private static let names = allCases.map { String(describing: $0) }
+        static let named = Dictionary(uniqueKeysWithValues: allCases.map { ($0.name, $0) })
+    }
+
+    /// Where a problem falls in member order: the member, then the element of an array member,
+    /// then the member of a `usage` entry (-1 where there is none).
+    struct Order: Comparable {
+        var field: Int
+        var element = -1
+        var specField = -1
+
+        static func < (a: Order, b: Order) -> Bool {
+            (a.field, a.element, a.specField) < (b.field, b.element, b.specField)
+        }
     }
 
     private var reader: JSONReader
     private var request = Request(v: nil, cmd: nil)
     /// The first problem so far, with where it falls in member order.
-    private var first: (order: [Int], problem: Problem)?
+    private var first: (order: Order, problem: Problem)?
     private var idIsBad = false
 
     private init(_ line: [UInt8]) {
@@ -82,24 +105,25 @@ struct RequestReader {
         return .success(state.request)
     }
 
-    private mutating func note(_ problem: Problem, at order: [Int]) {
-        if first.map({ order.lexicographicallyPrecedes($0.order) }) ?? true { first = (order, problem) }
+    private mutating func note(_ problem: Problem, at order: Order) {
+        if first.map({ order < $0.order }) ?? true { first = (order, problem) }
     }
 
     private mutating func readMembers() throws {
-        var seen = Set<String>()
+        var seen: UInt32 = 0
         // Read from a reader of its own: the members are read into `self` as it goes.
         var members = reader
         try members.readObject { r, key in
-            guard seen.insert(key).inserted, let field = Field(rawValue: key) else { return try r.skipValue() }
+            guard let field = Field.named[key], seen & 1 << field.rawValue == 0 else { return try r.skipValue() }
+            seen |= 1 << field.rawValue
             try self.read(field, from: &r)
         }
         reader = members
     }
 
     private mutating func read(_ field: Field, from r: inout JSONReader) throws {
-        let order = [Field.allCases.firstIndex(of: field)!]
-        let path = field.rawValue
+        let order = Order(field: field.rawValue)
+        let path = field.name
         do {
             switch field {
             case .v: request.v = try Self.integer(&r, path)
@@ -138,69 +162,70 @@ struct RequestReader {
 
     // MARK: Members by type. Each leaves the value consumed, whatever it was.
 
-    private static func string(_ r: inout JSONReader, _ path: String) throws -> String? {
+    private static func string(_ r: inout JSONReader, _ path: @autoclosure () -> String) throws -> String? {
         switch try r.peek() {
         case UInt8(ascii: "\""): return try r.readString()
         case UInt8(ascii: "n"): _ = try r.readNull(); return nil
-        default: try r.skipValue(); throw Problem.wrongType(path: path, expected: "String")
+        default: try r.skipValue(); throw Problem.wrongType(path: path(), expected: "String")
         }
     }
 
-    private static func bool(_ r: inout JSONReader, _ path: String) throws -> Bool? {
+    private static func bool(_ r: inout JSONReader, _ path: @autoclosure () -> String) throws -> Bool? {
         switch try r.peek() {
         case UInt8(ascii: "t"), UInt8(ascii: "f"): return try r.readBool()
         case UInt8(ascii: "n"): _ = try r.readNull(); return nil
-        default: try r.skipValue(); throw Problem.wrongType(path: path, expected: "Bool")
+        default: try r.skipValue(); throw Problem.wrongType(path: path(), expected: "Bool")
         }
     }
 
-    private static func integer(_ r: inout JSONReader, _ path: String) throws -> Int? {
+    private static func integer(_ r: inout JSONReader, _ path: @autoclosure () -> String) throws -> Int? {
         switch try r.peek() {
         case UInt8(ascii: "n"): _ = try r.readNull(); return nil
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             guard let value = exactInteger(try r.readNumberText()) else { throw Problem.notAnInteger }
             return Int(value)
-        default: try r.skipValue(); throw Problem.wrongType(path: path, expected: "Int")
+        default: try r.skipValue(); throw Problem.wrongType(path: path(), expected: "Int")
         }
     }
 
     /// A number or a string: an integer in range is a number, anything else must be a string.
-    private static func requestID(_ r: inout JSONReader, _ path: String) throws -> RequestID? {
+    private static func requestID(_ r: inout JSONReader, _ path: @autoclosure () -> String) throws -> RequestID? {
         switch try r.peek() {
         case UInt8(ascii: "\""): return .string(try r.readString())
         case UInt8(ascii: "n"): _ = try r.readNull(); return nil
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             guard let value = exactInteger(try r.readNumberText()) else {
-                throw Problem.wrongType(path: path, expected: "String")
+                throw Problem.wrongType(path: path(), expected: "String")
             }
             return .number(value)
-        default: try r.skipValue(); throw Problem.wrongType(path: path, expected: "String")
+        default: try r.skipValue(); throw Problem.wrongType(path: path(), expected: "String")
         }
     }
 
     /// Unix seconds (a finite number) or RFC 3339 text.
-    private static func time(_ r: inout JSONReader, _ path: String) throws -> TimeArgument? {
+    private static func time(_ r: inout JSONReader, _ path: @autoclosure () -> String) throws -> TimeArgument? {
         switch try r.peek() {
         case UInt8(ascii: "\""):
             let text = try r.readString()
-            guard let date = try? Date(text, strategy: .iso8601) else { throw Problem.notATime(path: path, text: text) }
+            guard let date = try? Date(text, strategy: .iso8601) else { throw Problem.notATime(path: path(), text: text) }
             return TimeArgument(seconds: date.timeIntervalSince1970)
         case UInt8(ascii: "n"): _ = try r.readNull(); return nil
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             let text = try r.readNumberText()
             guard isNumber(text), let seconds = Double(text), seconds.isFinite else {
-                throw Problem.wrongType(path: path, expected: "String")
+                throw Problem.wrongType(path: path(), expected: "String")
             }
             return TimeArgument(seconds: seconds)
-        default: try r.skipValue(); throw Problem.wrongType(path: path, expected: "String")
+        default: try r.skipValue(); throw Problem.wrongType(path: path(), expected: "String")
         }
     }
 
     /// An array member: each element read by `element`, a `null` element noted as one. An
-    /// element's problem is noted where it falls in member order, and the reading goes on.
+    /// element's problem is noted where it falls in member order, and the reading goes on. The
+    /// elements' paths (`usage.Index 2`) are made only for a problem.
     private mutating func array<Element>(
-        _ r: inout JSONReader, _ path: String, _ order: [Int],
-        _ element: (inout RequestReader, inout JSONReader, String, [Int]) throws -> Element?
+        _ r: inout JSONReader, _ path: String, _ order: Order,
+        _ element: (inout RequestReader, inout JSONReader, () -> String, Order) throws -> Element?
     ) throws -> [Element]? {
         switch try r.peek() {
         case UInt8(ascii: "["):
@@ -208,10 +233,12 @@ struct RequestReader {
             var index = 0
             try r.readArray { r in
                 defer { index += 1 }
-                let (elementPath, elementOrder) = ("\(path).Index \(index)", order + [index])
+                let at = index
+                let elementPath = { "\(path).Index \(at)" }
+                let elementOrder = Order(field: order.field, element: at)
                 if try r.peek() == UInt8(ascii: "n") {
                     _ = try r.readNull()
-                    return note(.null(path: elementPath), at: elementOrder)
+                    return note(.null(path: elementPath()), at: elementOrder)
                 }
                 do {
                     if let value = try element(&self, &r, elementPath, elementOrder) { values.append(value) }
@@ -225,37 +252,37 @@ struct RequestReader {
         }
     }
 
-    private mutating func strings(_ r: inout JSONReader, _ path: String, _ order: [Int]) throws -> [String]? {
-        try array(&r, path, order) { _, r, path, _ in try Self.string(&r, path) }
+    private mutating func strings(_ r: inout JSONReader, _ path: String, _ order: Order) throws -> [String]? {
+        try array(&r, path, order) { _, r, path, _ in try Self.string(&r, path()) }
     }
 
-    private mutating func specs(_ r: inout JSONReader, _ path: String, _ order: [Int]) throws -> [UsageSpec]? {
+    private mutating func specs(_ r: inout JSONReader, _ path: String, _ order: Order) throws -> [UsageSpec]? {
         try array(&r, path, order) { reader, r, path, order in
             guard try r.peek() == UInt8(ascii: "{") else {
                 try r.skipValue()
-                throw Problem.wrongType(path: path, expected: "Dictionary<String, Any>")
+                throw Problem.wrongType(path: path(), expected: "Dictionary<String, Any>")
             }
             return try reader.spec(&r, path, order)
         }
     }
 
-    private mutating func spec(_ r: inout JSONReader, _ path: String, _ order: [Int]) throws -> UsageSpec {
+    private mutating func spec(_ r: inout JSONReader, _ path: () -> String, _ order: Order) throws -> UsageSpec {
         var spec = UsageSpec()
-        var seen = Set<String>()
+        var seen: UInt32 = 0
         try r.readObject { r, key in
-            guard seen.insert(key).inserted, let field = SpecField(rawValue: key) else { return try r.skipValue() }
-            let fieldPath = "\(path).\(field.rawValue)"
+            guard let field = SpecField.named[key], seen & 1 << field.rawValue == 0 else { return try r.skipValue() }
+            seen |= 1 << field.rawValue
             do {
                 switch field {
-                case .period: spec.period = try Self.string(&r, fieldPath)
-                case .from: spec.from = try Self.time(&r, fieldPath)
-                case .to: spec.to = try Self.time(&r, fieldPath)
-                case .projection: spec.projection = try Self.bool(&r, fieldPath)
-                case .last: spec.last = try Self.integer(&r, fieldPath)
-                case .top: spec.top = try Self.integer(&r, fieldPath)
+                case .period: spec.period = try Self.string(&r, "\(path()).\(field.name)")
+                case .from: spec.from = try Self.time(&r, "\(path()).\(field.name)")
+                case .to: spec.to = try Self.time(&r, "\(path()).\(field.name)")
+                case .projection: spec.projection = try Self.bool(&r, "\(path()).\(field.name)")
+                case .last: spec.last = try Self.integer(&r, "\(path()).\(field.name)")
+                case .top: spec.top = try Self.integer(&r, "\(path()).\(field.name)")
                 }
             } catch let problem as Problem {
-                note(problem, at: order + [SpecField.allCases.firstIndex(of: field)!])
+                note(problem, at: Order(field: order.field, element: order.element, specField: field.rawValue))
             }
         }
         return spec

@@ -12,6 +12,7 @@ import Testing
 /// of history, saved to a real store in a temporary directory. Saves go straight to the store.
 final class ValueContext: MeteringContext {
     var service: MeterService?
+    var isMetering: Bool { service != nil }
     let store: Store
     let directory: TemporaryDirectory
     let now: Double
