@@ -113,7 +113,7 @@ let package = Package(
             dependencies: ["IfMeterRequests", "IfMeterService", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterCLITests", dependencies: ["IfMeterCLI", "IfMeterCore", "IfMeterWire", "IfMeterJSON", "IfMeterTestSupport"], exclude: ["Golden"]),
         .testTarget(name: "IfMeterJSONTests", dependencies: ["IfMeterJSON"]),
-        .testTarget(name: "IfMeterWireTests", dependencies: ["IfMeterWire", "IfMeterJSON", "IfMeterCore"], exclude: ["Golden"]),
+        .testTarget(name: "IfMeterWireTests", dependencies: ["IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterTestSupport"], exclude: ["Golden"]),
         // Writes a known history (a reset, a DST change) through the real meter and store.
         .executableTarget(
             name: "history-seeder", dependencies: ["IfMeterStore", "IfMeterHistory", "IfMeterCore"],

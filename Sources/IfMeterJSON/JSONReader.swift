@@ -121,7 +121,7 @@ public struct JSONReader {
                 let text: String
                 if var escaped {
                     escaped += buffer[start..<position]
-                    text = try Self.validated(escaped, offset: offset)
+                    text = try Self.validated(escaped[...], offset: offset)
                 } else {
                     text = try Self.validated(buffer[start..<position], offset: offset)
                 }
@@ -340,7 +340,10 @@ public struct JSONReader {
         return value
     }
 
-    private static func validated(_ bytes: some Collection<UInt8>, offset: Int) throws -> String {
+    /// ASCII, which is most of what the wire carries, needs no validating: the generic
+    /// validation looked up type metadata for every string read.
+    private static func validated(_ bytes: ArraySlice<UInt8>, offset: Int) throws -> String {
+        if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw JSONReadError("a string that is not UTF-8", offset: offset)
         }

@@ -19,26 +19,38 @@ public struct LineBuffer: Sendable {
     public var buffered: Int { pending.count }
 
     /// Adds received bytes; returns the complete lines (and overlong-line notices) in order.
-    public mutating func append(_ bytes: some Collection<UInt8>) -> [Item] {
+    /// Takes a concrete slice and moves whole runs between newlines: a generic byte-by-byte
+    /// loop was the largest cost of reading a request.
+    public mutating func append(_ bytes: ArraySlice<UInt8>) -> [Item] {
         var items: [Item] = []
-        for byte in bytes {
-            if byte == UInt8(ascii: "\n") {
-                if discarding {
-                    discarding = false
-                } else {
-                    if pending.last == UInt8(ascii: "\r") { pending.removeLast() }
-                    if !pending.isEmpty { items.append(.line(pending)) }
-                }
-                pending.removeAll(keepingCapacity: true)
-            } else if !discarding {
-                pending.append(byte)
-                if pending.count > maximumLength {
+        var rest = bytes
+        while !rest.isEmpty {
+            let newline = rest.firstIndex(of: UInt8(ascii: "\n"))
+            let run = rest[..<(newline ?? rest.endIndex)]
+            if !discarding {
+                if pending.count + run.count > maximumLength {
                     items.append(.tooLong)
                     pending.removeAll(keepingCapacity: true)
                     discarding = true
+                } else {
+                    pending += run
                 }
             }
+            guard let newline else { break }
+            if discarding {
+                discarding = false
+            } else {
+                if pending.last == UInt8(ascii: "\r") { pending.removeLast() }
+                if !pending.isEmpty { items.append(.line(pending)) }
+            }
+            pending.removeAll(keepingCapacity: true)
+            rest = rest[(newline + 1)...]
         }
         return items
+    }
+
+    /// ``append(_:)-(ArraySlice<UInt8>)`` of a whole array.
+    public mutating func append(_ bytes: [UInt8]) -> [Item] {
+        append(bytes[...])
     }
 }
