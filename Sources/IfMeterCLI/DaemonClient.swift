@@ -169,16 +169,14 @@ public final class DaemonClient {
     /// What the socket has now, waiting up to the timeout for something; nil at end of stream.
     private func readChunk(timeoutMilliseconds: Int32) throws(CLIError) -> [UInt8]? {
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let ready = retryingEINTR { poll(&poller, 1, timeoutMilliseconds) }
+        let ready = try valueOrErrno { poll(&poller, 1, timeoutMilliseconds) }
+            .mapError { CLIError(.failure, "poll on \(path) failed: \($0)") }.get()
         guard ready > 0 else {
-            if ready == 0 {
-                throw CLIError(.connectionLost, "ifmeterd did not answer within \(timeoutMilliseconds / 1000) s on \(path)")
-            }
-            throw CLIError(.failure, "poll on \(path) failed: \(Errno.current.description)")
+            throw CLIError(.connectionLost, "ifmeterd did not answer within \(timeoutMilliseconds / 1000) s on \(path)")
         }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        let count = retryingEINTR { read(fd, &chunk, chunk.count) }
-        guard count >= 0 else { throw CLIError(.connectionLost, "cannot read from \(path): \(Errno.current.description)") }
+        let count = try valueOrErrno { read(fd, &chunk, chunk.count) }
+            .mapError { CLIError(.connectionLost, "cannot read from \(path): \($0)") }.get()
         if count == 0 { return nil }
         chunk.removeSubrange(count...)
         return chunk

@@ -152,8 +152,8 @@ final class LogFile {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let count = retryingEINTR { read(fd, &chunk, chunk.count) }
-            guard count >= 0 else { throw CLIError(.failure, "cannot read estimate log \(path): \(Errno.current.description)") }
+            let count = try valueOrErrno { read(fd, &chunk, chunk.count) }
+                .mapError { CLIError(.failure, "cannot read estimate log \(path): \($0)") }.get()
             if count == 0 { return bytes }
             bytes += chunk[..<count]
         }

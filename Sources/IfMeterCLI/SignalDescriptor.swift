@@ -41,8 +41,7 @@ final class SignalDescriptor {
     /// Waits until a signal arrives, `other` is readable, or the timeout passes; a signal wins.
     func wait(alongside other: Int32, timeoutMilliseconds: Int32 = -1) throws(CLIError) -> Wake {
         var fds = [pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0), pollfd(fd: other, events: Int16(POLLIN), revents: 0)]
-        let ready = retryingEINTR { poll(&fds, 2, timeoutMilliseconds) }
-        guard ready >= 0 else { throw CLIError(.failure, "poll failed: \(Errno.current.description)") }
+        let ready = try valueOrErrno { poll(&fds, 2, timeoutMilliseconds) }.mapError { CLIError(.failure, "poll failed: \($0)") }.get()
         if ready == 0 { return .timeout }
         return fds[0].revents != 0 ? .signal : .readable
     }

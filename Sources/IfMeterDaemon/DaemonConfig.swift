@@ -83,10 +83,8 @@ public struct DaemonConfig: Hashable, Sendable {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
-            let count = retryingEINTR { read(fd, &chunk, chunk.count) }
-            guard count >= 0 else {
-                throw ConfigError(file: path, line: nil, message: "cannot read: \(Errno(errno).description)")
-            }
+            let count = try valueOrErrno { read(fd, &chunk, chunk.count) }
+                .mapError { ConfigError(file: path, line: nil, message: "cannot read: \($0)") }.get()
             if count == 0 { break }
             bytes += chunk[..<count]
             guard bytes.count <= 1 << 20 else {
