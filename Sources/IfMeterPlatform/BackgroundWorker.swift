@@ -6,11 +6,11 @@ import Glibc
 /// A thread of its own for one resource the loop hands work to, in order, with each result
 /// coming back to the loop in the same order, woken by a pipe the loop watches.
 ///
-/// Three of them: the store's (``StoreWorker``: once loaded, saves, queries, imports and
-/// deletions run there, so a save of thousands of interfaces never delays `status`, a sample or
-/// a watcher, and a query handed over after a save sees what it wrote) and the kernel's
-/// counters dump (``Daemon/sample(then:)``), and the answers' (``AnswerWorker``: `interfaces`
-/// grows with the links, megabytes at thousands; docs/BENCHMARKS.md has the figures).
+/// The daemon has three (IfMeterDaemon's `Workers.swift`): the store's (once loaded, saves,
+/// queries, imports and deletions run there, so a save of thousands of interfaces never delays
+/// `status`, a sample or a watcher, and a query handed over after a save sees what it wrote),
+/// the kernel's counters dump, and the answers' (`interfaces` grows with the links, megabytes
+/// at thousands; docs/BENCHMARKS.md has the figures).
 public final class BackgroundWorker<Resource> {
     /// The worker's side: the queue of jobs and how many have finished.
     private final class Queue: @unchecked Sendable {

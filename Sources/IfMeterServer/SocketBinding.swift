@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// Binds the daemon's own listening socket. The socket's directory is trusted first
-/// (``DirectoryTrust``), so nobody else can swap the path between the steps here.
+/// (the daemon's `DirectoryTrust`), so nobody else can swap the path between the steps here.
 public enum SocketBinding {
     /// Binds and listens at `path` with `mode` and `group` set before anyone can connect.
     /// Something live at `path` is never unlinked: only a socket nobody answers on (a crashed
