@@ -1,6 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// Set by the Makefile and the scripts that build with `--static-swift-stdlib` (see `ifmeter`).
+let staticClient = Context.environment["IFMETER_STATIC_CLIENT"] == "1"
+
 let package = Package(
     name: "ifmeter",
     products: [
@@ -71,12 +74,15 @@ let package = Package(
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
         // The client: views, live rates, the estimate log, quota checks, charts.
         .target(name: "IfMeterCLI", dependencies: ["IfMeterCore", "IfMeterWire", "IfMeterJSON"]),
-        // A release client is one static executable: no dynamic loader, no symbol lookups, so a
-        // view starts in less time than a static-stdlib "hello" (docs/BENCHMARKS.md). It loads
-        // no library of its own; glibc's NSS is never asked (no user or host lookups).
+        // The client that `make install` and `make deb` build is one static executable: no
+        // dynamic loader, no symbol lookups, so a view starts in less time than a static-stdlib
+        // "hello" (docs/BENCHMARKS.md). It loads no library of its own; glibc's NSS is never
+        // asked (no user or host lookups). `-static-executable` links only together with
+        // `--static-swift-stdlib`, so it is asked for by IFMETER_STATIC_CLIENT=1 beside that
+        // flag, and a plain `swift build -c release` builds an ordinary executable.
         .executableTarget(
             name: "ifmeter", dependencies: ["IfMeterCLI"],
-            linkerSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))]),
+            linkerSettings: staticClient ? [.unsafeFlags(["-static-executable"], .when(configuration: .release))] : []),
         // The benchmark's floor: a raw RTM_GETSTATS dump on a plain netlink socket.
         .target(name: "CBenchFloor", cSettings: [.define("_GNU_SOURCE")]),
         // `make bench`: sample cost against a raw C RTM_GETSTATS dump of the same links.

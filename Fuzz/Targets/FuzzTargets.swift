@@ -1,13 +1,13 @@
 import CLinkStats
 import FoundationEssentials
-@testable import IfMeterCLI
+import IfMeterCLI
 import IfMeterCore
 import IfMeterJSON
-@testable import IfMeterDaemon
-@testable import IfMeterKernel
+import IfMeterDaemon
+import IfMeterKernel
 import IfMeterHistory
 import IfMeterService
-@testable import IfMeterStore
+import IfMeterStore
 import IfMeterWire
 #if canImport(Glibc)
 import Glibc

@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// One estimate-log line as read: the record, and the line byte for byte for `--json`.
-struct LogRecord {
+package struct LogRecord {
     var record: EstimateLogRecord
     var line: [UInt8]
 
@@ -52,7 +52,7 @@ struct LogFilter {
 /// oldest first (`estimates.jsonl.N` … `.1`), then the current one. A last line without its
 /// newline is a record being written or torn by a crash: skipped (and, when following, read
 /// once it is complete). Lines that are not records are counted and reported, never fatal.
-struct EstimateLogReader {
+package struct EstimateLogReader {
     /// The log's files in `directory`, oldest first.
     static func files(in directory: String) -> [String] {
         let name = Paths.estimateLogName
@@ -74,9 +74,11 @@ struct EstimateLogReader {
 
     private(set) var unreadable = 0
 
+    package init() {}
+
     /// Splits `bytes` into complete lines, returning the records and how many bytes were used
     /// (an incomplete last line is left for later).
-    mutating func records(in bytes: [UInt8]) -> (records: [LogRecord], consumed: Int) {
+    package mutating func records(in bytes: [UInt8]) -> (records: [LogRecord], consumed: Int) {
         var records: [LogRecord] = []
         var lineStart = 0
         var index = 0

@@ -11,7 +11,7 @@ extension LinkCounters {
 }
 
 extension Link {
-    init(_ c: ifm_link) {
+    package init(_ c: ifm_link) {
         let name = withUnsafeBytes(of: c.name) { InterfaceName.decode(Array($0.prefix(while: { $0 != 0 }))) }
         let kind = withUnsafeBytes(of: c.kind) { Self.string(fromNulTerminated: $0) }
         let address = withUnsafeBytes(of: c.addr) { bytes in

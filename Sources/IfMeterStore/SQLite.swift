@@ -6,14 +6,14 @@ import Glibc
 #endif
 
 /// A thin owner of one `sqlite3` connection: prepared statements, transactions, typed errors.
-final class SQLiteConnection {
+package final class SQLiteConnection {
     let handle: OpaquePointer
     let path: String
     /// Progress-handler calls left before a statement is interrupted (``distrust(steps:)``).
     private var progressBudget: UnsafeMutablePointer<Int>?
 
     /// Opens `path`; creates it only when `create` is true (an existing file is never replaced).
-    convenience init(path: String, create: Bool) throws(StoreError) {
+    package convenience init(path: String, create: Bool) throws(StoreError) {
         // NOFOLLOW: the database, like the lock, is never reached through a symlink.
         try self.init(name: path, path: path, flags: SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
             | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW)
@@ -121,7 +121,7 @@ final class SQLiteConnection {
     }
 
     /// Runs one or more statements that return no rows.
-    func execute(_ sql: String, _ operation: String) throws(StoreError) {
+    package func execute(_ sql: String, _ operation: String) throws(StoreError) {
         let code = sqlite3_exec(handle, sql, nil, nil, nil)
         guard code == SQLITE_OK else { throw error(code, operation) }
     }
@@ -164,7 +164,7 @@ final class SQLiteConnection {
 }
 
 /// One prepared statement. Reset before every use, so it can be kept and reused.
-final class Statement {
+package final class Statement {
     private let handle: OpaquePointer
     private unowned let connection: SQLiteConnection
     private let operation: String
@@ -228,7 +228,7 @@ final class Statement {
         return value
     }
 
-    static let acceptedTimes: ClosedRange<Double> = 0...253_402_300_799
+    package static let acceptedTimes: ClosedRange<Double> = 0...253_402_300_799
 
     /// An ifindex or other 32-bit value; a hand-edited row out of range is a store error, not a trap.
     func int32(_ column: Int32) throws(StoreError) -> Int32 {

@@ -34,7 +34,7 @@ public struct VnStatDatabase: Sendable {
     public static let knownVersions: Set<String> = ["1"]
 
     /// vnStat's tables and the resolution each one is.
-    static let tables: [(table: String, resolution: Resolution)] = [
+    package static let tables: [(table: String, resolution: Resolution)] = [
         ("fiveminute", .fiveMinutes), ("hour", .hour), ("day", .day), ("month", .month), ("year", .year),
     ]
 
@@ -231,7 +231,7 @@ public struct VnStatDatabase: Sendable {
 
     /// A name a kernel interface can have: 1 to 15 bytes, none of NUL, `/`, `:`, white space
     /// or a control character.
-    static func isInterfaceName(_ name: String) -> Bool {
+    package static func isInterfaceName(_ name: String) -> Bool {
         (1...15).contains(name.utf8.count) && !name.unicodeScalars.contains {
             $0 == "/" || $0 == ":" || $0.properties.isWhitespace || $0.value < 0x20 || (0x7f...0x9f).contains($0.value)
         }
