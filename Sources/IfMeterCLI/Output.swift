@@ -20,7 +20,7 @@ public final class Output {
     /// Human text: names and messages come from the kernel, the daemon and imported files, so
     /// control and direction-override characters are shown escaped, never sent to the terminal.
     func write(_ text: String) {
-        buffer += InterfaceName.printable(text, keepingLines: true).utf8
+        InterfaceName.appendPrintable(text, keepingLines: true, to: &buffer)
         if buffer.count > 1 << 16 { flush() }
     }
 

@@ -1,6 +1,8 @@
 import IfMeterCore
 
-/// Columns of text, padded to line up: numbers to the right, words to the left.
+/// Columns of text, padded to line up: numbers to the right, words to the left. Rendered as
+/// bytes: a view of thousands of interfaces is tens of thousands of lines, and generic
+/// `String` work per cell cost more than the daemon's whole answer (docs/BENCHMARKS.md).
 struct Table {
     enum Alignment { case left, right }
 
@@ -15,22 +17,44 @@ struct Table {
 
     mutating func add(_ cells: [String]) { rows.append(cells) }
 
+    /// The rows, each ending in a newline, trailing spaces dropped.
     func render() -> String {
-        var widths = [Int](repeating: 0, count: alignments.count)
-        for row in rows {
-            for (index, cell) in row.enumerated() where index < widths.count {
-                widths[index] = max(widths[index], cell.count)
-            }
+        var bytes: [UInt8] = []
+        render(into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// ``render()`` appended to `output`.
+    func render(into output: inout [UInt8]) {
+        guard !rows.isEmpty else { return output.append(0x0a) }
+        // Widths in characters, measured once per cell: an ASCII cell's is its byte count.
+        let widths = rows.map { $0.map(Self.width) }
+        var columns = [Int](repeating: 0, count: alignments.count)
+        for row in widths {
+            for (index, width) in row.enumerated() where index < columns.count { columns[index] = max(columns[index], width) }
         }
-        return rows.map { row in
-            var line = indent
+        let space = UInt8(ascii: " ")
+        for (row, cellWidths) in zip(rows, widths) {
+            let start = output.count
+            output.append(contentsOf: indent.utf8)
             for (index, cell) in row.enumerated() {
-                let pad = String(repeating: " ", count: max(0, widths[index] - cell.count))
-                if index > 0 { line += "  " }
-                line += alignments[index] == .right ? pad + cell : (index == row.count - 1 ? cell : cell + pad)
+                let pad = max(0, columns[index] - cellWidths[index])
+                if index > 0 { output.append(space); output.append(space) }
+                if alignments[index] == .right {
+                    output.append(contentsOf: repeatElement(space, count: pad))
+                    output.append(contentsOf: cell.utf8)
+                } else {
+                    output.append(contentsOf: cell.utf8)
+                    if index != row.count - 1 { output.append(contentsOf: repeatElement(space, count: pad)) }
+                }
             }
-            return String(line.reversed().drop { $0 == " " }.reversed())
-        }.joined(separator: "\n") + "\n"
+            while output.count > start, output.last == space { output.removeLast() }
+            output.append(0x0a)
+        }
+    }
+
+    private static func width(_ cell: String) -> Int {
+        cell.utf8.allSatisfy { $0 < 0x80 } ? cell.utf8.count : cell.count
     }
 }
 

@@ -38,25 +38,57 @@ public enum InterfaceName {
     /// sequence to whoever reads it nor reorder the text around it. With `keepingLines`, line
     /// feeds and tabs stay (whole lines of output). Everything else as is.
     public static func printable(_ text: String, keepingLines: Bool = false) -> String {
-        // Fast path on the bytes: every unsafe scalar starts with a byte below 0x20, 0x7f,
-        // 0xc2 (C1) or 0xe2 (the overrides).
-        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f || $0 == 0xc2 || $0 == 0xe2 }) else { return text }
-        var result = ""
-        for scalar in text.unicodeScalars {
-            guard isUnsafe(scalar), !(keepingLines && (scalar == "\n" || scalar == "\t")) else {
-                result.unicodeScalars.append(scalar)
-                continue
-            }
-            let hex = String(scalar.value, radix: 16)
-            result += scalar.value <= 0xff ? "\\x" + (scalar.value < 0x10 ? "0" + hex : hex) : "\\u{\(hex)}"
-        }
-        return result
+        guard text.utf8.contains(where: mayBeUnsafe) else { return text }
+        var result: [UInt8] = []
+        result.reserveCapacity(text.utf8.count + 16)
+        appendPrintable(text, keepingLines: keepingLines, to: &result)
+        return String(decoding: result, as: UTF8.self)
     }
 
-    private static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0..<0x20, 0x7f...0x9f, 0x202a...0x202e, 0x2066...0x2069: true
-        default: false
+    /// ``printable(_:keepingLines:)`` appended to `output` as UTF-8, straight from the text's
+    /// own bytes (the client writes whole views through it).
+    public static func appendPrintable(_ text: String, keepingLines: Bool, to output: inout [UInt8]) {
+        let done: ()? = text.utf8.withContiguousStorageIfAvailable { appendPrintable($0, keepingLines: keepingLines, to: &output) }
+        // A bridged or lazily made string has no contiguous UTF-8 of its own: copy it once.
+        if done == nil { Array(text.utf8).withUnsafeBufferPointer { appendPrintable($0, keepingLines: keepingLines, to: &output) } }
+    }
+
+    /// Every unsafe scalar starts with a byte below 0x20, 0x7f, 0xc2 (C1) or 0xe2 (the overrides).
+    private static func mayBeUnsafe(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7f || byte == 0xc2 || byte == 0xe2 }
+
+    /// The scan on valid UTF-8: copies runs of safe bytes, and escapes C0 and DEL (`\xHH`),
+    /// C1 (`c2 80`…`c2 9f`, `\xHH`) and the overrides (`e2 80 aa`…`ae`, `e2 81 a6`…`a9`, `\u{HHHH}`).
+    private static func appendPrintable(_ bytes: UnsafeBufferPointer<UInt8>, keepingLines: Bool, to output: inout [UInt8]) {
+        var index = 0
+        var safeFrom = 0
+        func escape(_ scalar: UInt32, length: Int) {
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[safeFrom..<index]))
+            let hex = String(scalar, radix: 16).utf8
+            if scalar <= 0xff {
+                output.append(contentsOf: "\\x".utf8)
+                if scalar < 0x10 { output.append(UInt8(ascii: "0")) }
+                output.append(contentsOf: hex)
+            } else {
+                output.append(contentsOf: "\\u{".utf8)
+                output.append(contentsOf: hex)
+                output.append(UInt8(ascii: "}"))
+            }
+            index += length
+            safeFrom = index
         }
+        while index < bytes.count {
+            let byte = bytes[index]
+            let next = index + 1 < bytes.count ? bytes[index + 1] : 0
+            let third = index + 2 < bytes.count ? bytes[index + 2] : 0
+            switch byte {
+            case 0x0a where keepingLines, 0x09 where keepingLines: index += 1
+            case 0..<0x20, 0x7f: escape(UInt32(byte), length: 1)
+            case 0xc2 where (0x80...0x9f).contains(next): escape(UInt32(next), length: 2)
+            case 0xe2 where next == 0x80 && (0xaa...0xae).contains(third): escape(0x2000 | UInt32(third & 0x3f), length: 3)
+            case 0xe2 where next == 0x81 && (0xa6...0xa9).contains(third): escape(0x2040 | UInt32(third & 0x3f), length: 3)
+            default: index += 1
+            }
+        }
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[safeFrom..<index]))
     }
 }

@@ -30,4 +30,34 @@ struct InterfaceNameTests {
     func printable(_ text: String, _ keepingLines: Bool, _ expected: String) {
         #expect(InterfaceName.printable(text, keepingLines: keepingLines) == expected)
     }
+
+    /// The byte scan against the rule stated per scalar, over every scalar up to U+2FFF (all
+    /// C0, C1, the overrides and their UTF-8 neighbours) and a few beyond, between safe text.
+    @Test("printable's byte scan escapes exactly the scalars the rule names", arguments: [false, true])
+    func printableMatchesTheRule(keepingLines: Bool) {
+        func byRule(_ text: String) -> String {
+            var result = ""
+            for scalar in text.unicodeScalars {
+                let unsafe = switch scalar.value {
+                case 0..<0x20, 0x7f...0x9f, 0x202a...0x202e, 0x2066...0x2069: true
+                default: false
+                }
+                guard unsafe, !(keepingLines && (scalar == "\n" || scalar == "\t")) else {
+                    result.unicodeScalars.append(scalar)
+                    continue
+                }
+                let hex = String(scalar.value, radix: 16)
+                result += scalar.value <= 0xff ? "\\x" + (scalar.value < 0x10 ? "0" + hex : hex) : "\\u{\(hex)}"
+            }
+            return result
+        }
+        let scalars = (0..<0x3000).compactMap(Unicode.Scalar.init) + ["\u{FEFF}", "\u{1F600}", "\u{10FFFF}"]
+        for scalar in scalars {
+            let text = "a" + String(scalar) + "—" + String(scalar) + String(scalar)
+            #expect(InterfaceName.printable(text, keepingLines: keepingLines) == byRule(text), "U+\(String(scalar.value, radix: 16))")
+            var appended = Array("x".utf8)
+            InterfaceName.appendPrintable(text, keepingLines: keepingLines, to: &appended)
+            #expect(appended == Array(("x" + byRule(text)).utf8))
+        }
+    }
 }
