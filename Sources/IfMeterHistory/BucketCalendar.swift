@@ -20,14 +20,50 @@ public struct BucketCalendar: Hashable, Sendable {
     }
 
     public let zone: Zone
+    /// Local buckets already worked out, shared by copies of this calendar: glibc's `mktime`
+    /// checks `/etc/localtime` on every call (a `stat`, microseconds), and a sample or an
+    /// answer asks for the same few buckets for every interface.
+    private let known = KnownBuckets()
 
     public init(zone: Zone = .local) {
         self.zone = zone
     }
 
+    public static func == (a: BucketCalendar, b: BucketCalendar) -> Bool { a.zone == b.zone }
+    public func hash(into hasher: inout Hasher) { hasher.combine(zone) }
+
     /// The start (Unix seconds) of the `resolution` bucket containing `time`. `monthStartDay`
     /// (1–28) is the first day of a billing month; it only affects `.month`.
     public func start(of resolution: Resolution, containing time: Int64, monthStartDay: Int = 1) -> Int64 {
+        guard zone == .local, resolution != .fiveMinutes else { return computedStart(of: resolution, containing: time, monthStartDay: monthStartDay) }
+        let kind = KnownBuckets.Kind(resolution: resolution, monthStartDay: monthStartDay)
+        if let start = known.start(kind, containing: time) { return start }
+        let start = computedStart(of: resolution, containing: time, monthStartDay: monthStartDay)
+        let end = computedStart(of: resolution, containing: start + Self.probe(resolution), monthStartDay: monthStartDay)
+        known.learn(kind, start: start, end: end, asked: time)
+        return start
+    }
+
+    /// The end of the bucket that starts at `start`: the next bucket's start.
+    public func end(of resolution: Resolution, startingAt start: Int64, monthStartDay: Int = 1) -> Int64 {
+        let kind = KnownBuckets.Kind(resolution: resolution, monthStartDay: monthStartDay)
+        if zone == .local, resolution != .fiveMinutes, let end = known.end(kind, startingAt: start) { return end }
+        return self.start(of: resolution, containing: start + Self.probe(resolution), monthStartDay: monthStartDay)
+    }
+
+    /// A point safely inside the next bucket, whatever DST does to this one's length.
+    private static func probe(_ resolution: Resolution) -> Int64 {
+        switch resolution {
+        case .fiveMinutes: 300
+        case .hour: 3600
+        case .day: 36 * 3600
+        case .month: 45 * 86400
+        case .year: 400 * 86400
+        }
+    }
+
+    /// ``start(of:containing:monthStartDay:)`` worked out by the C library, never from what is known.
+    package func computedStart(of resolution: Resolution, containing time: Int64, monthStartDay: Int = 1) -> Int64 {
         switch resolution {
         case .fiveMinutes:
             return time - ((time % 300) + 300) % 300
@@ -53,19 +89,6 @@ public struct BucketCalendar: Hashable, Sendable {
                 (local.tm_hour, local.tm_min, local.tm_sec, local.tm_isdst) = (0, 0, 0, -1)
             }
         }
-    }
-
-    /// The end of the bucket that starts at `start`: the next bucket's start.
-    public func end(of resolution: Resolution, startingAt start: Int64, monthStartDay: Int = 1) -> Int64 {
-        // A point safely inside the next bucket, whatever DST does to this one's length.
-        let probe: Int64 = switch resolution {
-        case .fiveMinutes: 300
-        case .hour: 3600
-        case .day: 36 * 3600
-        case .month: 45 * 86400
-        case .year: 400 * 86400
-        }
-        return self.start(of: resolution, containing: start + probe, monthStartDay: monthStartDay)
     }
 
     /// Breaks `time` down in this zone, lets `adjust` move fields, and converts back.
