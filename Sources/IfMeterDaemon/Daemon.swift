@@ -87,8 +87,8 @@ final class Daemon {
     var metricsServer: MetricsServer?
     /// When a peer other than an admin last had the daemon save before answering (µs).
     var lastUnprivilegedSave: UInt64?
-    /// Expositions rendered for the figures' current state (``exposition(_:)``).
-    var renderedExpositions: (state: ExpositionState?, bodies: [ExpositionKey: (body: [UInt8], gzipped: Bool)]) = (nil, [:])
+    /// The expositions rendered so far and which are asked for (``exposition(_:)``).
+    var expositions = Expositions()
     var sampleDurations = Histogram(bounds: Histogram.sampleBounds)
     var saveDurations = Histogram(bounds: Histogram.saveBounds)
 

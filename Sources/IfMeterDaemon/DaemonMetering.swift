@@ -51,7 +51,8 @@ extension Daemon {
             self.broadcastRates()
             let waiting = metering.sampling ?? []
             metering.sampling = nil
-            for done in waiting { done() }
+            // Those waiting for this sample (the `sample` command) see it in /metrics too.
+            self.refreshExpositions { for done in waiting { done() } }
             if let again = metering.sampleAgain {
                 metering.sampleAgain = nil
                 self.sample { for done in again { done() } }
@@ -129,6 +130,7 @@ extension Daemon {
                             metering: Metering) {
         saveDurations.observe(seconds)
         let outcome = metering.service.finishSave(batch, error: error)
+        refreshExpositions()
         if let error = outcome.error {
             if outcome.previousError != error {
                 Diagnostics.error("\(error); counting goes on in memory and the save will be retried")

@@ -45,29 +45,97 @@ extension Daemon {
         }
         let format = ExpositionFormat(accept: request.accept)
         let gzip = ContentCoding.acceptsGzip(request.acceptEncoding)
-        let (body, gzipped) = exposition(ExpositionKey(format: format, gzip: gzip, process: true))
-        return .init(status: 200, contentType: format.contentType, encoding: gzipped ? "gzip" : nil, body: body)
+        let rendered = exposition(ExpositionKey(format: format, gzip: gzip, process: true))
+        return .init(status: 200, contentType: format.contentType, encoding: rendered.gzipped ? "gzip" : nil, body: rendered.body)
     }
 
-    /// The exposition `key` asks for, rendered at most once per state of the figures: a
-    /// render grows with the interfaces and runs on the loop (docs/BENCHMARKS.md), so scrapes and `metrics`
-    /// requests between two samples (or saves) are served the bytes already made, and a
-    /// stream of them costs the loop a copy each, not a render. The process's own figures
-    /// (CPU, memory) are as of that render.
-    func exposition(_ key: ExpositionKey) -> (body: [UInt8], gzipped: Bool) {
-        let state = ExpositionState(sampledAt: metering?.service.summary.sampledAt?.wall, saves: saveDurations.count)
-        if renderedExpositions.state != state { renderedExpositions = (state, [:]) }
-        if let rendered = renderedExpositions.bodies[key] { return rendered }
-        let input = metricsInput(process: key.process)
-        var rendered = (body: MetricsExposition.render(input, format: key.format), gzipped: false)
+    /// The exposition `key` asks for. A render grows with the interfaces (tens of
+    /// milliseconds at thousands; docs/BENCHMARKS.md), so it is made on the answers' thread after
+    /// each sample and save for every exposition asked for lately (``refreshExpositions(then:)``),
+    /// and served from memory to every scrape and `metrics` request until the next one: a
+    /// scrape costs the loop a copy. A scrape that comes while the render of a new state is
+    /// out gets the one before (at most one sample or save old). Only the first ask of a
+    /// key, with nothing to serve yet, is rendered on the loop.
+    func exposition(_ key: ExpositionKey) -> Expositions.Rendered {
+        let state = expositionState
+        expositions.askedAt[key] = loop.now
+        if let rendered = expositions.latest[key] {
+            if rendered.state != state { refreshExpositions() }
+            return rendered
+        }
+        let rendered = Self.render(metricsInput(process: key.process), key, state: state, generation: expositions.generation)
+        expositions.latest[key] = rendered
+        return rendered
+    }
+
+    /// What the figures are as of now.
+    var expositionState: ExpositionState {
+        ExpositionState(sampledAt: metering?.service.summary.sampledAt?.wall, saves: saveDurations.count)
+    }
+
+    /// Renders, on the answers' thread, every exposition asked for in the last ten minutes that
+    /// is not of the figures' current state, then runs `done` on the loop (at once if none).
+    func refreshExpositions(then done: @escaping () -> Void = {}) {
+        let now = loop.now
+        expositions.askedAt = expositions.askedAt.filter { now &- $0.value < Expositions.keptWarmMicroseconds }
+        let state = expositionState
+        let keys = expositions.askedAt.keys.filter { expositions.latest[$0]?.state != state }
+        guard let answers = metering?.answers, !keys.isEmpty else { return done() }
+        if expositions.refreshing == state { return expositions.waiting.append(done) }
+        expositions.refreshing = state
+        expositions.waiting.append(done)
+        expositions.generation += 1
+        let generation = expositions.generation
+        let jobs = keys.map { (key: $0, input: metricsInput(process: $0.process)) }
+        answers.run({ _ in
+            jobs.map { Self.render($0.input, $0.key, state: state, generation: generation) }
+        }, then: { [unowned self] (rendered: [Expositions.Rendered]) in
+            for (job, body) in zip(jobs, rendered) where (self.expositions.latest[job.key]?.generation ?? 0) <= generation {
+                self.expositions.latest[job.key] = body
+            }
+            guard self.expositions.refreshing == state else { return }
+            self.expositions.refreshing = nil
+            let waiting = self.expositions.waiting
+            self.expositions.waiting = []
+            for done in waiting { done() }
+        })
+    }
+
+    /// One exposition's bytes, gzipped when its key says so; runs on any thread.
+    static func render(_ input: MetricsInput, _ key: ExpositionKey, state: ExpositionState, generation: UInt64) -> Expositions.Rendered {
+        var rendered = Expositions.Rendered(
+            body: MetricsExposition.render(input, format: key.format), gzipped: false, state: state, generation: generation)
         if key.gzip, let gzip = GzipStream() {
             var writer = ExpositionWriter(format: key.format) { gzip.add($0) }
             MetricsExposition.write(input, to: &writer)
-            if let compressed = gzip.finish() { rendered = (compressed, true) }
+            if let compressed = gzip.finish() { (rendered.body, rendered.gzipped) = (compressed, true) }
         }
-        renderedExpositions.bodies[key] = rendered
         return rendered
     }
+}
+
+/// The expositions made so far, the latest of each key, and which keys are asked for.
+struct Expositions {
+    struct Rendered: Sendable {
+        var body: [UInt8]
+        var gzipped: Bool
+        /// The figures it shows.
+        var state: ExpositionState
+        /// Which refresh made it: a later one's result is never replaced by an earlier one's.
+        var generation: UInt64
+    }
+
+    /// A key not asked for in this long is no longer rendered after each sample (Prometheus
+    /// scrapes every minute or more often).
+    static let keptWarmMicroseconds: UInt64 = 600_000_000
+
+    var latest: [ExpositionKey: Rendered] = [:]
+    /// When each key was last asked for (loop µs).
+    var askedAt: [ExpositionKey: UInt64] = [:]
+    /// The state a refresh is out for, and what waits for it.
+    var refreshing: ExpositionState?
+    var waiting: [() -> Void] = []
+    var generation: UInt64 = 0
 }
 
 /// Which exposition: its format, whether gzipped, whether with the process's own figures.
@@ -78,7 +146,7 @@ struct ExpositionKey: Hashable {
 }
 
 /// What the figures of an exposition are as of: the last sample and the saves so far.
-struct ExpositionState: Equatable {
+struct ExpositionState: Equatable, Sendable {
     var sampledAt: Double?
     var saves: UInt64
 }
