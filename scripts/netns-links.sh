@@ -3,8 +3,8 @@
 # a1, …, each up with an IPv4 address; their peers b0, b1, … are up in NAMESPACE-peer with the
 # address beside it, so every link can carry traffic (and has what a real link has: an
 # address, a route, an IPv6 link-local address).
-# send_traffic NAMESPACE COUNT: one UDP datagram from each a link to its peer, so every link
-# carries bytes both ways (ARP and the datagram out, ARP and the port-unreachable back).
+# send_traffic NAMESPACE COUNT: one Ethernet frame out of each a link and one out of its peer,
+# so every link carries bytes both ways.
 # delete_links NAMESPACE: removes both namespaces.
 link_address() { local base=$(( 4 * $1 + $2 )); echo "10.$(( base >> 16 )).$(( (base >> 8) & 255 )).$(( base & 255 ))"; }
 make_links() {
@@ -24,9 +24,21 @@ make_links() {
   ip -n "$namespace" link set lo up
 }
 send_traffic() {
-  local namespace=$1 count=$2 i
-  for ((i = 0; i < count - 1; i++)); do link_address "$i" 2; done |
-    ip netns exec "$namespace" bash -c 'while read -r address; do echo traffic >"/dev/udp/$address/9"; done'
+  local namespace=$1 count=$2 side
+  # Raw frames, not datagrams: IPv4 would need a neighbour entry per link, and the kernel's
+  # table holds 1024 across all namespaces (gc_thresh3), so most links would carry nothing.
+  for side in "$namespace:a" "$namespace-peer:b"; do
+    ip netns exec "${side%:*}" python3 -c '
+import socket, sys
+prefix, count = sys.argv[1], int(sys.argv[2])
+# A 60-byte broadcast frame of the local experimental EtherType 0x88b5.
+frame = b"\xff" * 6 + b"\x02\x00\x00\x00\x00\x01" + b"\x88\xb5" + b"ifmeter bench".ljust(46, b"\0")
+# One socket addressed per link: closing a packet socket waits for an RCU grace period.
+with socket.socket(socket.AF_PACKET, socket.SOCK_RAW) as s:
+    for i in range(count - 1):
+        s.sendto(frame, (prefix + str(i), 0))
+' "${side##*:}" "$count"
+  done
 }
 delete_links() {
   ip netns delete "$1" 2>/dev/null
