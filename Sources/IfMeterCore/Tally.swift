@@ -29,11 +29,26 @@ public struct Continuity: Hashable, Sendable {
 /// tally, labelled by ``labels(tunnel:eventsLost:)``.
 public struct BucketTally: Hashable, Sendable {
     public var traffic = Traffic.zero
-    public var resets = 0
-    public var gaps = 0
-    public var implausible = 0
+    // Counts kept in 32 bits (held at 2^32 − 1): a daemon keeps five pending tallies per busy
+    // link, and 48 bytes instead of 64 each is 80 bytes a link (docs/BENCHMARKS.md).
+    private var resetCount: UInt32 = 0
+    private var gapCount: UInt32 = 0
+    private var implausibleCount: UInt32 = 0
     /// Some of it was imported from vnStat.
     public var imported = false
+
+    public var resets: Int {
+        get { Int(resetCount) }
+        set { resetCount = UInt32(clamping: newValue) }
+    }
+    public var gaps: Int {
+        get { Int(gapCount) }
+        set { gapCount = UInt32(clamping: newValue) }
+    }
+    public var implausible: Int {
+        get { Int(implausibleCount) }
+        set { implausibleCount = UInt32(clamping: newValue) }
+    }
 
     public init(traffic: Traffic = .zero, resets: Int = 0, gaps: Int = 0, implausible: Int = 0, imported: Bool = false) {
         self.traffic = traffic
@@ -74,9 +89,9 @@ public struct BucketTally: Hashable, Sendable {
     public mutating func add(_ other: BucketTally) -> Bool {
         let (sum, overflowed) = traffic.adding(other.traffic)
         traffic = sum
-        resets &+= other.resets
-        gaps &+= other.gaps
-        implausible &+= other.implausible &+ (overflowed ? 1 : 0)
+        resets += other.resets
+        gaps += other.gaps
+        implausible += other.implausible + (overflowed ? 1 : 0)
         imported = imported || other.imported
         return overflowed
     }

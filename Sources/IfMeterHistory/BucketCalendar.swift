@@ -6,6 +6,17 @@ import Glibc
 public enum Resolution: String, Hashable, Sendable, CaseIterable {
     case fiveMinutes = "5min"
     case hour, day, month, year
+
+    /// Its place in `allCases`.
+    var index: Int {
+        switch self {
+        case .fiveMinutes: 0
+        case .hour: 1
+        case .day: 2
+        case .month: 3
+        case .year: 4
+        }
+    }
 }
 
 /// Where bucket boundaries fall: local midnight, the top of the local hour, the billing day of
