@@ -76,36 +76,45 @@ enum PeriodView {
     static func render(_ tables: UsageTables, _ session: Session, _ invocation: Invocation) -> String {
         let units = invocation.units
         var marks = Marks()
-        var text = ""
+        // Bytes, not String appends: thousands of interfaces are tens of thousands of lines.
+        var text: [UInt8] = []
+        text.reserveCapacity(256 * tables.usage.count)
         let graph = invocation.command == .hours
+        // Every interface has the same periods: each start is written once per view.
+        var labels: [PeriodStart: String] = [:]
         for table in tables.usage {
             let subject = table.interface ?? table.class.map { "class \($0)" } ?? ""
             let heading = invocation.command == .top ? "top \(table.rows.count) days" : "by \(table.period)"
-            text += "\(subject)  \(heading)\n"
+            text += "\(subject)  \(heading)\n".utf8
             guard !table.rows.isEmpty else {
-                text += "  no traffic recorded in this range\n\n"
+                text += "  no traffic recorded in this range\n\n".utf8
                 continue
             }
             var grid = Table([.left, .right, .right, .right, .right, .left] + (graph ? [.left] : []), indent: "  ")
             grid.add(["", "rx", "tx", "total", "avg rate", ""] + (graph ? [""] : []))
             let peak = table.rows.map { $0.rxBytes &+ $0.txBytes }.max() ?? 0
+            let isDay = UsagePeriod(rawValue: table.period) == .day
             for row in table.rows {
                 let seconds = max(1, min(row.end, session.now) - row.start)
                 let total = row.rxBytes &+ row.txBytes
                 var note = marks.mark(row.continuity)
                 let hours = (row.end - row.start) / 3600
-                if UsagePeriod(rawValue: table.period) == .day && hours != 24 { note += (note.isEmpty ? "" : " ") + "(\(Int(hours)) h day)" }
-                var cells = [label(row.start, period: table.period, time: session.time), units.bytes(row.rxBytes),
-                             units.bytes(row.txBytes), units.bytes(total), units.rate(Double(total) / seconds), note]
+                if isDay && hours != 24 { note += (note.isEmpty ? "" : " ") + "(\(Int(hours)) h day)" }
+                let key = PeriodStart(period: table.period, start: row.start)
+                let label = labels[key] ?? Self.label(row.start, period: table.period, time: session.time)
+                labels[key] = label
+                var cells = [label, units.bytes(row.rxBytes), units.bytes(row.txBytes), units.bytes(total),
+                             units.rate(Double(total) / seconds), note]
                 if graph { cells.append(bar(rx: row.rxBytes, tx: row.txBytes, peak: peak, width: 30)) }
                 grid.add(cells)
             }
-            text += grid.render()
-            if graph { text += "  graph: r = rx, t = tx, scaled to the busiest hour\n" }
-            text += "\n"
+            grid.render(into: &text)
+            if graph { text += "  graph: r = rx, t = tx, scaled to the busiest hour\n".utf8 }
+            text.append(0x0a)
         }
-        if tables.usage.isEmpty { text += "No interfaces with history yet.\n\n" }
-        return text + marks.footer()
+        if tables.usage.isEmpty { text += "No interfaces with history yet.\n\n".utf8 }
+        text += marks.footer().utf8
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// `rrrrtt`: the period's rx and tx as a share of the busiest period, `width` at most.
@@ -116,4 +125,10 @@ enum PeriodView {
         let rxWidth = min(total, Int((Double(rx) * scale).rounded()))
         return String(repeating: "r", count: rxWidth) + String(repeating: "t", count: total - rxWidth)
     }
+}
+
+/// A period's start as a view writes it once.
+private struct PeriodStart: Hashable {
+    var period: String
+    var start: Double
 }

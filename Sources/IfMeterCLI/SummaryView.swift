@@ -97,11 +97,21 @@ enum SummaryView {
     static func render(_ result: SummaryResult, _ session: Session, units: Units) -> String {
         if let note = waitingNote(result, session) { return note }
         var marks = Marks()
-        var text = ""
+        // Bytes, not String appends: thousands of interfaces are tens of thousands of lines.
+        var text: [UInt8] = []
+        text.reserveCapacity(512 * result.interfaces.count)
         let dash = "—"
+        // Interfaces first seen together share the minute: each written once per view.
+        var minutes: [Double: String] = [:]
         for summary in result.interfaces {
-            let since = summary.allTime.map { " since \(session.time.minute($0.start))" } ?? ""
-            text += "\(summary.name)  (\(summary.class))\(since)\n"
+            text += summary.name.utf8
+            text += "  (\(summary.class))".utf8
+            if let first = summary.allTime?.start {
+                let minute = minutes[first] ?? session.time.minute(first)
+                minutes[first] = minute
+                text += " since \(minute)".utf8
+            }
+            text.append(0x0a)
             var table = Table([.left, .right, .right, .right, .left], indent: "  ")
             table.add(["", "rx", "tx", "total", ""])
             let rows: [(String, UsageRowResult?)] = [
@@ -128,10 +138,12 @@ enum SummaryView {
                            units.bytes(projection.rxBytes &+ projection.txBytes),
                            "at this month's pace (\(Int((projection.elapsedFraction * 100).rounded(.down)))% elapsed)"])
             }
-            text += table.render() + "\n"
+            table.render(into: &text)
+            text.append(0x0a)
         }
-        if result.interfaces.isEmpty { text += "No interfaces with history yet.\n\n" }
-        return text + marks.footer()
+        if result.interfaces.isEmpty { text += "No interfaces with history yet.\n\n".utf8 }
+        text += marks.footer().utf8
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// One line per interface, `;`-separated like `vnstat --oneline`: name; class; today rx; tx;
