@@ -28,6 +28,11 @@ public struct JSONReader {
     private var atEnd = false
     /// Containers deeper than this are refused.
     private let maximumDepth: Int
+    /// The last few long strings read (``readString()``): an answer repeats its footnote and
+    /// labels thousands of times, and a repeat then shares the first one's storage instead of
+    /// allocating its own.
+    private var recentStrings: [String] = []
+    private var nextRecent = 0
 
     /// How deep containers may nest unless a reader is told otherwise.
     public static let maximumDepth = 64
@@ -123,7 +128,7 @@ public struct JSONReader {
                     escaped += buffer[start..<position]
                     text = try Self.validated(escaped[...], offset: offset)
                 } else {
-                    text = try Self.validated(buffer[start..<position], offset: offset)
+                    text = try recent(buffer[start..<position])
                 }
                 position += 1
                 return text
@@ -342,6 +347,21 @@ public struct JSONReader {
 
     /// ASCII, which is most of what the wire carries, needs no validating: the generic
     /// validation looked up type metadata for every string read.
+    /// `bytes` as a string, the one read lately when it is one of them. Short strings are
+    /// stored inline by Swift and never looked up.
+    private mutating func recent(_ bytes: ArraySlice<UInt8>) throws -> String {
+        guard bytes.count > 15 else { return try Self.validated(bytes, offset: offset) }
+        for text in recentStrings where text.utf8.count == bytes.count && text.utf8.elementsEqual(bytes) { return text }
+        let text = try Self.validated(bytes, offset: offset)
+        if recentStrings.count < 8 {
+            recentStrings.append(text)
+        } else {
+            recentStrings[nextRecent] = text
+            nextRecent = (nextRecent + 1) % 8
+        }
+        return text
+    }
+
     private static func validated(_ bytes: ArraySlice<UInt8>, offset: Int) throws -> String {
         if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
         guard let text = String(validating: bytes, as: UTF8.self) else {

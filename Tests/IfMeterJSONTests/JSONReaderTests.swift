@@ -99,6 +99,29 @@ struct JSONReaderTests {
         }
     }
 
+    /// Long strings read lately are handed out again when they repeat: only when every byte is
+    /// the same, whatever else came between, escapes and non-ASCII included.
+    @Test("repeated long strings read as themselves, near misses as theirs")
+    func recentStrings() throws {
+        let footnote = String(repeating: "Estimates from interface counters. ", count: 4)
+        let near = String(footnote.dropLast()) + "!"
+        let others = (0..<12).map { "interface-counters-\($0)" }
+        let values = [footnote, "includes-overhead", near, footnote] + others
+            + [footnote, "includes-overhead", "includes-overheaé", near, "a\"quoted\" long string here", "a\"quoted\" long string here"]
+        var writer = JSONWriter()
+        writer.strings(values)
+        for chunk in [1, 7, 4096] {
+            var offset = 0
+            let bytes = writer.bytes
+            var reader = JSONReader(more: {
+                guard offset < bytes.count else { return nil }
+                defer { offset += chunk }
+                return Array(bytes[offset..<min(bytes.count, offset + chunk)])
+            })
+            #expect(try reader.readStrings() == values, "in chunks of \(chunk)")
+        }
+    }
+
     @Test("integers keep all 64 bits; a number out of range is refused")
     func integers() throws {
         var reader = JSONReader(Array("[18446744073709551615,-9223372036854775808,18446744073709551616]".utf8))
