@@ -285,7 +285,8 @@ public enum FuzzTargets {
                 output = MeterOutput()
             }
             pending.add(output, calendar: calendar, monthStartDay: { _ in Int(bytes.count % 28) + 1 })
-            for (name, total) in pending.unsavedTotals {
+            for (name, entry) in pending.traffic {
+                let total = entry.total
                 let before = previousTotals[name] ?? .zero
                 guard total.traffic.values.indices.allSatisfy({ total.traffic.values[$0] >= before.values[$0] }) else {
                     fatalError("the total of \(name) went down: \(before) → \(total.traffic)")
@@ -295,8 +296,11 @@ public enum FuzzTargets {
         }
         for resolution in Resolution.allCases {
             var sums: [String: BucketTally] = [:]
-            for (key, tally) in pending.buckets where key.resolution == resolution { sums[key.name, default: BucketTally()] += tally }
-            for (name, total) in pending.unsavedTotals where total.implausible == 0 {
+            pending.forEachBucket { name, bucketResolution, _, tally in
+                if bucketResolution == resolution { sums[name, default: BucketTally()] += tally }
+            }
+            for (name, entry) in pending.traffic where entry.total.implausible == 0 {
+                let total = entry.total
                 guard sums[name]?.traffic == total.traffic else {
                     fatalError("\(resolution) buckets of \(name) sum to \(String(describing: sums[name]?.traffic)), total \(total.traffic)")
                 }

@@ -17,29 +17,13 @@ public struct InterfaceRecord: Hashable, Sendable {
     }
 }
 
-/// The meter's output not yet in the database, already folded into buckets so memory stays
-/// bounded however long the disk stays full. Saved in one transaction with the meter state it
-/// belongs to; kept (and added to) when a save fails.
+/// The meter's output not yet in the database, already folded into spans of buckets so memory
+/// stays bounded however long the disk stays full. Saved in one transaction with the meter state
+/// it belongs to; kept (and added to) when a save fails.
 public struct PendingWrites: Sendable {
-    /// One bucket: a name's traffic at one resolution from `start`.
-    public struct BucketKey: Hashable, Sendable {
-        public let name: String
-        /// The start (any |start| < 2^60) shifted left by three, the resolution in the low bits:
-        /// 24 bytes a key instead of 32, for the five kept per busy link.
-        private let packed: Int64
-
-        public init(name: String, resolution: Resolution, start: Int64) {
-            self.name = name
-            packed = start << 3 | Int64(resolution.index)
-        }
-
-        public var start: Int64 { packed >> 3 }
-        public var resolution: Resolution { Resolution.allCases[Int(packed & 7)] }
-    }
-
     // What the store writes; only these folds change them.
-    public private(set) var buckets: [BucketKey: BucketTally] = [:]
-    public private(set) var totals: [String: BucketTally] = [:]
+    /// Each name's traffic: its buckets and the unsaved part of its total.
+    public private(set) var traffic: [String: PendingTraffic] = [:]
     public private(set) var events: [CounterEvent] = []
     /// Records of links that went (deleted, vanished) since the last save.
     public private(set) var interfaces: [String: InterfaceRecord] = [:]
@@ -47,33 +31,45 @@ public struct PendingWrites: Sendable {
     public internal(set) var meterState: MeterState?
     /// Events left out because too many piled up unsaved; the daemon reports the number.
     public private(set) var droppedEvents = 0
+    /// The calendar the spans' buckets were decided with.
+    public private(set) var calendar = BucketCalendar()
+    private var spanCount = 0
 
     /// Events kept in memory while saves fail; beyond this only their number is kept.
     static let maximumEvents = 100_000
-    /// Buckets kept in memory while saves fail (about 170 bytes each); past this the oldest
-    /// 5-minute, then hourly, buckets are dropped down to three quarters of it.
-    public var maximumBuckets = 200_000
+    /// Spans kept in memory while saves fail (about 100 bytes each, a span a link every five
+    /// minutes); past this the oldest 5-minute, then hourly, buckets are folded into the
+    /// coarser ones down to three quarters of it.
+    public var maximumSpans = 200_000
 
     public init() {}
 
     public var isEmpty: Bool {
-        buckets.isEmpty && totals.isEmpty && events.isEmpty && interfaces.isEmpty && meterState == nil
+        traffic.isEmpty && events.isEmpty && interfaces.isEmpty && meterState == nil
     }
 
-    /// Folds a meter output into every resolution's bucket and the all-time total.
+    /// Folds a meter output into each name's spans (so into every resolution's bucket and the
+    /// all-time total).
     public mutating func add(_ output: MeterOutput, calendar: BucketCalendar, monthStartDay: (String) -> Int) {
+        self.calendar = calendar
         for delta in output.deltas {
             let tally = BucketTally(delta)
             let time = Int64(delta.at.rounded(.down))
-            for resolution in Resolution.allCases {
-                let start = calendar.start(of: resolution, containing: time,
-                                           monthStartDay: monthStartDay(delta.name))
-                buckets[BucketKey(name: delta.name, resolution: resolution, start: start), default: BucketTally()] += tally
-            }
-            if totals[delta.name, default: BucketTally()].add(tally) {
-                append(CounterEvent(
-                    kind: .implausible, at: delta.at, interface: delta.name, ifindex: delta.ifindex,
-                    delta: delta.traffic, detail: "the total would pass 2^64 − 1; held there"))
+            // Changed in place through the values view: the entry is not copied out and back.
+            if let index = traffic.index(forKey: delta.name) {
+                let took = traffic.values[index].take(tally, at: time, epoch: delta.epoch, calendar: calendar)
+                if took.overflowed {
+                    append(CounterEvent(
+                        kind: .implausible, at: delta.at, interface: delta.name, ifindex: delta.ifindex,
+                        delta: delta.traffic, detail: "the total would pass 2^64 − 1; held there"))
+                }
+                if took.newSpan { spanCount += 1 }
+            } else {
+                let day = monthStartDay(delta.name)
+                traffic[delta.name] = PendingTraffic(
+                    first: PendingTraffic.span(at: time, tally: tally, calendar: calendar, monthStartDay: day),
+                    epoch: delta.epoch, monthStartDay: day)
+                spanCount += 1
             }
         }
         if events.isEmpty, output.events.count <= Self.maximumEvents {
@@ -81,23 +77,76 @@ public struct PendingWrites: Sendable {
         } else {
             for event in output.events { append(event) }
         }
-        if buckets.count > maximumBuckets, let last = output.deltas.last { fold(at: last.at) }
+        if spanCount > maximumSpans, let last = output.deltas.last { fold(at: last.at) }
     }
 
-    /// Bounds memory while saves keep failing: every delta is in every resolution, so dropping
-    /// the finest buckets loses resolution, never traffic. An event says how many went.
+    /// Every bucket the spans write, each once per name, with the name.
+    public func forEachBucket<Failure: Error>(
+        _ body: (String, Resolution, Int64, BucketTally) throws(Failure) -> Void
+    ) throws(Failure) {
+        for (name, entry) in traffic {
+            try entry.forEachBucket(calendar: calendar) { (resolution, start, tally) throws(Failure) in
+                try body(name, resolution, start, tally)
+            }
+        }
+    }
+
+    /// Bounds memory while saves keep failing: every delta is in every resolution, so folding
+    /// the oldest spans of an hour (then of a day) into one span that no longer writes its
+    /// 5-minute (then hourly) bucket loses resolution, never traffic. An event says how many went.
     private mutating func fold(at time: Double) {
-        let target = maximumBuckets * 3 / 4
+        let target = maximumSpans * 3 / 4
         var dropped: [Resolution: Int] = [:]
-        for resolution in [Resolution.fiveMinutes, .hour] where buckets.count > target {
-            let oldest = buckets.keys.filter { $0.resolution == resolution }.sorted { $0.start < $1.start }
-            for key in oldest.prefix(buckets.count - target) {
-                buckets[key] = nil
-                dropped[resolution, default: 0] += 1
+        for (finest, coarser) in [(Resolution.fiveMinutes, Resolution.hour), (.hour, .day)] where spanCount > target {
+            let oldest = traffic.flatMap { name, entry in
+                entry.spans.filter { $0.finest == finest }.map { (name: name, from: $0.from) }
+            }.sorted { $0.from < $1.from }
+            // A span folded into its coarser bucket's span is one fewer; the first of a bucket
+            // becomes that span.
+            var groups: [String: Set<Int64>] = [:]
+            for (name, entry) in traffic {
+                for span in entry.spans where span.finest == coarser {
+                    groups[name, default: []].insert(
+                        calendar.start(of: coarser, containing: span.from, monthStartDay: Int(entry.monthStartDay)))
+                }
+            }
+            var folding: [String: Set<Int64>] = [:]
+            var merges = 0
+            for span in oldest where spanCount - merges > target {
+                let day = Int(traffic[span.name]?.monthStartDay ?? 1)
+                folding[span.name, default: []].insert(span.from)
+                dropped[finest, default: 0] += 1
+                if !groups[span.name, default: []].insert(
+                    calendar.start(of: coarser, containing: span.from, monthStartDay: day)).inserted {
+                    merges += 1
+                }
+            }
+            for (name, froms) in folding {
+                guard var entry = traffic[name] else { continue }
+                var kept: [PendingTraffic.Span] = []
+                var folded: [Int64: PendingTraffic.Span] = [:]
+                for span in entry.spans {
+                    let start = calendar.start(of: coarser, containing: span.from, monthStartDay: Int(entry.monthStartDay))
+                    if span.finest == coarser || (span.finest == finest && froms.contains(span.from)) {
+                        if var into = folded[start] {
+                            into.tally += span.tally
+                            folded[start] = into
+                        } else {
+                            folded[start] = PendingTraffic.Span(from: span.from, until: span.from, finest: coarser,
+                                                                tally: span.tally)
+                        }
+                    } else {
+                        kept.append(span)
+                    }
+                }
+                let spans = folded.values.sorted { $0.from < $1.from } + kept
+                spanCount += spans.count - entry.spanCount
+                entry.replaceSpans(with: spans)
+                traffic[name] = entry
             }
         }
         guard !dropped.isEmpty else { return }
-        let counts = dropped.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.value) \($0.key.rawValue)" }
+        let counts = dropped.sorted { $0.key.index < $1.key.index }.map { "\($0.value) \($0.key.rawValue)" }
         append(CounterEvent(kind: .bucketsFolded, at: time, detail: "the database could not be written for long: "
             + "\(counts.joined(separator: " and ")) buckets of unsaved traffic dropped to bound memory; "
             + "their traffic stays in the coarser buckets and the totals"))
@@ -112,10 +161,10 @@ public struct PendingWrites: Sendable {
     }
 
     /// True when traffic or events are waiting: what a query must see saved first.
-    public var hasUnsavedTraffic: Bool { !buckets.isEmpty || !events.isEmpty }
+    public var hasUnsavedTraffic: Bool { !traffic.isEmpty || !events.isEmpty }
 
-    /// The not yet saved part of each name's total.
-    public var unsavedTotals: [String: BucketTally] { totals }
+    /// The not yet saved part of `name`'s total.
+    public func unsavedTotal(of name: String) -> BucketTally? { traffic[name]?.total }
 
     /// The meter state to save with the traffic: always the newest.
     public mutating func setMeterState(_ state: MeterState) {
@@ -125,21 +174,30 @@ public struct PendingWrites: Sendable {
     /// Takes back an older batch whose save failed, under what was counted since: traffic adds
     /// up, its events come first, and the newer meter state and records win.
     public mutating func restore(older batch: PendingWrites) {
-        for (key, tally) in batch.buckets { buckets[key, default: BucketTally()] += tally }
-        for (name, tally) in batch.totals { _ = totals[name, default: BucketTally()].add(tally) }
+        for (name, older) in batch.traffic {
+            guard var entry = traffic.removeValue(forKey: name) else {
+                traffic[name] = older
+                spanCount += older.spanCount
+                continue
+            }
+            let newer = entry.spans
+            entry.replaceSpans(with: older.spans + newer)
+            spanCount += older.spanCount
+            traffic[name] = entry
+        }
         let newer = events
         events = []
         for event in batch.events + newer { append(event) }
         droppedEvents += batch.droppedEvents
         interfaces.merge(batch.interfaces) { newer, _ in newer }
         meterState = meterState ?? batch.meterState
-        if buckets.count > maximumBuckets, let last = events.last { fold(at: last.at) }
+        if traffic.isEmpty { calendar = batch.calendar }
+        if spanCount > maximumSpans, let last = events.last { fold(at: last.at) }
     }
 
     /// Drops everything not yet saved about `name` (its history is being deleted).
     public mutating func forget(_ name: String) {
-        buckets = buckets.filter { $0.key.name != name }
-        totals[name] = nil
+        spanCount -= traffic.removeValue(forKey: name)?.spanCount ?? 0
         events.removeAll { $0.interface == name }
         interfaces[name] = nil
     }

@@ -1,4 +1,5 @@
 import IfMeterCore
+import IfMeterHistory
 
 /// The estimate log's content for one save window: the events in it, then one estimate per
 /// name that had traffic or flags (docs/LOG.md).
@@ -27,40 +28,28 @@ public struct WindowEstimate: Hashable, Sendable {
     public var labels: [EstimateLabel] { tally.labels(tunnel: classification?.isTunnel ?? false, eventsLost: eventsLost) }
 }
 
-/// Accumulates a window's deltas and events until a save closes it.
+/// Where the estimate log's open window began. Its content is the pending writes: a window is
+/// closed by the save that takes them (a failed save's are carried apart, not into the next
+/// window), so the same traffic and events are not held twice.
 struct LogWindowBuilder: Sendable {
     private var start: Double
-    private var tallies: [String: (tally: BucketTally, epoch: Epoch)] = [:]
-    private var events: [CounterEvent] = []
 
     init(start: Double) {
         self.start = start
     }
 
-    mutating func add(_ output: MeterOutput) {
-        for delta in output.deltas {
-            var entry = tallies[delta.name] ?? (BucketTally(), delta.epoch)
-            entry.tally += BucketTally(delta)
-            entry.epoch = delta.epoch
-            tallies[delta.name] = entry
-        }
-        if events.isEmpty { events = output.events } else { events += output.events }
-    }
-
-    /// The window `[start, end)`, and a new one from `end`.
-    mutating func close(at end: Double, links: SlotTable<Link>, verdicts: SlotTable<Classification>,
-                        lostEvents: LostEventTimes) -> LogWindow {
+    /// The window `[start, end)` of `writes`, and a new one from `end`.
+    mutating func close(at end: Double, writes: PendingWrites, links: SlotTable<Link>,
+                        verdicts: SlotTable<Classification>, lostEvents: LostEventTimes) -> LogWindow {
         let byName = Dictionary(links.values.map { ($0.name, $0.key) }) { first, _ in first }
         let lost = lostEvents.count(from: start, to: end.nextUp)
-        let estimates = tallies.sorted { $0.key < $1.key }.map { name, entry in
-            WindowEstimate(name: name, classification: byName[name].flatMap { verdicts[$0] }, start: start, end: end,
-                           tally: entry.tally, epoch: entry.epoch, eventsLost: lost)
+        // The names sorted, each entry then looked up: sorting the entries would copy them all.
+        let estimates = writes.traffic.keys.sorted().map { name in
+            let entry = writes.traffic[name]!
+            return WindowEstimate(name: name, classification: byName[name].flatMap { verdicts[$0] }, start: start, end: end,
+                           tally: entry.total, epoch: entry.epoch, eventsLost: lost)
         }
-        defer {
-            tallies = [:]
-            events = []
-            start = end
-        }
-        return LogWindow(events: events, estimates: estimates)
+        defer { start = end }
+        return LogWindow(events: writes.events, estimates: estimates)
     }
 }

@@ -46,17 +46,21 @@ public struct MeterService: Sendable {
     /// Every distinct class reason, once (``classify(_:)``).
     private var reasons = Set<String>()
     public private(set) var configuration: ServiceConfiguration
-    /// Traffic, events and records counted and not yet in the database.
+    /// Traffic, events and records counted since the last save began, not yet in the database:
+    /// also the estimate log's open window.
     private(set) var pending = PendingWrites()
+    /// What failed saves held, written with the next batch (kept apart from ``pending``, which
+    /// is the log's window).
+    private(set) var carried = PendingWrites()
     /// Every name's saved all-time total: advanced only by a save that succeeded.
     private(set) var savedTotals: [String: BucketTally]
     /// Names with history, present or not, as of the last save or note.
     private(set) var history: [String: StoredInterface]
     private(set) var lostEvents: LostEventTimes
-    /// The estimate log's window: traffic and events since it was last closed.
+    /// Where the estimate log's window began.
     private var window: LogWindowBuilder
-    /// The unsaved totals of saves begun and not finished, by batch.
-    private var inFlightTotals: [Int: [String: BucketTally]] = [:]
+    /// The writes of saves begun and not finished, by batch (the batch's own storage, shared).
+    private(set) var inFlight: [Int: PendingWrites] = [:]
     private var nextBatch = 0
     /// When counters were last read (the start dump or a sample).
     private(set) var lastSample: MeterInstant?
@@ -206,7 +210,6 @@ public struct MeterService: Sendable {
         }
         let store = configuration.store
         pending.add(kept, calendar: store.calendar, monthStartDay: store.monthStartDay(for:))
-        window.add(kept)
         for event in kept.events where event.kind == .eventsLost { lostEvents.record(event.at) }
         return Ingested(events: kept.events)
     }
@@ -234,11 +237,18 @@ public struct MeterService: Sendable {
     public mutating func beginSave(at now: Double) -> SaveBatch {
         pending.setMeterState(meter.exportState())
         nextBatch += 1
+        let log = window.close(at: now, writes: pending, links: links, verdicts: verdicts, lostEvents: lostEvents)
+        var writes = pending
+        if !carried.isEmpty {
+            writes.restore(older: carried)
+            carried = PendingWrites()
+        }
         let batch = SaveBatch(
-            sequence: nextBatch, writes: pending, droppedEvents: pending.droppedEvents, at: now,
-            log: window.close(at: now, links: links, verdicts: verdicts, lostEvents: lostEvents),
+            sequence: nextBatch, writes: writes, droppedEvents: writes.droppedEvents, at: now, log: log,
             present: links, verdicts: verdicts)
-        inFlightTotals[batch.sequence] = pending.unsavedTotals
+        inFlight[batch.sequence] = writes
+        // Not reserved at the last window's size: while the batch is written both tables would
+        // be whole, and the new one fills in a sample at a time.
         pending = PendingWrites()
         return batch
     }
@@ -248,30 +258,19 @@ public struct MeterService: Sendable {
     public mutating func finishSave(_ batch: SaveBatch, error: StoreError?) -> SaveOutcome {
         var outcome = SaveOutcome(droppedEvents: batch.droppedEvents, previousError: saveError)
         outcome.log = batch.log
-        let saving = inFlightTotals.removeValue(forKey: batch.sequence) ?? [:]
+        let writes = inFlight.removeValue(forKey: batch.sequence) ?? batch.writes
         if let error {
-            pending.restore(older: batch.writes)
+            var failed = writes
+            failed.restore(older: carried)
+            carried = failed
             saveError = error
             outcome.error = error
         } else {
-            for (name, tally) in saving { savedTotals[name, default: BucketTally()] += tally }
+            for (name, entry) in writes.traffic { savedTotals[name, default: BucketTally()] += entry.total }
             saveError = nil
             lastSaveAt = batch.at
         }
         return outcome
-    }
-
-    /// Counted and not in the database yet: pending, and in saves not finished.
-    var unsavedTotals: [String: BucketTally] {
-        var totals = pending.unsavedTotals
-        for batch in inFlightTotals.values {
-            totals.merge(batch) { pending, saving in
-                var sum = pending
-                sum += saving
-                return sum
-            }
-        }
-        return totals
     }
 
     /// Notes that `link` was present until `time` and is going: for the database and for the
@@ -297,6 +296,7 @@ public struct MeterService: Sendable {
     public mutating func forget(_ name: String, at wall: Double) -> Bool {
         let known = isKnown(name)
         pending.forget(name)
+        carried.forget(name)
         savedTotals[name] = nil
         history[name] = nil
         meter.forgetHistory(of: name, at: wall)

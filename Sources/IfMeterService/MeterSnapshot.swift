@@ -66,26 +66,24 @@ public struct InterfaceFigures: Hashable, Sendable {
 extension MeterService {
     /// Every name's figures as of now.
     public func snapshot() -> MeterSnapshot {
-        let unsaved = unsavedTotals
         // Sorted by key, then looked up: sorting the Link values would copy each of them.
-        let present = links.keys.sorted().map { figures(of: links[$0]!, unsaved: unsaved) }
+        let present = links.keys.sorted().map { figures(of: links[$0]!) }
         let presentNames = Set(present.map(\.name))
         let absent = history.values.filter { !presentNames.contains($0.name) }.sorted { $0.name < $1.name }.map {
-            figures(ofAbsent: $0, unsaved: unsaved)
+            figures(ofAbsent: $0)
         }
         return MeterSnapshot(summary: summary, interfaces: present + absent)
     }
 
     public var summary: MeterSummary {
         MeterSummary(sampledAt: lastSample, presentLinks: links.count, lastSaveAt: lastSaveAt, saveError: saveError,
-                     lostEvents: lostEvents, hasUnsavedTraffic: pending.hasUnsavedTraffic)
+                     lostEvents: lostEvents, hasUnsavedTraffic: pending.hasUnsavedTraffic || carried.hasUnsavedTraffic)
     }
 
     /// The figures of those of `names` ifmeter knows, in the order given, without building
     /// every name's (a view of one interface among thousands).
     public func figures(named names: [String]) -> [InterfaceFigures] {
         let wanted = Set(names)
-        let unsaved = unsavedTotals
         // By position, reading only each link's name: copying every Link out of the table
         // was most of a one-interface question at 4000 links.
         var present: [String: LinkKey] = [:]
@@ -98,17 +96,17 @@ extension MeterService {
             }
         }
         return names.compactMap { name in
-            if let key = present[name], let link = links[key] { return figures(of: link, unsaved: unsaved) }
-            return history[name].map { figures(ofAbsent: $0, unsaved: unsaved) }
+            if let key = present[name], let link = links[key] { return figures(of: link) }
+            return history[name].map { figures(ofAbsent: $0) }
         }
     }
 
-    private func figures(of link: Link, unsaved: [String: BucketTally]) -> InterfaceFigures {
+    private func figures(of link: Link) -> InterfaceFigures {
         let verdict = verdicts[link.key] ?? configuration.classifier.classify(link)
         let since = meter.firstSeen[link.name]
         return InterfaceFigures(
             name: link.name, interfaceClass: verdict.label, classReason: verdict.reason, kind: link.kind,
-            total: total(of: link.name, unsaved: unsaved), since: since,
+            total: total(of: link.name), since: since,
             eventsLost: lostEvents.count(from: since ?? 0, to: .infinity),
             present: InterfaceFigures.Present(
                 ifindex: link.ifindex, operState: link.operState, tracked: meter.tracked[link.key],
@@ -116,19 +114,24 @@ extension MeterService {
             lastSeen: nil)
     }
 
-    private func figures(ofAbsent record: StoredInterface, unsaved: [String: BucketTally]) -> InterfaceFigures {
+    private func figures(ofAbsent record: StoredInterface) -> InterfaceFigures {
         InterfaceFigures(
             name: record.name, interfaceClass: record.interfaceClass ?? "unknown",
             classReason: "last classified when present", kind: record.kind,
-            total: total(of: record.name, unsaved: unsaved), since: record.firstSeen,
+            total: total(of: record.name), since: record.firstSeen,
             eventsLost: lostEvents.count(from: record.firstSeen, to: .infinity), present: nil,
             lastSeen: record.lastSeen)
     }
 
-    /// A name's total since its history began: saved, plus counted and not yet saved.
-    func total(of name: String, unsaved: [String: BucketTally]) -> BucketTally {
+    /// A name's total since its history began: saved, plus counted and not yet saved (pending,
+    /// carried from failed saves, and in saves not finished).
+    func total(of name: String) -> BucketTally {
         var tally = savedTotals[name] ?? BucketTally()
-        if let more = unsaved[name] { tally += more }
+        if let more = pending.unsavedTotal(of: name) { tally += more }
+        if let more = carried.unsavedTotal(of: name) { tally += more }
+        for part in inFlight.values {
+            if let more = part.unsavedTotal(of: name) { tally += more }
+        }
         return tally
     }
 
@@ -144,3 +147,4 @@ extension MeterService {
         }
     }
 }
+

@@ -160,12 +160,12 @@ public final class Store {
         guard !pending.isEmpty || record != nil else { return }
         let batch = pending
         try connection.transaction("save to") { () throws(StoreError) in
-            for (key, tally) in batch.buckets {
+            try batch.forEachBucket { (name, resolution, start, tally) throws(StoreError) in
                 try statements.upsertBucket.run(
-                    [.text(key.name), .text(key.resolution.rawValue), .int(key.start)] + TallyColumns.values(tally))
+                    [.text(name), .text(resolution.rawValue), .int(start)] + TallyColumns.values(tally))
             }
-            for (name, tally) in batch.totals {
-                try statements.upsertTotal.run([.text(name)] + TallyColumns.values(tally))
+            for (name, entry) in batch.traffic {
+                try statements.upsertTotal.run([.text(name)] + TallyColumns.values(entry.total))
             }
             for event in batch.events {
                 try insert(event)

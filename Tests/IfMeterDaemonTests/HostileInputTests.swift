@@ -127,7 +127,7 @@ struct ArithmeticTests {
         let huge = MeterDelta(name: "tun0", ifindex: 2, epoch: epoch, traffic: Traffic(rxBytes: .max - 5), at: 1_790_000_000)
         let more = MeterDelta(name: "tun0", ifindex: 2, epoch: epoch, traffic: Traffic(rxBytes: 10), at: 1_790_000_001)
         pending.add(MeterOutput(deltas: [huge, more]), calendar: BucketCalendar(zone: .utc), monthStartDay: { _ in 1 })
-        let total = pending.unsavedTotals["tun0"]
+        let total = pending.unsavedTotal(of: "tun0")
         #expect(total?.traffic.rxBytes == .max)
         #expect(total?.implausible == 1)
         #expect(total?.labels(tunnel: true).contains(.implausibleDropped) == true)
@@ -137,23 +137,40 @@ struct ArithmeticTests {
     @Test("while saves fail, unsaved buckets stay bounded: the finest are folded away, no traffic is lost")
     func pendingBounded() {
         var pending = PendingWrites()
-        pending.maximumBuckets = 100
+        pending.maximumSpans = 100
+        var unbounded = PendingWrites()
         let epoch = Epoch(bootID: "b", ifindex: 2, since: 0)
         let origin = 1_790_000_000.0
-        // Two days of 5-minute deltas: 576 five-minute, 48 hourly, 2 daily buckets if unbounded.
+        // Two days of 5-minute deltas: 576 five-minute buckets, 49 hourly and 3 daily ones.
         for step in 0..<576 {
             let delta = MeterDelta(name: "wwan0", ifindex: 2, epoch: epoch, traffic: Traffic(rxBytes: 1000, txBytes: 10),
                                    at: origin + Double(step) * 300)
             pending.add(MeterOutput(deltas: [delta]), calendar: BucketCalendar(zone: .utc), monthStartDay: { _ in 1 })
+            unbounded.add(MeterOutput(deltas: [delta]), calendar: BucketCalendar(zone: .utc), monthStartDay: { _ in 1 })
         }
-        #expect(pending.buckets.count <= 100)
-        #expect(pending.unsavedTotals["wwan0"]?.traffic == Traffic(rxBytes: 576_000, txBytes: 5760))
-        let days = pending.buckets.filter { $0.key.resolution == .day }.values.reduce(Traffic.zero) { $0 + $1.traffic }
-        #expect(days == Traffic(rxBytes: 576_000, txBytes: 5760))
+        #expect((pending.traffic["wwan0"]?.spans.count ?? 0) <= 100)
+        #expect(pending.unsavedTotal(of: "wwan0")?.traffic == Traffic(rxBytes: 576_000, txBytes: 5760))
+        let buckets = Self.buckets(of: pending), every = Self.buckets(of: unbounded)
+        #expect(every[.fiveMinutes]?.count == 576 && every[.hour]?.count == 49 && every[.day]?.count == 3)
+        for resolution in [Resolution.hour, .day, .month, .year] {
+            #expect(buckets[resolution] == every[resolution], "folding keeps the \(resolution.rawValue) buckets as they were")
+        }
         #expect(pending.events.contains { $0.kind == .bucketsFolded })
-        // The newest 5-minute buckets are the ones kept.
-        let newest = pending.buckets.keys.filter { $0.resolution == .fiveMinutes }.map(\.start).max()
-        #expect(newest == Int64(origin + 575 * 300) / 300 * 300)
+        // The newest 5-minute buckets are the ones kept, each as it was.
+        let kept = buckets[.fiveMinutes] ?? [:]
+        #expect(!kept.isEmpty && kept.count < 100)
+        let newest = (every[.fiveMinutes] ?? [:]).sorted { $0.key > $1.key }.prefix(kept.count)
+        #expect(kept == Dictionary(uniqueKeysWithValues: newest.map { ($0.key, $0.value) }))
+    }
+
+    /// Every bucket `pending` would write, by resolution and start; a bucket written twice fails.
+    static func buckets(of pending: PendingWrites) -> [Resolution: [Int64: Traffic]] {
+        var buckets: [Resolution: [Int64: Traffic]] = [:]
+        pending.forEachBucket { _, resolution, start, tally in
+            #expect(buckets[resolution, default: [:]][start] == nil, "each bucket is written once")
+            buckets[resolution, default: [:]][start] = tally.traffic
+        }
+        return buckets
     }
 
     @Test("a projection early in a period saturates instead of trapping")

@@ -2,22 +2,33 @@ import IfMeterCore
 import IfMeterHistory
 import Testing
 
-/// A daemon keeps five pending buckets per busy link between saves: their size is the memory
-/// per link (docs/BENCHMARKS.md), so it is pinned here, with the packing it relies on.
-@Suite("Pending buckets' layout")
+/// A daemon keeps one pending span per busy link between saves: its size is the memory per link
+/// (docs/BENCHMARKS.md), so it is pinned here, with the packing it relies on.
+@Suite("Pending writes' layout")
 struct PendingWritesLayoutTests {
-    @Test("a pending bucket's key is 24 bytes and its tally 48")
+    @Test("a span is 64 bytes, a name's pending traffic 120, a tally 48")
     func sizes() {
-        #expect(MemoryLayout<PendingWrites.BucketKey>.size == 24)
+        #expect(MemoryLayout<PendingTraffic.Span>.stride == 64)
+        #expect(MemoryLayout<PendingTraffic>.stride == 120)
         #expect(MemoryLayout<BucketTally>.stride == 48)
     }
 
-    @Test("a key gives back its resolution and start, negative and far ones too",
-          arguments: [0, 1_796_083_200, -86_400, 253_402_300_799, (1 << 59) - 1, -(1 << 59)] as [Int64])
-    func keyRoundTrip(start: Int64) {
+    @Test("a span's buckets are the ones containing its delta, negative and far times too",
+          arguments: [0, 1_796_083_200, 1_796_083_499, -86_400, 253_402_300_799] as [Int64])
+    func spanBuckets(time: Int64) {
+        let calendar = BucketCalendar(zone: .utc)
+        var pending = PendingWrites()
+        let epoch = Epoch(bootID: "b", ifindex: 2, since: 0)
+        pending.add(MeterOutput(deltas: [MeterDelta(name: "wlan0", ifindex: 2, epoch: epoch, traffic: Traffic(rxBytes: 7),
+                                                    at: Double(time))]),
+                    calendar: calendar, monthStartDay: { _ in 15 })
+        var written: [Resolution: Int64] = [:]
+        pending.forEachBucket { name, resolution, start, tally in
+            #expect(name == "wlan0" && tally.traffic.rxBytes == 7)
+            written[resolution] = start
+        }
         for resolution in Resolution.allCases {
-            let key = PendingWrites.BucketKey(name: "wlan0", resolution: resolution, start: start)
-            #expect(key.resolution == resolution && key.start == start && key.name == "wlan0")
+            #expect(written[resolution] == calendar.start(of: resolution, containing: time, monthStartDay: 15))
         }
     }
 
