@@ -86,9 +86,11 @@ extension Daemon {
         expositions.waiting.append(done)
         expositions.generation += 1
         let generation = expositions.generation
-        let jobs = keys.map { (key: $0, input: metricsInput(process: $0.process)) }
+        let jobs = keys.map { key in
+            (key: key, input: metricsInput(process: key.process), expectedBytes: expositions.latest[key]?.body.count ?? 0)
+        }
         answers.run({ _ in
-            jobs.map { Self.render($0.input, $0.key, state: state, generation: generation) }
+            jobs.map { Self.render($0.input, $0.key, state: state, generation: generation, expectedBytes: $0.expectedBytes) }
         }, then: { [unowned self] (rendered: [Expositions.Rendered]) in
             for (job, body) in zip(jobs, rendered) where (self.expositions.latest[job.key]?.generation ?? 0) <= generation {
                 self.expositions.latest[job.key] = body
@@ -102,15 +104,20 @@ extension Daemon {
     }
 
     /// One exposition's bytes, gzipped when its key says so; runs on any thread.
-    static func render(_ input: MetricsInput, _ key: ExpositionKey, state: ExpositionState, generation: UInt64) -> Expositions.Rendered {
-        var rendered = Expositions.Rendered(
-            body: MetricsExposition.render(input, format: key.format), gzipped: false, state: state, generation: generation)
+    static func render(_ input: MetricsInput, _ key: ExpositionKey, state: ExpositionState, generation: UInt64,
+                       expectedBytes: Int = 0) -> Expositions.Rendered {
+        // Straight into the compressor when gzip is asked: the plain text of thousands of
+        // interfaces is megabytes, its gzip a tenth.
         if key.gzip, let gzip = GzipStream() {
             var writer = ExpositionWriter(format: key.format) { gzip.add($0) }
             MetricsExposition.write(input, to: &writer)
-            if let compressed = gzip.finish() { (rendered.body, rendered.gzipped) = (compressed, true) }
+            if let compressed = gzip.finish() {
+                return Expositions.Rendered(body: compressed, gzipped: true, state: state, generation: generation)
+            }
         }
-        return rendered
+        return Expositions.Rendered(
+            body: MetricsExposition.render(input, format: key.format, expectedBytes: expectedBytes), gzipped: false,
+            state: state, generation: generation)
     }
 }
 

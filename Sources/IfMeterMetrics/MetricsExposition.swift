@@ -174,9 +174,11 @@ public enum MetricsExposition {
         }
     }
 
-    /// The whole exposition as one buffer.
-    public static func render(_ input: MetricsInput, format: ExpositionFormat) -> [UInt8] {
+    /// The whole exposition as one buffer, its room reserved for `expectedBytes` (the size of
+    /// the last one): grown by doubling instead, a buffer of megabytes keeps up to twice that.
+    public static func render(_ input: MetricsInput, format: ExpositionFormat, expectedBytes: Int = 0) -> [UInt8] {
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(expectedBytes + expectedBytes / 64)
         var writer = ExpositionWriter(format: format) { bytes += $0 }
         write(input, to: &writer)
         return bytes
