@@ -200,12 +200,14 @@ public struct MeterService: Sendable {
     }
 
     /// Routes kept meter output to the pending writes and the log window.
-    private mutating func take(_ output: MeterOutput, ignoring ignored: Set<LinkKey>) -> Ingested {
+    /// Consumed, so the ignored are removed in place: a sample's deltas are a hundred bytes a
+    /// busy link, and a filtered copy doubled them.
+    private mutating func take(_ output: consuming MeterOutput, ignoring ignored: Set<LinkKey>) -> Ingested {
         var kept = output
         if !ignored.isEmpty {
-            kept.deltas = output.deltas.filter { !ignored.contains(LinkKey($0.namespace, ifindex: $0.ifindex)) }
-            kept.events = output.events.filter { event in
-                event.ifindex.map { !ignored.contains(LinkKey(event.namespace, ifindex: $0)) } ?? true
+            kept.deltas.removeAll { ignored.contains(LinkKey($0.namespace, ifindex: $0.ifindex)) }
+            kept.events.removeAll { event in
+                event.ifindex.map { ignored.contains(LinkKey(event.namespace, ifindex: $0)) } ?? false
             }
         }
         let store = configuration.store
