@@ -52,6 +52,7 @@ bench:
 	scripts/bench
 	scripts/bench-metrics
 	scripts/bench-views
+	scripts/bench-memory
 	scripts/bench-hostile
 
 ## Every fuzz target under libFuzzer and ASan for FUZZ_SECONDS each (default 60); see docs/FUZZING.md.
