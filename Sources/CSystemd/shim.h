@@ -2,4 +2,5 @@
 #define IFMETER_CSYSTEMD_SHIM_H
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
+#include <systemd/sd-journal.h>
 #endif

@@ -32,6 +32,8 @@ enum EventsView {
         case .clockJump: "wall clock jumped; durations from the boot clock"
         case .eventsLost: "link events lost; resynchronised, links that came and went may be missing"
         case .bucketsFolded: "database unwritable for long; finest buckets dropped, coarser ones kept"
+        case .planThreshold: "a data plan crossed a threshold"
+        case .planPeriodStarted: "a data plan's new period began"
         }
     }
 
@@ -41,7 +43,8 @@ enum EventsView {
         table.add(["time", "interface", "event", "delta", "what it means"])
         for event in result.events {
             let delta = event.delta.map { "rx \(units.bytes($0.rxBytes)) tx \(units.bytes($0.txBytes))" } ?? ""
-            table.add([session.time.second(event.at), event.interface ?? "—", event.kind.rawValue, delta,
+            table.add([session.time.second(event.at), event.interface ?? event.plan.map { "plan \($0.plan)" } ?? "—",
+                       event.kind.rawValue, delta,
                        "\(meaning(event.kind)): \(event.detail)"])
         }
         return table.render() + "\n" + EstimateLabel.footnote + "\n"

@@ -303,6 +303,7 @@ final class Daemon {
             let configuration = fresh.storeConfiguration
             metering.worker.run({ store in store.configuration = configuration }, then: { _ in })
             metering.service.reconfigure(fresh.serviceConfiguration)
+            watchPlans()
             sampleTimer?.setInterval(interval * 1_000_000, now: loop.now)
             saveTimer?.setInterval(fresh.saveInterval * 1_000_000, now: loop.now)
         }

@@ -46,6 +46,8 @@ public struct DaemonConfig: Hashable, Sendable {
     public var clientBuffer = 1 << 20
     /// Seconds a client may stay silent (watchers excepted).
     public var idleTimeout: UInt64 = 300
+    /// Data plans the daemon keeps watch over (docs/PLANS.md), in the order first named.
+    public var plans: [Plan] = []
 
     public init() {}
 
@@ -60,7 +62,8 @@ public struct DaemonConfig: Hashable, Sendable {
 
     /// What the meter service is configured with.
     public var serviceConfiguration: ServiceConfiguration {
-        ServiceConfiguration(meter: meterConfiguration, classifier: Classifier(rules: rules), store: storeConfiguration)
+        ServiceConfiguration(meter: meterConfiguration, classifier: Classifier(rules: rules), store: storeConfiguration,
+                             plans: plans)
     }
 
     public var meterConfiguration: MeterConfiguration {
@@ -100,6 +103,7 @@ public struct DaemonConfig: Hashable, Sendable {
     /// Parses `key = value` lines; `#` starts a comment. Every problem names file and line.
     public static func parse(_ text: String, file: String) throws(ConfigError) -> DaemonConfig {
         var config = DaemonConfig()
+        var plans = PlanDrafts()
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
             let trimmed = line.trimmingSpaces()
@@ -111,11 +115,16 @@ public struct DaemonConfig: Hashable, Sendable {
             let key = trimmed[..<equals].trimmingSpaces()
             let value = trimmed[trimmed.index(after: equals)...].trimmingSpaces()
             do {
-                try config.set(key: key, value: value)
+                if key.hasPrefix("plan[") {
+                    try plans.set(key: key, value: value, line: index + 1)
+                } else {
+                    try config.set(key: key, value: value)
+                }
             } catch {
                 throw fail(error.description)
             }
         }
+        config.plans = try plans.plans(monthStartDay: config.monthStartDay, retention: config.retention, file: file)
         guard config.adminReservedClients < config.maxClients else {
             throw ConfigError(file: file, line: nil, message: "admin_reserved_clients (\(config.adminReservedClients)) "
                 + "must be less than max_clients (\(config.maxClients)), or no other user could connect")
@@ -262,14 +271,5 @@ public struct ConfigError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         line.map { "\(file):\($0): \(message)" } ?? "\(file): \(message)"
-    }
-}
-
-extension StringProtocol {
-    func trimmingSpaces() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
-        guard let first = firstIndex(where: { !isSpace($0) }),
-              let last = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(self[first...last])
     }
 }

@@ -84,14 +84,60 @@ extension Daemon {
         }
     }
 
-    /// Tells watchers about each event, and the journal about those an admin should see.
+    /// Tells watchers about each event, and the journal about those an admin should see; then
+    /// keeps watch over the plans with what was counted.
     func act(on ingested: Ingested) {
-        for event in ingested.events {
+        tell(ingested.events)
+        watchPlans()
+    }
+
+    private func tell(_ events: [CounterEvent]) {
+        for event in events {
             broadcast(event)
-            if Self.journalledKinds.contains(event.kind) {
+            if let plan = event.plan {
+                Diagnostics.log(event.kind == .planThreshold ? .warning : .notice, event.detail, fields: Self.journalFields(plan, event))
+            } else if Self.journalledKinds.contains(event.kind) {
                 Diagnostics.warning("\(event.kind.rawValue)\(event.interface.map { " on \($0)" } ?? ""): \(event.detail)")
             }
         }
+    }
+
+    /// Evaluates the plans (after every ingest): what fired goes out like counter events and is
+    /// saved at once. A period whose saved traffic is not known yet is read from the store first.
+    func watchPlans() {
+        guard let metering else { return }
+        let now = SystemClock.now().wall
+        if let request = metering.service.planBaselinesNeeded(at: now) {
+            metering.worker.run({ store -> Result<[PlanBounds: [String: BucketTally]], StoreError> in
+                Result { () throws(StoreError) in
+                    var tallies: [PlanBounds: [String: BucketTally]] = [:]
+                    for period in request.periods { tallies[period] = try store.dailyTallies(from: period.start, to: period.end) }
+                    return tallies
+                }
+            }, then: { [unowned self] result in
+                switch result {
+                case .success(let tallies):
+                    metering.service.takePlanBaselines(tallies, for: request)
+                    self.watchPlans()
+                case .failure(let error):
+                    metering.service.takePlanBaselines([:], for: request)
+                    Diagnostics.error("reading the plans' periods from the database failed: \(error); tried again at the next sample")
+                }
+            })
+        }
+        let fired = metering.service.watchPlans(at: now)
+        tell(fired.events)
+        if fired.wantsSave { save() }
+    }
+
+    /// A plan event's figures as journal fields (`journalctl PLAN=phone`).
+    static func journalFields(_ plan: PlanEventFacts, _ event: CounterEvent) -> [(String, String)] {
+        var fields = [("IFMETER_EVENT", event.kind.rawValue), ("PLAN", plan.plan), ("PLAN_DIRECTION", plan.direction),
+                      ("PLAN_USED_BYTES", String(plan.used)), ("PLAN_LIMIT_BYTES", String(plan.limit)),
+                      ("PLAN_PERIOD_START", String(plan.periodStart)), ("PLAN_PERIOD_END", String(plan.periodEnd))]
+        if let threshold = plan.threshold { fields.append(("PLAN_THRESHOLD", PlanWatch.percent(threshold))) }
+        if plan.whileDown { fields.append(("PLAN_WHILE_DOWN", "1")) }
+        return fields
     }
 
     /// Events that also go to the journal: they say something is wrong with the host or ifmeter.

@@ -118,3 +118,33 @@ public struct BucketCalendar: Hashable, Sendable {
         }
     }
 }
+
+extension BucketCalendar {
+    /// The local date of `time` in this zone, as days since 1970-01-01 (a plan's weeks and runs
+    /// of days count dates, not 86400-second steps, so DST moves no boundary).
+    public func dayNumber(containing time: Int64) -> Int {
+        var seconds = time_t(time)
+        var local = tm()
+        switch zone {
+        case .utc: gmtime_r(&seconds, &local)
+        case .local: localtime_r(&seconds, &local)
+        }
+        return PlanPeriod.daysFromCivil(year: Int(local.tm_year) + 1900, month: Int(local.tm_mon) + 1, day: Int(local.tm_mday))
+    }
+
+    /// Where the local date `number` (days since 1970-01-01) begins: the same instant as the
+    /// start of that date's daily bucket.
+    public func startOfDay(number: Int) -> Int64 {
+        let (year, month, day) = PlanPeriod.civil(fromDays: number)
+        var local = tm()
+        (local.tm_year, local.tm_mon, local.tm_mday) = (Int32(year - 1900), Int32(month - 1), Int32(day))
+        switch zone {
+        case .utc:
+            return Int64(timegm(&local))
+        case .local:
+            local.tm_isdst = -1
+            // Through the day bucket, so a midnight that DST skips begins both at the same instant.
+            return start(of: .day, containing: Int64(mktime(&local)))
+        }
+    }
+}

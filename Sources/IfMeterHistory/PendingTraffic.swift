@@ -52,6 +52,16 @@ public struct PendingTraffic: Sendable {
         return sum
     }
 
+    /// The spans whose buckets lie in `bounds` (whole days), summed; nil if none does.
+    func tally(in bounds: PlanBounds) -> BucketTally? {
+        var sum: BucketTally?
+        if bounds.contains(first.from) { sum = first.tally }
+        for span in more where bounds.contains(span.from) {
+            if sum == nil { sum = span.tally } else { sum! += span.tally }
+        }
+        return sum
+    }
+
     /// Adds a delta's `tally` at `time` (in `epoch`): to the span that holds it, else to a new
     /// one. `overflowed` when the total had to be held at 2^64 − 1.
     mutating func take(_ tally: BucketTally, at time: Int64, epoch: Epoch, calendar: BucketCalendar)

@@ -29,6 +29,9 @@ public struct PendingWrites: Sendable {
     public private(set) var interfaces: [String: InterfaceRecord] = [:]
     /// The meter state these writes lead to, saved in the same transaction.
     public internal(set) var meterState: MeterState?
+    /// Plans whose watch changed (a threshold fired, a period began), saved with the events
+    /// that say so.
+    public var planStates: [String: PlanState] = [:]
     /// Events left out because too many piled up unsaved; the daemon reports the number.
     public private(set) var droppedEvents = 0
     /// The calendar the spans' buckets were decided with.
@@ -45,7 +48,7 @@ public struct PendingWrites: Sendable {
     public init() {}
 
     public var isEmpty: Bool {
-        traffic.isEmpty && events.isEmpty && interfaces.isEmpty && meterState == nil
+        traffic.isEmpty && events.isEmpty && interfaces.isEmpty && meterState == nil && planStates.isEmpty
     }
 
     /// Folds a meter output into each name's spans (so into every resolution's bucket and the
@@ -166,6 +169,12 @@ public struct PendingWrites: Sendable {
     /// The not yet saved part of `name`'s total.
     public func unsavedTotal(of name: String) -> BucketTally? { traffic[name]?.total }
 
+    /// The not yet saved part of `name`'s traffic in `bounds` (a plan's period: whole days, so
+    /// a span is inside or outside it).
+    public func unsavedTally(of name: String, in bounds: PlanBounds) -> BucketTally? {
+        traffic[name]?.tally(in: bounds)
+    }
+
     /// The meter state to save with the traffic: always the newest.
     public mutating func setMeterState(_ state: MeterState) {
         meterState = state
@@ -191,6 +200,7 @@ public struct PendingWrites: Sendable {
         droppedEvents += batch.droppedEvents
         interfaces.merge(batch.interfaces) { newer, _ in newer }
         meterState = meterState ?? batch.meterState
+        planStates.merge(batch.planStates) { newer, _ in newer }
         if traffic.isEmpty { calendar = batch.calendar }
         if spanCount > maximumSpans, let last = events.last { fold(at: last.at) }
     }

@@ -10,9 +10,12 @@ public struct ServiceHistory: Sendable {
     public var interfaces: [StoredInterface]
     /// When `events-lost` events happened.
     public var eventsLostAt: [Double]
+    /// Each plan's watch as last saved, by plan name.
+    public var planStates: [String: PlanState]
 
     public init(meterState: MeterState? = nil, knownNames: [String: Double] = [:], totals: [String: BucketTally] = [:],
-                interfaces: [StoredInterface] = [], eventsLostAt: [Double] = []) {
+                interfaces: [StoredInterface] = [], eventsLostAt: [Double] = [], planStates: [String: PlanState] = [:]) {
+        self.planStates = planStates
         self.meterState = meterState
         self.knownNames = knownNames
         self.totals = totals

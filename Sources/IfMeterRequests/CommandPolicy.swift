@@ -17,7 +17,7 @@ public struct CommandPolicy: Hashable, Sendable {
     public static func of(_ command: Command) -> CommandPolicy {
         switch command {
         case .status, .sample, .watch: CommandPolicy()
-        case .metrics: CommandPolicy(largeAnswer: true)
+        case .metrics, .plans: CommandPolicy(largeAnswer: true)
         case .interfaces, .usage, .query, .events: CommandPolicy(largeAnswer: true, offLoop: true)
         case .reload: CommandPolicy(adminOnly: true)
         case .forget: CommandPolicy(adminOnly: true, offLoop: true)

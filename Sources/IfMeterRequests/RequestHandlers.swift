@@ -48,6 +48,10 @@ public struct RequestHandlers {
         case .usage(let usage): return Self.fromStore(id, try self.usage(usage, peer))
         case .query(let query): return Self.fromStore(id, try self.query(query, peer))
         case .events(let events): return Self.fromStore(id, try self.events(events, peer))
+        case .plans:
+            let service = try running()
+            return .line(LineEncoder.success(PlansResult(plans: Self.plans(of: service, at: context.now),
+                                                         footnote: EstimateLabel.footnote), id: id))
         case .sample: return .afterSample
         case .watch: return .watch(LineEncoder.success(rates(), id: id, stream: "rates"))
         case .metrics(let metrics): return .line(LineEncoder.success(context.metrics(metrics), id: id))

@@ -59,7 +59,8 @@ extension RequestHandlers {
                 }
             },
             interfaces: request.parts.contains(.interfaces) ? chosen.map(InterfaceResult.init) : nil,
-            usage: [], footnote: EstimateLabel.footnote)
+            usage: [], footnote: EstimateLabel.footnote,
+            plans: request.parts.contains(.plans) ? Self.plans(of: service, at: context.now) : nil)
         let tables = request.tables
         let asked = names
         return { store in

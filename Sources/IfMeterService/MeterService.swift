@@ -8,12 +8,15 @@ public struct ServiceConfiguration: Hashable, Sendable {
     public var classifier: Classifier
     /// Bucket boundaries and billing days, for folding deltas into buckets.
     public var store: StoreConfiguration
+    /// The data plans to keep watch over.
+    public var plans: [Plan]
 
     public init(meter: MeterConfiguration = MeterConfiguration(), classifier: Classifier = Classifier(),
-                store: StoreConfiguration = StoreConfiguration()) {
+                store: StoreConfiguration = StoreConfiguration(), plans: [Plan] = []) {
         self.meter = meter
         self.classifier = classifier
         self.store = store
+        self.plans = plans
     }
 }
 
@@ -22,8 +25,9 @@ public struct Ingested: Sendable {
     /// Events kept (not about ignored interfaces), for watchers and the journal.
     public var events: [CounterEvent] = []
 
-    /// A deleted interface's final counters are banked at once, not at the next periodic save.
-    public var wantsSave: Bool { events.contains { $0.kind == .deleted } }
+    /// A deleted interface's final counters are banked at once, not at the next periodic save;
+    /// so is a plan event, so that what fired is stored before anyone acts on it.
+    public var wantsSave: Bool { events.contains { $0.kind == .deleted || $0.plan != nil } }
 }
 
 /// The one owner of what is counted now: the meter, the link table and its classification,
@@ -48,7 +52,7 @@ public struct MeterService: Sendable {
     public private(set) var configuration: ServiceConfiguration
     /// Traffic, events and records counted since the last save began, not yet in the database:
     /// also the estimate log's open window.
-    private(set) var pending = PendingWrites()
+    var pending = PendingWrites()
     /// What failed saves held, written with the next batch (kept apart from ``pending``, which
     /// is the log's window).
     private(set) var carried = PendingWrites()
@@ -61,12 +65,16 @@ public struct MeterService: Sendable {
     private var window: LogWindowBuilder
     /// The writes of saves begun and not finished, by batch (the batch's own storage, shared).
     private(set) var inFlight: [Int: PendingWrites] = [:]
-    private var nextBatch = 0
+    private(set) var nextBatch = 0
     /// When counters were last read (the start dump or a sample).
     private(set) var lastSample: MeterInstant?
     private(set) var lastSaveAt: Double?
     /// Why the last save failed; nil once one succeeds.
     private(set) var saveError: StoreError?
+    /// The data plans' watch.
+    var plans: PlanWatch
+    /// Each plan's names and their classes, in plan order; nil when links or history changed.
+    var planMembers: [[PlanMember]]?
 
     public init(bootID: String, configuration: ServiceConfiguration, history loaded: ServiceHistory, at start: Double) {
         meter = Meter(bootID: bootID, configuration: configuration.meter, restoring: loaded.meterState,
@@ -76,12 +84,14 @@ public struct MeterService: Sendable {
         history = Dictionary(loaded.interfaces.map { ($0.name, $0) }) { _, last in last }
         lostEvents = LostEventTimes(loaded.eventsLostAt)
         window = LogWindowBuilder(start: start)
+        plans = PlanWatch(plans: configuration.plans, states: loaded.planStates)
     }
 
     /// Replaces the configuration (a reload): every present link is classified again.
     public mutating func reconfigure(_ configuration: ServiceConfiguration) {
         self.configuration = configuration
         meter.configuration = configuration.meter
+        plans.replacePlans(configuration.plans)
         classifyAll()
     }
 
@@ -124,11 +134,13 @@ public struct MeterService: Sendable {
         var ignoring = ignoredLinks
         switch observation {
         case .event(.newOrChanged(let link)):
+            if links[link.key]?.name != link.name { planMembers = nil }
             links[link.key] = link
             verdicts[link.key] = classify(link)
             ignoring.formUnion(ignoredLinks)
             return take(meter.apply(.newOrChanged(link), at: instant), ignoring: ignoring)
         case .event(.deleted(let link)):
+            planMembers = nil
             if let present = links[link.key] { remember(present, at: instant.wall) }
             links[link.key] = nil
             verdicts[link.key] = nil
@@ -183,6 +195,7 @@ public struct MeterService: Sendable {
     }
 
     private mutating func classifyAll() {
+        planMembers = nil
         reasons = []
         var verdicts = SlotTable<Classification>()
         for (key, link) in links { verdicts[key] = classify(link) }
@@ -269,6 +282,7 @@ public struct MeterService: Sendable {
             outcome.error = error
         } else {
             for (name, entry) in writes.traffic { savedTotals[name, default: BucketTally()] += entry.total }
+            plans.saved(writes, batch: batch.sequence)
             saveError = nil
             lastSaveAt = batch.at
         }
@@ -280,6 +294,7 @@ public struct MeterService: Sendable {
     /// is written by each save, ``SaveBatch/presentRecords``.)
     private mutating func remember(_ link: Link, at time: Double) {
         guard let verdict = verdicts[link.key], let record = InterfaceRecord(link, verdict, at: time) else { return }
+        planMembers = nil
         pending.note(record)
         history[link.name] = StoredInterface(
             name: link.name, interfaceClass: verdict.label, kind: link.kind,
@@ -291,6 +306,8 @@ public struct MeterService: Sendable {
     public mutating func replaceSaved(totals: [String: BucketTally], interfaces: [StoredInterface]) {
         savedTotals = totals
         for record in interfaces { history[record.name] = record }
+        planMembers = nil
+        plans.historyRewritten()
     }
 
     /// Forgets `name`'s history once the store deleted it (at `wall`); false when it was never
@@ -301,6 +318,8 @@ public struct MeterService: Sendable {
         carried.forget(name)
         savedTotals[name] = nil
         history[name] = nil
+        plans.forget(name)
+        planMembers = nil
         meter.forgetHistory(of: name, at: wall)
         return known
     }

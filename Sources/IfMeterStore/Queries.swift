@@ -108,6 +108,22 @@ extension Store {
     }
 
 
+    /// Each name's daily buckets in `[from, to)` summed: the saved part of a plan's period
+    /// (periods are whole local days). One statement for every name.
+    public func dailyTallies(from: Int64, to: Int64) throws(StoreError) -> [String: BucketTally] {
+        let statement = try connection.prepare("""
+            SELECT b.name, \(TallyColumns.select("b", summed: true)), max(b.imported)
+            FROM buckets b WHERE b.resolution = ?1 AND b.start >= ?2 AND b.start < ?3
+            GROUP BY b.name
+            """, "read")
+        statement.bind([.text(Resolution.day.rawValue), .int(from), .int(to)])
+        var result: [String: BucketTally] = [:]
+        while try statement.step() {
+            result[statement.text(0) ?? ""] = TallyColumns.tally(statement, from: 1, imported: 1 + TallyColumns.count)
+        }
+        return result
+    }
+
     /// Most names bound as parameters in one query (SQLite allows 32766 since 3.32).
     static let namesBoundInQuery = 500
 
@@ -172,7 +188,7 @@ extension Store {
     public func events(from: Double? = nil, to: Double? = nil, kind: CounterEvent.Kind? = nil,
                        interface: String? = nil, limit: Int = 1000) throws(StoreError) -> [CounterEvent] {
         let statement = try connection.prepare("""
-            SELECT at, kind, interface, ifindex, previous, current, delta, detail FROM events
+            SELECT at, kind, interface, ifindex, previous, current, delta, detail, plan FROM events
             WHERE at >= ?1 AND at < ?2 AND (?3 IS NULL OR kind = ?3) AND (?4 IS NULL OR interface = ?4)
             ORDER BY at, id LIMIT ?5
             """, "read")
@@ -187,7 +203,8 @@ extension Store {
                 kind: kind, at: statement.double(0), interface: statement.text(2),
                 ifindex: statement.isNull(3) ? nil : try statement.int32(3),
                 previous: traffic(statement.text(4)), current: traffic(statement.text(5)),
-                delta: traffic(statement.text(6)), detail: statement.text(7) ?? ""))
+                delta: traffic(statement.text(6)), detail: statement.text(7) ?? "",
+                plan: statement.text(8).flatMap(PlanColumn.facts)))
         }
         return events
     }

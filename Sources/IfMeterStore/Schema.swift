@@ -115,5 +115,16 @@ enum Schema {
         ALTER TABLE epochs_keyed RENAME TO epochs;
         CREATE INDEX epochs_open ON epochs (open);
         """,
+        // 3 → 4: data plans. A plan event's figures are in `plan`; each plan's watch (the
+        // period and the thresholds fired in it) in `plans`, so a restart fires nothing again.
+        """
+        ALTER TABLE events ADD COLUMN plan TEXT;
+        CREATE TABLE plans (
+            name TEXT PRIMARY KEY,
+            fingerprint TEXT NOT NULL,
+            period_start INTEGER NOT NULL,
+            fired TEXT NOT NULL
+        );
+        """,
     ]
 }

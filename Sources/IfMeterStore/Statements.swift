@@ -4,6 +4,7 @@ struct Statements {
     let upsertBucket, upsertTotal, insertEvent, upsertInterface, closeEpochs, upsertEpoch: Statement
     let recordName, setMeter, allNames, meterValues, openEpochs, pruneBuckets, pruneEvents: Statement
     let importBucket, importTotal, importInterface, recordImport, importedStart, firstSeen: Statement
+    let upsertPlan, planStates: Statement
 
     init(_ connection: SQLiteConnection) throws(StoreError) {
         upsertBucket = try connection.prepare("""
@@ -17,9 +18,15 @@ struct Statements {
             ON CONFLICT (name) DO UPDATE SET \(TallyColumns.sums)
             """, "save to")
         insertEvent = try connection.prepare("""
-            INSERT INTO events (at, kind, interface, ifindex, previous, current, delta, detail)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            INSERT INTO events (at, kind, interface, ifindex, previous, current, delta, detail, plan)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
             """, "save to")
+        upsertPlan = try connection.prepare("""
+            INSERT INTO plans (name, fingerprint, period_start, fired) VALUES (?1, ?2, ?3, ?4)
+            ON CONFLICT (name) DO UPDATE SET
+                fingerprint = excluded.fingerprint, period_start = excluded.period_start, fired = excluded.fired
+            """, "save to")
+        planStates = try connection.prepare("SELECT name, fingerprint, period_start, fired FROM plans", "read")
         upsertInterface = try connection.prepare("""
             INSERT INTO interfaces (name, class, kind, mac, first_seen, last_seen)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6)

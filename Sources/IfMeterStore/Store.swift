@@ -181,6 +181,10 @@ public final class Store {
             if let state = batch.meterState {
                 try saveMeterState(state, sequence: saveSequence + 1)
             }
+            for (name, state) in batch.planStates {
+                try statements.upsertPlan.run([.text(name), .text(state.fingerprint), .int(state.periodStart),
+                                               .text(state.firedText)])
+            }
         }
         saveSequence += 1
         pending = PendingWrites()
@@ -199,6 +203,7 @@ public final class Store {
             event.ifindex.map { .int(Int64($0)) } ?? .null,
             .optionalText(Self.json(event.previous)), .optionalText(Self.json(event.current)),
             .optionalText(Self.json(event.delta)), .text(event.detail),
+            .optionalText(event.plan.map(PlanColumn.text)),
         ])
     }
 
@@ -350,6 +355,20 @@ extension Store {
         let meter = try loadMeter()
         return ServiceHistory(
             meterState: meter.state, knownNames: meter.knownNames, totals: try totals().mapValues(\.tally),
-            interfaces: try interfaces(), eventsLostAt: try events(kind: .eventsLost, limit: 100_000).map(\.at))
+            interfaces: try interfaces(), eventsLostAt: try events(kind: .eventsLost, limit: 100_000).map(\.at),
+            planStates: try planStates())
+    }
+
+    /// Each plan's watch as last saved; a row that does not read (edited by hand) is left out,
+    /// so that plan starts its watch afresh.
+    public func planStates() throws(StoreError) -> [String: PlanState] {
+        let query = statements.planStates.bind([])
+        var states: [String: PlanState] = [:]
+        while try query.step() {
+            guard let name = query.text(0), let fingerprint = query.text(1),
+                  let fired = query.text(3).flatMap(PlanState.fired(parsing:)) else { continue }
+            states[name] = PlanState(fingerprint: fingerprint, periodStart: query.int64(2), fired: fired)
+        }
+        return states
     }
 }

@@ -4,6 +4,8 @@ public enum Command: String, Hashable, Sendable, CaseIterable {
     case status, interfaces, usage, events, sample, watch
     /// Every table a view needs, for many names and periods, in one answer.
     case query
+    /// Every data plan's figures now (docs/PLANS.md).
+    case plans
     /// The Prometheus exposition `/metrics` serves, as text (`ifmeter metrics`).
     case metrics
     /// Admin only (root, ifmeterd's user, `admin_group`).

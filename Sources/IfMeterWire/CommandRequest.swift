@@ -3,7 +3,7 @@ import IfMeterCore
 /// A request as its command takes it: every member checked and typed once, where it enters,
 /// so no handler reads a string a peer sent (docs/PROTOCOL.md lists the members).
 public enum CommandRequest: Hashable, Sendable {
-    case status, interfaces, sample, watch, reload
+    case status, interfaces, sample, watch, reload, plans
     case usage(UsageRequest)
     case query(QueryRequest)
     case events(EventsRequest)
@@ -36,6 +36,7 @@ public enum CommandRequest: Hashable, Sendable {
         case .sample: self = .sample
         case .watch: self = .watch
         case .reload: self = .reload
+        case .plans: self = .plans
         case .usage: self = .usage(try UsageRequest(request))
         case .query: self = .query(try QueryRequest(request))
         case .events: self = .events(try EventsRequest(request))

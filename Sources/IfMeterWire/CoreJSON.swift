@@ -60,6 +60,7 @@ extension CounterEvent: JSONWritable, JSONReadable {
         if let ifindex { w.key("ifindex"); w.number(ifindex) }
         if let interface { w.key("interface"); w.string(interface) }
         w.key("kind"); w.string(kind.rawValue)
+        if let plan { w.key("plan"); plan.write(to: &w) }
         if let previous { w.key("previous"); previous.write(to: &w) }
     }
 
@@ -79,6 +80,7 @@ extension CounterEvent: JSONWritable, JSONReadable {
         var current: Traffic?
         var delta: Traffic?
         var detail = ""
+        var plan: PlanEventFacts?
 
         /// Reads `key` if it is an event's; false (nothing read) otherwise.
         @discardableResult
@@ -92,6 +94,7 @@ extension CounterEvent: JSONWritable, JSONReadable {
             case "current": current = try r.readNull() ? nil : try Traffic(reading: &r)
             case "delta": delta = try r.readNull() ? nil : try Traffic(reading: &r)
             case "detail": detail = try r.readString()
+            case "plan": plan = try r.readNull() ? nil : try PlanEventFacts(reading: &r)
             default:
                 if skippingOthers { try r.skipValue() }
                 return false
@@ -106,7 +109,47 @@ extension CounterEvent: JSONWritable, JSONReadable {
             }
             guard let at else { throw missing("at", in: "an event", r) }
             return CounterEvent(kind: kind, at: at, interface: interface, ifindex: ifindex, previous: previous,
-                                current: current, delta: delta, detail: detail)
+                                current: current, delta: delta, detail: detail, plan: plan)
         }
+    }
+}
+
+extension PlanEventFacts {
+    /// `{"direction", "limit", "period_end", "period_start", "plan", "threshold", "used", "while_down"}`
+    /// (docs/PROTOCOL.md); `threshold` only for `plan-threshold`.
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("direction"); w.string(direction)
+        w.key("limit"); w.number(limit)
+        w.key("period_end"); w.number(periodEnd)
+        w.key("period_start"); w.number(periodStart)
+        w.key("plan"); w.string(plan)
+        if let threshold { w.key("threshold"); w.number(threshold) }
+        w.key("used"); w.number(used)
+        w.key("while_down"); w.bool(whileDown)
+        w.endObject()
+    }
+
+    public convenience init(reading r: inout JSONReader) throws {
+        var plan: String?, direction: String?, threshold: Double?, used: UInt64?, limit: UInt64?
+        var start: Int64?, end: Int64?, whileDown = false
+        try r.readObject { r, key in
+            switch key {
+            case "direction": direction = try r.readString()
+            case "limit": limit = try r.readUInt64()
+            case "period_end": end = try r.readInt64()
+            case "period_start": start = try r.readInt64()
+            case "plan": plan = try r.readString()
+            case "threshold": threshold = try r.readNull() ? nil : try r.readDouble()
+            case "used": used = try r.readUInt64()
+            case "while_down": whileDown = try r.readBool()
+            default: try r.skipValue()
+            }
+        }
+        guard let plan, let direction, let used, let limit, let start, let end else {
+            throw JSONReadError("a plan event without plan, direction, used, limit, period_start or period_end", offset: r.offset)
+        }
+        self.init(plan: plan, direction: direction, threshold: threshold, used: used, limit: limit,
+                  periodStart: start, periodEnd: end, whileDown: whileDown)
     }
 }

@@ -39,6 +39,8 @@ public enum QueryPart: String, Hashable, Sendable, CaseIterable {
     case status
     /// Each subject's `interfaces` entry.
     case interfaces
+    /// Every data plan's figures (`plans`), so the summary shows a plan's line in one round trip.
+    case plans
 }
 
 /// A name or a class a `query` answered for, with its class.
@@ -78,10 +80,12 @@ public struct QueryResult: Hashable, Sendable, JSONWritable, JSONReadable {
     public var subjects: [QuerySubject]
     public var interfaces: [InterfaceResult]?
     public var usage: [UsageResult]
+    public var plans: [PlanResult]?
     public var footnote: String
 
     public init(status: StatusResult?, subjects: [QuerySubject], interfaces: [InterfaceResult]?, usage: [UsageResult],
-                footnote: String) {
+                footnote: String, plans: [PlanResult]? = nil) {
+        self.plans = plans
         self.status = status
         self.subjects = subjects
         self.interfaces = interfaces
@@ -96,6 +100,12 @@ public struct QueryResult: Hashable, Sendable, JSONWritable, JSONReadable {
             w.key("interfaces")
             w.beginArray()
             for interface in interfaces { interface.write(to: &w) }
+            w.endArray()
+        }
+        if let plans {
+            w.key("plans")
+            w.beginArray()
+            for plan in plans { plan.write(to: &w) }
             w.endArray()
         }
         if let status { w.key("status"); status.write(to: &w) }
@@ -121,6 +131,10 @@ public struct QueryResult: Hashable, Sendable, JSONWritable, JSONReadable {
                 try r.readArray { read.append(try InterfaceResult(reading: &$0)) }
                 interfaces = read
             case "usage": try r.readArray { usage.append(try UsageResult(reading: &$0)) }
+            case "plans":
+                var read: [PlanResult] = []
+                try r.readArray { read.append(try PlanResult(reading: &$0)) }
+                plans = read
             case "footnote": footnote = try r.readString()
             default: try r.skipValue()
             }

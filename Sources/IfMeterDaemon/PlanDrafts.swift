@@ -1,0 +1,92 @@
+import IfMeterHistory
+
+/// The `plan[NAME]…` lines of a config file as they are read, in any order; made into
+/// ``Plan``s once the whole file is read, so a plan may name a `month_start_day` set after it.
+///
+///     plan[phone] = wwan0                 # names, globs or class:CLASS, comma-separated
+///     plan[phone].limit = 20G
+///     plan[phone].period = month 15       # default: month (from month_start_day)
+///     plan[phone].direction = total       # rx, tx or total (default)
+///     plan[phone].thresholds = 80%, 100%  # the default
+struct PlanDrafts {
+    struct Draft {
+        var line: Int
+        var selectors: [Plan.Selector]?
+        var limit: UInt64?
+        var period: String?
+        var periodLine = 0
+        var direction = Plan.Direction.total
+        var thresholds = Plan.defaultThresholds
+    }
+
+    private var drafts: [(name: String, draft: Draft)] = []
+
+    /// Most plans one config may have: each is evaluated after every sample.
+    static let maximumPlans = 1000
+
+    mutating func set(key: String, value: String, line: Int) throws(DaemonConfig.ValueError) {
+        guard let close = key.firstIndex(of: "]") else {
+            throw DaemonConfig.ValueError("\(key): expected plan[NAME] or plan[NAME].FIELD")
+        }
+        let name = String(key[key.index(key.startIndex, offsetBy: 5)..<close])
+        let field = key[key.index(after: close)...]
+        guard Plan.isValidName(name) else {
+            throw DaemonConfig.ValueError("\(key): a plan's name is 1 to 64 letters, digits, '-', '_' or '.', got \"\(name)\"")
+        }
+        let position = drafts.firstIndex { $0.name == name } ?? {
+            drafts.append((name, Draft(line: line)))
+            return drafts.count - 1
+        }()
+        guard drafts.count <= Self.maximumPlans else {
+            throw DaemonConfig.ValueError("more than \(Self.maximumPlans) plans")
+        }
+        do throws(PlanError) {
+            switch field {
+            case "":
+                let parts = value.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
+                guard !parts.isEmpty else { throw PlanError("name the plan's interfaces: names, globs such as wwan* or class:CLASS") }
+                var selectors: [Plan.Selector] = []
+                for part in parts { selectors.append(try Plan.Selector(parsing: part)) }
+                drafts[position].draft.selectors = selectors
+            case ".limit": drafts[position].draft.limit = try Plan.limit(parsing: value)
+            case ".period": (drafts[position].draft.period, drafts[position].draft.periodLine) = (value, line)
+            case ".direction":
+                guard let direction = Plan.Direction(rawValue: value) else {
+                    throw PlanError("expected rx, tx or total, got \"\(value)\"")
+                }
+                drafts[position].draft.direction = direction
+            case ".thresholds": drafts[position].draft.thresholds = try Plan.thresholds(parsing: value)
+            default:
+                throw PlanError("unknown plan setting \"\(field.dropFirst())\" (expected limit, period, direction or thresholds)")
+            }
+        } catch {
+            throw DaemonConfig.ValueError("\(key): \(error.description)")
+        }
+    }
+
+    /// The plans, each checked whole: it names interfaces and a limit, and its period is one
+    /// that daily history (`retention_day`) covers.
+    func plans(monthStartDay: Int, retention: Retention, file: String) throws(ConfigError) -> [Plan] {
+        try drafts.map { (name, draft) throws(ConfigError) in
+            let fail = { (line: Int, message: String) in ConfigError(file: file, line: line, message: "plan[\(name)]: \(message)") }
+            guard let selectors = draft.selectors else {
+                throw fail(draft.line, "no interfaces: add plan[\(name)] = wwan0 (names, globs such as wwan* or class:CLASS)")
+            }
+            guard let limit = draft.limit else { throw fail(draft.line, "no limit: add plan[\(name)].limit = 20G") }
+            let period: PlanPeriod
+            do throws(PlanError) {
+                period = try draft.period.map { text throws(PlanError) in try PlanPeriod(parsing: text, monthStartDay: monthStartDay) }
+                    ?? .month(startDay: monthStartDay)
+            } catch {
+                throw fail(draft.periodLine, "period: \(error.description)")
+            }
+            if let kept = retention.days, kept < Int64(period.longestDays) * 86400 {
+                throw fail(draft.periodLine == 0 ? draft.line : draft.periodLine,
+                           "its period lasts up to \(period.longestDays) days, but retention_day keeps daily buckets "
+                           + "for \(kept / 86400) days; keep them longer or choose a shorter period")
+            }
+            return Plan(name: name, selectors: selectors, direction: draft.direction, limit: limit, period: period,
+                        thresholds: draft.thresholds)
+        }
+    }
+}

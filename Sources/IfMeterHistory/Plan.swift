@@ -1,0 +1,297 @@
+import IfMeterCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A data plan: a cap on some interfaces' traffic over a recurring period, with the shares of
+/// it worth a warning (docs/PLANS.md). A value read from the config; the daemon's ``PlanWatch``
+/// keeps watch over it.
+public struct Plan: Hashable, Sendable {
+    /// Which traffic counts against the limit.
+    public enum Direction: String, Hashable, Sendable, CaseIterable {
+        case rx, tx, total
+
+        /// The bytes of `traffic` this direction counts.
+        public func bytes(of traffic: Traffic) -> UInt64 {
+            switch self {
+            case .rx: traffic.rxBytes
+            case .tx: traffic.txBytes
+            case .total: traffic.rxBytes &+ traffic.txBytes < traffic.rxBytes ? .max : traffic.rxBytes + traffic.txBytes
+            }
+        }
+    }
+
+    /// One way of naming the plan's interfaces: a name or shell glob, or a whole class.
+    public enum Selector: Hashable, Sendable, CustomStringConvertible {
+        case name(String)
+        case interfaceClass(InterfaceClass)
+
+        /// `wwan0`, `wwan*`, `class:cellular`.
+        public init(parsing text: String) throws(PlanError) {
+            if text.hasPrefix("class:") {
+                let name = String(text.dropFirst("class:".count))
+                guard let interfaceClass = InterfaceClass(rawValue: name) else {
+                    throw PlanError("unknown interface class \"\(name)\" (expected one of: "
+                        + InterfaceClass.allCases.map(\.rawValue).joined(separator: ", ") + ")")
+                }
+                self = .interfaceClass(interfaceClass)
+            } else {
+                guard !text.isEmpty, text.utf8.count <= 64, !text.contains(where: { $0 == "/" || $0 == ":" || $0.isWhitespace }) else {
+                    throw PlanError("\"\(text)\" is neither an interface name, a glob such as wwan*, nor class:CLASS")
+                }
+                self = .name(text)
+            }
+        }
+
+        /// Whether a name with this class is selected.
+        public func matches(_ name: String, interfaceClass: String?) -> Bool {
+            switch self {
+            case .name(let pattern): fnmatch(pattern, name, 0) == 0
+            case .interfaceClass(let wanted): interfaceClass == wanted.rawValue
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .name(let pattern): pattern
+            case .interfaceClass(let interfaceClass): "class:\(interfaceClass.rawValue)"
+            }
+        }
+    }
+
+    public var name: String
+    public var selectors: [Selector]
+    public var direction: Direction
+    /// Bytes in one period.
+    public var limit: UInt64
+    public var period: PlanPeriod
+    /// Shares of the limit that are events when crossed, ascending (0.8 is 80 %).
+    public var thresholds: [Double]
+
+    public static let defaultThresholds = [0.8, 1.0]
+
+    public init(name: String, selectors: [Selector], direction: Direction = .total, limit: UInt64,
+                period: PlanPeriod, thresholds: [Double] = Plan.defaultThresholds) {
+        self.name = name
+        self.selectors = selectors
+        self.direction = direction
+        self.limit = limit
+        self.period = period
+        self.thresholds = thresholds.sorted()
+    }
+
+    /// Whether the name (with its class, if known) is in the plan.
+    public func includes(_ name: String, interfaceClass: String?) -> Bool {
+        selectors.contains { $0.matches(name, interfaceClass: interfaceClass) }
+    }
+
+    /// Bytes at which a threshold is crossed (`limit × share`, rounded up).
+    public func bytes(at threshold: Double) -> UInt64 {
+        let exact = Double(limit) * threshold
+        return exact >= 1.8e19 ? .max : UInt64(exact.rounded(.up))
+    }
+
+    /// What decides which traffic a period holds: a plan whose fingerprint changed starts its
+    /// watch afresh, while a new limit or new thresholds keep what already fired.
+    public var fingerprint: String {
+        "\(selectors.map(\.description).joined(separator: ",")) \(direction.rawValue) \(period)"
+    }
+
+    /// Whether a name is valid as a plan's (it is a config key and a label value).
+    public static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name.count <= 64
+            && name.unicodeScalars.allSatisfy { scalar in
+                ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+                    || "-_.".unicodeScalars.contains(scalar)
+            }
+    }
+
+    /// Parses a limit: `20G` or `20GiB` (1024-based, like every size in the config), `20GB`
+    /// (1000-based, as carriers sell them), `1.5T`, or plain bytes.
+    public static func limit(parsing text: String) throws(PlanError) -> UInt64 {
+        let units: [(String, Double)] = [
+            ("KiB", 0x1p10), ("MiB", 0x1p20), ("GiB", 0x1p30), ("TiB", 0x1p40), ("PiB", 0x1p50),
+            ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12), ("PB", 1e15),
+            ("K", 0x1p10), ("M", 0x1p20), ("G", 0x1p30), ("T", 0x1p40), ("P", 0x1p50), ("B", 1),
+        ]
+        let (digits, unit) = units.first { text.hasSuffix($0.0) }.map { (text.dropLast($0.0.count), $0.1) }
+            ?? (Substring(text), 1)
+        guard let number = Double(digits.trimmingSpaces()), number.isFinite, number > 0,
+              number * unit >= 1, number * unit < 1.8e19 else {
+            throw PlanError("expected a limit such as 20G, 500MB or 1.5T (G = GiB, GB = 10^9 bytes), got \"\(text)\"")
+        }
+        return UInt64((number * unit).rounded())
+    }
+
+    /// Parses thresholds: `80%, 100%` (a share may be 1 % to 1000 %; the `%` is optional).
+    public static func thresholds(parsing text: String) throws(PlanError) -> [Double] {
+        var shares: [Double] = []
+        for part in text.split(whereSeparator: { $0 == "," || $0 == " " }) {
+            let digits = part.hasSuffix("%") ? part.dropLast() : part
+            guard let percent = Double(digits), percent.isFinite, (1...1000).contains(percent) else {
+                throw PlanError("expected shares of the limit such as 80%, 100%, got \"\(part)\"")
+            }
+            shares.append(percent / 100)
+        }
+        guard !shares.isEmpty else { throw PlanError("expected at least one threshold such as 80%") }
+        return Array(Set(shares)).sorted()
+    }
+}
+
+/// A plan's recurring period. Every period begins at a local midnight (in the calendar's
+/// zone), so it is a whole number of the daily buckets history keeps.
+public enum PlanPeriod: Hashable, Sendable, CustomStringConvertible {
+    /// A billing month from this day (1–28) to the same day of the next month.
+    case month(startDay: Int)
+    case day
+    /// Seven days from this ISO weekday (1 is Monday, 7 Sunday).
+    case week(firstWeekday: Int)
+    /// `count` days at a time, the first of them beginning on `from` (a date as a day number:
+    /// days since 1970-01-01).
+    case days(Int, from: Int)
+
+    static let weekdays = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
+    /// `month` (from `monthStartDay`), `month 15`, `day`, `week`, `week sunday`,
+    /// `7 days from 2026-12-01`.
+    public init(parsing text: String, monthStartDay: Int) throws(PlanError) {
+        let words = text.split(separator: " ").map(String.init)
+        switch words.first {
+        case "month" where words.count == 1:
+            self = .month(startDay: monthStartDay)
+        case "month" where words.count == 2:
+            guard let day = Int(words[1]), (1...28).contains(day) else {
+                throw PlanError("a billing month starts on a day from 1 to 28, got \"\(words[1])\"")
+            }
+            self = .month(startDay: day)
+        case "day" where words.count == 1:
+            self = .day
+        case "week" where words.count <= 2:
+            let day = words.count == 2 ? Self.weekdays.firstIndex(of: words[1].lowercased()) : 0
+            guard let day else { throw PlanError("a week starts on a weekday such as monday, got \"\(words[1])\"") }
+            self = .week(firstWeekday: day + 1)
+        case let count? where words.count == 4 && words[1] == "days" && words[2] == "from":
+            guard let days = Int(count), (1...366).contains(days) else {
+                throw PlanError("a period of days is 1 to 366 days long, got \"\(count)\"")
+            }
+            guard let date = Self.dayNumber(parsing: words[3]) else {
+                throw PlanError("expected a date as YYYY-MM-DD, got \"\(words[3])\"")
+            }
+            self = .days(days, from: date)
+        default:
+            throw PlanError("expected a period such as month, month 15, day, week, week sunday or 7 days from 2026-12-01, got \"\(text)\"")
+        }
+    }
+
+    /// The longest this period can be, in days (what daily history must cover).
+    public var longestDays: Int {
+        switch self {
+        case .month: 31
+        case .day: 1
+        case .week: 7
+        case .days(let count, _): count
+        }
+    }
+
+    /// The period containing `time`: from a local midnight to the local midnight that starts the
+    /// next one (so across a DST change a day is 23 or 25 hours).
+    public func bounds(containing time: Int64, calendar: BucketCalendar) -> PlanBounds {
+        switch self {
+        case .month(let startDay):
+            let start = calendar.start(of: .month, containing: time, monthStartDay: startDay)
+            return PlanBounds(start: start, end: calendar.end(of: .month, startingAt: start, monthStartDay: startDay))
+        case .day:
+            let start = calendar.start(of: .day, containing: time)
+            return PlanBounds(start: start, end: calendar.end(of: .day, startingAt: start))
+        case .week(let firstWeekday):
+            let today = calendar.dayNumber(containing: time)
+            // 1970-01-01 was a Thursday (ISO weekday 4).
+            let weekday = ((today % 7 + 7) % 7 + 3) % 7 + 1
+            let first = today - (weekday - firstWeekday + 7) % 7
+            return PlanBounds(start: calendar.startOfDay(number: first), end: calendar.startOfDay(number: first + 7))
+        case .days(let count, let from):
+            let today = calendar.dayNumber(containing: time)
+            let offset = today - from
+            let index = offset >= 0 ? offset / count : -((-offset + count - 1) / count)
+            let first = from + index * count
+            return PlanBounds(start: calendar.startOfDay(number: first), end: calendar.startOfDay(number: first + count))
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .month(let day): "month \(day)"
+        case .day: "day"
+        case .week(let weekday): "week \(Self.weekdays[weekday - 1])"
+        case .days(let count, let from): "\(count) days from \(Self.date(ofDayNumber: from))"
+        }
+    }
+
+    /// `YYYY-MM-DD` as days since 1970-01-01 (proleptic Gregorian), nil if not a real date.
+    public static func dayNumber(parsing text: String) -> Int? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+              let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+              (1970...9999).contains(year), (1...12).contains(month), (1...31).contains(day) else { return nil }
+        let number = daysFromCivil(year: year, month: month, day: day)
+        guard civil(fromDays: number) == (year, month, day) else { return nil }
+        return number
+    }
+
+    public static func date(ofDayNumber number: Int) -> String {
+        let (year, month, day) = civil(fromDays: number)
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(year)-\(two(month))-\(two(day))"
+    }
+
+    // Howard Hinnant's days_from_civil and civil_from_days.
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146097 + dayOfEra - 719468
+    }
+
+    static func civil(fromDays number: Int) -> (Int, Int, Int) {
+        let z = number + 719468
+        let era = (z >= 0 ? z : z - 146096) / 146097
+        let dayOfEra = z - era * 146097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
+
+/// One period of a plan: `[start, end)` in Unix seconds.
+public struct PlanBounds: Hashable, Sendable {
+    public var start: Int64
+    public var end: Int64
+
+    public init(start: Int64, end: Int64) {
+        self.start = start
+        self.end = end
+    }
+
+    public func contains(_ time: Int64) -> Bool { start <= time && time < end }
+}
+
+/// Why a plan in the config cannot be used.
+public struct PlanError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces, tabs and carriage returns (config values).
+    package func trimmingSpaces() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
+        guard let first = firstIndex(where: { !isSpace($0) }),
+              let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(self[first...last])
+    }
+}

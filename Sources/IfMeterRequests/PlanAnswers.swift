@@ -1,0 +1,27 @@
+import IfMeterCore
+import IfMeterHistory
+import IfMeterService
+import IfMeterWire
+
+extension PlanResult {
+    /// A plan's figures as answered.
+    init(_ figures: PlanFigures) {
+        let plan = figures.plan
+        self.init(
+            name: plan.name, selectors: plan.selectors.map(\.description), interfaces: figures.members,
+            direction: plan.direction.rawValue, period: plan.period.description, periodStart: figures.bounds.start,
+            periodEnd: figures.bounds.end, limit: plan.limit, used: figures.used, left: figures.left,
+            share: figures.share, projected: figures.projected, daysLeft: figures.daysLeft,
+            dailyBudget: figures.dailyBudget, thresholds: plan.thresholds, fired: figures.fired,
+            tunnelCountedTwice: figures.countsTunnelTwice, traffic: figures.tally.traffic,
+            continuity: figures.tally.continuity(eventsLost: figures.eventsLost),
+            labels: figures.labels.map(\.rawValue))
+    }
+}
+
+extension RequestHandlers {
+    /// Every plan's figures now, in config order.
+    static func plans(of service: MeterService, at now: Double) -> [PlanResult] {
+        service.planFigures(at: now).map(PlanResult.init)
+    }
+}
