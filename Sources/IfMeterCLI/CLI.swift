@@ -95,8 +95,11 @@ public enum CLI {
             try LiveView.rate(session, invocation, output: output)
         case .live:
             try LiveView.run(session, invocation, output: output)
+        case .plans:
+            let result = try PlansView.fetch(session)
+            if invocation.json { output.json(result) } else { output.write(PlansView.render(result, session, units: invocation.units)) }
         case .check:
-            let check = try quotaCheck(session, invocation)
+            let check = try invocation.plan == nil ? quotaCheck(session, invocation) : planCheck(session, invocation)
             if invocation.json { output.json(check) } else { output.write(check.message + "\n") }
             return check.status.rawValue
         case .help, .version, .log, .metrics, .importHistory, .summary, .fiveMinutes, .hours, .days, .months, .years, .top,
@@ -104,6 +107,18 @@ public enum CLI {
             break
         }
         return 0
+    }
+
+    static func planCheck(_ session: Session, _ invocation: Invocation) throws(CLIError) -> QuotaCheck {
+        guard invocation.interfaces.isEmpty, invocation.limit == nil, invocation.period == nil, invocation.warn == nil else {
+            throw .usage("check --plan: the plan says its interfaces, limit, period and thresholds; give only --projected besides")
+        }
+        let plans = try PlansView.fetch(session).plans
+        guard let plan = plans.first(where: { $0.name == invocation.plan }) else {
+            throw CLIError(.failure, "no plan \"\(invocation.plan ?? "")\" is being watched"
+                + (plans.isEmpty ? " (ifmeterd.conf has none)" : "; plans: \(plans.map(\.name).joined(separator: ", "))"))
+        }
+        return PlanCheck.evaluate(plan, projected: invocation.projected, units: invocation.units)
     }
 
     static func quotaCheck(_ session: Session, _ invocation: Invocation) throws(CLIError) -> QuotaCheck {

@@ -21,6 +21,7 @@ enum Help {
           live             rates updating after each sample until Ctrl-C, then a session summary [-l]
           log              read the estimate log files (the daemon need not run)
           check            quota check with Nagios exit codes (0 ok, 1 warning, 2 over, 3 unknown)
+          plans            data plans: used of the limit this period, left per day, projection
           chart            SVG bar chart: chart hours|days|months [-o FILE]
           metrics          the Prometheus exposition /metrics serves; --textfile DIR for node_exporter
           import vnstat    bring a vnStat database's history into ifmeter (admin)
@@ -142,6 +143,7 @@ enum Help {
             return """
                 usage: ifmeter check -i NAME --limit SIZE [--period day|month] [--warn PERCENT]
                                      [--projected] [--direction rx|tx|both]
+                       ifmeter check --plan NAME [--projected]
 
                 Compares this day's or month's traffic of one interface (rx + tx unless --direction)
                 with a quota and prints one line: status, reason, and Nagios performance data.
@@ -151,9 +153,21 @@ enum Help {
                                          month_start_day)
                   --warn PERCENT         warn from this share of the quota (default 80%)
                   --projected            compare the month-end (day-end) projection instead
+                  --plan NAME            a data plan of ifmeterd.conf instead: its interfaces, limit
+                                         and period; its lowest threshold under 100% warns
 
                 Exit status: 0 OK, 1 WARNING (at or over --warn), 2 CRITICAL (at or over the quota),
                 3 UNKNOWN (no daemon, unknown interface, bad arguments).
+                """
+        case .plans:
+            return """
+                usage: ifmeter plans [--json]
+
+                Each data plan of ifmeterd.conf (docs/PLANS.md): its period, what its interfaces
+                used of the limit so far (saved and not yet saved), the share, the projection at
+                this period's pace, the days left (today included) and what is left per day.
+                Marks: R reset, G gap, I implausible jump left out, L link events lost, V imported
+                from vnStat, T a tunnel summed with the link beneath it (counted twice).
                 """
         case .chart:
             return """

@@ -3,7 +3,7 @@ import IfMeterWire
 /// The commands of `ifmeter` (docs/CLI.md).
 public enum CLICommand: String, CaseIterable, Sendable {
     case summary, fiveMinutes = "5min", hours, days, months, years, top, list, events, status
-    case rate, live, log, check, chart, metrics, help, version
+    case rate, live, log, check, chart, metrics, plans, help, version
     /// `import vnstat [PATH]`.
     case importHistory = "import"
 
@@ -50,6 +50,8 @@ public struct Invocation: Sendable {
     public var period: String?
     public var projected = false
     public var warn: String?
+    /// `check --plan NAME`.
+    public var plan: String?
     public var direction = "both"
     public var output: String?
     /// `chart hours|days|months`.
@@ -86,7 +88,8 @@ public struct Invocation: Sendable {
             .rate: subject,
             .live: subject.union(["--count"]),
             .log: ["-i", "--interface", "--class", "--from", "--to", "--kind", "--follow", "--log-dir", "--file"],
-            .check: ["-i", "--interface", "--period", "--limit", "--projected", "--warn", "--direction"],
+            .check: ["-i", "--interface", "--period", "--limit", "--projected", "--warn", "--direction", "--plan"],
+            .plans: [],
             .chart: table.union(["-o", "--output"]),
             .metrics: ["--textfile", "--openmetrics"],
             .importHistory: ["--dry-run", "--utc"],
@@ -96,7 +99,7 @@ public struct Invocation: Sendable {
 
     static let valueOptions: Set<String> = [
         "--socket", "-i", "--interface", "--class", "--from", "--to", "--limit", "--kind", "--log-dir",
-        "--file", "--period", "--warn", "--direction", "-o", "--output", "--count", "--textfile",
+        "--file", "--period", "--warn", "--direction", "-o", "--output", "--count", "--textfile", "--plan",
     ]
 
     public init() {}
@@ -189,6 +192,7 @@ public struct Invocation: Sendable {
         case "--period": period = text
         case "--projected": projected = true
         case "--warn": warn = text
+        case "--plan": plan = text
         case "--direction": direction = text
         case "-o", "--output": output = text
         case "--textfile": textfile = text

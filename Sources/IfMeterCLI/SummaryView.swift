@@ -22,6 +22,8 @@ struct InterfaceSummary {
 struct SummaryResult: JSONWritable {
     var interfaces: [InterfaceSummary]
     var footnote: String
+    /// The data plans (docs/PLANS.md); each interface's summary shows those it is in.
+    var plans: [PlanResult] = []
 
     func write(to w: inout JSONWriter) {
         w.beginObject()
@@ -30,6 +32,12 @@ struct SummaryResult: JSONWritable {
         w.beginArray()
         for summary in interfaces { summary.write(to: &w) }
         w.endArray()
+        if !plans.isEmpty {
+            w.key("plans")
+            w.beginArray()
+            for plan in plans { plan.write(to: &w) }
+            w.endArray()
+        }
         w.endObject()
     }
 }
@@ -58,7 +66,7 @@ enum SummaryView {
             UsageSpec(.day, from: TimeArgument(seconds: now - 3 * 86400), projection: true),
             UsageSpec(.month, from: TimeArgument(seconds: now - 70 * 86400), projection: true),
             UsageSpec(.total),
-        ]))
+        ], include: [.plans]))
         guard answer.usage.count == 3 * answer.subjects.count else {
             throw CLIError(.protocolMismatch, "ifmeterd answered \(answer.usage.count) tables for \(answer.subjects.count) interfaces, not 3 each")
         }
@@ -77,7 +85,7 @@ enum SummaryView {
                 allTime: total.rows.first,
                 monthProjection: months.projection, dayStart: today))
         }
-        return (session, SummaryResult(interfaces: summaries, footnote: EstimateLabel.footnote))
+        return (session, SummaryResult(interfaces: summaries, footnote: EstimateLabel.footnote, plans: answer.plans ?? []))
     }
 
     /// Before the daemon's first sample after its start dump nothing is counted yet: say when
@@ -139,6 +147,9 @@ enum SummaryView {
                            "at this month's pace (\(Int((projection.elapsedFraction * 100).rounded(.down)))% elapsed)"])
             }
             table.render(into: &text)
+            for plan in result.plans where plan.interfaces.contains(summary.name) {
+                text += "  \(PlansView.line(plan, units: units))\n".utf8
+            }
             text.append(0x0a)
         }
         if result.interfaces.isEmpty { text += "No interfaces with history yet.\n\n".utf8 }

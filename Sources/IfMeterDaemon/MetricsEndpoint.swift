@@ -26,11 +26,14 @@ extension Daemon {
 
     /// Everything an exposition is made from, as of now.
     func metricsInput(process: Bool) -> MetricsInput {
-        MetricsInput(
-            snapshot: metering?.service.snapshot(), now: SystemClock.now().wall,
+        let now = SystemClock.now().wall
+        var input = MetricsInput(
+            snapshot: metering?.service.snapshot(), now: now,
             keepAbsentSeconds: Double(config.metricsKeepAbsent), sampleDurations: sampleDurations,
             saveDurations: saveDurations, version: IfMeterVersion.string,
             process: process ? ProcessStats.read(startTime: startedAt) : nil)
+        input.plans = metering?.service.planFigures(at: now) ?? []
+        return input
     }
 
     /// One HTTP request: `GET` or `HEAD /metrics`, gzip when asked; 404 and 405 otherwise.

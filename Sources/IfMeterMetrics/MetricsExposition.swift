@@ -26,6 +26,8 @@ public struct ProcessFigures: Hashable, Sendable {
 public struct MetricsInput: Sendable {
     /// What is counted now; nil while the daemon is loading its database.
     public var snapshot: MeterSnapshot?
+    /// Every data plan's figures now.
+    public var plans: [PlanFigures] = []
     public var now: Double
     /// Names absent for longer than this leave the exposition.
     public var keepAbsentSeconds: Double
@@ -85,6 +87,7 @@ public enum MetricsExposition {
                                   "process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
                                   "process_start_time_seconds", "process_open_fds", "process_max_fds"]
         names.formUnion(interfaceCounters.map(\.name))
+        names.formUnion(planGauges.map(\.name))
         for histogram in ["ifmeter_sample_duration_seconds", "ifmeter_save_duration_seconds"] {
             names.formUnion(["_bucket", "_sum", "_count"].map { histogram + $0 })
         }
@@ -100,6 +103,7 @@ public enum MetricsExposition {
         if let snapshot = input.snapshot {
             writeDaemon(snapshot, input, to: &writer)
             writeInterfaces(snapshot.interfaces, showing: { isShown($0, input) }, to: &writer)
+            writePlans(input.plans, to: &writer)
         }
         writer.histogram("ifmeter_sample_duration_seconds",
                          help: "Time one sample takes: every queued link event, one counters dump, and the meter.",
@@ -152,6 +156,33 @@ public enum MetricsExposition {
             writer.family(counter.name, .counter, unit: counter.unit, help: counter.help)
             for (index, labels) in zip(shown, labelSets) {
                 writer.sample(counter.name, labelSet: labels, counter.value(interfaces[index]))
+            }
+        }
+    }
+
+    /// The data plans' gauges: name, unit, help, and the figure.
+    static let planGauges: [(name: String, unit: String, help: String, value: @Sendable (PlanFigures) -> UInt64)] = [
+        ("ifmeter_plan_used_bytes", "bytes",
+         "Bytes a data plan's interfaces used in its current period (saved and not yet saved), in the plan's direction. "
+            + estimateNote, { $0.used }),
+        ("ifmeter_plan_limit_bytes", "bytes", "A data plan's limit for one period.", { $0.plan.limit }),
+        ("ifmeter_plan_projected_bytes", "bytes",
+         "What a data plan's period will have used at its end at its pace so far: a projection, not traffic.",
+         { $0.projected }),
+        ("ifmeter_plan_period_start_timestamp_seconds", "seconds", "When a data plan's current period began, in Unix seconds.",
+         { UInt64(clamping: $0.bounds.start) }),
+        ("ifmeter_plan_period_end_timestamp_seconds", "seconds", "When a data plan's current period ends, in Unix seconds.",
+         { UInt64(clamping: $0.bounds.end) }),
+    ]
+
+    /// One series per plan and gauge, labelled `plan` and `direction`: as many as the config has plans.
+    static func writePlans(_ plans: [PlanFigures], to writer: inout ExpositionWriter) {
+        guard !plans.isEmpty else { return }
+        let labelSets = plans.map { ExpositionWriter.labelSet(["plan": $0.plan.name, "direction": $0.plan.direction.rawValue]) }
+        for gauge in planGauges {
+            writer.family(gauge.name, .gauge, unit: gauge.unit, help: gauge.help)
+            for (plan, labels) in zip(plans, labelSets) {
+                writer.sample(gauge.name, labelSet: labels, gauge.value(plan))
             }
         }
     }
