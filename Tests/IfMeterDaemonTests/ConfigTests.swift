@@ -112,6 +112,45 @@ struct ConfigTests {
         }
     }
 
+    @Test("plans: three lines are a plan, in any order, with a month_start_day set after them")
+    func plans() throws {
+        let config = try DaemonConfig.parse("""
+            plan[phone].limit = 20G
+            plan[phone] = wwan0, usb*
+            plan[vps] = class:ethernet
+            plan[vps].limit = 1TB
+            plan[vps].period = 30 days from 2026-11-20
+            plan[vps].direction = tx
+            plan[vps].thresholds = 50%, 90%, 100%
+            month_start_day = 15
+            """, file: "test.conf")
+        #expect(config.plans == [
+            Plan(name: "phone", selectors: [.name("wwan0"), .name("usb*")], limit: 20 << 30, period: .month(startDay: 15)),
+            Plan(name: "vps", selectors: [.interfaceClass(.ethernet)], direction: .tx, limit: 1_000_000_000_000,
+                 period: .days(30, from: PlanPeriod.dayNumber(parsing: "2026-11-20")!), thresholds: [0.5, 0.9, 1]),
+        ])
+        #expect(config.serviceConfiguration.plans == config.plans)
+    }
+
+    @Test("a bad plan is reported with the line that names it, and what is missing or wrong", arguments: [
+        ("plan[phone] = wwan0", "test.conf:2: plan[phone]: no limit: add plan[phone].limit = 20G"),
+        ("plan[phone].limit = 20G", "test.conf:2: plan[phone]: no interfaces: add plan[phone] = wwan0 (names, globs such as wwan* or class:CLASS)"),
+        ("plan[phone].limit = lots", "test.conf:2: plan[phone].limit: expected a limit such as 20G, 500MB or 1.5T (G = GiB, GB = 10^9 bytes), got \"lots\""),
+        ("plan[phone].colour = red", "test.conf:2: plan[phone].colour: unknown plan setting \"colour\" (expected limit, period, direction or thresholds)"),
+        ("plan[a b] = wwan0", "test.conf:2: plan[a b]: a plan's name is 1 to 64 letters, digits, '-', '_' or '.', got \"a b\""),
+        ("plan[phone] = wwan0\nplan[phone].limit = 1G\nplan[phone].period = fortnight", "test.conf:4: plan[phone]: period: expected a period such as month, month 15, day, week, week sunday or 7 days from 2026-12-01, got \"fortnight\""),
+        ("plan[phone] = wwan0\nplan[phone].limit = 1G\nretention_day = 20d", "test.conf:2: plan[phone]: its period lasts up to 31 days, but retention_day keeps daily buckets for 20 days; keep them longer or choose a shorter period"),
+        ("plan[phone] = class:modem", "test.conf:2: plan[phone]: unknown interface class \"modem\" (expected one of: loopback, wifi, cellular, tunnel, virtual, ethernet, other)"),
+    ])
+    func badPlan(_ lines: String, _ message: String) {
+        do {
+            _ = try DaemonConfig.parse("# ok\n\(lines)\n", file: "test.conf")
+            Issue.record("parsed: \(lines)")
+        } catch {
+            #expect(error.description == message)
+        }
+    }
+
     @Test("a missing default file means defaults; a missing named file is an error")
     func missingFile() throws {
         #expect(try DaemonConfig.load(path: "/nonexistent/ifmeterd.conf", required: false) == DaemonConfig())

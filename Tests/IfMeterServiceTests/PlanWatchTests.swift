@@ -1,0 +1,143 @@
+import IfMeterCore
+import IfMeterHistory
+import IfMeterService
+@testable import IfMeterStore
+import IfMeterTestSupport
+import Testing
+
+/// Plans over the service and a real store, in UTC so days are plain: at(0) is 08:00 on its day.
+@Suite("Data plans watched by the service")
+struct PlanWatchTests {
+    static func configuration(_ plans: [Plan]) -> ServiceConfiguration {
+        var configuration = ServiceConfiguration(plans: plans)
+        configuration.store.calendar = BucketCalendar(zone: .utc)
+        return configuration
+    }
+
+    static let daily = Plan(name: "phone", selectors: [.name("eth0")], limit: 1000, period: .day, thresholds: [0.5, 1])
+
+    @Test("each threshold fires once, at the sample that crossed it, and used is saved plus unsaved")
+    func thresholdsOnce() throws {
+        let harness = try ServiceHarness(configuration: Self.configuration([Self.daily]))
+        harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
+        #expect(harness.watch(at: at(0)).isEmpty)
+        var fired: [[Double?]] = []
+        for (second, rx) in [(30.0, 400 as UInt64), (60, 600), (90, 700), (120, 1100), (150, 1500)] {
+            harness.ingest(readings: [reading(2, traffic(rx, 0))], at: at(second))
+            fired.append(harness.watch(at: at(second)).map { $0.plan?.threshold })
+            if second == 90 { #expect(harness.save(at: at(second)).error == nil) }
+        }
+        #expect(fired == [[], [0.5], [], [1], []])
+        let figures = try #require(harness.service.planFigures(at: at(150).wall).first)
+        #expect(figures.used == 1500)
+        #expect(figures.fired == [0.5, 1])
+        #expect(figures.left == 0)
+        #expect(figures.members == ["eth0"])
+        #expect(try harness.store.events(kind: .planThreshold).map { $0.plan?.used } == [600], "saved at 90 s")
+        harness.save(at: at(150))
+        #expect(try harness.store.events(kind: .planThreshold).map { $0.plan?.used } == [600, 1100])
+    }
+
+    @Test("a restart after a crossing fires nothing; one crossed while stopped fires once at start, marked")
+    func restarts() throws {
+        let harness = try ServiceHarness(configuration: Self.configuration([Self.daily]))
+        harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
+        harness.ingest(readings: [reading(2, traffic(600, 0))], at: at(30))
+        #expect(harness.watch(at: at(30)).map { $0.plan?.threshold } == [0.5])
+        harness.save(at: at(30))
+        try harness.restart(at: at(60), configuration: Self.configuration([Self.daily]))
+        harness.start([link("eth0", 2, traffic(700, 0))], at: at(60))
+        #expect(harness.watch(at: at(60)).isEmpty, "50% was stored as fired")
+        harness.save(at: at(60))
+        try harness.restart(at: at(90), configuration: Self.configuration([Self.daily]))
+        harness.start([link("eth0", 2, traffic(1200, 0))], at: at(90))
+        let atStart = harness.watch(at: at(90))
+        #expect(atStart.map { $0.plan?.threshold } == [1])
+        #expect(atStart.first?.plan?.whileDown == true)
+        #expect(atStart.first?.plan?.used == 1200)
+        harness.ingest(readings: [reading(2, traffic(1300, 0))], at: at(120))
+        #expect(harness.watch(at: at(120)).isEmpty)
+        harness.save(at: at(120))
+        try harness.restart(at: at(150), configuration: Self.configuration([Self.daily]))
+        harness.start([link("eth0", 2, traffic(1300, 0))], at: at(150))
+        #expect(harness.watch(at: at(150)).isEmpty)
+    }
+
+    @Test("a new period is an event, counts only its own traffic, and fires its thresholds again")
+    func rollover() throws {
+        let harness = try ServiceHarness(configuration: Self.configuration([Self.daily]))
+        harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
+        harness.ingest(readings: [reading(2, traffic(600, 0))], at: at(30))
+        #expect(harness.watch(at: at(30)).count == 1)
+        harness.save(at: at(30))
+        // 16 h later: the next day (UTC) began 8 h ago.
+        let nextDay = 16.0 * 3600
+        harness.ingest(readings: [reading(2, traffic(900, 0))], at: at(nextDay))
+        let events = harness.watch(at: at(nextDay))
+        #expect(events.map(\.kind) == [.planPeriodStarted])
+        let figures = try #require(harness.service.planFigures(at: at(nextDay).wall).first)
+        #expect(figures.used == 300, "only the delta of the new day's sample")
+        #expect(figures.bounds.start == figures.bounds.end - 86400)
+        harness.ingest(readings: [reading(2, traffic(1500, 0))], at: at(nextDay + 30))
+        #expect(harness.watch(at: at(nextDay + 30)).map { $0.plan?.threshold } == [0.5])
+    }
+
+    @Test("a reload that changes one plan keeps the others' state; the changed one starts afresh")
+    func reload() throws {
+        let other = Plan(name: "vps", selectors: [.name("eth*")], limit: 1000, period: .day, thresholds: [0.5])
+        let harness = try ServiceHarness(configuration: Self.configuration([Self.daily, other]))
+        harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
+        harness.ingest(readings: [reading(2, traffic(600, 0))], at: at(30))
+        #expect(Set(harness.watch(at: at(30)).compactMap { $0.plan?.plan }) == ["phone", "vps"])
+        var changed = Self.daily
+        changed.direction = .rx
+        harness.service.reconfigure(Self.configuration([changed, other]))
+        let again = harness.watch(at: at(31))
+        #expect(again.compactMap { $0.plan?.plan } == ["phone"], "only the plan whose traffic changed meaning")
+        var raised = other
+        raised.limit = 2000
+        harness.service.reconfigure(Self.configuration([changed, raised]))
+        #expect(harness.watch(at: at(32)).isEmpty, "50% of 2000 is a new threshold, not crossed yet")
+        harness.ingest(readings: [reading(2, traffic(1000, 0))], at: at(60))
+        let crossed = harness.watch(at: at(60)).compactMap { $0.plan.map { "\($0.plan) \($0.threshold ?? 0)" } }
+        #expect(crossed.sorted() == ["phone 1.0", "vps 0.5"], "phone's rx reached its limit; vps's half of its new one")
+    }
+
+    @Test("a class sums its links, a tunnel with them is labelled, and a failed save loses nothing")
+    func classAndFailedSave() throws {
+        let plan = Plan(name: "all", selectors: [.interfaceClass(.ethernet), .name("tun0")], limit: 10_000, period: .day)
+        let harness = try ServiceHarness(configuration: Self.configuration([plan]))
+        harness.start([link("eth0", 2, traffic(0, 0)), link("eth1", 3, traffic(0, 0)),
+                       link("tun0", 4, traffic(0, 0), kind: "tun", tunFlags: 1)], at: at(0))
+        harness.ingest(readings: [reading(2, traffic(100, 10)), reading(3, traffic(200, 20)), reading(4, traffic(5, 5))],
+                       at: at(30))
+        harness.failSaves = diskFull
+        harness.save(at: at(30))
+        harness.ingest(readings: [reading(2, traffic(150, 10)), reading(3, traffic(200, 20)), reading(4, traffic(5, 5))],
+                       at: at(60))
+        _ = harness.watch(at: at(60))
+        var figures = try #require(harness.service.planFigures(at: at(60).wall).first)
+        #expect(figures.members == ["eth0", "eth1", "tun0"])
+        #expect(figures.used == 150 + 10 + 200 + 20 + 10)
+        #expect(figures.countsTunnelTwice)
+        #expect(figures.labels.contains(.tunnelDoubleCounted))
+        harness.failSaves = nil
+        harness.save(at: at(60))
+        figures = try #require(harness.service.planFigures(at: at(60).wall).first)
+        #expect(figures.used == 390, "the same once saved")
+    }
+}
+
+extension ServiceHarness {
+    /// Evaluates the plans as the daemon does, reading any period's saved traffic from the store first.
+    func watch(at instant: MeterInstant) -> [CounterEvent] {
+        if let request = service.planBaselinesNeeded(at: instant.wall) {
+            var tallies: [PlanBounds: [String: BucketTally]] = [:]
+            for period in request.periods { tallies[period] = try? store.dailyTallies(from: period.start, to: period.end) }
+            service.takePlanBaselines(tallies, for: request)
+        }
+        let fired = service.watchPlans(at: instant.wall).events
+        events += fired
+        return fired
+    }
+}
