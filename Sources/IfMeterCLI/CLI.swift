@@ -48,6 +48,9 @@ public enum CLI {
         case .log:
             try LogView.run(invocation, locations, output: output, errors: errors)
             return 0
+        case .notify:
+            try NotifyCommand.run(invocation, locations, output: output, errors: errors)
+            return 0
         case .importHistory:
             let result = try ImportCommand.run(invocation, socketCandidates: locations.socketCandidates(flag: invocation.socket))
             if invocation.json { output.json(result) } else { output.write(ImportCommand.render(result, units: invocation.units)) }
@@ -102,7 +105,7 @@ public enum CLI {
             let check = try invocation.plan == nil ? quotaCheck(session, invocation) : planCheck(session, invocation)
             if invocation.json { output.json(check) } else { output.write(check.message + "\n") }
             return check.status.rawValue
-        case .help, .version, .log, .metrics, .importHistory, .summary, .fiveMinutes, .hours, .days, .months, .years, .top,
+        case .help, .version, .log, .notify, .metrics, .importHistory, .summary, .fiveMinutes, .hours, .days, .months, .years, .top,
              .list, .chart:
             break
         }

@@ -22,6 +22,7 @@ enum Help {
           log              read the estimate log files (the daemon need not run)
           check            quota check with Nagios exit codes (0 ok, 1 warning, 2 over, 3 unknown)
           plans            data plans: used of the limit this period, left per day, projection
+          notify           run a command or a desktop notification for each data plan event
           chart            SVG bar chart: chart hours|days|months [-o FILE]
           metrics          the Prometheus exposition /metrics serves; --textfile DIR for node_exporter
           import vnstat    bring a vnStat database's history into ifmeter (admin)
@@ -168,6 +169,29 @@ enum Help {
                 this period's pace, the days left (today included) and what is left per day.
                 Marks: R reset, G gap, I implausible jump left out, L link events lost, V imported
                 from vnStat, T a tunnel summed with the link beneath it (counted twice).
+                """
+        case .notify:
+            return """
+                usage: ifmeter notify [--exec COMMAND] [--desktop] [--state FILE] [--once]
+
+                Follows ifmeterd's data plan events (a threshold crossed, a new period) and acts on
+                each one once, also across its own restarts: events stored while it was not running
+                are caught up on (on its very first run they are only remembered). Runs until
+                SIGINT or SIGTERM, reconnecting when ifmeterd restarts.
+
+                  --exec COMMAND   run COMMAND with /bin/sh for each event; the figures are in
+                                   IFMETER_EVENT, IFMETER_PLAN, IFMETER_THRESHOLD (percent),
+                                   IFMETER_USED_BYTES, IFMETER_LIMIT_BYTES, IFMETER_DIRECTION,
+                                   IFMETER_PERIOD_START, IFMETER_PERIOD_END (Unix seconds),
+                                   IFMETER_WHILE_DOWN (1: crossed while ifmeterd was stopped),
+                                   IFMETER_SUMMARY, IFMETER_BODY, IFMETER_DETAIL, IFMETER_AT
+                  --desktop        a desktop notification (freedesktop Notifications on the
+                                   session bus, through busctl --user)
+                  --state FILE     the events handled (default: $XDG_STATE_HOME/ifmeter/notify.state,
+                                   or $STATE_DIRECTORY/notify.state under systemd)
+                  --once           catch up once and exit (for a timer or a test)
+
+                An event is remembered before it is acted on: killed meanwhile, it is not acted on again.
                 """
         case .chart:
             return """

@@ -3,7 +3,7 @@ import IfMeterWire
 /// The commands of `ifmeter` (docs/CLI.md).
 public enum CLICommand: String, CaseIterable, Sendable {
     case summary, fiveMinutes = "5min", hours, days, months, years, top, list, events, status
-    case rate, live, log, check, chart, metrics, plans, help, version
+    case rate, live, log, check, chart, metrics, plans, notify, help, version
     /// `import vnstat [PATH]`.
     case importHistory = "import"
 
@@ -52,6 +52,11 @@ public struct Invocation: Sendable {
     public var warn: String?
     /// `check --plan NAME`.
     public var plan: String?
+    /// `notify --exec COMMAND`, `--desktop`, `--state FILE`, `--once`.
+    public var exec: String?
+    public var desktop = false
+    public var statePath: String?
+    public var once = false
     public var direction = "both"
     public var output: String?
     /// `chart hours|days|months`.
@@ -90,6 +95,7 @@ public struct Invocation: Sendable {
             .log: ["-i", "--interface", "--class", "--from", "--to", "--kind", "--follow", "--log-dir", "--file"],
             .check: ["-i", "--interface", "--period", "--limit", "--projected", "--warn", "--direction", "--plan"],
             .plans: [],
+            .notify: ["--exec", "--desktop", "--state", "--once"],
             .chart: table.union(["-o", "--output"]),
             .metrics: ["--textfile", "--openmetrics"],
             .importHistory: ["--dry-run", "--utc"],
@@ -100,6 +106,7 @@ public struct Invocation: Sendable {
     static let valueOptions: Set<String> = [
         "--socket", "-i", "--interface", "--class", "--from", "--to", "--limit", "--kind", "--log-dir",
         "--file", "--period", "--warn", "--direction", "-o", "--output", "--count", "--textfile", "--plan",
+        "--exec", "--state",
     ]
 
     public init() {}
@@ -193,6 +200,10 @@ public struct Invocation: Sendable {
         case "--projected": projected = true
         case "--warn": warn = text
         case "--plan": plan = text
+        case "--exec": exec = text
+        case "--desktop": desktop = true
+        case "--state": statePath = text
+        case "--once": once = true
         case "--direction": direction = text
         case "-o", "--output": output = text
         case "--textfile": textfile = text

@@ -27,6 +27,9 @@ public struct Locations: Sendable {
         return unique([own.socket, system.socket])
     }
 
+    /// Where `notify` remembers the events it handled: its state directory's `notify.state`.
+    public var notifyState: String { own.stateDirectory + "/notify.state" }
+
     public func logDirectoryCandidates(flag: String?) -> [String] {
         if let flag { return [flag] }
         return unique([own.logDirectory, system.logDirectory])

@@ -1,0 +1,249 @@
+import IfMeterCore
+import IfMeterWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `ifmeter notify`: acts on data plan events so the daemon need execute nothing
+/// (docs/PLANS.md). It follows the daemon's `watch` stream, and after connecting catches up on
+/// the plan events the daemon stored while it was not following; each event is handled once,
+/// remembered in a state file before it is acted on (so a crash during its command never runs
+/// it again). It runs until SIGINT or SIGTERM, reconnecting when the daemon restarts.
+enum NotifyCommand {
+    /// What identifies a plan event: the daemon fires each kind once per plan, period and threshold.
+    static func key(_ event: CounterEvent) -> String? {
+        guard let plan = event.plan else { return nil }
+        return "\(event.kind.rawValue) \(plan.plan) \(plan.periodStart) \(plan.threshold.map { String($0) } ?? "-")"
+    }
+
+    static func run(_ invocation: Invocation, _ locations: Locations, output: Output, errors: Output) throws(CLIError) {
+        guard invocation.exec != nil || invocation.desktop else {
+            throw .usage("notify: say what to do: --exec COMMAND, --desktop, or both")
+        }
+        let statePath = invocation.statePath ?? locations.notifyState
+        var state = try NotifyState.load(statePath)
+        let signals = try SignalDescriptor([SIGINT, SIGTERM])
+        let candidates = locations.socketCandidates(flag: invocation.socket)
+        var said = false
+        while true {
+            let client: DaemonClient
+            do throws(CLIError) {
+                guard let path = candidates.first(where: exists) else {
+                    throw CLIError(.unavailable, DaemonClient.notRunning(candidates.joined(separator: " or ")))
+                }
+                client = try DaemonClient(path: path)
+                var line: [UInt8]? = try client.send([Request(.watch)])[0].line
+                said = false
+                try catchUp(client, &state, invocation, errors: errors)
+                if invocation.once { return }
+                errors.write("ifmeter notify: following ifmeterd's plan events at \(path)\n")
+                errors.flush()
+                while true {
+                    if let data = line {
+                        let response = try DaemonClient.decode(data)
+                        if let error = response.error { throw DaemonClient.describe(error, command: Command.watch.rawValue) }
+                        if response.stream == "event", let event = try? response.result(as: CounterEvent.self), event.plan != nil {
+                            try handle(event, &state, invocation, errors: errors)
+                        }
+                    }
+                    if client.hasBufferedLine {
+                        line = try client.readLine(timeoutMilliseconds: 0)
+                        continue
+                    }
+                    switch try signals.wait(alongside: client.descriptor) {
+                    case .signal: return
+                    case .timeout: line = nil
+                    case .readable:
+                        guard let next = try client.readLine(timeoutMilliseconds: 1000) else {
+                            throw CLIError(.unavailable, "ifmeterd closed the stream (stopped or restarted)")
+                        }
+                        line = next
+                    }
+                }
+            } catch {
+                if invocation.once { throw error }
+                if !said { errors.write("ifmeter notify: \(error.message); trying again every 5 s\n") }
+                errors.flush()
+                said = true
+                if try signals.wait(alongside: -1, timeoutMilliseconds: 5000) == .signal { return }
+            }
+        }
+    }
+
+    /// The plan events the daemon stored that were not handled yet, oldest first. On the very
+    /// first run (no state file) they are only remembered: notifying a month of old events is
+    /// not what a new user asked for.
+    static func catchUp(_ client: DaemonClient, _ state: inout NotifyState, _ invocation: Invocation,
+                        errors: Output) throws(CLIError) {
+        var events: [CounterEvent] = []
+        for kind in [CounterEvent.Kind.planThreshold, .planPeriodStarted] {
+            let request = Request(.events, kind: kind.rawValue, limit: 10_000)
+            events += try client.call(request, reading: EventsResult.self).events
+        }
+        events.sort { $0.at < $1.at }
+        if state.isNew {
+            for event in events { if let key = key(event) { state.remember(key) } }
+            try state.save()
+            errors.write("ifmeter notify: first run; \(events.count) earlier plan event(s) remembered, not acted on\n")
+            return
+        }
+        for event in events { try handle(event, &state, invocation, errors: errors) }
+    }
+
+    static func handle(_ event: CounterEvent, _ state: inout NotifyState, _ invocation: Invocation,
+                       errors: Output) throws(CLIError) {
+        guard let key = key(event), !state.handled(key), let plan = event.plan else { return }
+        // Remembered first: killed while acting, the event is not acted on twice.
+        state.remember(key)
+        try state.save()
+        let units = invocation.units
+        let summary = event.kind == .planThreshold
+            ? "Data plan \(plan.plan): \(plan.threshold.map { PlansView.percent($0) } ?? "") of its limit"
+            : "Data plan \(plan.plan): a new period"
+        let body = "\(units.bytes(plan.used)) of \(units.bytes(plan.limit)) used (\(plan.direction))"
+            + (plan.whileDown ? "; crossed while ifmeterd was not running" : "")
+        if let command = invocation.exec {
+            let status = spawn(["/bin/sh", "-c", command], environment: environment(event, plan, summary: summary, body: body))
+            if status != 0 { errors.write("ifmeter notify: \(command) exited \(status) for \(key)\n") }
+        }
+        if invocation.desktop {
+            let urgency = event.kind == .planThreshold && (plan.threshold ?? 0) >= 1 ? "2" : "1"
+            let status = spawn(["busctl", "--user", "call", "org.freedesktop.Notifications", "/org/freedesktop/Notifications",
+                                "org.freedesktop.Notifications", "Notify", "susssasa{sv}i", "ifmeter", "0",
+                                "network-transmit-receive", summary, body, "0", "1", "urgency", "y", urgency, "-1"],
+                               environment: nil)
+            if status != 0 {
+                errors.write("ifmeter notify: the desktop notification for \(key) failed (busctl --user exited \(status)): "
+                    + "is there a session bus with a notification service?\n")
+            }
+        }
+        errors.flush()
+    }
+
+    /// The event's figures for the command: `IFMETER_PLAN`, `IFMETER_THRESHOLD` (percent) and
+    /// the rest (docs/PLANS.md).
+    static func environment(_ event: CounterEvent, _ plan: PlanEventFacts, summary: String, body: String) -> [String: String] {
+        var variables = [
+            "IFMETER_EVENT": event.kind.rawValue, "IFMETER_PLAN": plan.plan, "IFMETER_DIRECTION": plan.direction,
+            "IFMETER_USED_BYTES": String(plan.used), "IFMETER_LIMIT_BYTES": String(plan.limit),
+            "IFMETER_PERIOD_START": String(plan.periodStart), "IFMETER_PERIOD_END": String(plan.periodEnd),
+            "IFMETER_AT": String(Int64(event.at)), "IFMETER_WHILE_DOWN": plan.whileDown ? "1" : "0",
+            "IFMETER_SUMMARY": summary, "IFMETER_BODY": body, "IFMETER_DETAIL": event.detail,
+        ]
+        if let threshold = plan.threshold {
+            let percent = (threshold * 1000).rounded() / 10
+            variables["IFMETER_THRESHOLD"] = percent == percent.rounded() ? String(Int(percent)) : String(percent)
+        }
+        return variables
+    }
+
+    /// Runs `arguments` (found on PATH) with `environment` added to ours, and waits: its exit
+    /// status, or 127 when it could not be started.
+    static func spawn(_ arguments: [String], environment: [String: String]?) -> Int32 {
+        // The whole environment (PATH, the session bus's address), with the event's added.
+        let added = environment ?? [:]
+        var entries: [String] = []
+        var index = 0
+        while let entry = environ[index] {
+            let text = String(cString: entry)
+            index += 1
+            if let equals = text.firstIndex(of: "="), added[String(text[..<equals])] != nil { continue }
+            entries.append(text)
+        }
+        entries += added.map { "\($0.key)=\($0.value)" }
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = entries.map { strdup($0) } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
+        }
+        var pid: pid_t = 0
+        guard posix_spawnp(&pid, arguments[0], nil, nil, argv, envp) == 0 else { return 127 }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        // WIFEXITED / WEXITSTATUS, which Swift does not import.
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+}
+
+/// The plan events `notify` has handled, one key a line after a header, written whole to a
+/// temporary file and renamed over the old one, so a crash leaves the old state or the new.
+struct NotifyState {
+    let path: String
+    /// No state file yet.
+    let isNew: Bool
+    private var keys: [String]
+    private var known: Set<String>
+
+    static let header = "ifmeter-notify 1"
+    /// Keys kept: a plan fires a few events a period, so this is years of them.
+    static let maximumKeys = 10_000
+
+    static func load(_ path: String) throws(CLIError) -> NotifyState {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            guard errno == ENOENT else { throw CLIError(.failure, "cannot read \(path): \(Errno.current.description)") }
+            return NotifyState(path: path, isNew: true, keys: [], known: [])
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(fd, &chunk, chunk.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw CLIError(.failure, "cannot read \(path): \(Errno.current.description)") }
+            if count == 0 { break }
+            bytes += chunk[..<count]
+            guard bytes.count <= 4 << 20 else { throw CLIError(.failure, "\(path) is larger than 4 MiB; is it notify's state?") }
+        }
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+        guard lines.first == header else {
+            throw CLIError(.failure, "\(path) is not ifmeter notify's state (its first line is not \"\(header)\"); move it away to start afresh")
+        }
+        let keys = Array(lines.dropFirst())
+        return NotifyState(path: path, isNew: false, keys: keys, known: Set(keys))
+    }
+
+    func handled(_ key: String) -> Bool { known.contains(key) }
+
+    mutating func remember(_ key: String) {
+        guard known.insert(key).inserted else { return }
+        keys.append(key)
+        if keys.count > Self.maximumKeys {
+            for old in keys.prefix(keys.count - Self.maximumKeys) { known.remove(old) }
+            keys.removeFirst(keys.count - Self.maximumKeys)
+        }
+    }
+
+    func save() throws(CLIError) {
+        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        if !directory.isEmpty { makeDirectories(directory) }
+        let temporary = path + ".new"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw CLIError(.failure, "cannot write \(temporary): \(Errno.current.description)") }
+        let text = Array(([Self.header] + keys).joined(separator: "\n").utf8) + [0x0a]
+        var written = 0
+        while written < text.count {
+            let count = text[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else {
+                close(fd)
+                throw CLIError(.failure, "cannot write \(temporary): \(Errno.current.description)")
+            }
+            written += count
+        }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard synced, rename(temporary, path) == 0 else {
+            throw CLIError(.failure, "cannot save \(path): \(Errno.current.description)")
+        }
+    }
+
+    private func makeDirectories(_ directory: String) {
+        var prefix = ""
+        for part in directory.split(separator: "/") {
+            prefix += "/" + part
+            mkdir(prefix, 0o700)
+        }
+    }
+}
