@@ -87,7 +87,7 @@ let package = Package(
         .target(name: "CBenchFloor", cSettings: [.define("_GNU_SOURCE")]),
         // `make bench`: sample cost against a raw C RTM_GETSTATS dump of the same links.
         .executableTarget(
-            name: "ifmeter-bench", dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "CBenchFloor", "CSQLite"]),
+            name: "ifmeter-bench", dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterHistory", "IfMeterService", "IfMeterStore", "IfMeterWire", "CBenchFloor", "CSQLite"]),
         // The fuzz targets' bodies: run under libFuzzer by `make fuzz` (scripts/fuzz), and over
         // the committed corpora by FuzzReplayTests. Never linked into a product.
         .target(

@@ -4,7 +4,7 @@ _ifmeter() {
     local cur prev words cword
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="summary 5min hours days months years top list events status rate live log check chart metrics help version"
+    local commands="summary 5min hours days months years top list events status rate live log check chart metrics plans notify help version"
     local common="--socket --json --si --bits --help"
     case $prev in
         -i|--interface)
@@ -47,7 +47,8 @@ _ifmeter() {
         live) options="-i --interface --class --count" ;;
         events) options="-i --interface --kind --from --to --limit" ;;
         log) options="-i --interface --class --kind --from --to --follow --log-dir --file" ;;
-        check) options="-i --interface --period --limit --warn --projected --direction" ;;
+        check) options="-i --interface --period --limit --warn --projected --direction --plan" ;;
+        notify) options="--exec --desktop --state --once" ;;
         chart) options="-i --interface --class --from --to --limit -o --output" ;;
         metrics) options="--openmetrics --textfile" ;;
         *) options="" ;;

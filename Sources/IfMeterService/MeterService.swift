@@ -74,7 +74,7 @@ public struct MeterService: Sendable {
     /// The data plans' watch.
     var plans: PlanWatch
     /// Each plan's names and their classes, in plan order; nil when links or history changed.
-    var planMembers: [[PlanMember]]?
+    var planMembers: [PlanMembers]?
 
     public init(bootID: String, configuration: ServiceConfiguration, history loaded: ServiceHistory, at start: Double) {
         meter = Meter(bootID: bootID, configuration: configuration.meter, restoring: loaded.meterState,

@@ -1,10 +1,11 @@
 import IfMeterCore
 import IfMeterHistory
 
-/// A name a plan sums, with its class (for the tunnel label).
-public struct PlanMember: Hashable, Sendable {
-    public var name: String
-    public var interfaceClass: String?
+/// The names a plan sums, sorted, and those of them that are tunnels: worked out when links or
+/// history change, not at every evaluation.
+public struct PlanMembers: Hashable, Sendable {
+    public var names: [String]
+    public var tunnels: [String]
 }
 
 /// A plan's figures now: its members' traffic in the current period, saved and not.
@@ -25,6 +26,12 @@ public struct PlanFigures: Hashable, Sendable {
     public var fired: [Double]
     /// Calendar days left in the period, today included.
     public var daysLeft: Int
+
+    public init(plan: Plan, bounds: PlanBounds, at: Double, tally: BucketTally, members: [String], tunnels: [String] = [],
+                eventsLost: Int = 0, fired: [Double] = [], daysLeft: Int) {
+        (self.plan, self.bounds, self.at, self.tally, self.members) = (plan, bounds, at, tally, members)
+        (self.tunnels, self.eventsLost, self.fired, self.daysLeft) = (tunnels, eventsLost, fired, daysLeft)
+    }
 
     public var used: UInt64 { plan.direction.bytes(of: tally.traffic) }
     public var left: UInt64 { plan.limit > used ? plan.limit - used : 0 }
@@ -128,25 +135,22 @@ public struct PlanWatch: Sendable {
 
     /// Each plan whose baseline is there, at `now`. `members` lists the names of the plan at an
     /// index, with their class; `unsaved` is a name's traffic in a period not yet in the store.
-    func figures(at now: Double, calendar: BucketCalendar, members: (Int) -> [PlanMember],
+    func figures(at now: Double, calendar: BucketCalendar, members: (Int) -> PlanMembers,
                  unsaved: (String, PlanBounds) -> BucketTally?, lostEvents: LostEventTimes) -> [PlanFigures] {
         plans.indices.compactMap { index in
             let plan = plans[index]
             let bounds = plan.period.bounds(containing: Int64(now.rounded(.down)), calendar: calendar)
             guard let baseline = baselines[bounds] else { return nil }
             var tally = BucketTally()
-            var names: [String] = []
-            var tunnels: [String] = []
-            for member in members(index) {
-                names.append(member.name)
-                if member.interfaceClass == InterfaceClass.tunnel.rawValue { tunnels.append(member.name) }
-                if let saved = baseline.tallies[member.name] { tally += saved }
-                if let more = unsaved(member.name, bounds) { tally += more }
+            let named = members(index)
+            for name in named.names {
+                if let saved = baseline.tallies[name] { tally += saved }
+                if let more = unsaved(name, bounds) { tally += more }
             }
             let state = states[plan.name].flatMap { $0.fingerprint == plan.fingerprint && $0.periodStart == bounds.start ? $0 : nil }
             let daysLeft = calendar.dayNumber(containing: bounds.end - 1) - calendar.dayNumber(containing: Int64(now)) + 1
             return PlanFigures(
-                plan: plan, bounds: bounds, at: now, tally: tally, members: names.sorted(), tunnels: tunnels.sorted(),
+                plan: plan, bounds: bounds, at: now, tally: tally, members: named.names, tunnels: named.tunnels,
                 eventsLost: lostEvents.count(from: Double(bounds.start), to: Double(bounds.end)),
                 fired: plan.thresholds.filter { state?.fired.contains(plan.bytes(at: $0)) ?? false },
                 daysLeft: max(daysLeft, 1))

@@ -55,20 +55,23 @@ extension MeterService {
     }
 
     /// Each plan's names: present links (not ignored) and names with history, with their class.
-    func currentPlanMembers() -> [[PlanMember]] {
+    func currentPlanMembers() -> [PlanMembers] {
         guard !plans.plans.isEmpty else { return [] }
-        var candidates: [PlanMember] = []
+        var candidates: [(name: String, interfaceClass: String?)] = []
         var presentNames = Set<String>()
         for (key, link) in links {
             guard let verdict = verdicts[key] else { continue }
             if case .ignored = verdict { continue }
-            if presentNames.insert(link.name).inserted {
-                candidates.append(PlanMember(name: link.name, interfaceClass: verdict.label))
-            }
+            if presentNames.insert(link.name).inserted { candidates.append((link.name, verdict.label)) }
         }
         for record in history.values where !presentNames.contains(record.name) {
-            candidates.append(PlanMember(name: record.name, interfaceClass: record.interfaceClass))
+            candidates.append((record.name, record.interfaceClass))
         }
-        return plans.plans.map { plan in candidates.filter { plan.includes($0.name, interfaceClass: $0.interfaceClass) } }
+        candidates.sort { $0.name < $1.name }
+        return plans.plans.map { plan in
+            let chosen = candidates.filter { plan.includes($0.name, interfaceClass: $0.interfaceClass) }
+            return PlanMembers(names: chosen.map(\.name),
+                               tunnels: chosen.filter { $0.interfaceClass == InterfaceClass.tunnel.rawValue }.map(\.name))
+        }
     }
 }

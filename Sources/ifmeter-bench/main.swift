@@ -1,4 +1,4 @@
-// `make bench`. usage: ifmeter-bench links [ROUNDS] | store DIRECTORY | daemon SOCKET [SECONDS]
+// `make bench`. usage: ifmeter-bench links [ROUNDS] | store DIRECTORY | daemon SOCKET [SECONDS] | plans
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,10 +8,11 @@ do {
     switch arguments.first {
     case "links": try linkBenchmark(rounds: arguments.dropFirst().first.flatMap { Int($0) } ?? 300)
     case "store" where arguments.count == 2: try storeBenchmark(directory: arguments[1])
+    case "plans": try planBenchmark()
     case "daemon" where arguments.count == 2 || arguments.count == 3:
         try daemonBenchmark(socket: arguments[1], seconds: arguments.count == 3 ? Double(arguments[2]) ?? 5 : 5)
     default:
-        print("usage: ifmeter-bench links [ROUNDS] | store DIRECTORY | daemon SOCKET [SECONDS]")
+        print("usage: ifmeter-bench links [ROUNDS] | store DIRECTORY | daemon SOCKET [SECONDS] | plans")
         exit(64)
     }
 } catch {

@@ -28,7 +28,7 @@ struct CLIInstallTests {
             """, "bash", completion]).split(separator: "\n").map { Set($0.split(separator: " ").map(String.init)) }
         let help = try Command.check([root + "/bin/ifmeter", "--help"])
         for command in ["summary", "5min", "hours", "days", "months", "years", "top", "list", "events", "status",
-                        "rate", "live", "log", "check", "chart"] {
+                        "rate", "live", "log", "check", "chart", "plans", "notify"] {
             #expect(help.contains("  \(command) "), "\(command) in --help")
             #expect(manual.contains(command), "\(command) in ifmeter.1")
             #expect(completed.first?.contains(command) == true, "\(command) completed")
@@ -42,6 +42,6 @@ struct CLIInstallTests {
         #expect(keys.count >= 20)
         for key in keys { #expect(configPage.contains(key), "\(key) in ifmeterd.conf.5") }
         #expect(completed.last == ["--socket", "--json", "--si", "--bits", "--help", "--interface", "--period",
-                                   "--limit", "--warn", "--projected", "--direction"])
+                                   "--limit", "--warn", "--projected", "--direction", "--plan"])
     }
 }

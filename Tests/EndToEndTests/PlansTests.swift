@@ -155,3 +155,18 @@ final class PlansTests {
         throw CancellationError()
     }
 }
+
+/// The shipped alerting rules, checked and unit-tested by Prometheus' own promtool.
+@Suite("Plan alerting rules", .enabled(if: Promtool.available, Promtool.skipReason))
+struct PlanRulesTests {
+    static let rules = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Rules").path
+
+    @Test("promtool check rules and test rules: threshold, limit and projection alerts fire when they should")
+    func promtoolTestRules() throws {
+        let checked = try Command.run(["promtool", "check", "rules", Self.rules + "/../../../docs/examples/ifmeter-plans.rules.yml"])
+        #expect(checked.status == 0, "\(checked.stdout)\(checked.stderr)")
+        let tested = try Command.run(["promtool", "test", "rules", Self.rules + "/ifmeter-plans.test.yml"])
+        #expect(tested.status == 0, "\(tested.stdout)\(tested.stderr)")
+        #expect(tested.stdout.contains("SUCCESS"))
+    }
+}

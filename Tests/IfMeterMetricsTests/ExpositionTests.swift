@@ -41,13 +41,22 @@ private func snapshot() -> MeterSnapshot {
     return service.snapshot()
 }
 
-private func input(_ snapshot: MeterSnapshot?, process: ProcessFigures? = nil) -> MetricsInput {
+private func input(_ snapshot: MeterSnapshot?, process: ProcessFigures? = nil, plans: [PlanFigures] = []) -> MetricsInput {
     var sample = Histogram(bounds: Histogram.sampleBounds)
     sample.observe(0.0007)
     sample.observe(0.3)
-    return MetricsInput(snapshot: snapshot, now: origin + 60, keepAbsentSeconds: 86400, sampleDurations: sample,
-                        saveDurations: Histogram(bounds: Histogram.saveBounds), version: "9.9.9", process: process)
+    var input = MetricsInput(snapshot: snapshot, now: origin + 60, keepAbsentSeconds: 86400, sampleDurations: sample,
+                             saveDurations: Histogram(bounds: Histogram.saveBounds), version: "9.9.9", process: process)
+    input.plans = plans
+    return input
 }
+
+/// A plan a third used, halfway through its period.
+private let phonePlan = PlanFigures(
+    plan: Plan(name: "phone", selectors: [.name("wwan0")], limit: 3000, period: .day),
+    bounds: PlanBounds(start: Int64(origin) - 43200, end: Int64(origin) + 43200), at: origin,
+    tally: BucketTally(traffic: Traffic(rxBytes: 800, txBytes: 200, rxPackets: 8, txPackets: 2)), members: ["wwan0"],
+    daysLeft: 1)
 
 private func text(_ input: MetricsInput, _ format: ExpositionFormat = .prometheus) -> String {
     String(decoding: MetricsExposition.render(input, format: format), as: UTF8.self)
@@ -137,7 +146,8 @@ struct ExpositionTests {
     @Test("promtool check metrics finds nothing to complain about", .enabled(if: Promtool.available, Promtool.skipReason))
     func promtool() throws {
         let exposition = text(input(snapshot(), process: ProcessFigures(
-            cpuSeconds: 1.5, residentBytes: 1 << 20, virtualBytes: 1 << 24, startTime: origin, openFDs: 9, maxFDs: 1024)))
+            cpuSeconds: 1.5, residentBytes: 1 << 20, virtualBytes: 1 << 24, startTime: origin, openFDs: 9, maxFDs: 1024),
+            plans: [phonePlan]))
         let result = try Command.run(["promtool", "check", "metrics"], stdin: exposition)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
     }
@@ -145,7 +155,9 @@ struct ExpositionTests {
     @Test("familyNames lists exactly the sample names a full exposition has")
     func familyNames() {
         let exposition = text(input(snapshot(), process: ProcessFigures(
-            cpuSeconds: 1, residentBytes: 1, virtualBytes: 1, startTime: origin, openFDs: 1, maxFDs: 1)))
+            cpuSeconds: 1, residentBytes: 1, virtualBytes: 1, startTime: origin, openFDs: 1, maxFDs: 1), plans: [phonePlan]))
+        #expect(exposition.contains("ifmeter_plan_used_bytes{plan=\"phone\",direction=\"total\"} 1000\n"))
+        #expect(exposition.contains("ifmeter_plan_projected_bytes{plan=\"phone\",direction=\"total\"} 2000\n"))
         let names = Set(exposition.split(separator: "\n").filter { !$0.hasPrefix("#") }
             .map { String($0.prefix { $0 != "{" && $0 != " " }) })
         #expect(names == MetricsExposition.familyNames)

@@ -161,7 +161,7 @@ struct RequestHandlersTests {
         (#"{"v":2,"cmd":"nope"}"#, .unsupportedVersion, "protocol version 2 is not supported; this ifmeterd speaks 1"),
         (#"{"v":1}"#, .badRequest, "field \"cmd\" is missing"),
         (#"{"v":1,"cmd":"nope"}"#, .unknownCommand,
-         "unknown command \"nope\"; known: status, interfaces, usage, events, sample, watch, query, metrics, reload, forget, import"),
+         "unknown command \"nope\"; known: status, interfaces, usage, events, sample, watch, query, plans, metrics, reload, forget, import"),
         (#"{"v":1,"cmd":"usage","interface":"eth0"}"#, .badRequest, "field \"period\" is missing"),
         (#"{"v":1,"cmd":"usage","interface":"eth0","class":"wifi","period":"day"}"#, .badRequest,
          "give exactly one of \"interface\" and \"class\""),
@@ -170,7 +170,7 @@ struct RequestHandlersTests {
         (#"{"v":1,"cmd":"usage","interface":"eth0","period":"week"}"#, .badRequest,
          "unknown period \"week\"; known: 5min, hour, day, month, year, total"),
         (#"{"v":1,"cmd":"query","include":["everything"]}"#, .badRequest,
-         "unknown part \"everything\" in \"include\"; known: status, interfaces"),
+         "unknown part \"everything\" in \"include\"; known: status, interfaces, plans"),
         (#"{"v":1,"cmd":"query","select":"some"}"#, .badRequest, "unknown selection \"some\"; known: shown, all, every"),
         (#"{"v":1,"cmd":"query","usage":[{"period":"day","last":1,"top":1}]}"#, .badRequest, "give at most one of \"last\" and \"top\""),
         (#"{"v":1,"cmd":"events","kind":"boom"}"#, .badRequest, "unknown event kind \"boom\"; known: "

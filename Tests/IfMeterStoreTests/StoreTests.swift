@@ -106,6 +106,8 @@ struct StoreTests {
                 DROP TABLE epochs;
                 ALTER TABLE epochs_v2 RENAME TO epochs;
                 CREATE INDEX epochs_open ON epochs (open);
+                DROP TABLE plans;
+                ALTER TABLE events DROP COLUMN plan;
                 PRAGMA user_version = 2;
                 """, "test")
         }
