@@ -35,11 +35,15 @@ public struct PendingTraffic: Sendable {
     public internal(set) var epoch: Epoch
     /// The billing day its monthly bucket was decided with.
     let monthStartDay: UInt8
+    /// The name's plans in the routing its writes sum plans under (``PlanRouting/slot(of:)``),
+    /// -1 for none: found once a batch, not at every delta. In what was padding: no bigger.
+    var planSlot: Int32 = -1
 
-    init(first: Span, epoch: Epoch, monthStartDay: Int) {
+    init(first: Span, epoch: Epoch, monthStartDay: Int, planSlot: Int32 = -1) {
         self.first = first
         self.epoch = epoch
         self.monthStartDay = UInt8(clamping: monthStartDay)
+        self.planSlot = planSlot
     }
 
     public var spans: [Span] { [first] + more }

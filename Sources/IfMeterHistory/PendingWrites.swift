@@ -32,6 +32,8 @@ public struct PendingWrites: Sendable {
     /// Plans whose watch changed (a threshold fired, a period began), saved with the events
     /// that say so.
     public var planStates: [String: PlanState] = [:]
+    /// Each plan's part of ``traffic`` in its period, kept as deltas arrive (``PlanRouting``).
+    public private(set) var planTallies = PlanTallies()
     /// Events left out because too many piled up unsaved; the daemon reports the number.
     public private(set) var droppedEvents = 0
     /// The calendar the spans' buckets were decided with.
@@ -53,13 +55,21 @@ public struct PendingWrites: Sendable {
 
     /// Folds a meter output into each name's spans (so into every resolution's bucket and the
     /// all-time total).
-    public mutating func add(_ output: MeterOutput, calendar: BucketCalendar, monthStartDay: (String) -> Int) {
+    /// With `routing`, each delta also counts toward its name's plans (``planTallies``).
+    public mutating func add(_ output: MeterOutput, calendar: BucketCalendar, monthStartDay: (String) -> Int,
+                             routing: PlanRouting? = nil) {
         self.calendar = calendar
+        // Taken out while deltas are added: a copy of the sums someone still holds is made
+        // once here, not at every delta.
+        var plans = planTallies
+        planTallies = PlanTallies()
+        defer { planTallies = plans }
         for delta in output.deltas {
             let tally = BucketTally(delta)
             let time = Int64(delta.at.rounded(.down))
             // Changed in place through the values view: the entry is not copied out and back.
             if let index = traffic.index(forKey: delta.name) {
+                if let routing { plans.add(tally, slot: traffic.values[index].planSlot, at: time, routing: routing) }
                 let took = traffic.values[index].take(tally, at: time, epoch: delta.epoch, calendar: calendar)
                 if took.overflowed {
                     append(CounterEvent(
@@ -69,9 +79,11 @@ public struct PendingWrites: Sendable {
                 if took.newSpan { spanCount += 1 }
             } else {
                 let day = monthStartDay(delta.name)
+                let slot = routing?.slot(of: delta.name) ?? -1
+                if let routing { plans.add(tally, slot: slot, at: time, routing: routing) }
                 traffic[delta.name] = PendingTraffic(
                     first: PendingTraffic.span(at: time, tally: tally, calendar: calendar, monthStartDay: day),
-                    epoch: delta.epoch, monthStartDay: day)
+                    epoch: delta.epoch, monthStartDay: day, planSlot: slot)
                 spanCount += 1
             }
         }
@@ -81,6 +93,18 @@ public struct PendingWrites: Sendable {
             for event in output.events { append(event) }
         }
         if spanCount > maximumSpans, let last = output.deltas.last { fold(at: last.at) }
+    }
+
+    /// Sums each plan's traffic afresh from the spans, for `routing` (new plans, members or periods).
+    public mutating func sumPlans(for routing: PlanRouting) {
+        var tallies = PlanTallies(for: routing)
+        for index in traffic.indices {
+            let slot = routing.slot(of: traffic.keys[index])
+            traffic.values[index].planSlot = slot
+            guard slot != -1 else { continue }
+            for span in traffic.values[index].spans { tallies.add(span.tally, slot: slot, at: span.from, routing: routing) }
+        }
+        planTallies = tallies
     }
 
     /// Every bucket the spans write, each once per name, with the name.
@@ -175,6 +199,13 @@ public struct PendingWrites: Sendable {
         traffic[name]?.tally(in: bounds)
     }
 
+    /// Each name's traffic in `bounds`, for the names that have some there.
+    public func forEachTally(in bounds: PlanBounds, _ body: (String, BucketTally) -> Void) {
+        for (name, entry) in traffic {
+            if let tally = entry.tally(in: bounds) { body(name, tally) }
+        }
+    }
+
     /// The meter state to save with the traffic: always the newest.
     public mutating func setMeterState(_ state: MeterState) {
         meterState = state
@@ -201,6 +232,7 @@ public struct PendingWrites: Sendable {
         interfaces.merge(batch.interfaces) { newer, _ in newer }
         meterState = meterState ?? batch.meterState
         planStates.merge(batch.planStates) { newer, _ in newer }
+        planTallies.merge(batch.planTallies)
         if traffic.isEmpty { calendar = batch.calendar }
         if spanCount > maximumSpans, let last = events.last { fold(at: last.at) }
     }
@@ -208,6 +240,7 @@ public struct PendingWrites: Sendable {
     /// Drops everything not yet saved about `name` (its history is being deleted).
     public mutating func forget(_ name: String) {
         spanCount -= traffic.removeValue(forKey: name)?.spanCount ?? 0
+        planTallies = PlanTallies()
         events.removeAll { $0.interface == name }
         interfaces[name] = nil
     }

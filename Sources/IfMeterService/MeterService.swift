@@ -55,7 +55,7 @@ public struct MeterService: Sendable {
     var pending = PendingWrites()
     /// What failed saves held, written with the next batch (kept apart from ``pending``, which
     /// is the log's window).
-    private(set) var carried = PendingWrites()
+    var carried = PendingWrites()
     /// Every name's saved all-time total: advanced only by a save that succeeded.
     private(set) var savedTotals: [String: BucketTally]
     /// Names with history, present or not, as of the last save or note.
@@ -64,7 +64,7 @@ public struct MeterService: Sendable {
     /// Where the estimate log's window began.
     private var window: LogWindowBuilder
     /// The writes of saves begun and not finished, by batch (the batch's own storage, shared).
-    private(set) var inFlight: [Int: PendingWrites] = [:]
+    var inFlight: [Int: PendingWrites] = [:]
     private(set) var nextBatch = 0
     /// When counters were last read (the start dump or a sample).
     private(set) var lastSample: MeterInstant?
@@ -75,6 +75,9 @@ public struct MeterService: Sendable {
     var plans: PlanWatch
     /// Each plan's names and their classes, in plan order; nil when links or history changed.
     var planMembers: [PlanMembers]?
+    /// Which plans each name's deltas count toward as they arrive; nil until the plans are first watched.
+    var planRouting: PlanRouting?
+    var planGeneration = 0
 
     public init(bootID: String, configuration: ServiceConfiguration, history loaded: ServiceHistory, at start: Double) {
         meter = Meter(bootID: bootID, configuration: configuration.meter, restoring: loaded.meterState,
@@ -92,6 +95,7 @@ public struct MeterService: Sendable {
         self.configuration = configuration
         meter.configuration = configuration.meter
         plans.replacePlans(configuration.plans)
+        planRouting = nil
         classifyAll()
     }
 
@@ -224,7 +228,7 @@ public struct MeterService: Sendable {
             }
         }
         let store = configuration.store
-        pending.add(kept, calendar: store.calendar, monthStartDay: store.monthStartDay(for:))
+        pending.add(kept, calendar: store.calendar, monthStartDay: store.monthStartDay(for:), routing: planRouting)
         for event in kept.events where event.kind == .eventsLost { lostEvents.record(event.at) }
         return Ingested(events: kept.events)
     }
@@ -265,6 +269,7 @@ public struct MeterService: Sendable {
         // Not reserved at the last window's size: while the batch is written both tables would
         // be whole, and the new one fills in a sample at a time.
         pending = PendingWrites()
+        if let planRouting { pending.sumPlans(for: planRouting) }
         return batch
     }
 
@@ -282,7 +287,7 @@ public struct MeterService: Sendable {
             outcome.error = error
         } else {
             for (name, entry) in writes.traffic { savedTotals[name, default: BucketTally()] += entry.total }
-            plans.saved(writes, batch: batch.sequence)
+            plans.saved(writes, batch: batch.sequence, routing: planRouting)
             saveError = nil
             lastSaveAt = batch.at
         }

@@ -26,6 +26,8 @@ public struct PlanFigures: Hashable, Sendable {
     public var fired: [Double]
     /// Calendar days left in the period, today included.
     public var daysLeft: Int
+    /// Where the plan is in the watch's list (-1 for figures made elsewhere).
+    var index = -1
 
     public init(plan: Plan, bounds: PlanBounds, at: Double, tally: BucketTally, members: [String], tunnels: [String] = [],
                 eventsLost: Int = 0, fired: [Double] = [], daysLeft: Int) {
@@ -77,50 +79,115 @@ public struct PlanWatch: Sendable {
     /// evaluation was crossed while the daemon was down.
     private var watchedSinceStart: Set<String> = []
 
+    /// What an evaluation reuses of a plan until its period ends: its bounds, the date its period
+    /// ends on, and its members' saved traffic summed (nil when a baseline or the members changed).
+    struct Current: Sendable {
+        var bounds: PlanBounds
+        var lastDay: Int
+        var saved: BucketTally?
+    }
+    /// By plan index; nil until first evaluated.
+    private var current: [Current?]
+    private var fingerprints: [String]
+
     public init(plans: [Plan] = [], states: [String: PlanState] = [:]) {
         self.plans = plans
         self.states = states
+        current = Array(repeating: nil, count: plans.count)
+        fingerprints = plans.map(\.fingerprint)
     }
 
     /// A reload: unchanged plans keep their state and baselines; a changed one keeps what its
     /// fingerprint allows (``PlanState/fired`` by bytes).
     public mutating func replacePlans(_ plans: [Plan]) {
         self.plans = plans
+        current = Array(repeating: nil, count: plans.count)
+        fingerprints = plans.map(\.fingerprint)
     }
 
     /// Something beside the saves wrote history (an import): every baseline is read again.
     mutating func historyRewritten() {
         baselines = [:]
         requested = []
+        savedChanged()
     }
 
-    /// A save that succeeded: its traffic in each held period joins that period's baseline.
-    mutating func saved(_ writes: PendingWrites, batch: Int) {
-        for (bounds, baseline) in baselines where baseline.throughBatch < batch {
-            var tallies = baseline.tallies
-            for (name, _) in writes.traffic {
-                if let tally = writes.unsavedTally(of: name, in: bounds) { tallies[name, default: BucketTally()] += tally }
+    /// The names a plan sums changed, or a baseline did: the sums are worked out again.
+    mutating func savedChanged() {
+        for index in current.indices { current[index]?.saved = nil }
+    }
+
+    /// Each plan's current period, once evaluated (by plan index).
+    var currentBounds: [PlanBounds?] { current.map { $0?.bounds } }
+
+    /// Each plan's period at `now`, kept until it ends; a new one drops the baselines no plan is
+    /// in. True when a period moved.
+    @discardableResult
+    private mutating func refresh(at now: Double, calendar: BucketCalendar) -> Bool {
+        let time = Int64(now.rounded(.down))
+        var moved = false
+        for index in plans.indices where !(current[index]?.bounds.contains(time) ?? false) {
+            let bounds = plans[index].period.bounds(containing: time, calendar: calendar)
+            current[index] = Current(bounds: bounds, lastDay: calendar.dayNumber(containing: bounds.end - 1))
+            moved = true
+        }
+        if moved {
+            let held = Set(current.compactMap { $0?.bounds })
+            baselines = baselines.filter { held.contains($0.key) }
+        }
+        return moved
+    }
+
+    /// Sums each plan's members' saved traffic in its period where that is not known yet; true
+    /// when a period moved.
+    @discardableResult
+    mutating func prepare(at now: Double, calendar: BucketCalendar, members: (Int) -> PlanMembers) -> Bool {
+        let moved = refresh(at: now, calendar: calendar)
+        for index in plans.indices where current[index]?.saved == nil {
+            guard let bounds = current[index]?.bounds, let baseline = baselines[bounds] else { continue }
+            var sum = BucketTally()
+            for name in members(index).names { if let saved = baseline.tallies[name] { sum += saved } }
+            current[index]?.saved = sum
+        }
+        return moved
+    }
+
+    /// A save that succeeded: its traffic in each held period joins that period's baseline, and
+    /// each plan's saved sum takes the batch's sum for it when `routing` made that.
+    mutating func saved(_ writes: PendingWrites, batch: Int, routing: PlanRouting?) {
+        let sums = routing.flatMap { writes.planTallies.sums(for: $0) }
+        for index in current.indices {
+            guard let bounds = current[index]?.bounds, let baseline = baselines[bounds], baseline.throughBatch < batch else { continue }
+            if let sums, let routing, routing.bounds.indices.contains(index), routing.bounds[index] == bounds,
+               current[index]?.saved != nil {
+                current[index]?.saved? += sums[index]
+            } else {
+                current[index]?.saved = nil
             }
-            baselines[bounds] = Baseline(tallies: tallies, throughBatch: batch)
+        }
+        // In place: a copy of a period's tallies would be every name's, at every save.
+        for bounds in Array(baselines.keys) where baselines[bounds]!.throughBatch < batch {
+            writes.forEachTally(in: bounds) { name, tally in
+                baselines[bounds]!.tallies[name, default: BucketTally()] += tally
+            }
+            baselines[bounds]!.throughBatch = batch
         }
     }
 
     mutating func forget(_ name: String) {
         for bounds in baselines.keys { baselines[bounds]?.tallies[name] = nil }
+        savedChanged()
     }
 
     /// The periods whose saved traffic must be read from the store before their plans can be
     /// evaluated at `now`; marked as asked.
     mutating func baselinesNeeded(at now: Double, calendar: BucketCalendar) -> [PlanBounds] {
+        refresh(at: now, calendar: calendar)
         var needed: [PlanBounds] = []
-        for plan in plans {
-            let bounds = plan.period.bounds(containing: Int64(now.rounded(.down)), calendar: calendar)
-            if baselines[bounds] != nil || !requested.insert(bounds).inserted { continue }
+        for bounds in current.compactMap({ $0?.bounds })
+        where baselines[bounds] == nil && requested.insert(bounds).inserted {
             needed.append(bounds)
         }
-        // Periods no plan is in any more.
-        let current = Set(plans.map { $0.period.bounds(containing: Int64(now.rounded(.down)), calendar: calendar) })
-        baselines = baselines.filter { current.contains($0.key) }
         return needed
     }
 
@@ -131,29 +198,47 @@ public struct PlanWatch: Sendable {
         for bounds in periods where requested.remove(bounds) != nil {
             if let byName = tallies[bounds] { baselines[bounds] = Baseline(tallies: byName, throughBatch: throughBatch) }
         }
+        savedChanged()
     }
 
     /// Each plan whose baseline is there, at `now`. `members` lists the names of the plan at an
     /// index, with their class; `unsaved` is a name's traffic in a period not yet in the store.
-    func figures(at now: Double, calendar: BucketCalendar, members: (Int) -> PlanMembers,
-                 unsaved: (String, PlanBounds) -> BucketTally?, lostEvents: LostEventTimes) -> [PlanFigures] {
-        plans.indices.compactMap { index in
+    /// With `sumsCurrent`, the saved sums ``prepare(at:calendar:members:)`` left are for these members.
+    /// `unsavedSum` is a plan's unsaved traffic in a period, summed as it arrived, when that is
+    /// known; else each member's (`unsaved`) is added.
+    func figures(at now: Double, calendar: BucketCalendar, members: (Int) -> PlanMembers, sumsCurrent: Bool,
+                 unsavedSum: (Int, PlanBounds) -> BucketTally?, unsaved: (String, PlanBounds) -> BucketTally?,
+                 lostEvents: LostEventTimes) -> [PlanFigures] {
+        let time = Int64(now.rounded(.down))
+        let today = calendar.dayNumber(containing: time)
+        return plans.indices.compactMap { index in
             let plan = plans[index]
-            let bounds = plan.period.bounds(containing: Int64(now.rounded(.down)), calendar: calendar)
+            let known = current[index].flatMap { $0.bounds.contains(time) ? $0 : nil }
+            let bounds = known?.bounds ?? plan.period.bounds(containing: time, calendar: calendar)
             guard let baseline = baselines[bounds] else { return nil }
-            var tally = BucketTally()
             let named = members(index)
-            for name in named.names {
-                if let saved = baseline.tallies[name] { tally += saved }
-                if let more = unsaved(name, bounds) { tally += more }
+            var tally: BucketTally
+            if sumsCurrent, let saved = known?.saved {
+                tally = saved
+            } else {
+                tally = BucketTally()
+                for name in named.names { if let saved = baseline.tallies[name] { tally += saved } }
             }
-            let state = states[plan.name].flatMap { $0.fingerprint == plan.fingerprint && $0.periodStart == bounds.start ? $0 : nil }
-            let daysLeft = calendar.dayNumber(containing: bounds.end - 1) - calendar.dayNumber(containing: Int64(now)) + 1
-            return PlanFigures(
+            if let sum = unsavedSum(index, bounds) {
+                tally += sum
+            } else {
+                for name in named.names { if let more = unsaved(name, bounds) { tally += more } }
+            }
+            let state = states[plan.name].flatMap { $0.fingerprint == fingerprints[index] && $0.periodStart == bounds.start ? $0 : nil }
+            let lastDay = known?.lastDay ?? calendar.dayNumber(containing: bounds.end - 1)
+            let daysLeft = lastDay - today + 1
+            var figures = PlanFigures(
                 plan: plan, bounds: bounds, at: now, tally: tally, members: named.names, tunnels: named.tunnels,
                 eventsLost: lostEvents.count(from: Double(bounds.start), to: Double(bounds.end)),
                 fired: plan.thresholds.filter { state?.fired.contains(plan.bytes(at: $0)) ?? false },
                 daysLeft: max(daysLeft, 1))
+            figures.index = index
+            return figures
         }
     }
 
@@ -164,24 +249,25 @@ public struct PlanWatch: Sendable {
         var changed: [String: PlanState] = [:]
         for figure in figures {
             let plan = figure.plan
+            let fingerprint = fingerprints.indices.contains(figure.index) ? fingerprints[figure.index] : plan.fingerprint
             let firstLook = watchedSinceStart.insert(plan.name).inserted
             var state: PlanState
-            if let known = states[plan.name], known.fingerprint == plan.fingerprint {
+            if let known = states[plan.name], known.fingerprint == fingerprint {
                 state = known
                 if state.periodStart != figure.bounds.start {
                     if figure.bounds.start > state.periodStart {
                         events.append(Self.event(.planPeriodStarted, figure, threshold: nil, whileDown: firstLook, calendar: calendar))
                     }
-                    state = PlanState(fingerprint: plan.fingerprint, periodStart: figure.bounds.start)
+                    state = PlanState(fingerprint: fingerprint, periodStart: figure.bounds.start)
                     changed[plan.name] = state
                 }
             } else {
                 // Watched for the first time (or as another plan): nothing it crossed before was
                 // said, so it is said now, not marked as found at start.
-                state = PlanState(fingerprint: plan.fingerprint, periodStart: figure.bounds.start)
+                state = PlanState(fingerprint: fingerprint, periodStart: figure.bounds.start)
                 changed[plan.name] = state
             }
-            let knownBefore = states[plan.name]?.fingerprint == plan.fingerprint
+            let knownBefore = states[plan.name]?.fingerprint == fingerprint
             for threshold in plan.thresholds {
                 let bytes = plan.bytes(at: threshold)
                 guard figure.used >= bytes, !state.fired.contains(bytes) else { continue }

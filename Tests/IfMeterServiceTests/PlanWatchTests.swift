@@ -1,6 +1,6 @@
 import IfMeterCore
 import IfMeterHistory
-import IfMeterService
+@testable import IfMeterService
 @testable import IfMeterStore
 import IfMeterTestSupport
 import Testing
@@ -128,6 +128,51 @@ struct PlanWatchTests {
     }
 }
 
+extension PlanWatchTests {
+    @Test("running sums equal a recount through saves in flight, failed saves, a forget, a new member and a rollover")
+    func runningSumsAgree() throws {
+        let plan = Plan(name: "eth", selectors: [.name("eth*")], limit: 1 << 40, period: .day)
+        let first = Plan(name: "first", selectors: [.name("eth0")], limit: 1 << 40, period: .week(firstWeekday: 1))
+        let harness = try ServiceHarness(configuration: Self.configuration([plan, first]))
+        harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
+        _ = harness.watch(at: at(0))
+        var counters: UInt64 = 0
+        func sample(_ second: Double, _ readings: [Int32] = [2]) {
+            counters += 1000
+            harness.ingest(readings: readings.map { reading($0, traffic(counters * UInt64($0), counters)) }, at: at(second))
+            _ = harness.watch(at: at(second))
+        }
+        sample(30)
+        // A save begun and not finished while more is counted, then finished.
+        let inFlight = harness.service.beginSave(at: at(30).wall)
+        sample(60)
+        _ = harness.service.finishSave(inFlight, error: nil)
+        sample(90)
+        harness.failSaves = diskFull
+        harness.save(at: at(90))
+        sample(120)
+        harness.failSaves = nil
+        // A new member appears, carrying traffic at once.
+        harness.ingest([.event(.newOrChanged(link("eth1", 3, traffic(0, 0))))], at: at(130))
+        sample(150, [2, 3])
+        harness.save(at: at(150))
+        sample(180, [2, 3])
+        _ = harness.service.forget("eth1", at: at(185).wall)
+        sample(210, [2, 3])
+        // Into the next day (UTC) with a save in flight across midnight.
+        let overnight = harness.service.beginSave(at: at(210).wall)
+        sample(16 * 3600, [2, 3])
+        _ = harness.service.finishSave(overnight, error: nil)
+        sample(16 * 3600 + 30, [2, 3])
+        let all = harness.service.planFigures(at: at(16 * 3600 + 30).wall)
+        let figures = try #require(all.first)
+        #expect(figures.members == ["eth0", "eth1"])
+        #expect(all.last?.members == ["eth0"], "eth0 is in both plans")
+        #expect(all.last.map { $0.tally.traffic.rxBytes } == counters * 2, "the week holds all of eth0's traffic")
+        #expect(figures.tally.traffic.txBytes > 0)
+    }
+}
+
 extension ServiceHarness {
     /// Evaluates the plans as the daemon does, reading any period's saved traffic from the store first.
     func watch(at instant: MeterInstant) -> [CounterEvent] {
@@ -138,6 +183,8 @@ extension ServiceHarness {
         }
         let fired = service.watchPlans(at: instant.wall).events
         events += fired
+        // The running sums (by plan, as deltas arrive and saves end) equal a recount by name.
+        #expect(service.planFigures(at: instant.wall).map(\.tally) == service.planFiguresRecounted(at: instant.wall).map(\.tally))
         return fired
     }
 }
