@@ -108,7 +108,8 @@ enum NotifyCommand {
         }
         if invocation.desktop {
             let urgency = event.kind == .planThreshold && (plan.threshold ?? 0) >= 1 ? "2" : "1"
-            let status = spawn(["busctl", "--user", "call", "org.freedesktop.Notifications", "/org/freedesktop/Notifications",
+            // "--" before the arguments: the timeout -1 is not an option.
+            let status = spawn(["busctl", "--user", "--", "call", "org.freedesktop.Notifications", "/org/freedesktop/Notifications",
                                 "org.freedesktop.Notifications", "Notify", "susssasa{sv}i", "ifmeter", "0",
                                 "network-transmit-receive", summary, body, "0", "1", "urgency", "y", urgency, "-1"],
                                environment: nil)

@@ -33,9 +33,10 @@ enum PlansView {
             + (plan.projected > plan.limit ? "; projected \(units.bytes(plan.projected)), over the limit" : "")
     }
 
+    /// `25%`, `12.5%`; from 100 % on, whole percents.
     static func percent(_ share: Double) -> String {
         let tenths = (share * 1000).rounded()
-        return tenths >= 1000 ? "\(Int(tenths / 10))%" : "\(tenths / 10)%"
+        return tenths >= 1000 || tenths.truncatingRemainder(dividingBy: 10) == 0 ? "\(Int(tenths / 10))%" : "\(tenths / 10)%"
     }
 
     /// `R` reset, `G` gap, `I` implausible dropped, `L` link events lost, `V` imported from

@@ -140,6 +140,30 @@ final class PlansTests {
         #expect(text.stdout.contains("cap: over its limit by"))
     }
 
+    @Test("notify --desktop: a real notification server (dunst on a session bus, under Xvfb) shows each plan event once",
+          .enabled(if: DesktopSession.available, DesktopSession.skipReason))
+    func desktop() throws {
+        let session = try DesktopSession()
+        defer { session.stop() }
+        baseline = try kernelTx()
+        try daemon.start(extraArguments: ["--interval", "3600"])
+        try #require(try kernelTx() == baseline, "va carried traffic while the daemon started")
+        let state = daemon.directory + "/notify.state"
+        try "ifmeter-notify 1\n".write(toFile: state, atomically: true, encoding: .utf8)
+        try send(upTo: 0.3)
+        try sample()
+        let notify = ["notify", "--state", state, "--desktop", "--once"]
+        let environment = ["DBUS_SESSION_BUS_ADDRESS=\(session.address)"]
+        let first = try pair.left.run(["env"] + environment + [CLIBinary.path, "--socket", daemon.socket] + notify)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(!first.stderr.contains("failed"), "\(first.stderr)")
+        let again = try pair.left.run(["env"] + environment + [CLIBinary.path, "--socket", daemon.socket] + notify)
+        #expect(again.status == 0, "\(again.stderr)")
+        let shown = try session.shown()
+        #expect(shown.filter { $0.contains("Data plan cap: 25% of its limit") }.count == 1, "\(shown)")
+        #expect(shown.contains { $0.hasPrefix("ifmeter|") }, "shown as ifmeter's: \(shown)")
+    }
+
     func lines(_ path: String) -> [String] {
         ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
@@ -154,6 +178,91 @@ final class PlansTests {
         Issue.record("\(what): not within 60 s")
         throw CancellationError()
     }
+}
+
+/// A desktop session for a test: Xvfb, a session bus, and dunst (a real freedesktop
+/// notification server) on them; `shown()` is what dunst displayed, as "app|summary|body".
+final class DesktopSession {
+    static var available: Bool {
+        ["dunst", "dunstctl", "Xvfb", "dbus-daemon"].allSatisfy { (try? Command.resolve($0)) != nil }
+    }
+    static let skipReason: Comment = "dunst, Xvfb or dbus-daemon is not installed (scripts/install-deps --test installs them)"
+
+    private(set) var address = ""
+    private var processes: [Process] = []
+
+    init() throws {
+        let display = ":\(200 + getpid() % 500)"
+        let x = Process()
+        x.executableURL = URL(fileURLWithPath: try Command.resolve("Xvfb"))
+        x.arguments = [display, "-nolisten", "tcp"]
+        // Never the test's own output: a server holding it open would keep the run from ending.
+        x.standardOutput = FileHandle.nullDevice
+        x.standardError = FileHandle.nullDevice
+        x.standardInput = FileHandle.nullDevice
+        try x.run()
+        processes.append(x)
+        // The bus in the foreground, its address to a file (a forked bus is no child to wait for).
+        let file = NSTemporaryDirectory() + "ifmeter-bus-\(getpid())-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        FileManager.default.createFile(atPath: file, contents: nil)
+        let bus = Process()
+        bus.executableURL = URL(fileURLWithPath: try Command.resolve("dbus-daemon"))
+        bus.arguments = ["--session", "--nofork", "--print-address=1"]
+        bus.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: file))
+        bus.standardError = FileHandle.nullDevice
+        bus.standardInput = FileHandle.nullDevice
+        try bus.run()
+        processes.append(bus)
+        var printed = ""
+        let busDeadline = Date().addingTimeInterval(30)
+        while !printed.hasSuffix("\n") && Date() < busDeadline {
+            printed = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+            usleep(20_000)
+        }
+        guard printed.hasSuffix("\n") else {
+            stop()
+            throw CommandFailed(command: ["dbus-daemon"], result: CommandResult(status: -1, stdout: "", stderr: "no address within 30 s"))
+        }
+        address = printed.trimmingCharacters(in: .whitespacesAndNewlines)
+        let dunst = Process()
+        dunst.executableURL = URL(fileURLWithPath: try Command.resolve("dunst"))
+        dunst.environment = ["DISPLAY": display, "DBUS_SESSION_BUS_ADDRESS": address, "HOME": NSTemporaryDirectory()]
+        dunst.standardError = FileHandle.nullDevice
+        dunst.standardOutput = FileHandle.nullDevice
+        dunst.standardInput = FileHandle.nullDevice
+        try dunst.run()
+        processes.append(dunst)
+        // Ready once it owns the Notifications name (it may wait for the X server first).
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            if let count = try? Command.run(["env", "DBUS_SESSION_BUS_ADDRESS=\(address)", "dunstctl", "count"], timeout: 10),
+               count.status == 0 { return }
+            usleep(50_000)
+        }
+        stop()
+        throw CommandFailed(command: ["dunst"], result: CommandResult(status: -1, stdout: "", stderr: "dunst did not answer within 60 s"))
+    }
+
+    /// Every notification dunst showed: closed, then read from its history.
+    func shown() throws -> [String] {
+        _ = try Command.run(["env", "DBUS_SESSION_BUS_ADDRESS=\(address)", "dunstctl", "close-all"])
+        let text = try Command.check(["env", "DBUS_SESSION_BUS_ADDRESS=\(address)", "dunstctl", "history"])
+        let json = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        let entries = ((json?["data"] as? [[Any]])?.first as? [[String: Any]]) ?? []
+        func field(_ entry: [String: Any], _ key: String) -> String { ((entry[key] as? [String: Any])?["data"] as? String) ?? "" }
+        return entries.map { "\(field($0, "appname"))|\(field($0, "summary"))|\(field($0, "body"))" }
+    }
+
+    func stop() {
+        for process in processes where process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        processes = []
+    }
+
+    deinit { stop() }
 }
 
 /// The shipped alerting rules, checked and unit-tested by Prometheus' own promtool.
