@@ -4,6 +4,9 @@ import IfMeterHistory
 @testable import IfMeterStore
 import IfMeterTestSupport
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Plans over the service and a real store, in UTC so days are plain: at(0) is 08:00 on its day.
 @Suite("Data plans watched by the service")
@@ -186,5 +189,94 @@ extension ServiceHarness {
         // The running sums (by plan, as deltas arrive and saves end) equal a recount by name.
         #expect(service.planFigures(at: instant.wall).map(\.tally) == service.planFiguresRecounted(at: instant.wall).map(\.tally))
         return fired
+    }
+}
+
+/// Plans through the service and a real store in the process's zone, Europe/Berlin (run in a
+/// child: ``ZonedChild``), at chosen instants around the 15th, a leap February and DST.
+@Suite("Data plans in Europe/Berlin", .enabled(if: ZonedChild.isChild, ZonedChild.skipReason))
+struct PlanZonedTests {
+    /// A local time, worked out by the C library.
+    static func local(_ year: Int32, _ month: Int32, _ day: Int32, _ hour: Int32, _ minute: Int32) -> Double {
+        var fields = tm()
+        (fields.tm_year, fields.tm_mon, fields.tm_mday, fields.tm_hour, fields.tm_min, fields.tm_isdst) =
+            (year - 1900, month - 1, day, hour, minute, -1)
+        return Double(mktime(&fields))
+    }
+
+    /// Wall and boot time together, from a boot a day before `wall`.
+    static func instant(_ wall: Double) -> MeterInstant {
+        MeterInstant(wall: wall, sinceBootNanoseconds: UInt64((wall - 1_700_000_000) * 1e9))
+    }
+
+    static func harness(_ plan: Plan) throws -> ServiceHarness {
+        try ServiceHarness(configuration: ServiceConfiguration(plans: [plan]))
+    }
+
+    @Test("a billing month from the 15th: 50 % in the old month, a new period at local midnight, 50 % again")
+    func fifteenth() throws {
+        let harness = try Self.harness(Plan(name: "phone", selectors: [.name("wwan0")], limit: 1000,
+                                            period: .month(startDay: 15), thresholds: [0.5]))
+        let start = Self.instant(Self.local(2027, 3, 14, 23, 0))
+        harness.start([link("wwan0", 2, traffic(0, 0))], at: start)
+        _ = harness.watch(at: start)
+        let late = Self.instant(Self.local(2027, 3, 14, 23, 59))
+        harness.ingest(readings: [reading(2, traffic(600, 0))], at: late)
+        #expect(harness.watch(at: late).map { $0.plan?.periodStart } == [Int64(Self.local(2027, 2, 15, 0, 0))])
+        harness.save(at: late)
+        let midnight = Self.instant(Self.local(2027, 3, 15, 0, 0))
+        harness.ingest(readings: [reading(2, traffic(700, 0))], at: midnight)
+        #expect(harness.watch(at: midnight).map(\.kind) == [.planPeriodStarted])
+        let figures = try #require(harness.service.planFigures(at: midnight.wall).first)
+        #expect(figures.used == 100)
+        #expect(figures.bounds == PlanBounds(start: Int64(Self.local(2027, 3, 15, 0, 0)), end: Int64(Self.local(2027, 4, 15, 0, 0))))
+        let later = Self.instant(Self.local(2027, 3, 15, 0, 20))
+        harness.ingest(readings: [reading(2, traffic(1200, 0))], at: later)
+        #expect(harness.watch(at: later).map { $0.plan?.used } == [600])
+    }
+
+    @Test("the end of February in a leap year: the month ends after the 29th, and a restart on the 29th reads it back")
+    func leapFebruary() throws {
+        let plan = Plan(name: "vps", selectors: [.name("eth0")], limit: 10_000, period: .month(startDay: 1), thresholds: [0.5])
+        let harness = try Self.harness(plan)
+        let first = Self.instant(Self.local(2028, 2, 28, 12, 0))
+        harness.start([link("eth0", 2, traffic(0, 0))], at: first)
+        _ = harness.watch(at: first)
+        let leapDay = Self.instant(Self.local(2028, 2, 29, 23, 50))
+        harness.ingest(readings: [reading(2, traffic(3000, 0))], at: leapDay)
+        _ = harness.watch(at: leapDay)
+        harness.save(at: leapDay)
+        try harness.restart(at: leapDay, configuration: ServiceConfiguration(plans: [plan]))
+        harness.start([link("eth0", 2, traffic(3000, 0))], at: Self.instant(leapDay.wall + 60))
+        _ = harness.watch(at: Self.instant(leapDay.wall + 60))
+        let before = try #require(harness.service.planFigures(at: leapDay.wall + 60).first)
+        #expect(before.used == 3000, "read back from the daily buckets after the restart")
+        #expect(before.bounds.end == Int64(Self.local(2028, 3, 1, 0, 0)))
+        #expect(before.bounds.end - before.bounds.start == 29 * 86400)
+        let march = Self.instant(Self.local(2028, 3, 1, 0, 5))
+        harness.ingest(readings: [reading(2, traffic(8000, 0))], at: march)
+        #expect(harness.watch(at: march).map(\.kind) == [.planPeriodStarted, .planThreshold], "5000 of 10000 in March's first minutes")
+    }
+
+    @Test("across the spring-forward night a day is 23 hours, one period, and the next begins at local midnight")
+    func springForward() throws {
+        let harness = try Self.harness(Plan(name: "day", selectors: [.name("eth0")], limit: 1 << 30, period: .day))
+        let early = Self.instant(Self.local(2027, 3, 28, 1, 30))
+        harness.start([link("eth0", 2, traffic(0, 0))], at: early)
+        _ = harness.watch(at: early)
+        var counters: UInt64 = 0
+        for wall in [Self.local(2027, 3, 28, 3, 30), Self.local(2027, 3, 28, 23, 59)] {
+            counters += 1000
+            harness.ingest(readings: [reading(2, traffic(counters, 0))], at: Self.instant(wall))
+            #expect(harness.watch(at: Self.instant(wall)).isEmpty, "the same period")
+            harness.save(at: Self.instant(wall))
+        }
+        let figures = try #require(harness.service.planFigures(at: Self.local(2027, 3, 28, 23, 59)).first)
+        #expect(figures.bounds.end - figures.bounds.start == 23 * 3600)
+        #expect(figures.used == 2000)
+        let next = Self.instant(Self.local(2027, 3, 29, 0, 1))
+        harness.ingest(readings: [reading(2, traffic(2500, 0))], at: next)
+        #expect(harness.watch(at: next).map(\.kind) == [.planPeriodStarted])
+        #expect(try #require(harness.service.planFigures(at: next.wall).first).used == 500)
     }
 }
