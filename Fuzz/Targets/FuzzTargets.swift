@@ -21,8 +21,27 @@ public enum FuzzTargets {
     /// The names `scripts/fuzz` and the corpora use.
     public static let all: [String: @Sendable ([UInt8]) -> Void] = [
         "request": request, "config": config, "netlink": netlink, "log": log, "meter": meter, "vnstat": vnstat,
-        "vnstat-schema": vnstatSchema, "answer": answer,
+        "vnstat-schema": vnstatSchema, "answer": answer, "plan-state": planState,
     ]
+
+    // MARK: plan-state
+
+    /// What ifmeter reads back of data plans from its own files, which a disk or a hand may have
+    /// changed: the events table's `plan` column, a plan's fired thresholds, `notify`'s state file.
+    /// Invariants: no trap; what reads writes back the same.
+    public static func planState(_ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        if let facts = PlanColumn.facts(text) {
+            guard PlanColumn.facts(PlanColumn.text(facts)) == facts else { fatalError("a plan column does not read back as written") }
+        }
+        if let fired = PlanState.fired(parsing: text) {
+            let state = PlanState(fingerprint: "f", periodStart: 0, fired: fired)
+            guard PlanState.fired(parsing: state.firedText) == fired else { fatalError("fired thresholds do not read back") }
+        }
+        if let state = try? NotifyState.parse(bytes, path: "fuzz.state") {
+            guard state.count <= NotifyState.maximumKeys else { fatalError("notify's state kept more than its bound") }
+        }
+    }
 
     // MARK: config
 
@@ -85,6 +104,18 @@ public enum FuzzTargets {
         let split = readAnswer(QueryResult.self, input, chunk: Int(first % 16) + 1)
         guard whole == split else { fatalError("the answer read differently in chunks of \(first % 16 + 1)") }
         _ = readAnswer(StatusResult.self, input, chunk: Int(first % 7) + 1)
+        if let plans = readAnswer(PlansResult.self, input, chunk: Int(first % 5) + 1) {
+            var reader = JSONReader(plans)
+            guard let again = try? PlansResult(reading: &reader), again.jsonBytes == plans else {
+                fatalError("a plans answer does not read back as it was written")
+            }
+        }
+        if let events = readAnswer(EventsResult.self, input, chunk: Int(first % 3) + 1) {
+            var reader = JSONReader(events)
+            guard let again = try? EventsResult(reading: &reader), again.jsonBytes == events else {
+                fatalError("an events answer (plan events among them) does not read back as it was written")
+            }
+        }
         if let written = whole {
             var reader = JSONReader(written)
             guard let again = try? QueryResult(reading: &reader), again.jsonBytes == written else {

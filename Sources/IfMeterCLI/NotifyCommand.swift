@@ -169,7 +169,7 @@ enum NotifyCommand {
 
 /// The plan events `notify` has handled, one key a line after a header, written whole to a
 /// temporary file and renamed over the old one, so a crash leaves the old state or the new.
-struct NotifyState {
+package struct NotifyState {
     let path: String
     /// No state file yet.
     let isNew: Bool
@@ -178,7 +178,7 @@ struct NotifyState {
 
     static let header = "ifmeter-notify 1"
     /// Keys kept: a plan fires a few events a period, so this is years of them.
-    static let maximumKeys = 10_000
+    package static let maximumKeys = 10_000
 
     static func load(_ path: String) throws(CLIError) -> NotifyState {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -197,17 +197,26 @@ struct NotifyState {
             bytes += chunk[..<count]
             guard bytes.count <= 4 << 20 else { throw CLIError(.failure, "\(path) is larger than 4 MiB; is it notify's state?") }
         }
+        return try parse(bytes, path: path)
+    }
+
+    /// A state file's bytes, as read from `path`.
+    package static func parse(_ bytes: [UInt8], path: String) throws(CLIError) -> NotifyState {
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
         guard lines.first == header else {
             throw CLIError(.failure, "\(path) is not ifmeter notify's state (its first line is not \"\(header)\"); move it away to start afresh")
         }
-        let keys = Array(lines.dropFirst())
-        return NotifyState(path: path, isNew: false, keys: keys, known: Set(keys))
+        var state = NotifyState(path: path, isNew: false, keys: [], known: [])
+        for key in lines.dropFirst() { state.remember(key) }
+        return state
     }
 
-    func handled(_ key: String) -> Bool { known.contains(key) }
+    /// How many events it remembers.
+    package var count: Int { keys.count }
 
-    mutating func remember(_ key: String) {
+    package func handled(_ key: String) -> Bool { known.contains(key) }
+
+    package mutating func remember(_ key: String) {
         guard known.insert(key).inserted else { return }
         keys.append(key)
         if keys.count > Self.maximumKeys {

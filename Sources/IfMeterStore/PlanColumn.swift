@@ -5,8 +5,8 @@ import IfMeterJSON
 /// `{"direction":…,"limit":…,"period_end":…,"period_start":…,"plan":…,"threshold":…,"used":…,"while_down":…}`.
 /// The database's own format, like ``TrafficColumn``; a value that does not read is left out of
 /// the event, not trusted.
-enum PlanColumn {
-    static func text(_ facts: PlanEventFacts) -> String {
+package enum PlanColumn {
+    package static func text(_ facts: PlanEventFacts) -> String {
         var w = JSONWriter(capacity: 160)
         w.beginObject()
         w.key("direction"); w.string(facts.direction)
@@ -21,7 +21,7 @@ enum PlanColumn {
         return String(decoding: w.bytes, as: UTF8.self)
     }
 
-    static func facts(_ text: String) -> PlanEventFacts? {
+    package static func facts(_ text: String) -> PlanEventFacts? {
         var reader = JSONReader(Array(text.utf8))
         var plan: String?, direction: String?, threshold: Double?, used: UInt64?, limit: UInt64?
         var start: Int64?, end: Int64?, whileDown = false
