@@ -126,7 +126,7 @@ let package = Package(
             path: "Tests/HistorySeeder"),
         .testTarget(
             name: "EndToEndTests", dependencies: ["ifmeterd", "ifmeter", "history-seeder", "IfMeterTestSupport"],
-            exclude: ["Golden"]),
+            exclude: ["Golden", "Rules"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -140,6 +140,39 @@ final class PlansTests {
         #expect(text.stdout.contains("cap: over its limit by"))
     }
 
+    @Test("a reload that changes one plan keeps the other's state; plan events are in the estimate log")
+    func reloadKeepsState() throws {
+        let other = """
+
+            plan[all] = va
+            plan[all].limit = \(Self.limit)
+            plan[all].period = day
+            plan[all].thresholds = 25%
+            """
+        let original = try String(contentsOfFile: daemon.config, encoding: .utf8)
+        try (original + other).write(toFile: daemon.config, atomically: true, encoding: .utf8)
+        baseline = try kernelTx()
+        try daemon.start(extraArguments: ["--interval", "3600"])
+        try #require(try kernelTx() == baseline, "va carried traffic while the daemon started")
+        try send(upTo: 0.3)
+        try sample()
+        #expect(try fired().map(\.0).sorted() == [0.25, 0.25], "both plans crossed 25 %")
+        // cap now counts rx (another plan: its watch starts afresh, and va received nothing);
+        // all is unchanged and keeps what it fired.
+        try (original.replacingOccurrences(of: "direction = tx", with: "direction = rx") + other)
+            .write(toFile: daemon.config, atomically: true, encoding: .utf8)
+        _ = try request(#"{"v":1,"cmd":"reload"}"#)
+        try sample()
+        #expect(try fired().count == 2, "nothing fired again after the reload")
+        let plans = try #require(try request(#"{"v":1,"cmd":"plans"}"#)["plans"] as? [[String: Any]])
+        #expect(plans.first { $0["name"] as? String == "all" }?["fired"] as? [Double] == [0.25])
+        #expect(plans.first { $0["name"] as? String == "cap" }?["fired"] as? [Double] == [])
+        daemon.stop()
+        let logged = try daemon.logRecords().filter { $0["type"] as? String == "event" && $0["kind"] as? String == "plan-threshold" }
+        #expect(logged.count == 2, "the estimate log has both plan events")
+        #expect(logged.allSatisfy { ($0["plan"] as? [String: Any])?["threshold"] as? Double == 0.25 })
+    }
+
     @Test("notify --desktop: a real notification server (dunst on a session bus, under Xvfb) shows each plan event once",
           .enabled(if: DesktopSession.available, DesktopSession.skipReason))
     func desktop() throws {
