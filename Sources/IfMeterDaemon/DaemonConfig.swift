@@ -124,7 +124,8 @@ public struct DaemonConfig: Hashable, Sendable {
                 throw fail(error.description)
             }
         }
-        config.plans = try plans.plans(monthStartDay: config.monthStartDay, retention: config.retention, file: file)
+        config.plans = try plans.plans(monthStartDay: config.monthStartDay, monthStartDays: config.monthStartDays,
+                                       retention: config.retention, file: file)
         guard config.adminReservedClients < config.maxClients else {
             throw ConfigError(file: file, line: nil, message: "admin_reserved_clients (\(config.adminReservedClients)) "
                 + "must be less than max_clients (\(config.maxClients)), or no other user could connect")

@@ -66,8 +66,22 @@ struct PlanDrafts {
 
     /// The plans, each checked whole: it names interfaces and a limit, and its period is one
     /// that daily history (`retention_day`) covers.
-    func plans(monthStartDay: Int, retention: Retention, file: String) throws(ConfigError) -> [Plan] {
+    ///
+    /// A billing month without a day of its own starts on `month_start_day[IFACE]` when every
+    /// interface the plan names (by name, not glob or class) has the same one, else on
+    /// `month_start_day`: a plan on `wwan0` follows wwan0's billing day.
+    func plans(monthStartDay globalDay: Int, monthStartDays: [String: Int] = [:], retention: Retention,
+               file: String) throws(ConfigError) -> [Plan] {
         try drafts.map { (name, draft) throws(ConfigError) in
+            var monthStartDay = globalDay
+            if let selectors = draft.selectors {
+                let named = selectors.compactMap { selector -> String? in
+                    if case .name(let pattern) = selector, !pattern.contains(where: { "*?[".contains($0) }) { return pattern }
+                    return nil
+                }
+                let days = Set(named.map { monthStartDays[$0] ?? globalDay })
+                if named.count == selectors.count, days.count == 1, let day = days.first { monthStartDay = day }
+            }
             let fail = { (line: Int, message: String) in ConfigError(file: file, line: line, message: "plan[\(name)]: \(message)") }
             guard let selectors = draft.selectors else {
                 throw fail(draft.line, "no interfaces: add plan[\(name)] = wwan0 (names, globs such as wwan* or class:CLASS)")

@@ -123,11 +123,15 @@ public struct Plan: Hashable, Sendable {
         return UInt64((number * unit).rounded())
     }
 
-    /// Parses thresholds: `80%, 100%` (a share may be 1 % to 1000 %; the `%` is optional).
+    /// Parses thresholds: `80%, 100%`, `80 %, 100 %` or `80% 100%` (a share may be 1 % to
+    /// 1000 %; the `%` is optional).
     public static func thresholds(parsing text: String) throws(PlanError) -> [Double] {
         var shares: [Double] = []
-        for part in text.split(whereSeparator: { $0 == "," || $0 == " " }) {
-            let digits = part.hasSuffix("%") ? part.dropLast() : part
+        let parts = text.contains(",")
+            ? text.split(separator: ",").map { String($0.filter { $0 != " " && $0 != "\t" }) }
+            : text.split(separator: " ").map(String.init)
+        for part in parts {
+            let digits = part.hasSuffix("%") ? String(part.dropLast()) : part
             guard let percent = Double(digits), percent.isFinite, (1...1000).contains(percent) else {
                 throw PlanError("expected shares of the limit such as 80%, 100%, got \"\(part)\"")
             }

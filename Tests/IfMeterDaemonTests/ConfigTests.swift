@@ -132,6 +132,22 @@ struct ConfigTests {
         #expect(config.serviceConfiguration.plans == config.plans)
     }
 
+    @Test("a billing month follows the named interface's month_start_day; thresholds may be written with spaces")
+    func planBillingDay() throws {
+        let config = try DaemonConfig.parse("""
+            month_start_day = 3
+            month_start_day[wwan0] = 15
+            plan[phone] = wwan0
+            plan[phone].limit = 20G
+            plan[phone].thresholds = 50 %, 90 %
+            plan[both] = wwan0, eth0
+            plan[both].limit = 1T
+            plan[both].thresholds = 80% 100%
+            """, file: "test.conf")
+        #expect(config.plans.map(\.period) == [.month(startDay: 15), .month(startDay: 3)])
+        #expect(config.plans.map(\.thresholds) == [[0.5, 0.9], [0.8, 1]])
+    }
+
     @Test("a bad plan is reported with the line that names it, and what is missing or wrong", arguments: [
         ("plan[phone] = wwan0", "test.conf:2: plan[phone]: no limit: add plan[phone].limit = 20G"),
         ("plan[phone].limit = 20G", "test.conf:2: plan[phone]: no interfaces: add plan[phone] = wwan0 (names, globs such as wwan* or class:CLASS)"),
