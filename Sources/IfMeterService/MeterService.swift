@@ -58,7 +58,9 @@ public struct MeterService: Sendable {
     var carried = PendingWrites()
     /// Every name's saved all-time total: advanced only by a save that succeeded.
     private(set) var savedTotals: [String: BucketTally]
-    /// Names with history, present or not, as of the last save or note.
+    /// Names with history that no link has now, as of the last save or note. A present link's
+    /// record is its link: keeping both was 180 bytes a link (a name, a class, a kind, two times
+    /// in a dictionary of twice as many slots); a link that goes is remembered here.
     private(set) var history: [String: StoredInterface]
     private(set) var lostEvents: LostEventTimes
     /// Where the estimate log's window began.
@@ -138,7 +140,12 @@ public struct MeterService: Sendable {
         var ignoring = ignoredLinks
         switch observation {
         case .event(.newOrChanged(let link)):
+            if let old = links[link.key], old.name != link.name {
+                // Renamed: the old name is absent now, with its history.
+                remember(old, at: instant.wall)
+            }
             if links[link.key]?.name != link.name { planMembers = nil }
+            history[link.name] = nil
             links[link.key] = link
             verdicts[link.key] = classify(link)
             ignoring.formUnion(ignoredLinks)
@@ -170,6 +177,9 @@ public struct MeterService: Sendable {
         let present = Set(dump.map(\.key))
         for link in links.values where !present.contains(link.key) { remember(link, at: time) }
         links = SlotTable(adopting: dump, key: \.key)
+        // A new dictionary, not removals: one loaded with every name would keep its capacity.
+        let names = Set(dump.map(\.name))
+        history = history.filter { !names.contains($0.key) }
         classifyAll()
     }
 
@@ -183,7 +193,10 @@ public struct MeterService: Sendable {
             remember(link, at: time)
             links[link.key] = nil
         }
-        for link in dump { links[link.key] = link }
+        for link in dump {
+            links[link.key] = link
+            history[link.name] = nil
+        }
         classifyAll()
     }
 
@@ -310,7 +323,8 @@ public struct MeterService: Sendable {
     /// the service (an import). Call it only with nothing pending: the save before it ensures so.
     public mutating func replaceSaved(totals: [String: BucketTally], interfaces: [StoredInterface]) {
         savedTotals = totals
-        for record in interfaces { history[record.name] = record }
+        let present = Set(links.values.map(\.name))
+        for record in interfaces where !present.contains(record.name) { history[record.name] = record }
         planMembers = nil
         plans.historyRewritten()
     }
