@@ -79,6 +79,10 @@ static int ifm_parse_link_message(struct nlmsghdr *hdr, ifm_link *link) {
     int err = nl_msg_parse(msg, ifm_fill_from_object, &result);
     if (err == 0 && !result.parsed) err = -NLE_PARSE_ERR;
     if (err == 0) {
+        /* The message's own family, not libnl's: libnl files a bridge's AF_UNSPEC message under
+         * AF_BRIDGE, which would make a new bridge (podman0) look like a port notification. */
+        if (hdr->nlmsg_len >= NLMSG_LENGTH(sizeof(struct ifinfomsg)))
+            link->family = ((const struct ifinfomsg *)nlmsg_data(hdr))->ifi_family;
         const int header = sizeof(struct ifinfomsg);
         struct nlattr *stats64 = nlmsg_find_attr(hdr, header, IFLA_STATS64);
         struct nlattr *stats32 = nlmsg_find_attr(hdr, header, IFLA_STATS);

@@ -60,6 +60,20 @@ struct LinkEventTests {
         #expect(counters.rxBytes == 0 && counters.rxPackets == 0)
     }
 
+    /// libnl files a bridge's own (AF_UNSPEC) message under AF_BRIDGE; read by that family, a
+    /// bridge created while the daemon ran (Podman's `podman0`) was never metered.
+    @Test("a bridge created while the socket listens is an event about the link")
+    func bridgeCreated() throws {
+        let namespace = try NetworkNamespace()
+        let events = try namespace.inside { try LinkEventSocket() }
+        try namespace.ip("link", "add", "br8", "type", "bridge")
+        let (seen, _) = try events.collect { events in events.contains { $0.link.name == "br8" } }
+        let created = try #require(seen.first { $0.link.name == "br8" })
+        #expect(created == .newOrChanged(created.link))
+        #expect(created.link.kind == "bridge")
+        #expect(created.link.counters != nil)
+    }
+
     @Test("leaving a bridge is a change, not a deletion (AF_BRIDGE RTM_DELLINK is filtered)")
     func bridgePortLeaving() throws {
         let namespace = try NetworkNamespace()
