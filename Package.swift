@@ -45,6 +45,8 @@ let package = Package(
         // History as values, which the service fills and the store keeps: the bucket calendar,
         // pending writes, interface records, what a start loads, the store's failures. Pure.
         .target(name: "IfMeterHistory", dependencies: ["IfMeterCore"]),
+        // Who owns the namespace behind a host-side link, and the rewriting that counts it as theirs.
+        .target(name: "IfMeterOwners", dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterJSON"]),
         // History in SQLite: buckets, totals, epochs and meter state, events, retention.
         .target(name: "IfMeterStore", dependencies: ["IfMeterCore", "IfMeterHistory", "IfMeterJSON", "CSQLite"]),
         // The one owner of what is counted now: meter, link table, classification, pending
@@ -70,7 +72,7 @@ let package = Package(
         // Composition: command line, config, probe, event loop, server, systemd.
         .target(
             name: "IfMeterDaemon",
-            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterService", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterMetrics", "IfMeterRequests", "IfMeterPlatform", "IfMeterServer", "IfMeterHTTP", "CSystemd", "CMemory"]),
+            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterOwners", "IfMeterService", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterMetrics", "IfMeterRequests", "IfMeterPlatform", "IfMeterServer", "IfMeterHTTP", "CSystemd", "CMemory"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
         // The client: views, live rates, the estimate log, quota checks, charts.
         .target(name: "IfMeterCLI", dependencies: ["IfMeterCore", "IfMeterWire", "IfMeterJSON"]),
@@ -99,6 +101,7 @@ let package = Package(
         .target(name: "IfMeterTestSupport", path: "Tests/IfMeterTestSupport"),
         .testTarget(name: "IfMeterMetricsTests", dependencies: ["IfMeterMetrics", "IfMeterService", "IfMeterHistory", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterServiceTests", dependencies: ["IfMeterService", "IfMeterHistory", "IfMeterStore", "IfMeterCore", "IfMeterTestSupport"]),
+        .testTarget(name: "IfMeterOwnersTests", dependencies: ["IfMeterOwners", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterCoreTests", dependencies: ["IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(
             name: "IfMeterKernelTests",

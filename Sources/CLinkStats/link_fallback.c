@@ -28,6 +28,7 @@ int ifm_getifaddrs_links(ifm_link_array *out) {
         ifm_copy_name(link->name, sizeof link->name, entry->ifa_name);
         link->flags = entry->ifa_flags;
         link->family = AF_UNSPEC;
+        link->link_netnsid = -1; /* getifaddrs does not say; 0 would be a real nsid */
         link->operstate = 0; /* IF_OPER_UNKNOWN: getifaddrs does not say */
         if (has_ll) {
             const struct sockaddr_ll *ll = (const struct sockaddr_ll *)entry->ifa_addr;

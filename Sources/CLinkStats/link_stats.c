@@ -43,6 +43,7 @@ static void ifm_fill_from_object(struct nl_object *object, void *arg) {
     link->mtu = rtnl_link_get_mtu(source);
     link->master = rtnl_link_get_master(source);
     link->link = rtnl_link_get_link(source);
+    if (rtnl_link_get_link_netnsid(source, &link->link_netnsid) != 0) link->link_netnsid = -1;
     link->arptype = (uint16_t)rtnl_link_get_arptype(source);
     link->family = (uint8_t)rtnl_link_get_family(source);
     link->operstate = rtnl_link_get_operstate(source);

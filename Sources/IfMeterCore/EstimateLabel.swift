@@ -7,6 +7,9 @@ public enum EstimateLabel: String, Hashable, Sendable, CaseIterable {
     case includesOverhead = "includes-overhead"
     /// The traffic is counted again, encrypted and with overhead, on the link beneath.
     case tunnelDoubleCounted = "tunnel-double-counted"
+    /// A container's or namespace's traffic read from the host's end of its veth, turned round
+    /// to the container's point of view: rx is what the container received.
+    case hostSideVeth = "host-side-veth"
     case resetInPeriod = "reset-in-period"
     case gapInPeriod = "gap-in-period"
     case implausibleDropped = "implausible-dropped"
@@ -37,10 +40,11 @@ public enum EstimateLabel: String, Hashable, Sendable, CaseIterable {
 
     /// The labels of a figure: always the four, then what applies to its class and period.
     public static func labels(tunnel: Bool, resets: Int, gaps: Int, implausibleDropped: Int, eventsLost: Int = 0,
-                              imported: Bool = false) -> [EstimateLabel] {
+                              imported: Bool = false, hostSide: Bool = false) -> [EstimateLabel] {
         var labels = always
         if imported { labels.append(.importedVnstat) }
         if tunnel { labels.append(.tunnelDoubleCounted) }
+        if hostSide { labels.append(.hostSideVeth) }
         if resets > 0 { labels.append(.resetInPeriod) }
         if gaps > 0 { labels.append(.gapInPeriod) }
         if implausibleDropped > 0 { labels.append(.implausibleDropped) }

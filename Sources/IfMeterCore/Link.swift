@@ -21,6 +21,14 @@ public struct Link: Hashable, Sendable {
     public var master: Int32?
     /// The ifindex of the link this one is stacked on (a veth's peer, a vlan's parent), if any.
     public var parent: Int32?
+    /// `IFLA_LINK_NETNSID`: the nsid (as this link's namespace numbers them) of the namespace
+    /// ``parent`` is in, when that is another one — a host-side veth whose peer is in a
+    /// container. Nil when the peer is here or the link has none.
+    public var peerNamespaceID: Int32?
+    /// Who owns the namespace at the other end, once attribution found out (docs/NAMESPACES.md):
+    /// then ``name`` is the owner's subject (`container:web`) and ``counters`` are the owner's
+    /// point of view (rx and tx swapped). Nil for every other link.
+    public var owner: LinkOwner?
     /// Nil when the source gave no counters for this link.
     public var counters: LinkCounters?
     /// True when the counters are 32-bit (`struct rtnl_link_stats`) and wrap at 2³².
@@ -37,8 +45,8 @@ public struct Link: Hashable, Sendable {
     public init(
         namespace: NamespaceID = .own, ifindex: Int32, name: String, kind: String = "", arpType: UInt16,
         flags: InterfaceFlags = [], operState: OperState = .unknown, mtu: UInt32 = 0,
-        address: String = "", master: Int32? = nil, parent: Int32? = nil,
-        counters: LinkCounters? = nil, countersAre32Bit: Bool = false,
+        address: String = "", master: Int32? = nil, parent: Int32? = nil, peerNamespaceID: Int32? = nil,
+        owner: LinkOwner? = nil, counters: LinkCounters? = nil, countersAre32Bit: Bool = false,
         speedBitsPerSecond: UInt64? = nil, sysfs: SysfsFacts? = nil
     ) {
         self.namespace = namespace
@@ -52,6 +60,8 @@ public struct Link: Hashable, Sendable {
         self.packedAddress = PackedAddress(address)
         self.master = master
         self.parent = parent
+        self.peerNamespaceID = peerNamespaceID
+        self.owner = owner
         self.counters = counters
         self.countersAre32Bit = countersAre32Bit
         self.speedBitsPerSecond = speedBitsPerSecond

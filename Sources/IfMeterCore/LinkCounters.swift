@@ -25,6 +25,13 @@ public struct LinkCounters: Hashable, Sendable {
         self.rxDropped = rxDropped
         self.txDropped = txDropped
     }
+
+    /// The same counters seen from the other end of a veth: what one end sent, the other
+    /// received. A host-side veth's counters turned round are its container's.
+    public var turnedRound: LinkCounters {
+        LinkCounters(rxBytes: txBytes, txBytes: rxBytes, rxPackets: txPackets, txPackets: rxPackets,
+                     rxErrors: txErrors, txErrors: rxErrors, rxDropped: txDropped, txDropped: rxDropped)
+    }
 }
 
 /// One row of a counters-only sample: the counters of the link with this ifindex.

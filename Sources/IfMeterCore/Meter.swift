@@ -195,12 +195,18 @@ public struct Meter: Sendable {
 
     /// The exception to rule 5 (``MeterRule/backwards``): a veth reads its rx through its
     /// peer. Once the peer is gone (IFLA_LINK 0, just before this end is deleted too) rx reads
-    /// 0 — not a reset, so rx is held at its last value.
+    /// 0 — not a reset, so rx is held at its last value; tx for a link counted from its
+    /// owner's point of view (``Link/owner``), whose counters are turned round.
     static func holdingVethReceive(_ current: Traffic, of link: Link, last: Traffic) -> Traffic {
         guard link.kind == "veth" && link.parent == nil else { return current }
         var held = current
-        held.rxBytes = Swift.max(current.rxBytes, last.rxBytes)
-        held.rxPackets = Swift.max(current.rxPackets, last.rxPackets)
+        if link.owner != nil {
+            held.txBytes = Swift.max(current.txBytes, last.txBytes)
+            held.txPackets = Swift.max(current.txPackets, last.txPackets)
+        } else {
+            held.rxBytes = Swift.max(current.rxBytes, last.rxBytes)
+            held.rxPackets = Swift.max(current.rxPackets, last.rxPackets)
+        }
         return held
     }
 

@@ -123,7 +123,7 @@ public struct SysfsReader: Sendable {
         return String(path[..<slash])
     }
 
-    static func listDirectory(_ path: String) -> [String] {
+    package static func listDirectory(_ path: String) -> [String] {
         guard let directory = opendir(path) else { return [] }
         defer { closedir(directory) }
         var names: [String] = []
@@ -149,7 +149,7 @@ public struct SysfsReader: Sendable {
 }
 
 extension StringProtocol {
-    func trimmingWhitespace() -> String {
+    package func trimmingWhitespace() -> String {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
         guard let first = firstIndex(where: { !isSpace($0) }),
               let last = lastIndex(where: { !isSpace($0) }) else { return "" }

@@ -4,6 +4,7 @@ import IfMeterPlatform
 import IfMeterServer
 import IfMeterCore
 import IfMeterKernel
+import IfMeterOwners
 import IfMeterMetrics
 import IfMeterRequests
 import IfMeterHistory
@@ -42,6 +43,10 @@ final class Daemon {
         /// Builds `interfaces` answers from a copy of the service, off the loop.
         let answers: AnswerWorker
         var service: MeterService
+        /// Host-side links counted as their namespaces' owners' (docs/NAMESPACES.md), and who
+        /// finds the owners; nil with `attribute_owners = no`.
+        var attribution: Attribution
+        let owners: OwnerDirectory?
         /// Each feed's link-event socket's source, in the feeds' order: off while a counters
         /// dump is out.
         var linkEvents: [EventSource] = []
@@ -50,12 +55,30 @@ final class Daemon {
         /// A sample was asked for while one was out: another follows it.
         var sampleAgain: [() -> Void]?
 
-        init(worker: StoreWorker, feeds: LinkFeeds, dumper: KernelWorker, answers: AnswerWorker, service: MeterService) {
+        init(worker: StoreWorker, feeds: LinkFeeds, dumper: KernelWorker, answers: AnswerWorker, service: MeterService,
+             attribution: Attribution, owners: OwnerDirectory?) {
             self.worker = worker
             self.feeds = feeds
             self.dumper = dumper
             self.answers = answers
             self.service = service
+            self.attribution = attribution
+            self.owners = owners
+        }
+
+        /// What the feeds read, as the meter should see it: attributed links renamed and turned
+        /// round, waiting ones left out; with `settling`, a look for the owners of those
+        /// waiting, and what it settled after the events.
+        func attributed(_ events: [LinkObservation], _ readings: [CounterReading]?, at wall: Double, settling: Bool)
+            -> (events: [LinkObservation], readings: [CounterReading]?) {
+            guard let owners else { return (events, readings) }
+            var events = attribution.apply(events, at: wall)
+            let readings = readings.map { attribution.apply(readings: $0) }
+            if settling, !attribution.isSettled {
+                let (nsids, names) = attribution.unsettled
+                events += attribution.settle(owners.lookUp(nsids, hostNames: names), at: wall)
+            }
+            return (events, readings)
         }
     }
 
@@ -216,21 +239,28 @@ final class Daemon {
             store.waitWhenBusy(milliseconds: Self.busyWaitMilliseconds)
             let bootID: String
             let feeds: LinkFeeds
-            let dump: (links: [Link], unparseable: Int)
+            var dump: (links: [Link], unparseable: Int)
+            let owners: OwnerDirectory?
             do throws(KernelError) {
                 bootID = try SystemClock.bootID()
                 let own = try LinkFeed(eventSocket: passed.linkEvents)
                 own.annotate = LinkFeed.reading(SysfsReader(root: options.sysfsRoot))
                 feeds = LinkFeeds([own])
+                owners = config.attributeOwners ? try OwnerDirectory() : nil
                 dump = try feeds.startDump()
             } catch {
                 throw DaemonError(error)
             }
             let now = SystemClock.now()
+            var attribution = Attribution(graceSeconds: Double(config.ownerGrace))
+            if let owners {
+                dump.links = attribution.start(dump.links, at: now.wall) { owners.lookUp($0, hostNames: $1) }
+            }
             let metering = Metering(worker: try StoreWorker(store, loop: loop), feeds: feeds,
                                     dumper: try KernelWorker(feeds, loop: loop),
                                     answers: try AnswerWorker((), loop: loop), service: MeterService(
-                bootID: bootID, configuration: config.serviceConfiguration, history: history, at: startedAt))
+                bootID: bootID, configuration: config.serviceConfiguration, history: history, at: startedAt),
+                                    attribution: attribution, owners: owners)
             lifecycle = .running(metering)
             act(on: metering.service.start(links: dump.links, unparseable: dump.unparseable, at: now))
             for feed in feeds.feeds {

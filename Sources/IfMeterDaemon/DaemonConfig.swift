@@ -48,6 +48,10 @@ public struct DaemonConfig: Hashable, Sendable {
     public var idleTimeout: UInt64 = 300
     /// Data plans the daemon keeps watch over (docs/PLANS.md), in the order first named.
     public var plans: [Plan] = []
+    /// Count a host-side veth as its container's or namespace's (docs/NAMESPACES.md).
+    public var attributeOwners = true
+    /// Seconds a link into a namespace its runtime is still setting up waits to be named.
+    public var ownerGrace: UInt64 = 10
 
     public init() {}
 
@@ -192,6 +196,13 @@ public struct DaemonConfig: Hashable, Sendable {
             } catch {
                 throw ValueError("metrics_listen: \(error)")
             }
+        case "attribute_owners":
+            switch value {
+            case "yes", "true", "on": attributeOwners = true
+            case "no", "false", "off": attributeOwners = false
+            default: throw ValueError("attribute_owners: expected yes or no, got \"\(value)\"")
+            }
+        case "owner_grace": ownerGrace = UInt64(try Self.seconds(value, key: key, in: 0...3600))
         case "metrics_keep_absent": metricsKeepAbsent = UInt64(try Self.seconds(value, key: key, in: 0...(100 * 366 * 86400)))
         default: throw ValueError("unknown key \"\(key)\" (see docs/CONFIG.md)")
         }

@@ -4,6 +4,7 @@ import IfMeterPlatform
 import IfMeterServer
 import IfMeterCore
 import IfMeterKernel
+import IfMeterOwners
 import IfMeterHistory
 import IfMeterService
 import IfMeterStore
@@ -46,7 +47,8 @@ extension Daemon {
                 Diagnostics.error("sample failed: \(error)")
                 readings = nil
             }
-            self.act(on: metering.service.ingest(linkEvents: events, readings: readings, at: now))
+            let seen = metering.attributed(events, readings, at: now.wall, settling: true)
+            self.act(on: metering.service.ingest(linkEvents: seen.events, readings: seen.readings, at: now))
             self.sampleDurations.observe(started.seconds)
             self.broadcastRates()
             let waiting = metering.sampling ?? []
@@ -66,7 +68,8 @@ extension Daemon {
         do {
             let now = SystemClock.now()
             let read = try metering.feeds.sample()
-            act(on: metering.service.ingest(linkEvents: read.linkEvents, readings: read.readings, at: now))
+            let seen = metering.attributed(read.linkEvents, read.readings, at: now.wall, settling: true)
+            act(on: metering.service.ingest(linkEvents: seen.events, readings: seen.readings, at: now))
         } catch {
             Diagnostics.error("sample failed: \(error)")
         }
@@ -76,7 +79,9 @@ extension Daemon {
     func readLinkEvents(from feed: LinkFeed) {
         guard let metering else { return }
         do {
-            let ingested = metering.service.ingest(linkEvents: try feed.readEvents(), at: SystemClock.now())
+            let now = SystemClock.now()
+            let seen = metering.attributed(try feed.readEvents(), nil, at: now.wall, settling: false)
+            let ingested = metering.service.ingest(linkEvents: seen.events, at: now)
             act(on: ingested)
             if ingested.wantsSave { save() }
         } catch {

@@ -25,6 +25,7 @@ extension Link {
             flags: InterfaceFlags(rawValue: c.flags), operState: OperState(kernelValue: c.operstate),
             mtu: c.mtu, address: address, master: c.master == 0 ? nil : c.master,
             parent: c.link == 0 || c.link == c.ifindex ? nil : c.link,
+            peerNamespaceID: c.link_netnsid >= 0 ? c.link_netnsid : nil,
             counters: c.has_stats != 0 ? LinkCounters(c.counters) : nil,
             countersAre32Bit: c.stats_are_32bit != 0)
     }

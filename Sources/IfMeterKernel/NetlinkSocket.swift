@@ -1,5 +1,8 @@
 import CLinkStats
 import IfMeterCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A `NETLINK_ROUTE` socket for dumps, bound to the network namespace of the thread that
 /// opened it. Reuses its receive buffer and the counters dump's output across calls: a sample
@@ -32,6 +35,15 @@ public final class NetlinkSocket {
 
     /// Messages of the last ``dumpLinks()`` that libnl could not parse: left out, not fatal.
     public var unparseableInLastDump: Int { links.skipped }
+
+    /// The nsid this socket's namespace gives the network namespace `descriptor` (an open
+    /// namespace file: `/run/netns/NAME`, `/proc/PID/ns/net`) refers to; nil when it has none,
+    /// which is the case of every namespace no link of this one reaches.
+    public func namespaceID(of descriptor: Int32) throws(KernelError) -> Int32? {
+        let result = ifm_nl_netns_id(handle, descriptor)
+        if result == -ENOENT { return nil }
+        return Int32(try KernelError.check(result, "netlink RTM_GETNSID"))
+    }
 
     /// Every link's 64-bit counters and nothing else: one `RTM_GETSTATS` dump. This is what a
     /// periodic sample costs; names and metadata come from ``dumpLinks()`` and link events.

@@ -94,7 +94,7 @@ enum UsageAnswers {
                 column.append(UsageResult(
                     interface: interface, class: className, period: query.period.rawValue,
                     rows: rows.map { row in
-                        Self.row(row, tunnel: tunnel,
+                        Self.row(row, tunnel: tunnel, subject: interface ?? "",
                                    eventsLost: context.lostEvents.count(from: Double(row.start), to: Double(row.end)),
                                    unsaved: context.unsavedNotIncluded)
                     },
@@ -129,10 +129,11 @@ enum UsageAnswers {
     /// A row as answered; `tunnel` for a tunnel's figures, `eventsLost` the events-lost
     /// events in its period, `unsaved` when the answer leaves out what was not saved. The one
     /// place a usage row's labels are decided.
-    static func row(_ row: UsageRow, tunnel: Bool = false, eventsLost: Int = 0, unsaved: Bool = false) -> UsageRowResult {
+    static func row(_ row: UsageRow, tunnel: Bool = false, subject: String = "", eventsLost: Int = 0,
+                    unsaved: Bool = false) -> UsageRowResult {
         UsageRowResult(UsageRowFields(
             start: Double(row.start), end: Double(row.end), continuity: row.tally.continuity(eventsLost: eventsLost),
-            labels: (row.tally.labels(tunnel: tunnel, eventsLost: eventsLost) + (unsaved ? [.unsavedNotIncluded] : [])).map(\.rawValue)),
+            labels: (row.tally.labels(tunnel: tunnel, eventsLost: eventsLost, subject: subject) + (unsaved ? [.unsavedNotIncluded] : [])).map(\.rawValue)),
             traffic: row.tally.traffic)
     }
 

@@ -25,7 +25,7 @@ public struct WindowEstimate: Hashable, Sendable {
     public var epoch: Epoch
     public var eventsLost: Int
 
-    public var labels: [EstimateLabel] { tally.labels(tunnel: classification?.isTunnel ?? false, eventsLost: eventsLost) }
+    public var labels: [EstimateLabel] { tally.labels(tunnel: classification?.isTunnel ?? false, eventsLost: eventsLost, subject: name) }
 }
 
 /// Where the estimate log's open window began. Its content is the pending writes: a window is

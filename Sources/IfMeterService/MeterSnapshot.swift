@@ -60,7 +60,7 @@ public struct InterfaceFigures: Hashable, Sendable {
     public var isTunnel: Bool { interfaceClass == InterfaceClass.tunnel.rawValue }
 
     /// The labels of its total: the one place an interface's labels are decided.
-    public var labels: [EstimateLabel] { total.labels(tunnel: isTunnel, eventsLost: eventsLost) }
+    public var labels: [EstimateLabel] { total.labels(tunnel: isTunnel, eventsLost: eventsLost, subject: name) }
 }
 
 extension MeterService {

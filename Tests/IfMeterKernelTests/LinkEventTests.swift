@@ -74,6 +74,32 @@ struct LinkEventTests {
         #expect(created.link.counters != nil)
     }
 
+    /// What attribution starts from (docs/NAMESPACES.md): the host side of a veth whose peer
+    /// moved away names the peer's namespace by an nsid, and asking the kernel about that
+    /// namespace's file gives the same nsid.
+    @Test("a veth whose peer is in another namespace carries that namespace's nsid, as RTM_GETNSID gives it")
+    func peerNamespaceID() throws {
+        let host = try NetworkNamespace()
+        let container = try NetworkNamespace()
+        let other = try NetworkNamespace()
+        try host.ip("link", "add", "h0", "type", "veth", "peer", "name", "c0", "netns", container.name)
+        try host.ip("link", "add", "h1", "type", "veth", "peer", "name", "c1")
+        let (links, nsid, otherNsid) = try host.inside { () throws -> ([Link], Int32?, Int32?) in
+            let socket = try NetlinkSocket()
+            let fd = open("/run/netns/\(container.name)", O_RDONLY | O_CLOEXEC)
+            let otherFd = open("/run/netns/\(other.name)", O_RDONLY | O_CLOEXEC)
+            defer { close(fd); close(otherFd) }
+            return (try socket.dumpLinks(), try socket.namespaceID(of: fd), try socket.namespaceID(of: otherFd))
+        }
+        let moved = try link(named: "h0", in: links)
+        let local = try link(named: "h1", in: links)
+        #expect(moved.peerNamespaceID != nil)
+        #expect(moved.peerNamespaceID == nsid)
+        #expect(local.peerNamespaceID == nil)
+        // No link of the host namespace reaches `other`: asking assigns it no nsid.
+        #expect(otherNsid == nil)
+    }
+
     @Test("leaving a bridge is a change, not a deletion (AF_BRIDGE RTM_DELLINK is filtered)")
     func bridgePortLeaving() throws {
         let namespace = try NetworkNamespace()

@@ -34,6 +34,8 @@ typedef struct ifm_link {
     uint32_t mtu;
     int32_t master;        /* IFLA_MASTER, 0 if none */
     int32_t link;          /* IFLA_LINK, 0 if none */
+    int32_t link_netnsid;  /* IFLA_LINK_NETNSID: the nsid, in this namespace, of the namespace
+                              `link` is in (a veth's peer moved away); -1 if none */
     uint16_t arptype;      /* ARPHRD_* */
     uint8_t family;        /* ifi_family: AF_UNSPEC for the link itself, AF_BRIDGE for port info */
     uint8_t operstate;     /* IF_OPER_* */
@@ -131,6 +133,17 @@ int ifm_parse_link_events(const void *buf, size_t len, ifm_event_array *out);
 /* Parses the RTM_NEWSTATS messages in `len` bytes, appending to `out`; any bytes are safe.
  * Returns 0, -EPROTO for a malformed attribute table, or -ENOMEM. */
 int ifm_parse_counters(const void *buf, size_t len, ifm_counters_array *out);
+
+/* The nsid this socket's namespace gives the network namespace `netns_fd` refers to
+ * (RTM_GETNSID with NETNSA_FD; the kernel assigns none by asking). Returns the nsid (>= 0),
+ * -ENOENT when that namespace has no nsid here, or -errno. Opening a namespace file and asking
+ * need no privilege. */
+int ifm_nl_netns_id(ifm_nl *nl, int netns_fd);
+
+/* Reads the nsid from the reply to RTM_GETNSID request `seq` in `len` bytes; any bytes are safe
+ * (the fuzzing entry to the parser ifm_nl_netns_id uses). Returns the nsid, -ENOENT when none is
+ * assigned, -EAGAIN when the bytes hold no reply to `seq`, or -errno from the kernel's error. */
+int ifm_parse_netns_id(const void *buf, size_t len, uint32_t seq);
 
 /* The fallback source: getifaddrs() AF_PACKET entries, 32-bit struct rtnl_link_stats counters.
  * Returns the link count. No kind, operstate, MTU, master or link are available from it. */

@@ -1,0 +1,66 @@
+/* CLinkStats: which nsid this namespace gives another one (RTM_GETNSID), to match a veth's
+ * IFLA_LINK_NETNSID with the namespace file its peer lives in. */
+#include "CLinkStats.h"
+#include "link_shared.h"
+
+#include <errno.h>
+#include <linux/net_namespace.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <netlink/attr.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+
+/* Replies are checked against this table by libnl: a NETNSA_NSID of the wrong size is refused. */
+static struct nla_policy ifm_netns_policy[NETNSA_MAX + 1] = {
+    [NETNSA_NSID] = { .type = NLA_S32 },
+};
+
+int ifm_parse_netns_id(const void *buf, size_t len, uint32_t seq) {
+    int remaining = len > INT32_MAX ? INT32_MAX : (int)len;
+    for (struct nlmsghdr *hdr = (struct nlmsghdr *)buf; nlmsg_ok(hdr, remaining);
+         hdr = nlmsg_next(hdr, &remaining)) {
+        if (hdr->nlmsg_seq != seq) continue;
+        if (hdr->nlmsg_type == NLMSG_ERROR) {
+            if (hdr->nlmsg_len < nlmsg_size(sizeof(struct nlmsgerr))) return -EPROTO;
+            const struct nlmsgerr *e = nlmsg_data(hdr);
+            return e->error < 0 ? e->error : -EPROTO;
+        }
+        if (hdr->nlmsg_type != RTM_NEWNSID) continue;
+        struct nlattr *attrs[NETNSA_MAX + 1];
+        int err = nlmsg_parse(hdr, sizeof(struct rtgenmsg), attrs, NETNSA_MAX, ifm_netns_policy);
+        if (err < 0) return -EPROTO;
+        if (!attrs[NETNSA_NSID]) return -EPROTO;
+        int32_t nsid = (int32_t)nla_get_s32(attrs[NETNSA_NSID]);
+        /* NETNSA_NSID_NOT_ASSIGNED (-1): the kernel numbers a namespace only when a link or a
+         * request with NETNSA_TARGET needs it, and asking does not. */
+        return nsid >= 0 ? nsid : -ENOENT;
+    }
+    return -EAGAIN;
+}
+
+int ifm_nl_netns_id(ifm_nl *nl, int netns_fd) {
+    struct rtgenmsg header = { .rtgen_family = AF_UNSPEC };
+    struct nl_msg *request = nlmsg_alloc_simple(RTM_GETNSID, NLM_F_REQUEST);
+    if (!request) return -ENOMEM;
+    int err = nlmsg_append(request, &header, sizeof header, NLMSG_ALIGNTO);
+    if (err == 0) err = nla_put_u32(request, NETNSA_FD, (uint32_t)netns_fd);
+    if (err < 0) {
+        nlmsg_free(request);
+        return -ifm_errno_from_nle(err);
+    }
+    int sent = nl_send_auto(nl->sock, request);
+    uint32_t seq = nlmsg_hdr(request)->nlmsg_seq;
+    nlmsg_free(request);
+    if (sent < 0) return -ifm_errno_from_nle(sent);
+    /* One reply; datagrams of an abandoned earlier request carry other sequence numbers. */
+    for (;;) {
+        ssize_t n = ifm_recv(nl, 0);
+        if (n < 0) return (int)n;
+        int result = ifm_parse_netns_id(nl->buf, (size_t)n, seq);
+        if (result != -EAGAIN) return result;
+    }
+}

@@ -1,0 +1,90 @@
+/// Who owns the network namespace a host-side link leads into: a container, a machine, a named
+/// namespace or, failing those, the namespace's first process (docs/NAMESPACES.md). A class, so
+/// a link carries one reference to it (links are held by the thousand), never a copy.
+public final class LinkOwner: Hashable, Sendable, CustomStringConvertible {
+    /// Where the owner's name comes from.
+    public enum Kind: String, Hashable, Sendable, CaseIterable {
+        /// A Podman container: its name and id from Podman's own state.
+        case podman
+        /// A Docker container: its name and id from Docker's own state.
+        case docker
+        /// A systemd-nspawn machine (`--network-veth`): its name from the host side's `ve-NAME`.
+        case nspawn
+        /// A namespace bound under `/run/netns` (`ip netns add NAME`) that no runtime claims.
+        case netns
+        /// None of those: the namespace's first process, named by its systemd unit or command.
+        case process
+
+        /// Containers and machines are `container:NAME` subjects; the rest `netns:NAME`.
+        public var isContainer: Bool { self == .podman || self == .docker || self == .nspawn }
+    }
+
+    public let kind: Kind
+    /// The owner's own name: the container's, the machine's, the namespace's, the unit's.
+    public let name: String
+    /// The runtime's id (a container id), the namespace's inode for the others.
+    public let id: String
+    /// The link's own name in the kernel, which its history is not kept under: `veth3` today,
+    /// `veth0` after the container's next start.
+    public let alias: String
+    /// Set for a second link into the same owner's namespace (a container on two networks): the
+    /// ifindex of its peer there, which tells the owner's links apart (`container:web#3`).
+    public let peer: Int32?
+
+    public init(kind: Kind, name: String, id: String, alias: String, peer: Int32? = nil) {
+        self.kind = kind
+        self.name = name
+        self.id = id
+        self.alias = alias
+        self.peer = peer
+    }
+
+    /// The same owner reached through a link now called `alias`.
+    public func with(alias: String) -> LinkOwner { LinkOwner(kind: kind, name: name, id: id, alias: alias, peer: peer) }
+
+    /// The name the link's history is kept under: `container:web`, `netns:blue`, `container:web#3`.
+    public var subject: String {
+        SubjectName.owned(kind.isContainer ? .container : .netns, name) + (peer.map { "#\($0)" } ?? "")
+    }
+
+    public var description: String { "\(subject) (\(kind.rawValue) \(id), via \(alias))" }
+
+    public static func == (lhs: LinkOwner, rhs: LinkOwner) -> Bool {
+        (lhs.kind, lhs.name, lhs.id, lhs.alias, lhs.peer) == (rhs.kind, rhs.name, rhs.id, rhs.alias, rhs.peer)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(kind)
+        hasher.combine(name)
+        hasher.combine(id)
+        hasher.combine(alias)
+        hasher.combine(peer)
+    }
+}
+
+/// The names history is kept under, besides interface names: an owner's subject is
+/// `container:NAME` or `netns:NAME` (no interface name has a `:`, so the two never meet), and a
+/// link metered inside a namespace is `netns:NAME/IFACE`.
+public enum SubjectName {
+    public enum Prefix: String, Sendable, CaseIterable {
+        case container, netns
+    }
+
+    /// `container:web`.
+    public static func owned(_ prefix: Prefix, _ name: String) -> String { prefix.rawValue + ":" + name }
+
+    /// The prefix and owner's name of an owner's subject; nil for an interface name.
+    public static func owner(of subject: String) -> (prefix: Prefix, name: String)? {
+        guard let colon = subject.utf8.firstIndex(of: UInt8(ascii: ":")),
+              let prefix = Prefix(rawValue: String(subject[..<colon])) else { return nil }
+        let name = String(subject[subject.index(after: colon)...])
+        return name.isEmpty ? nil : (prefix, name)
+    }
+
+    /// True for an owner's subject counted on the host side of its veth: its counters are the
+    /// owner's traffic seen from the host, turned round (the `host-side-veth` label).
+    public static func isHostSide(_ subject: String) -> Bool {
+        guard let owner = owner(of: subject) else { return false }
+        return !owner.name.utf8.contains(UInt8(ascii: "/"))
+    }
+}

@@ -1,0 +1,229 @@
+import IfMeterCore
+
+/// Which of the daemon's links are counted as the traffic of the container or namespace at
+/// their other end (docs/NAMESPACES.md), as a value that rewrites what the feeds read before the
+/// meter sees it: an attributed link is named by its owner's subject (`container:web`), carries
+/// its ``LinkOwner``, and has its counters turned round to the owner's point of view.
+///
+/// States of a host-side link (a veth whose peer is in another namespace, `IFLA_LINK_NETNSID`):
+/// - ``Entry/waiting(_:since:)``: seen, owner not known yet. Withheld from the meter, its latest
+///   metadata and counters kept, until the owner is known (then the meter counts it from zero,
+///   so nothing it carried meanwhile is lost) or ``graceSeconds`` pass.
+/// - ``Entry/owned(_:nsid:)``: counted as its owner's until it goes.
+/// - ``Entry/plain``: nobody could be found (the namespace is invisible to the daemon); counted
+///   under its own name like any link.
+public struct Attribution: Sendable {
+    public enum Entry: Hashable, Sendable {
+        case waiting(Link, since: Double)
+        case owned(LinkOwner, nsid: Int32)
+        case plain
+    }
+
+    /// How long a link into a namespace its runtime is still setting up waits for the runtime
+    /// to say whose it is.
+    public var graceSeconds: Double
+    public private(set) var entries: [LinkKey: Entry] = [:]
+    /// Owners found, by nsid, while a link leads there: a second link into the same namespace,
+    /// or one re-created, needs no look.
+    private var known: [Int32: FoundOwner] = [:]
+    /// Links that went while waiting: their final counters, settled at the next look.
+    private var departed: [(last: Link, final: Link)] = []
+
+    public init(graceSeconds: Double = 10) {
+        self.graceSeconds = graceSeconds
+    }
+
+    /// True when no link waits for a look.
+    public var isSettled: Bool {
+        departed.isEmpty && !entries.values.contains { if case .waiting = $0 { true } else { false } }
+    }
+
+    /// What a look has to find: the nsids links wait on, and the host-side names leading there.
+    public var unsettled: (nsids: Set<Int32>, hostNames: [Int32: String]) {
+        var nsids = Set<Int32>()
+        var names: [Int32: String] = [:]
+        let waiting = entries.values.compactMap { entry -> Link? in if case .waiting(let link, _) = entry { link } else { nil } }
+        for link in waiting + departed.map(\.last) {
+            guard let nsid = link.peerNamespaceID else { continue }
+            nsids.insert(nsid)
+            names[nsid] = link.name
+        }
+        return (nsids, names)
+    }
+
+    // MARK: Inputs
+
+    /// The start dump: every host-side link is looked up at once and, if its owner is not
+    /// found, counted under its own name — a restored epoch resumes only from the start dump.
+    public mutating func start(
+        _ links: [Link], at wall: Double, lookUp: (Set<Int32>, [Int32: String]) -> [Int32: OwnerLookup]
+    ) -> [Link] {
+        var links = links
+        for link in links { _ = observe(link, at: wall) }
+        guard !isSettled else { return links.map(rewritten) }
+        let (nsids, names) = unsettled
+        _ = settle(lookUp(nsids, names), at: wall, final: true)
+        for index in links.indices { links[index] = rewritten(links[index]) }
+        return links
+    }
+
+    /// Link events and resync dumps, rewritten: waiting links left out, attributed ones renamed
+    /// and turned round.
+    public mutating func apply(_ observations: [LinkObservation], at wall: Double) -> [LinkObservation] {
+        guard !observations.isEmpty else { return observations }
+        var output: [LinkObservation] = []
+        output.reserveCapacity(observations.count)
+        for observation in observations {
+            switch observation {
+            case .event(.newOrChanged(let link)):
+                if let shown = observe(link, at: wall) { output.append(.event(.newOrChanged(shown))) }
+            case .event(.deleted(let link)):
+                if let shown = delete(link) { output.append(.event(.deleted(shown))) }
+            case .resync(let links, let namespace, let unparseable):
+                guard namespace == .own else { output.append(observation); continue }
+                let present = Set(links.map(\.key))
+                for key in entries.keys where !present.contains(key) { remove(key) }
+                output.append(.resync(links: links.compactMap { observe($0, at: wall) }, namespace: namespace,
+                                      unparseable: unparseable))
+            }
+        }
+        return output
+    }
+
+    /// A sample's counters: attributed links' turned round, waiting links' kept and left out.
+    public mutating func apply(readings: [CounterReading]) -> [CounterReading] {
+        guard !entries.isEmpty else { return readings }
+        var readings = readings
+        var withheld = false
+        for index in readings.indices where readings[index].namespace == .own {
+            switch entries[readings[index].key] {
+            case .owned?: readings[index].counters = readings[index].counters.turnedRound
+            case .waiting(var link, let since)?:
+                link.counters = readings[index].counters
+                entries[readings[index].key] = .waiting(link, since: since)
+                withheld = true
+            case .plain?, nil: break
+            }
+        }
+        if withheld {
+            readings.removeAll { reading in
+                if case .waiting? = entries[reading.key] { true } else { false }
+            }
+        }
+        return readings
+    }
+
+    /// Takes a look's findings: a waiting link whose owner was found is attributed; one still
+    /// being set up waits until ``graceSeconds`` have passed since it was seen (or, with
+    /// `final`, not at all), then takes the fallback; one nobody could find is plain. Returns
+    /// what the meter should now see: each settled link as it is now, and each departed one's
+    /// last sight and deletion.
+    public mutating func settle(_ lookups: [Int32: OwnerLookup], at wall: Double, final: Bool = false) -> [LinkObservation] {
+        var output: [LinkObservation] = []
+        let waiting = entries.compactMap { key, entry -> (key: LinkKey, link: Link, since: Double)? in
+            if case .waiting(let link, let since) = entry { (key, link, since) } else { nil }
+        }.sorted { $0.key < $1.key }
+        for (key, link, since) in waiting {
+            let expired = final || wall - since >= graceSeconds
+            guard let shown = resolve(link, key: key, lookups[link.peerNamespaceID ?? -1] ?? .unknown, expired: expired) else { continue }
+            output.append(.event(.newOrChanged(shown)))
+        }
+        for (last, final) in departed {
+            let shown = resolve(last, key: last.key, lookups[last.peerNamespaceID ?? -1] ?? .unknown, expired: true)!
+            output.append(.event(.newOrChanged(shown)))
+            output.append(.event(.deleted(rewritten(final))))
+            remove(last.key)
+        }
+        departed = []
+        return output
+    }
+
+    // MARK: Transitions
+
+    /// The link as the meter should see it; nil while it waits.
+    private mutating func observe(_ link: Link, at wall: Double) -> Link? {
+        guard link.namespace == .own else { return link }
+        switch entries[link.key] {
+        case .owned(let owner, let nsid)?:
+            if owner.alias != link.name { entries[link.key] = .owned(owner.with(alias: link.name), nsid: nsid) }
+            return rewritten(link)
+        case .waiting(_, let since)?:
+            entries[link.key] = .waiting(link, since: since)
+            return nil
+        case .plain?:
+            return link
+        case nil:
+            guard link.kind == "veth", let nsid = link.peerNamespaceID else { return link }
+            if let owner = known[nsid] {
+                attribute(link, to: owner, nsid: nsid)
+                return rewritten(link)
+            }
+            entries[link.key] = .waiting(link, since: wall)
+            return nil
+        }
+    }
+
+    private mutating func delete(_ link: Link) -> Link? {
+        guard link.namespace == .own else { return link }
+        switch entries[link.key] {
+        case .owned?:
+            let shown = rewritten(link)
+            remove(link.key)
+            return shown
+        case .waiting(let last, _)?:
+            entries[link.key] = nil
+            departed.append((last, link))
+            return nil
+        case .plain?:
+            remove(link.key)
+            return link
+        case nil:
+            return link
+        }
+    }
+
+    /// Settles a waiting link by a look's finding; nil when it goes on waiting.
+    private mutating func resolve(_ link: Link, key: LinkKey, _ lookup: OwnerLookup, expired: Bool) -> Link? {
+        switch lookup {
+        case .found(let owner):
+            attribute(link, to: owner, nsid: link.peerNamespaceID!)
+        case .starting(let fallback):
+            guard expired else { return nil }
+            if let fallback {
+                attribute(link, to: fallback, nsid: link.peerNamespaceID!)
+            } else {
+                entries[key] = .plain
+            }
+        case .unknown:
+            entries[key] = .plain
+        }
+        return rewritten(link)
+    }
+
+    private mutating func attribute(_ link: Link, to owner: FoundOwner, nsid: Int32) {
+        known[nsid] = owner
+        let shared = entries.contains { key, entry in
+            guard key != link.key, case .owned(let other, _) = entry else { return false }
+            return other.kind.isContainer == owner.kind.isContainer && other.name == owner.name && other.peer == nil
+        }
+        entries[link.key] = .owned(LinkOwner(kind: owner.kind, name: owner.name, id: owner.id, alias: link.name,
+                                             peer: shared ? (link.parent ?? link.ifindex) : nil), nsid: nsid)
+    }
+
+    private mutating func remove(_ key: LinkKey) {
+        guard let entry = entries.removeValue(forKey: key) else { return }
+        if case .owned(_, let nsid) = entry, !entries.values.contains(where: { if case .owned(_, nsid) = $0 { true } else { false } }) {
+            known[nsid] = nil
+        }
+    }
+
+    /// `link` renamed and turned round if it is attributed, as it is otherwise.
+    private func rewritten(_ link: Link) -> Link {
+        guard link.namespace == .own, case .owned(let owner, _)? = entries[link.key] else { return link }
+        var shown = link
+        shown.name = owner.subject
+        shown.owner = owner
+        shown.counters = link.counters?.turnedRound
+        return shown
+    }
+}

@@ -1,0 +1,247 @@
+import IfMeterCore
+import IfMeterKernel
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the directory looks; every path can be moved under another root for tests.
+public struct OwnerPaths: Hashable, Sendable {
+    /// Directories of bound namespaces: `ip netns` and Podman's (`/run/netns`), Docker's.
+    public var namedNamespaces: [String]
+    /// Podman's graph root (`podman info --format {{.Store.GraphRoot}}`).
+    public var podmanStorage: String
+    public var dockerRoot: String
+    public var proc: String
+
+    public init(namedNamespaces: [String] = ["/run/netns", "/run/docker/netns"],
+                podmanStorage: String = "/var/lib/containers/storage", dockerRoot: String = "/var/lib/docker",
+                proc: String = "/proc") {
+        self.namedNamespaces = namedNamespaces
+        self.podmanStorage = podmanStorage
+        self.dockerRoot = dockerRoot
+        self.proc = proc
+    }
+}
+
+/// An owner as a look found it.
+public struct FoundOwner: Hashable, Sendable {
+    public var kind: LinkOwner.Kind
+    public var name: String
+    public var id: String
+
+    public init(_ kind: LinkOwner.Kind, name: String, id: String) {
+        self.kind = kind
+        self.name = name
+        self.id = id
+    }
+}
+
+/// What the directory found about one nsid.
+public enum OwnerLookup: Hashable, Sendable {
+    case found(FoundOwner)
+    /// A namespace a runtime bound but no container of its state names yet: one being started
+    /// (Podman writes its container's spec tens of milliseconds after the veth). `fallback` is
+    /// what it is known by if that never changes.
+    case starting(fallback: FoundOwner?)
+    /// No namespace this process can see has that nsid.
+    case unknown
+}
+
+/// Finds who owns the namespaces behind host-side links, from what the kernel and each runtime
+/// expose (docs/NAMESPACES.md): the nsid of every candidate namespace file (`RTM_GETNSID` on it),
+/// Podman's and Docker's state, `ve-NAME` for systemd-nspawn, bound names, and the namespaces of
+/// running processes. Reads files and asks the kernel; keeps only what a runtime never rewrites
+/// (a container's namespace path, by container id) from one look to the next.
+public final class OwnerDirectory {
+    public let paths: OwnerPaths
+    private let socket: NetlinkSocket
+    /// Podman: each container's network namespace path, by id, from its spec (written once).
+    private var podmanNamespaces: [String: String] = [:]
+    private var podmanNames = CachedFile<[String: String]>()
+    private var dockerConfigs: [String: CachedFile<(id: String, name: String, sandbox: String)?>] = [:]
+
+    public init(paths: OwnerPaths = OwnerPaths()) throws(KernelError) {
+        self.paths = paths
+        socket = try NetlinkSocket()
+    }
+
+    /// Who owns each of `nsids` (as the daemon's namespace numbers them); `hostNames` are the
+    /// host-side link names leading there (`ve-NAME` names an nspawn machine).
+    public func lookUp(_ nsids: Set<Int32>, hostNames: [Int32: String]) -> [Int32: OwnerLookup] {
+        var found: [Int32: OwnerLookup] = [:]
+        var look = Look(socket: socket)
+        for (nsid, name) in hostNames where nsids.contains(nsid) {
+            if let machine = Self.nspawnMachine(hostSide: name) { found[nsid] = .found(FoundOwner(.nspawn, name: machine, id: machine)) }
+        }
+        let podman = podmanContainers()
+        for (id, path) in podman.namespaces {
+            guard let name = podman.names[id], let nsid = look.nsid(ofFile: path), nsids.contains(nsid), found[nsid] == nil else { continue }
+            found[nsid] = .found(FoundOwner(.podman, name: name, id: id))
+        }
+        for container in dockerContainers() {
+            guard let nsid = look.nsid(ofFile: container.sandbox), nsids.contains(nsid), found[nsid] == nil else { continue }
+            found[nsid] = .found(FoundOwner(.docker, name: container.name, id: container.id))
+        }
+        for directory in paths.namedNamespaces {
+            let runtimeOwned = directory.hasSuffix("/docker/netns")
+            for name in SysfsReader.listDirectory(directory).sorted() where OwnerName.isAcceptable(name) {
+                guard let (nsid, inode) = look.nsidAndInode(ofFile: directory + "/" + name), nsids.contains(nsid),
+                      found[nsid] == nil else { continue }
+                let named = FoundOwner(.netns, name: name, id: String(inode))
+                // Podman binds `netns-UUID` (CNI `cni-UUID`), Docker its sandboxes: a container's
+                // until its runtime says whose.
+                let starting = runtimeOwned || name.hasPrefix("netns-") || name.hasPrefix("cni-")
+                found[nsid] = starting ? .starting(fallback: named) : .found(named)
+            }
+        }
+        let unsettled = nsids.filter { nsid in
+            switch found[nsid] {
+            case .found?: false
+            default: true
+            }
+        }
+        if !unsettled.isEmpty {
+            for (nsid, lookup) in processOwners(of: Set(unsettled), look: &look, podmanNames: podman.names) {
+                found[nsid] = lookup
+            }
+        }
+        for nsid in nsids where found[nsid] == nil { found[nsid] = .unknown }
+        return found
+    }
+
+    /// systemd-nspawn names a machine's host side `ve-NAME` (`--network-veth`) or `vb-NAME`
+    /// (`--network-bridge`), NAME cut to fit 15 bytes.
+    static func nspawnMachine(hostSide name: String) -> String? {
+        guard name.hasPrefix("ve-") || name.hasPrefix("vb-") else { return nil }
+        let machine = String(name.dropFirst(3))
+        return OwnerName.isAcceptable(machine) ? machine : nil
+    }
+
+    private func podmanContainers() -> (namespaces: [String: String], names: [String: String]) {
+        let base = paths.podmanStorage + "/overlay-containers"
+        let ids = Set(SysfsReader.listDirectory(base).filter(RuntimeState.isContainerID))
+        podmanNamespaces = podmanNamespaces.filter { ids.contains($0.key) }
+        for id in ids where podmanNamespaces[id] == nil {
+            // Absent until the container's first start: looked for again next time.
+            if let bytes = StateFile.read(base + "/" + id + "/userdata/config.json"),
+               let path = RuntimeState.networkNamespacePath(ociConfig: bytes) {
+                podmanNamespaces[id] = path
+            }
+        }
+        let names = podmanNames.read(base + "/containers.json") { RuntimeState.podmanNames(containersJSON: $0) } ?? [:]
+        return (podmanNamespaces, names)
+    }
+
+    private func dockerContainers() -> [(id: String, name: String, sandbox: String)] {
+        let base = paths.dockerRoot + "/containers"
+        let ids = Set(SysfsReader.listDirectory(base).filter(RuntimeState.isContainerID))
+        dockerConfigs = dockerConfigs.filter { ids.contains($0.key) }
+        var containers: [(id: String, name: String, sandbox: String)] = []
+        for id in ids.sorted() {
+            var cached = dockerConfigs[id] ?? CachedFile()
+            if let container = cached.read(base + "/" + id + "/config.v2.json", RuntimeState.dockerContainer(configV2:)) ?? nil,
+               container.id == id {
+                containers.append(container)
+            }
+            dockerConfigs[id] = cached
+        }
+        return containers
+    }
+
+    /// The namespaces of running processes (`/proc/PID/ns/net`, which needs the right to trace
+    /// the process: root, or `CAP_SYS_PTRACE`): each nsid's first process, and what its cgroup
+    /// says about it.
+    private func processOwners(of nsids: Set<Int32>, look: inout Look, podmanNames: [String: String]) -> [Int32: OwnerLookup] {
+        var first: [Int32: (pid: Int, inode: UInt64)] = [:]
+        for entry in SysfsReader.listDirectory(paths.proc) {
+            guard let pid = Int(entry), pid > 0 else { continue }
+            guard let (nsid, inode) = look.nsidAndInode(ofFile: "\(paths.proc)/\(pid)/ns/net"), nsids.contains(nsid) else { continue }
+            if let known = first[nsid], known.pid < pid { continue }
+            first[nsid] = (pid, inode)
+        }
+        var owners: [Int32: OwnerLookup] = [:]
+        for (nsid, process) in first {
+            let cgroup = StateFile.read("\(paths.proc)/\(process.pid)/cgroup").map { String(decoding: $0, as: UTF8.self) } ?? ""
+            switch RuntimeState.cgroupOwner(cgroup) {
+            case .podman(let id)?:
+                if let name = podmanNames[id] { owners[nsid] = .found(FoundOwner(.podman, name: name, id: id)); continue }
+            case .docker(let id)?:
+                if let name = dockerConfigs[id]?.value??.name { owners[nsid] = .found(FoundOwner(.docker, name: name, id: id)); continue }
+            case .unit(let unit)?:
+                if OwnerName.isAcceptable(unit) { owners[nsid] = .found(FoundOwner(.process, name: unit, id: String(process.inode))); continue }
+            case nil:
+                break
+            }
+            let command = StateFile.read("\(paths.proc)/\(process.pid)/comm")
+                .map { String(decoding: $0, as: UTF8.self).trimmingWhitespace() }
+            let name = command.flatMap { OwnerName.isAcceptable($0) ? "\($0)-\(process.pid)" : nil } ?? "pid-\(process.pid)"
+            owners[nsid] = .found(FoundOwner(.process, name: name, id: String(process.inode)))
+        }
+        return owners
+    }
+
+    /// One look's namespace files: each distinct namespace asked for its nsid once.
+    private struct Look {
+        let socket: NetlinkSocket
+        var nsids: [UInt64: Int32?] = [:]
+
+        mutating func nsid(ofFile path: String) -> Int32? { nsidAndInode(ofFile: path)?.nsid }
+
+        mutating func nsidAndInode(ofFile path: String) -> (nsid: Int32, inode: UInt64)? {
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { return nil }
+            defer { close(fd) }
+            var status = stat()
+            guard fstat(fd, &status) == 0 else { return nil }
+            let inode = UInt64(status.st_ino)
+            if let known = nsids[inode] { return known.map { ($0, inode) } }
+            // Not a namespace file (EINVAL), or one with no nsid here: either way no owner.
+            let nsid = (try? socket.namespaceID(of: fd)) ?? nil
+            nsids[inode] = nsid
+            return nsid.map { ($0, inode) }
+        }
+    }
+}
+
+/// A state file read again only when it changed (inode, size or modification time).
+struct CachedFile<Value> {
+    private var stamp: (UInt64, Int64, Int64, Int)?
+    private(set) var value: Value?
+
+    mutating func read(_ path: String, _ parse: ([UInt8]) -> Value) -> Value? {
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            (stamp, value) = (nil, nil)
+            return nil
+        }
+        let now = (UInt64(status.st_ino), Int64(status.st_size), Int64(status.st_mtim.tv_sec), status.st_mtim.tv_nsec)
+        if let stamp, stamp == now, let value { return value }
+        guard let bytes = StateFile.read(path) else { return nil }
+        (stamp, value) = (now, parse(bytes))
+        return value
+    }
+}
+
+/// Reading a runtime's state file: a regular file only, at most `limit` bytes.
+enum StateFile {
+    static let limit = 16 << 20
+
+    static func read(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var status = stat()
+        // /proc files report size 0: read until the end all the same.
+        guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return nil }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while bytes.count < limit {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { return bytes }
+            bytes += chunk[..<count]
+        }
+        return nil
+    }
+}

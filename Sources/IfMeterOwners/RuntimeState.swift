@@ -1,0 +1,146 @@
+import IfMeterJSON
+
+/// What a container runtime's own state files say, read as the hostile input they are (another
+/// program writes them; docs/NAMESPACES.md lists each one): every parser takes any bytes and
+/// answers nil or an empty result for what it cannot use.
+public enum RuntimeState {
+    /// Podman's `overlay-containers/containers.json` (containers/storage): each container's id
+    /// and its names, the first being the one `podman ps` shows.
+    public static func podmanNames(containersJSON bytes: [UInt8]) -> [String: String] {
+        var names: [String: String] = [:]
+        var reader = JSONReader(bytes)
+        do {
+            try reader.readArray { element in
+                var id: String?
+                var first: String?
+                try element.readObject { member, key in
+                    switch key {
+                    case "id": id = try member.readString()
+                    case "names": first = try member.readStrings().first
+                    default: try member.skipValue()
+                    }
+                }
+                if let id, let first, isContainerID(id), OwnerName.isAcceptable(first) { names[id] = first }
+            }
+        } catch {
+            return names
+        }
+        return names
+    }
+
+    /// The network namespace path of an OCI runtime spec (a Podman container's
+    /// `userdata/config.json`): `linux.namespaces[type == "network"].path`.
+    public static func networkNamespacePath(ociConfig bytes: [UInt8]) -> String? {
+        var reader = JSONReader(bytes)
+        var path: String?
+        do {
+            try reader.readObject { top, key in
+                guard key == "linux" else { return try top.skipValue() }
+                try top.readObject { linux, key in
+                    guard key == "namespaces" else { return try linux.skipValue() }
+                    try linux.readArray { element in
+                        var type: String?
+                        var found: String?
+                        try element.readObject { member, key in
+                            switch key {
+                            case "type": type = try member.readString()
+                            case "path": found = try member.readString()
+                            default: try member.skipValue()
+                            }
+                        }
+                        if type == "network", let found, !found.isEmpty { path = found }
+                    }
+                }
+            }
+        } catch {
+            return nil
+        }
+        return path
+    }
+
+    /// A Docker container's `config.v2.json`: its id, its name (Docker writes `/web`) and its
+    /// network namespace (`NetworkSettings.SandboxKey`, `/var/run/docker/netns/…`).
+    public static func dockerContainer(configV2 bytes: [UInt8]) -> (id: String, name: String, sandbox: String)? {
+        var reader = JSONReader(bytes)
+        var id: String?
+        var name: String?
+        var sandbox: String?
+        do {
+            try reader.readObject { top, key in
+                switch key {
+                case "ID": id = try top.readString()
+                case "Name": name = try top.readString()
+                case "NetworkSettings":
+                    try top.readObject { settings, key in
+                        if key != "SandboxKey" {
+                            try settings.skipValue()
+                        } else if !(try settings.readNull()) {
+                            sandbox = try settings.readString()
+                        }
+                    }
+                default: try top.skipValue()
+                }
+            }
+        } catch {
+            return nil
+        }
+        guard let id, isContainerID(id), let name, let sandbox, !sandbox.isEmpty else { return nil }
+        let trimmed = name.hasPrefix("/") ? String(name.dropFirst()) : name
+        guard OwnerName.isAcceptable(trimmed) else { return nil }
+        return (id, trimmed, sandbox)
+    }
+
+    /// What a process's `/proc/PID/cgroup` says about who started it: the container id of a
+    /// Podman (`libpod-ID`) or Docker (`docker-ID.scope`, `/docker/ID`) container, or else the
+    /// systemd unit (`….service`, `….scope`) of the unified or `name=systemd` hierarchy.
+    public static func cgroupOwner(_ text: String) -> CgroupOwner? {
+        var unit: String?
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+            guard fields.count == 3, fields[1].isEmpty || fields[1] == "name=systemd" else { continue }
+            for component in fields[2].split(separator: "/").reversed() {
+                if let id = containerID(in: component, prefix: "libpod-") { return .podman(id: id) }
+                if let id = containerID(in: component, prefix: "docker-") { return .docker(id: id) }
+                if isContainerID(String(component)), fields[2].contains("/docker/") { return .docker(id: String(component)) }
+                if unit == nil, component.hasSuffix(".service") || component.hasSuffix(".scope") { unit = String(component) }
+            }
+        }
+        return unit.map { .unit($0) }
+    }
+
+    public enum CgroupOwner: Hashable, Sendable {
+        case podman(id: String)
+        case docker(id: String)
+        case unit(String)
+    }
+
+    private static func containerID(in component: Substring, prefix: String) -> String? {
+        guard component.hasPrefix(prefix) else { return nil }
+        var id = component.dropFirst(prefix.count)
+        if id.hasSuffix(".scope") { id = id.dropLast(".scope".count) }
+        return isContainerID(String(id)) ? String(id) : nil
+    }
+
+    /// Both runtimes' ids are 64 lowercase hex digits.
+    static func isContainerID(_ id: String) -> Bool {
+        id.utf8.count == 64 && id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+}
+
+/// The names an owner may be known by in a subject (`container:NAME`): what Podman, Docker,
+/// machined and `ip netns` accept — letters, digits, `_`, `.`, `-`, `@`, up to 253 bytes —
+/// so nothing a runtime's file says can put a `:`, a `/`, a space or a control character in a
+/// subject, a label or a log line.
+public enum OwnerName {
+    public static let maximumLength = 253
+
+    public static func isAcceptable(_ name: String) -> Bool {
+        let bytes = name.utf8
+        guard !bytes.isEmpty, bytes.count <= maximumLength else { return false }
+        return bytes.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte)
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+                || byte == UInt8(ascii: "@")
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import IfMeterCore
+import IfMeterOwners
+import Testing
+
+/// The attribution state machine with made-up links and looks, and through the real meter: what
+/// a container's subject counts across restarts, renames and a veth name another container
+/// takes over.
+@Suite("Attribution")
+struct AttributionTests {
+    static let web = FoundOwner(.podman, name: "web", id: String(repeating: "a", count: 64))
+    static let db = FoundOwner(.podman, name: "db", id: String(repeating: "b", count: 64))
+
+    static func veth(_ ifindex: Int32, _ name: String, nsid: Int32?, rx: UInt64 = 0, tx: UInt64 = 0, peer: Int32 = 2) -> Link {
+        Link(ifindex: ifindex, name: name, kind: "veth", arpType: 1, flags: [.up], operState: .up,
+             parent: peer, peerNamespaceID: nsid, counters: LinkCounters(rxBytes: rx, txBytes: tx))
+    }
+
+    static func reading(_ ifindex: Int32, rx: UInt64, tx: UInt64) -> CounterReading {
+        CounterReading(ifindex: ifindex, counters: LinkCounters(rxBytes: rx, txBytes: tx))
+    }
+
+    static func shown(_ observations: [LinkObservation]) -> [Link] {
+        observations.compactMap { if case .event(.newOrChanged(let link)) = $0 { link } else { nil } }
+    }
+
+    @Test("a link whose owner is found: named by its subject, its counters turned round, and its readings too")
+    func foundAtOnce() {
+        var attribution = Attribution()
+        #expect(Self.shown(attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3, rx: 10, tx: 20)))], at: 100)).isEmpty)
+        #expect(attribution.unsettled.nsids == [3])
+        let settled = Self.shown(attribution.settle([3: .found(Self.web)], at: 100))
+        #expect(settled.map(\.name) == ["container:web"])
+        #expect(settled.first?.owner?.alias == "veth0")
+        #expect(settled.first?.counters == LinkCounters(rxBytes: 20, txBytes: 10))
+        #expect(attribution.isSettled)
+        let readings = attribution.apply(readings: [Self.reading(7, rx: 100, tx: 300), Self.reading(1, rx: 5, tx: 6)])
+        #expect(readings.map(\.counters) == [LinkCounters(rxBytes: 300, txBytes: 100), LinkCounters(rxBytes: 5, txBytes: 6)])
+    }
+
+    @Test("a namespace its runtime is still setting up: withheld with its latest counters, then counted from them")
+    func waitsWhileStarting() {
+        var attribution = Attribution(graceSeconds: 10)
+        _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3)))], at: 100)
+        #expect(attribution.apply(readings: [Self.reading(7, rx: 40, tx: 50)]).isEmpty)
+        #expect(attribution.settle([3: .starting(fallback: FoundOwner(.netns, name: "netns-x", id: "9"))], at: 101).isEmpty)
+        #expect(!attribution.isSettled)
+        let settled = Self.shown(attribution.settle([3: .found(Self.web)], at: 102))
+        #expect(settled.map(\.name) == ["container:web"])
+        #expect(settled.first?.counters == LinkCounters(rxBytes: 50, txBytes: 40))
+    }
+
+    @Test("past the grace period a starting namespace takes its fallback name, or none")
+    func graceExpires() {
+        var attribution = Attribution(graceSeconds: 10)
+        _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3))),
+                               .event(.newOrChanged(Self.veth(8, "veth1", nsid: 4)))], at: 100)
+        let lookups: [Int32: OwnerLookup] = [3: .starting(fallback: FoundOwner(.netns, name: "netns-x", id: "9")),
+                                             4: .starting(fallback: nil)]
+        #expect(attribution.settle(lookups, at: 109).isEmpty)
+        let settled = Self.shown(attribution.settle(lookups, at: 110))
+        #expect(settled.map(\.name) == ["netns:netns-x", "veth1"])
+        #expect(settled.last?.owner == nil && settled.last?.counters == LinkCounters())
+    }
+
+    @Test("a namespace nobody can see is counted as a plain link from then on, unchanged")
+    func unknownIsPlain() {
+        var attribution = Attribution()
+        _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3, rx: 1, tx: 2)))], at: 100)
+        #expect(Self.shown(attribution.settle([3: .unknown], at: 100)).map(\.name) == ["veth0"])
+        #expect(Self.shown(attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3, rx: 1, tx: 2)))], at: 101))
+            .map(\.counters) == [LinkCounters(rxBytes: 1, txBytes: 2)])
+        #expect(attribution.apply(readings: [Self.reading(7, rx: 9, tx: 8)]).map(\.counters) == [LinkCounters(rxBytes: 9, txBytes: 8)])
+        #expect(attribution.isSettled)
+    }
+
+    @Test("a link deleted while it waits is settled at the next look: seen, then deleted, under its owner")
+    func deletedWhileWaiting() {
+        var attribution = Attribution()
+        _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3, rx: 5, tx: 6)))], at: 100)
+        #expect(attribution.apply([.event(.deleted(Self.veth(7, "veth0", nsid: 3, rx: 0, tx: 9)))], at: 100).isEmpty)
+        let settled = attribution.settle([3: .found(Self.web)], at: 100)
+        guard settled.count == 2, case .event(.newOrChanged(let seen)) = settled[0], case .event(.deleted(let gone)) = settled[1] else {
+            Issue.record("expected a sighting then a deletion, got \(settled)")
+            return
+        }
+        #expect(seen.name == "container:web" && gone.name == "container:web")
+        #expect(seen.counters == LinkCounters(rxBytes: 6, txBytes: 5))
+        #expect(gone.counters == LinkCounters(rxBytes: 9, txBytes: 0))
+        #expect(attribution.entries.isEmpty)
+    }
+
+    @Test("a second link into the same container is a subject of its own, named by its peer's ifindex")
+    func secondLinkOfOneOwner() {
+        var attribution = Attribution()
+        _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3, peer: 2))),
+                               .event(.newOrChanged(Self.veth(8, "veth1", nsid: 3, peer: 3)))], at: 100)
+        let settled = Self.shown(attribution.settle([3: .found(Self.web)], at: 100))
+        #expect(settled.map(\.name) == ["container:web", "container:web#3"])
+        // The owner is known by its nsid now: a third link into it needs no look.
+        let third = Self.shown(attribution.apply([.event(.newOrChanged(Self.veth(9, "veth2", nsid: 3, peer: 4)))], at: 101))
+        #expect(third.map(\.name) == ["container:web#4"])
+    }
+
+    @Test("a rename of the host side keeps the subject and changes the alias")
+    func renamedHostSide() {
+        var attribution = Attribution()
+        _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3)))], at: 100)
+        _ = attribution.settle([3: .found(Self.web)], at: 100)
+        let renamed = Self.shown(attribution.apply([.event(.newOrChanged(Self.veth(7, "web-host", nsid: 3)))], at: 101))
+        #expect(renamed.map(\.name) == ["container:web"])
+        #expect(renamed.first?.owner?.alias == "web-host")
+    }
+
+    @Test("at start every host-side link is looked up at once; one whose owner is not found yet is plain")
+    func startLooksUpAtOnce() {
+        var attribution = Attribution()
+        var asked: Set<Int32> = []
+        let links = attribution.start([Self.veth(7, "veth0", nsid: 3), Self.veth(8, "veth1", nsid: 4),
+                                       Link(ifindex: 1, name: "lo", arpType: 772)], at: 100) { nsids, _ in
+            asked = nsids
+            return [3: .found(Self.web), 4: .starting(fallback: nil)]
+        }
+        #expect(asked == [3, 4])
+        #expect(links.map(\.name) == ["container:web", "veth1", "lo"])
+        #expect(attribution.isSettled)
+    }
+
+    @Test("a resync forgets links missing from the dump, so their nsid's owner is looked up afresh")
+    func resyncForgets() {
+        var attribution = Attribution()
+        _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3)))], at: 100)
+        _ = attribution.settle([3: .found(Self.web)], at: 100)
+        let after = attribution.apply([.resync(links: [Self.veth(9, "veth0", nsid: 3)], unparseable: 0)], at: 101)
+        #expect(after == [.resync(links: [], unparseable: 0)])
+        #expect(attribution.unsettled.nsids == [3])
+        let settled = Self.shown(attribution.settle([3: .found(Self.db)], at: 101))
+        #expect(settled.map(\.name) == ["container:db"])
+    }
+
+    /// The issue's case on Podman: a and b run (veth0, veth1), a goes, c comes and its host side
+    /// is `veth0` again, then a comes back on `veth2`. Through the real meter, each subject's
+    /// deltas are its own counters, turned round, summed over its lifetimes.
+    @Test("through the meter: a veth name reused by another container counts for the new one; a restart continues the old one")
+    func reuseThroughTheMeter() {
+        var attribution = Attribution()
+        var meter = Meter(bootID: "boot")
+        var totals: [String: Traffic] = [:]
+        var second: UInt64 = 0
+        func run(_ observations: [LinkObservation], _ readings: [CounterReading], lookups: [Int32: OwnerLookup]) {
+            second += 1
+            let instant = MeterInstant(wall: 1000 + Double(second), sinceBootNanoseconds: second * 1_000_000_000)
+            var events = attribution.apply(observations, at: instant.wall)
+            let kept = attribution.apply(readings: readings)
+            events += attribution.settle(lookups, at: instant.wall)
+            var output = MeterOutput()
+            for event in events {
+                if case .event(let linkEvent) = event { output += meter.apply(linkEvent, at: instant) }
+            }
+            output += meter.apply(sample: kept, at: instant)
+            for delta in output.deltas { totals[delta.name, default: .zero] = totals[delta.name, default: .zero].adding(delta.traffic).sum }
+        }
+        _ = meter.start(links: [Link(ifindex: 1, name: "lo", arpType: 772, counters: LinkCounters())],
+                        at: MeterInstant(wall: 1000, sinceBootNanoseconds: 0))
+        let c = FoundOwner(.podman, name: "c", id: String(repeating: "c", count: 64))
+        run([.event(.newOrChanged(Self.veth(10, "veth0", nsid: 0))), .event(.newOrChanged(Self.veth(11, "veth1", nsid: 1)))],
+            [], lookups: [0: .found(Self.web), 1: .found(Self.db)])
+        run([], [Self.reading(10, rx: 100, tx: 1000), Self.reading(11, rx: 7, tx: 70)], lookups: [:])
+        run([.event(.deleted(Self.veth(10, "veth0", nsid: 0, rx: 0, tx: 1500)))], [Self.reading(11, rx: 8, tx: 80)], lookups: [:])
+        // The kernel reuses nsid 0 for c's new namespace, and Podman the name veth0.
+        run([.event(.newOrChanged(Self.veth(12, "veth0", nsid: 0)))], [Self.reading(12, rx: 3, tx: 30)], lookups: [0: .found(c)])
+        run([.event(.newOrChanged(Self.veth(13, "veth2", nsid: 2)))], [Self.reading(12, rx: 4, tx: 40), Self.reading(13, rx: 50, tx: 500)],
+            lookups: [2: .found(Self.web)])
+        #expect(totals["container:web"] == Traffic(rxBytes: 1500 + 500, txBytes: 100 + 50))
+        #expect(totals["container:db"] == Traffic(rxBytes: 80, txBytes: 8))
+        #expect(totals["container:c"] == Traffic(rxBytes: 40, txBytes: 4))
+        #expect(totals["veth0"] == nil && totals["veth1"] == nil && totals["veth2"] == nil)
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import IfMeterCore
+import IfMeterKernel
+import IfMeterOwners
+import IfMeterTestSupport
+import Testing
+
+/// The directory against real namespaces: veths whose peers the test moves into a bound
+/// namespace, a namespace a Podman-shaped state directory claims, one a runtime is still setting
+/// up, and one only a process holds.
+@Suite("Owner directory", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
+struct OwnerDirectoryTests {
+    @Test("each host-side veth's nsid leads to its owner: a Podman container, a bound name, a process")
+    func owners() throws {
+        let host = try NetworkNamespace()
+        let blue = try NetworkNamespace()
+        let pod = try NetworkNamespace()
+        // Podman binds `netns-UUID` and writes the container's spec after the veth exists.
+        let starting = "netns-\(host.name)"
+        try Command.check(["ip", "netns", "add", starting])
+        defer { _ = try? Command.run(["ip", "netns", "delete", starting]) }
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: try Command.resolve("unshare"))
+        holder.arguments = ["--net", "sleep", "120"]
+        try holder.run()
+        // SIGKILL: a signal the test process ignores stays ignored in what it starts.
+        defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
+        let processNamespace = try waitForOwnNamespace(of: holder.processIdentifier)
+
+        try host.ip("link", "add", "h-blue", "type", "veth", "peer", "name", "eth0", "netns", blue.name)
+        try host.ip("link", "add", "h-pod", "type", "veth", "peer", "name", "eth0", "netns", pod.name)
+        try host.ip("link", "add", "h-new", "type", "veth", "peer", "name", "eth0", "netns", starting)
+        try host.ip("link", "add", "h-proc", "type", "veth", "peer", "name", "eth0", "netns", String(holder.processIdentifier))
+        try host.ip("link", "add", "ve-box", "type", "veth", "peer", "name", "host0", "netns", blue.name)
+
+        let storage = try TemporaryDirectory()
+        let id = String(repeating: "e", count: 64)
+        try FileManager.default.createDirectory(atPath: storage.path + "/overlay-containers/\(id)/userdata",
+                                                withIntermediateDirectories: true)
+        try #"{"linux":{"namespaces":[{"type":"network","path":"/run/netns/\#(pod.name)"}]}}"#
+            .write(toFile: storage.path + "/overlay-containers/\(id)/userdata/config.json", atomically: true, encoding: .utf8)
+        try #"[{"id":"\#(id)","names":["web"]}]"#
+            .write(toFile: storage.path + "/overlay-containers/containers.json", atomically: true, encoding: .utf8)
+
+        let paths = OwnerPaths(namedNamespaces: ["/run/netns"], podmanStorage: storage.path,
+                               dockerRoot: storage.path + "/no-docker", proc: "/proc")
+        let (links, found) = try host.inside { () throws -> ([Link], [Int32: OwnerLookup]) in
+            let directory = try OwnerDirectory(paths: paths)
+            let links = try NetlinkSocket().dumpLinks()
+            var names: [Int32: String] = [:]
+            for link in links { if let nsid = link.peerNamespaceID, names[nsid] == nil || link.name.hasPrefix("ve-") { names[nsid] = link.name } }
+            return (links, directory.lookUp(Set(names.keys), hostNames: names))
+        }
+        func lookup(_ name: String) throws -> OwnerLookup? {
+            found[try #require(try link(named: name, in: links).peerNamespaceID)]
+        }
+        #expect(try lookup("h-pod") == .found(FoundOwner(.podman, name: "web", id: id)))
+        // blue is reached by h-blue and by ve-box: the nspawn naming wins for that nsid.
+        #expect(try lookup("h-blue") == .found(FoundOwner(.nspawn, name: "box", id: "box")))
+        guard case .starting(let fallback)? = try lookup("h-new") else {
+            Issue.record("a runtime-bound namespace no container claims should be starting, got \(String(describing: try lookup("h-new")))")
+            return
+        }
+        #expect(fallback?.kind == .netns && fallback?.name == starting)
+        guard case .found(let process)? = try lookup("h-proc") else {
+            Issue.record("a process's namespace should be found through /proc, got \(String(describing: try lookup("h-proc")))")
+            return
+        }
+        #expect(process.kind == .process)
+        #expect(process.id == String(processNamespace))
+    }
+
+    @Test("a bound namespace no runtime claims is known by its name")
+    func namedNamespace() throws {
+        let host = try NetworkNamespace()
+        let blue = try NetworkNamespace()
+        try host.ip("link", "add", "h-blue", "type", "veth", "peer", "name", "eth0", "netns", blue.name)
+        let empty = try TemporaryDirectory()
+        let paths = OwnerPaths(namedNamespaces: ["/run/netns"], podmanStorage: empty.path, dockerRoot: empty.path, proc: empty.path)
+        let found = try host.inside { () throws -> [Int32: OwnerLookup] in
+            let links = try NetlinkSocket().dumpLinks()
+            let nsid = try #require(try link(named: "h-blue", in: links).peerNamespaceID)
+            return try OwnerDirectory(paths: paths).lookUp([nsid, 99], hostNames: [nsid: "h-blue"])
+        }
+        var inode = stat()
+        #expect(stat("/run/netns/\(blue.name)", &inode) == 0)
+        #expect(found.values.contains(.found(FoundOwner(.netns, name: blue.name, id: String(inode.st_ino)))))
+        #expect(found[99] == .unknown)
+    }
+
+    private func link(named name: String, in links: [Link]) throws -> Link {
+        try #require(links.first { $0.name == name }, "no link \(name)")
+    }
+
+    /// The inode of the process's network namespace once `unshare` has entered its own.
+    private func waitForOwnNamespace(of pid: Int32) throws -> UInt64 {
+        var own = stat()
+        _ = stat("/proc/self/ns/net", &own)
+        for _ in 0..<10_000 {
+            var status = stat()
+            if stat("/proc/\(pid)/ns/net", &status) == 0, status.st_ino != own.st_ino,
+               (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.hasPrefix("sleep") == true {
+                return UInt64(status.st_ino)
+            }
+            sched_yield()
+        }
+        throw CommandFailed(command: ["unshare", "--net", "sleep"], result: CommandResult(status: -1, stdout: "", stderr: "never entered its own namespace"))
+    }
+}

@@ -1,0 +1,75 @@
+import IfMeterOwners
+import Testing
+
+/// The runtimes' state files as another program writes them: what is read from each, and that
+/// nothing in them can put an unacceptable name into a subject.
+@Suite("Runtime state")
+struct RuntimeStateTests {
+    static let id = "f26202dbf0054346fe87d13ab461e2da5e5180e4ff4149d6f6c8c8ef71e61039"
+
+    @Test("Podman's containers.json: each id's first name; bad ids and names are left out")
+    func podmanNames() {
+        let json = """
+        [{"id":"\(Self.id)","names":["web","web-alias"],"image":"x","metadata":"{\\"name\\":\\"web\\"}","flags":{}},
+         {"id":"short","names":["nope"]},
+         {"id":"\(String(repeating: "b", count: 64))","names":["bad name"]},
+         {"id":"\(String(repeating: "c", count: 64))","names":[]}]
+        """
+        #expect(RuntimeState.podmanNames(containersJSON: Array(json.utf8)) == [Self.id: "web"])
+        #expect(RuntimeState.podmanNames(containersJSON: Array("{\"not\":\"an array\"}".utf8)).isEmpty)
+        #expect(RuntimeState.podmanNames(containersJSON: []).isEmpty)
+    }
+
+    @Test("an OCI spec's network namespace path")
+    func ociNetworkNamespace() {
+        let spec = """
+        {"ociVersion":"1.0.2","process":{"args":["/bin/sleep","300"]},"annotations":{"io.container.manager":"libpod"},
+         "linux":{"uidMappings":[],"namespaces":[{"type":"pid"},{"type":"network","path":"/run/netns/netns-4224714a"},{"type":"ipc"}]}}
+        """
+        #expect(RuntimeState.networkNamespacePath(ociConfig: Array(spec.utf8)) == "/run/netns/netns-4224714a")
+        let own = #"{"linux":{"namespaces":[{"type":"network"}]}}"#
+        #expect(RuntimeState.networkNamespacePath(ociConfig: Array(own.utf8)) == nil)
+        #expect(RuntimeState.networkNamespacePath(ociConfig: Array("{\"linux\":".utf8)) == nil)
+    }
+
+    @Test("Docker's config.v2.json: id, name without its slash, sandbox; a stopped container has none")
+    func dockerConfig() throws {
+        let running = """
+        {"ID":"\(Self.id)","Name":"/web","State":{"Running":true},"NetworkSettings":{"Bridge":"","SandboxKey":"/var/run/docker/netns/3f1b2c"}}
+        """
+        let container = try #require(RuntimeState.dockerContainer(configV2: Array(running.utf8)))
+        #expect(container.id == Self.id && container.name == "web" && container.sandbox == "/var/run/docker/netns/3f1b2c")
+        let stopped = #"{"ID":"\#(Self.id)","Name":"/web","NetworkSettings":{"SandboxKey":""}}"#
+        #expect(RuntimeState.dockerContainer(configV2: Array(stopped.utf8)) == nil)
+        let hostile = #"{"ID":"\#(Self.id)","Name":"/a:b\n","NetworkSettings":{"SandboxKey":"/x"}}"#
+        #expect(RuntimeState.dockerContainer(configV2: Array(hostile.utf8)) == nil)
+    }
+
+    @Test("a cgroup names a Podman or Docker container by id, else the systemd unit", arguments: [
+        ("0::/libpod_parent/libpod-\(id)\n", RuntimeState.CgroupOwner.podman(id: id)),
+        ("0::/machine.slice/libpod-\(id).scope/container\n", .podman(id: id)),
+        ("0::/system.slice/docker-\(id).scope\n", .docker(id: id)),
+        ("12:pids:/docker/\(id)\n1:name=systemd:/docker/\(id)\n0::/\n", .docker(id: id)),
+        ("0::/system.slice/vpn@home.service\n", .unit("vpn@home.service")),
+        ("0::/machine.slice/systemd-nspawn@box.service/payload\n", .unit("systemd-nspawn@box.service")),
+    ])
+    func cgroupOwner(text: String, owner: RuntimeState.CgroupOwner) {
+        #expect(RuntimeState.cgroupOwner(text) == owner)
+    }
+
+    @Test("a cgroup that says nothing usable says nothing")
+    func cgroupNothing() {
+        #expect(RuntimeState.cgroupOwner("0::/\n") == nil)
+        #expect(RuntimeState.cgroupOwner("garbage") == nil)
+        #expect(RuntimeState.cgroupOwner("5:memory:/libpod-\(Self.id)\n") == nil)
+    }
+
+    @Test("owner names: what runtimes accept, nothing that could break a subject, label or line", arguments: [
+        ("web", true), ("web-1.prod_a@x", true), (String(repeating: "a", count: 253), true),
+        ("", false), ("a:b", false), ("a/b", false), ("a b", false), ("a\u{1b}[31m", false), ("ünï", false),
+        (String(repeating: "a", count: 254), false),
+    ])
+    func ownerNames(name: String, acceptable: Bool) {
+        #expect(OwnerName.isAcceptable(name) == acceptable)
+    }
+}
