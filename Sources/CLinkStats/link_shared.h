@@ -43,6 +43,10 @@ int ifm_errno_from_nle(int nle);
  * the buffer for next time. Returns the byte count or -errno. */
 ssize_t ifm_recv(ifm_nl *nl, int flags);
 
+/* ifm_recv, also saying which namespace a notification came from: its nsid, or -1 for the
+ * socket's own (see ifm_nl_listen_all_nsid). */
+ssize_t ifm_recv_from(ifm_nl *nl, int flags, int32_t *source_nsid);
+
 /* Called for each reply message of a dump; returns 0 or -errno. */
 typedef int (*ifm_dump_handler)(struct nlmsghdr *hdr, void *context);
 

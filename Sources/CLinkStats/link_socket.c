@@ -171,13 +171,21 @@ int ifm_nl_rcvbuf(const ifm_nl *nl) {
 
 /* The one place that receives: retries EINTR, drops datagrams not sent by the kernel, and
  * reports a datagram larger than the buffer as -EMSGSIZE (its contents are lost) after growing
- * the buffer for next time. Returns the byte count or -errno. */
-ssize_t ifm_recv(ifm_nl *nl, int flags) {
+ * the buffer for next time. Returns the byte count or -errno. With `source_nsid`, says which
+ * namespace a notification came from (a socket that listens to all nsids): its nsid, or -1 for
+ * this socket's own. */
+ssize_t ifm_recv_from(ifm_nl *nl, int flags, int32_t *source_nsid) {
     for (;;) {
         struct sockaddr_nl from;
         struct iovec iov = { .iov_base = nl->buf, .iov_len = nl->buf_size };
+        union {
+            struct cmsghdr align;
+            char bytes[CMSG_SPACE(sizeof(int))];
+        } control;
         struct msghdr msg = {
             .msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &iov, .msg_iovlen = 1,
+            .msg_control = source_nsid ? control.bytes : NULL,
+            .msg_controllen = source_nsid ? sizeof control.bytes : 0,
         };
         ssize_t n = recvmsg(nl_socket_get_fd(nl->sock), &msg, flags);
         if (n < 0) {
@@ -194,10 +202,29 @@ ssize_t ifm_recv(ifm_nl *nl, int flags) {
             }
             return -EMSGSIZE;
         }
+        if (source_nsid) {
+            *source_nsid = -1;
+            for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+                if (c->cmsg_level == SOL_NETLINK && c->cmsg_type == NETLINK_LISTEN_ALL_NSID
+                    && c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+                    int nsid;
+                    memcpy(&nsid, CMSG_DATA(c), sizeof nsid);
+                    *source_nsid = nsid;
+                }
+            }
+        }
         return n;
     }
 }
 
+ssize_t ifm_recv(ifm_nl *nl, int flags) { return ifm_recv_from(nl, flags, NULL); }
+
+int ifm_nl_listen_all_nsid(ifm_nl *nl) {
+    int on = 1;
+    if (setsockopt(nl_socket_get_fd(nl->sock), SOL_NETLINK, NETLINK_LISTEN_ALL_NSID, &on, sizeof on) != 0)
+        return -errno;
+    return 0;
+}
 
 /* Sends `request` and feeds every reply message carrying its sequence number to `handler`
  * until NLMSG_DONE. Messages of an earlier, abandoned dump are skipped. Returns 0, -errno, or

@@ -176,7 +176,7 @@ int ifm_parse_link_events(const void *buf, size_t len, ifm_event_array *out) {
         if (err < 0) return err;
         ifm_link_event *event = &out->items[out->count];
         event->type = hdr->nlmsg_type == RTM_DELLINK ? IFM_EVENT_DEL_LINK : IFM_EVENT_NEW_LINK;
-        event->reserved = 0;
+        event->source_nsid = -1;
         err = ifm_parse_link_message((struct nlmsghdr *)hdr, &event->link);
         if (err == -ENOMEM) return err;
         if (err < 0) out->skipped++;
@@ -190,7 +190,8 @@ int ifm_nl_read_events(ifm_nl *nl, ifm_event_array *out) {
     size_t skipped = out->skipped;
     int lost = 0;
     for (int batch = 0; batch < IFM_EVENT_BATCHES_PER_READ; batch++) {
-        ssize_t n = ifm_recv(nl, MSG_DONTWAIT);
+        int32_t source_nsid = -1;
+        ssize_t n = ifm_recv_from(nl, MSG_DONTWAIT, &source_nsid);
         if (n == -EAGAIN || n == -EWOULDBLOCK) break;
         /* Lost events: a dropped batch (ENOBUFS) or one too big for the buffer. Keep draining
          * so the caller's resync starts from an empty queue. */
@@ -204,8 +205,10 @@ int ifm_nl_read_events(ifm_nl *nl, ifm_event_array *out) {
             lost = 1;
             break;
         }
+        size_t first = out->count;
         int err = ifm_parse_link_events(nl->buf, (size_t)n, out);
         if (err < 0) return err;
+        for (size_t i = first; i < out->count; i++) out->items[i].source_nsid = source_nsid;
     }
     if (out->skipped != skipped) lost = 1;
     return lost ? -ENOBUFS : (int)(out->count - before);

@@ -162,4 +162,8 @@ public enum LinkObservation: Hashable, Sendable {
     /// Events were lost (the socket overflowed, a read failed, or `unparseable` messages could
     /// not be read); `links` is a full dump of `namespace` taken afterwards.
     case resync(links: [Link], namespace: NamespaceID = .own, unparseable: Int)
+    /// A link of another namespace, heard because the feed listens to every namespace it has
+    /// an nsid for (the container's end of a host-side veth, which reports its own counters to
+    /// the last). Not a link of the feed's namespace: attribution reads it, the meter never does.
+    case peer(nsid: Int32, LinkEvent)
 }

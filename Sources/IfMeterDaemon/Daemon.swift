@@ -247,6 +247,14 @@ final class Daemon {
                 own.annotate = LinkFeed.reading(SysfsReader(root: options.sysfsRoot))
                 feeds = LinkFeeds([own])
                 owners = config.attributeOwners ? try OwnerDirectory() : nil
+                if owners != nil {
+                    do {
+                        try own.events.listenToPeers()
+                    } catch {
+                        Diagnostics.notice("\(error): a container's traffic sent after the last sample before it is removed "
+                            + "is not counted (grant CAP_NET_BROADCAST; docs/NAMESPACES.md)")
+                    }
+                }
                 dump = try feeds.startDump()
             } catch {
                 throw DaemonError(error)

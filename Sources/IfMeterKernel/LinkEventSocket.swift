@@ -49,8 +49,17 @@ public final class LinkEventSocket {
         public var overflowed: Bool
         /// Messages that could not be parsed (counted in `overflowed` too).
         public var unparseable: Int
+        /// Links of other namespaces, once ``listenToPeers()`` succeeded, each with how many of
+        /// ``events`` came before it.
+        public var peerEvents: [(nsid: Int32, event: LinkEvent, after: Int)] = []
         /// Link messages this read took off the socket, kept or not: zero when it was empty.
         public var messages: Int
+    }
+
+    /// Hears the link events of every namespace this one has an nsid for as well (needs
+    /// `CAP_NET_BROADCAST`): attribution reads a container's end of its veth from them.
+    public func listenToPeers() throws(KernelError) {
+        _ = try KernelError.check(ifm_nl_listen_all_nsid(handle), "netlink NETLINK_LISTEN_ALL_NSID")
     }
 
     /// Reads every queued event without blocking; an empty batch when none are queued.
@@ -60,15 +69,18 @@ public final class LinkEventSocket {
         let result = ifm_nl_read_events(handle, &events)
         let overflowed = result == -ENOBUFS
         if !overflowed { _ = try KernelError.check(result, "netlink link event read") }
-        let parsed = UnsafeBufferPointer(start: events.items, count: events.count).compactMap {
-            raw -> LinkEvent? in
+        var parsed: [LinkEvent] = []
+        var peers: [(nsid: Int32, event: LinkEvent, after: Int)] = []
+        for raw in UnsafeBufferPointer(start: events.items, count: events.count) {
             // An AF_BRIDGE RTM_DELLINK means "left the bridge", not "deleted".
-            guard raw.link.family == 0 else { return nil }
+            guard raw.link.family == 0 else { continue }
             let link = Link(raw.link)
-            return raw.type == Int32(IFM_EVENT_DEL_LINK) ? .deleted(link) : .newOrChanged(link)
+            let event: LinkEvent = raw.type == Int32(IFM_EVENT_DEL_LINK) ? .deleted(link) : .newOrChanged(link)
+            if raw.source_nsid >= 0 { peers.append((raw.source_nsid, event, parsed.count)) } else { parsed.append(event) }
         }
-        let batch = Batch(events: parsed, overflowed: overflowed, unparseable: events.skipped,
+        var batch = Batch(events: parsed, overflowed: overflowed, unparseable: events.skipped,
                           messages: events.count + events.skipped)
+        batch.peerEvents = peers
         // A burst (thousands of links created at once) grows the array to 184 bytes an event;
         // it is not kept for the quiet reads after it.
         if events.capacity > Self.keptCapacity { ifm_event_array_free(&events) }

@@ -88,6 +88,10 @@ public final class LinkFeed {
                 return .event(.deleted(link))
             }
         }
+        // In the order the kernel sent them: a container's end goes before the host's.
+        for peer in batch.peerEvents.reversed() {
+            observations.insert(.peer(nsid: peer.nsid, peer.event), at: peer.after)
+        }
         if batch.overflowed {
             observations.append(.resync(links: try annotated(dumps.dumpLinks()), namespace: namespace,
                                         unparseable: batch.unparseable))

@@ -9,13 +9,16 @@ import IfMeterCore
 /// - ``Entry/waiting(_:since:)``: seen, owner not known yet. Withheld from the meter, its latest
 ///   metadata and counters kept, until the owner is known (then the meter counts it from zero,
 ///   so nothing it carried meanwhile is lost) or ``graceSeconds`` pass.
-/// - ``Entry/owned(_:nsid:)``: counted as its owner's until it goes.
+/// - ``Entry/owned(_:nsid:last:)``: counted as its owner's until it goes. `last` is the link as
+///   the meter last saw it: when the container's end of the veth reports its own counters
+///   (``LinkObservation/peer(nsid:_:)``, as it is deleted), the host's end is raised to them —
+///   the host's end reads what the container sent through that end, and reads 0 once it is gone.
 /// - ``Entry/plain``: nobody could be found (the namespace is invisible to the daemon); counted
 ///   under its own name like any link.
 public struct Attribution: Sendable {
     public enum Entry: Hashable, Sendable {
         case waiting(Link, since: Double)
-        case owned(LinkOwner, nsid: Int32)
+        case owned(LinkOwner, nsid: Int32, last: Link)
         case plain
     }
 
@@ -28,6 +31,13 @@ public struct Attribution: Sendable {
     private var known: [Int32: FoundOwner] = [:]
     /// Links that went while waiting: their final counters, settled at the next look.
     private var departed: [(last: Link, final: Link)] = []
+    /// Attributed links by their peer: the nsid of its namespace and its ifindex there.
+    private var byPeer: [PeerKey: LinkKey] = [:]
+
+    private struct PeerKey: Hashable, Sendable {
+        var nsid: Int32
+        var ifindex: Int32
+    }
 
     public init(graceSeconds: Double = 10) {
         self.graceSeconds = graceSeconds
@@ -79,6 +89,8 @@ public struct Attribution: Sendable {
                 if let shown = observe(link, at: wall) { output.append(.event(.newOrChanged(shown))) }
             case .event(.deleted(let link)):
                 if let shown = delete(link) { output.append(.event(.deleted(shown))) }
+            case .peer(let nsid, let event):
+                if let raised = raise(byPeer: event.link, nsid: nsid) { output.append(.event(.newOrChanged(raised))) }
             case .resync(let links, let namespace, let unparseable):
                 guard namespace == .own else { output.append(observation); continue }
                 let present = Set(links.map(\.key))
@@ -97,7 +109,10 @@ public struct Attribution: Sendable {
         var withheld = false
         for index in readings.indices where readings[index].namespace == .own {
             switch entries[readings[index].key] {
-            case .owned?: readings[index].counters = readings[index].counters.turnedRound
+            case .owned(let owner, let nsid, var last)?:
+                readings[index].counters = readings[index].counters.turnedRound
+                last.counters = readings[index].counters
+                entries[readings[index].key] = .owned(owner, nsid: nsid, last: last)
             case .waiting(var link, let since)?:
                 link.counters = readings[index].counters
                 entries[readings[index].key] = .waiting(link, since: since)
@@ -144,9 +159,12 @@ public struct Attribution: Sendable {
     private mutating func observe(_ link: Link, at wall: Double) -> Link? {
         guard link.namespace == .own else { return link }
         switch entries[link.key] {
-        case .owned(let owner, let nsid)?:
-            if owner.alias != link.name { entries[link.key] = .owned(owner.with(alias: link.name), nsid: nsid) }
-            return rewritten(link)
+        case .owned(let owner, let nsid, let last)?:
+            let shown = Self.shown(link, as: owner.alias == link.name ? owner : owner.with(alias: link.name))
+            var kept = shown
+            if kept.counters == nil { kept.counters = last.counters }
+            entries[link.key] = .owned(shown.owner!, nsid: nsid, last: kept)
+            return shown
         case .waiting(_, let since)?:
             entries[link.key] = .waiting(link, since: since)
             return nil
@@ -203,23 +221,48 @@ public struct Attribution: Sendable {
     private mutating func attribute(_ link: Link, to owner: FoundOwner, nsid: Int32) {
         known[nsid] = owner
         let shared = entries.contains { key, entry in
-            guard key != link.key, case .owned(let other, _) = entry else { return false }
+            guard key != link.key, case .owned(let other, _, _) = entry else { return false }
             return other.kind.isContainer == owner.kind.isContainer && other.name == owner.name && other.peer == nil
         }
-        entries[link.key] = .owned(LinkOwner(kind: owner.kind, name: owner.name, id: owner.id, alias: link.name,
-                                             peer: shared ? (link.parent ?? link.ifindex) : nil), nsid: nsid)
+        let attributed = LinkOwner(kind: owner.kind, name: owner.name, id: owner.id, alias: link.name,
+                                   peer: shared ? (link.parent ?? link.ifindex) : nil)
+        entries[link.key] = .owned(attributed, nsid: nsid, last: Self.shown(link, as: attributed))
+        if let peer = link.parent { byPeer[PeerKey(nsid: nsid, ifindex: peer)] = link.key }
+    }
+
+    /// The container's end of an attributed link reported its counters: the link as the meter
+    /// saw it last, raised to them counter by counter; nil when that changes nothing.
+    private mutating func raise(byPeer peer: Link, nsid: Int32) -> Link? {
+        guard let key = byPeer[PeerKey(nsid: nsid, ifindex: peer.ifindex)],
+              case .owned(let owner, let entryNsid, var last)? = entries[key], entryNsid == nsid,
+              let theirs = peer.counters, let ours = last.counters else { return nil }
+        let raised = LinkCounters(
+            rxBytes: max(ours.rxBytes, theirs.rxBytes), txBytes: max(ours.txBytes, theirs.txBytes),
+            rxPackets: max(ours.rxPackets, theirs.rxPackets), txPackets: max(ours.txPackets, theirs.txPackets),
+            rxErrors: max(ours.rxErrors, theirs.rxErrors), txErrors: max(ours.txErrors, theirs.txErrors),
+            rxDropped: max(ours.rxDropped, theirs.rxDropped), txDropped: max(ours.txDropped, theirs.txDropped))
+        guard raised != ours else { return nil }
+        last.counters = raised
+        entries[key] = .owned(owner, nsid: nsid, last: last)
+        return last
     }
 
     private mutating func remove(_ key: LinkKey) {
         guard let entry = entries.removeValue(forKey: key) else { return }
-        if case .owned(_, let nsid) = entry, !entries.values.contains(where: { if case .owned(_, nsid) = $0 { true } else { false } }) {
+        guard case .owned(_, let nsid, let last) = entry else { return }
+        if let peer = last.parent, byPeer[PeerKey(nsid: nsid, ifindex: peer)] == key { byPeer[PeerKey(nsid: nsid, ifindex: peer)] = nil }
+        if !entries.values.contains(where: { if case .owned(_, nsid, _) = $0 { true } else { false } }) {
             known[nsid] = nil
         }
     }
 
     /// `link` renamed and turned round if it is attributed, as it is otherwise.
     private func rewritten(_ link: Link) -> Link {
-        guard link.namespace == .own, case .owned(let owner, _)? = entries[link.key] else { return link }
+        guard link.namespace == .own, case .owned(let owner, _, _)? = entries[link.key] else { return link }
+        return Self.shown(link, as: owner)
+    }
+
+    private static func shown(_ link: Link, as owner: LinkOwner) -> Link {
         var shown = link
         shown.name = owner.subject
         shown.owner = owner

@@ -38,7 +38,8 @@ extension InterfaceResult where Fields == InterfaceFields {
                             since: $0.epoch.since), traffic: $0.last) },
             rate: present?.rate.map(RateResult.init),
             continuity: figures.total.continuity(since: figures.since, eventsLost: figures.eventsLost),
-            labels: figures.labels.map(\.rawValue), lastSeen: figures.lastSeen), traffic: figures.total.traffic)
+            labels: figures.labels.map(\.rawValue), lastSeen: figures.lastSeen,
+            owner: present?.owner.map(OwnerResult.init)), traffic: figures.total.traffic)
     }
 }
 

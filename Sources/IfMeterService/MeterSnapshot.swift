@@ -39,6 +39,8 @@ public struct InterfaceFigures: Hashable, Sendable {
         public var tracked: TrackedInterface?
         /// Rates once a full interval has been measured.
         public var rate: Rate?
+        /// Who owns the namespace it leads into, when it is counted as theirs.
+        public var owner: LinkOwner? = nil
     }
 
     public var name: String
@@ -110,7 +112,7 @@ extension MeterService {
             eventsLost: lostEvents.count(from: since ?? 0, to: .infinity),
             present: InterfaceFigures.Present(
                 ifindex: link.ifindex, operState: link.operState, tracked: meter.tracked[link.key],
-                rate: meter.rates[link.key].flatMap { $0.isMeasured ? $0 : nil }),
+                rate: meter.rates[link.key].flatMap { $0.isMeasured ? $0 : nil }, owner: link.owner),
             lastSeen: nil)
     }
 

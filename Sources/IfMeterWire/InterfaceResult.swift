@@ -104,10 +104,12 @@ public struct InterfaceFields: Hashable, Sendable {
     public var labels: [String]
     /// When an absent interface was last present.
     public var lastSeen: Double?
+    /// Set for a present interface counted as its namespace's owner's.
+    public var owner: OwnerResult?
 
     public init(name: String, ifindex: Int32?, class: String, classReason: String, kind: String,
                 operstate: String, epoch: EpochResult?, rate: RateResult?, continuity: Continuity, labels: [String],
-                lastSeen: Double? = nil) {
+                lastSeen: Double? = nil, owner: OwnerResult? = nil) {
         self.name = name
         self.ifindex = ifindex
         self.class = `class`
@@ -119,6 +121,7 @@ public struct InterfaceFields: Hashable, Sendable {
         self.continuity = continuity
         self.labels = labels
         self.lastSeen = lastSeen
+        self.owner = owner
     }
 }
 
@@ -136,6 +139,7 @@ extension InterfaceFields: TrafficFields {
         if let lastSeen = f.lastSeen { w.key("last_seen"); w.number(lastSeen) }
         w.key("name"); w.string(f.name)
         w.key("operstate"); w.string(f.operstate)
+        if let owner = f.owner { w.key("owner"); owner.write(to: &w) }
         if let rate = f.rate { w.key("rate"); rate.write(to: &w) }
         w.rx(traffic)
         w.tx(traffic)
@@ -159,6 +163,7 @@ extension InterfaceFields: TrafficFields {
             case "labels": f.labels = try r.readStrings()
             case "last_seen": f.lastSeen = try r.readOptionalDouble()
             case "operstate": f.operstate = try r.readString()
+            case "owner": f.owner = try r.readNull() ? nil : try OwnerResult(reading: &r)
             case "rate": f.rate = try r.readNull() ? nil : try RateResult(reading: &r)
             default: try r.skipValue()
             }

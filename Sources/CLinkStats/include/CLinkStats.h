@@ -62,7 +62,9 @@ enum {
 
 typedef struct ifm_link_event {
     int32_t type; /* IFM_EVENT_* */
-    uint32_t reserved;
+    /* The nsid of the namespace the link is in, for a socket that listens to every namespace
+     * with an nsid here (ifm_nl_listen_all_nsid); -1 for the socket's own namespace. */
+    int32_t source_nsid;
     ifm_link link;
 } ifm_link_event;
 
@@ -106,6 +108,12 @@ int ifm_nl_open(ifm_nl **out, int subscribe_links);
  * ifm_nl_close. */
 int ifm_nl_adopt_events(int fd, ifm_nl **out);
 void ifm_nl_close(ifm_nl *nl);
+/* Makes an event socket hear the link events of every namespace this one has an nsid for too
+ * (NETLINK_LISTEN_ALL_NSID; needs CAP_NET_BROADCAST), each marked with that nsid in
+ * ifm_link_event.source_nsid. The peer end of a container's veth reports its own counters
+ * there when it is deleted. 0 or -errno (-EPERM without the capability). */
+int ifm_nl_listen_all_nsid(ifm_nl *nl);
+
 /* The descriptor to poll for readability (event sockets). */
 int ifm_nl_fd(const ifm_nl *nl);
 /* The receive buffer the kernel granted, in bytes (event sockets size it up at open). */

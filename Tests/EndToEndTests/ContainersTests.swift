@@ -1,0 +1,95 @@
+import Foundation
+import IfMeterTestSupport
+import Testing
+
+/// Traffic per container on real Podman (docs/NAMESPACES.md): containers whose host side is a
+/// test namespace, the real daemon metering that namespace, known traffic sent from inside with
+/// busybox `nc`, and each container's figures compared with its own `eth0` counters summed over
+/// its lifetimes.
+@Suite("Containers on real Podman", .enabled(if: Podman.available, Podman.skipReason), .serialized)
+final class ContainersTests {
+    let host: NetworkNamespace
+    let daemon: DaemonProcess
+    var labels: [String] = []
+
+    init() throws {
+        host = try NetworkNamespace()
+        daemon = try DaemonProcess(namespace: host, config: "interval = 3600\n")
+    }
+
+    deinit {
+        daemon.stop(SIGKILL)
+        for label in labels { Podman.remove(label) }
+        host.delete()
+    }
+
+    func run(_ label: String) throws {
+        if !labels.contains(label) { labels.append(label) }
+        try Podman.run(label, in: host)
+    }
+
+    func request(_ line: String) throws -> [String: Any] {
+        let reply = try daemon.client().request(line)
+        return try #require(reply["result"] as? [String: Any], "\(reply)")
+    }
+
+    func interfaces() throws -> [String: [String: Any]] {
+        _ = try request(#"{"v":1,"cmd":"sample"}"#)
+        let list = try #require(try request(#"{"v":1,"cmd":"interfaces"}"#)["interfaces"] as? [[String: Any]])
+        return Dictionary(list.map { ($0["name"] as? String ?? "", $0) }) { first, _ in first }
+    }
+
+    /// The host side of the container's veth, as the kernel names it now.
+    func hostSide(of label: String) throws -> String {
+        let figures = try #require(try interfaces()["container:\(Podman.name(label))"], "container \(label) not listed")
+        let owner = try #require(figures["owner"] as? [String: Any])
+        return try #require(owner["alias"] as? String)
+    }
+
+    @Test("per-container totals are the container's own counters over its lifetimes; a veth name another container takes over counts for that one")
+    func lifetimesAndReuse() throws {
+        try daemon.start()
+        try run("a")
+        try run("b")
+        let aliasA = try hostSide(of: "a")
+        try Podman.send(300_000, from: "a", in: host, port: 5001)
+        try Podman.send(100_000, from: "b", in: host, port: 5002)
+        let a1 = try Podman.counters(of: "a")
+        #expect(a1.tx > 300_000, "a's eth0 sent the test's bytes")
+        Podman.remove("a")
+        try run("c")
+        // The issue's case: Podman gives c the host-side name a had.
+        #expect(try hostSide(of: "c") == aliasA)
+        try Podman.send(50_000, from: "c", in: host, port: 5003)
+        // b restarts (a new namespace and veth), a comes back under its name (a new container).
+        let b1 = try Podman.counters(of: "b")
+        try Podman.podman(["restart", "-t", "0", Podman.name("b")], in: host)
+        try run("a")
+        try Podman.send(20_000, from: "a", in: host, port: 5004)
+        try Podman.send(10_000, from: "b", in: host, port: 5005)
+        let a2 = try Podman.counters(of: "a")
+        let b2 = try Podman.counters(of: "b")
+        // c's end of the bridge also received what the others broadcast: read last.
+        let c1 = try Podman.counters(of: "c")
+
+        let figures = try interfaces()
+        func totals(_ label: String) throws -> (rx: UInt64?, tx: UInt64?) {
+            let entry = try #require(figures["container:\(Podman.name(label))"], "container \(label) not listed")
+            return (entry.int("rx_bytes"), entry.int("tx_bytes"))
+        }
+        let a = try totals("a"), b = try totals("b"), c = try totals("c")
+        #expect(a.rx == a1.rx + a2.rx && a.tx == a1.tx + a2.tx, "a: \(a) vs \(a1) + \(a2)")
+        #expect(b.rx == b1.rx + b2.rx && b.tx == b1.tx + b2.tx, "b: \(b) vs \(b1) + \(b2)")
+        #expect(c.rx == c1.rx && c.tx == c1.tx, "c: \(c) vs \(c1)")
+        // Nothing was counted under the veths' own names.
+        #expect(figures.keys.filter { $0.hasPrefix("veth") }.isEmpty, "\(figures.keys.sorted())")
+        let entry = try #require(figures["container:\(Podman.name("c"))"])
+        #expect((entry["labels"] as? [String])?.contains("host-side-veth") == true)
+        #expect((entry["owner"] as? [String: Any])?["kind"] as? String == "podman")
+
+        // The store agrees once saved: the month's usage of a is both lifetimes.
+        let usage = try request(#"{"v":1,"cmd":"usage","interface":"container:\#(Podman.name("a"))","period":"total"}"#)
+        let row = try #require((usage["rows"] as? [[String: Any]])?.first)
+        #expect(row.int("tx_bytes") == a1.tx + a2.tx)
+    }
+}

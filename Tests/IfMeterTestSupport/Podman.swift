@@ -1,0 +1,155 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Real Podman containers for tests (shared/notes/podman-in-a-test.md): an image made from
+/// Debian's static busybox, containers whose host side is a test's own namespace (Podman's
+/// bridge, its veths and 10.88.0.0/16 all live there), traffic from inside with busybox `nc`.
+/// Container names carry the test process's pid (`ifmt-<pid>-<label>`), so those of a crashed
+/// run are removed by the next (``reapStale()``).
+public enum Podman {
+    public static let image = "localhost/ifmt-bb:1"
+    /// The gateway Podman's default network gives the host side (`podman0`).
+    public static let gateway = "10.88.0.1"
+
+    /// True when containers can be run here: root, podman, runc and busybox-static installed.
+    public static var available: Bool {
+        getuid() == 0 && ["podman", "runc", "nsenter"].allSatisfy { (try? Command.resolve($0)) != nil }
+            && FileManager.default.isExecutableFile(atPath: "/bin/busybox")
+    }
+
+    public static let skipReason: Comment =
+        "needs root with podman, runc and busybox-static (scripts/install-deps --test installs them)"
+
+    private static let prepared: Result<Void, Error> = Result { try prepare() }
+
+    /// The name a test's container gets.
+    public static func name(_ label: String) -> String { "ifmt-\(getpid())-\(label)" }
+
+    /// Runs `podman ARGS…` with the runtime settings these machines need, its host side in
+    /// `namespace`; returns what it printed.
+    @discardableResult
+    public static func podman(_ arguments: [String], in namespace: NetworkNamespace? = nil) throws -> String {
+        // nsenter, not `ip netns exec`: that remounts /sys for the namespace, and runc then finds
+        // no cgroup mount.
+        let command = (namespace.map { ["nsenter", "--net=/run/netns/\($0.name)"] } ?? [])
+            + ["podman", "--runtime", "runc", "--cgroup-manager=cgroupfs"] + arguments
+        // conmon, which outlives `podman run -d`, inherits its output: through a pipe the reader
+        // would wait for an end that never comes, so the output goes to a file. And Foundation's
+        // Process here sometimes never sees such a child exit: it is spawned and waited for
+        // directly.
+        let output = try TemporaryDirectory()
+        let file = output.path + "/podman"
+        let status = try spawnAndWait(try Command.resolve(command[0]), command, output: file, timeout: timeout)
+        let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+        guard status == 0 else {
+            throw CommandFailed(command: command, result: CommandResult(status: status, stdout: text, stderr: ""))
+        }
+        return text
+    }
+
+    /// The longest one podman command may take.
+    public static let timeout: Double = 120
+
+    /// Runs `path` with stdin from /dev/null and stdout and stderr to `output`; its exit status,
+    /// or -1 once it has been killed at the deadline.
+    private static func spawnAndWait(_ path: String, _ arguments: [String], output: String, timeout: Double) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var pid: pid_t = 0
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        guard spawned == 0 else {
+            throw CommandFailed(command: arguments, result: CommandResult(status: -1, stdout: "", stderr: "posix_spawn: \(spawned)"))
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        var status: Int32 = 0
+        while true {
+            let done = waitpid(pid, &status, WNOHANG)
+            if done == pid { break }
+            if done < 0 && errno != EINTR { return -1 }
+            if Date() > deadline {
+                kill(pid, SIGKILL)
+                _ = waitpid(pid, &status, 0)
+                return -1
+            }
+            usleep(5_000)
+        }
+        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
+    }
+
+    /// Starts a container on Podman's default bridge with its host side in `namespace`; IPv6
+    /// is off inside, so nothing but the test's traffic moves its counters. Returns its id.
+    @discardableResult
+    public static func run(_ label: String, in namespace: NetworkNamespace) throws -> String {
+        try prepared.get()
+        let output = try podman(["run", "-d", "--ulimit", "nofile=4096:4096", "--ulimit", "nproc=4096:4096",
+                                 "--sysctl", "net.ipv6.conf.all.disable_ipv6=1", "--sysctl", "net.ipv6.conf.default.disable_ipv6=1",
+                                 "--name", name(label), "--network", "bridge", image, "/bin/sleep", "3600"], in: namespace)
+        return output.split(separator: "\n").last.map(String.init) ?? ""
+    }
+
+    /// Removes a container at once (a `sleep` as PID 1 ignores SIGTERM: no grace period).
+    public static func remove(_ label: String) {
+        _ = try? Command.run(["podman", "rm", "-f", "-t", "0", name(label)])
+    }
+
+    /// Sends `bytes` bytes from inside the container over TCP to a listener on the host side,
+    /// and returns once the listener has read them all and the connection is closed.
+    public static func send(_ bytes: Int, from label: String, in namespace: NetworkNamespace, port: UInt16) throws {
+        let listener = Process()
+        listener.executableURL = URL(fileURLWithPath: try Command.resolve("nsenter"))
+        listener.arguments = ["--net=/run/netns/\(namespace.name)", "/bin/busybox", "nc", "-l", "-p", String(port),
+                              "-e", "/bin/sh", "-c", "cat > /dev/null"]
+        try listener.run()
+        defer { if listener.isRunning { kill(listener.processIdentifier, SIGKILL) }; listener.waitUntilExit() }
+        // The listener is ready once its socket is: the container's nc retries until it is.
+        try podman(["exec", name(label), "sh", "-c",
+                    "i=0; until dd if=/dev/zero bs=1000 count=\(bytes / 1000) 2>/dev/null | nc \(gateway) \(port); do i=$((i+1)); [ $i -gt 200 ] && exit 1; sleep 0.05; done"])
+        listener.waitUntilExit()
+    }
+
+    /// The container's own counters of its `eth0`: its traffic from its point of view.
+    public static func counters(of label: String) throws -> (rx: UInt64, tx: UInt64) {
+        let text = try podman(["exec", name(label), "cat", "/sys/class/net/eth0/statistics/rx_bytes",
+                               "/sys/class/net/eth0/statistics/tx_bytes"])
+        let numbers = text.split(separator: "\n").compactMap { UInt64($0.trimmingCharacters(in: .whitespaces)) }
+        guard numbers.count == 2 else {
+            throw CommandFailed(command: ["podman", "exec", name(label), "cat"], result: CommandResult(status: 1, stdout: text, stderr: "not two counters"))
+        }
+        return (numbers[0], numbers[1])
+    }
+
+    /// The image, imported from busybox once; and leftovers of crashed runs removed.
+    private static func prepare() throws {
+        reapStale()
+        if (try? Command.run(["podman", "image", "exists", image]))?.status == 0 { return }
+        let root = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: root.path + "/rootfs/bin", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: "/bin/busybox", toPath: root.path + "/rootfs/bin/busybox")
+        for command in ["sh", "sleep", "nc", "dd", "cat", "ip", "wget"] {
+            try FileManager.default.createSymbolicLink(atPath: root.path + "/rootfs/bin/" + command, withDestinationPath: "busybox")
+        }
+        try Command.check(["tar", "-C", root.path + "/rootfs", "-cf", root.path + "/image.tar", "."])
+        try Command.check(["podman", "import", root.path + "/image.tar", image])
+    }
+
+    /// Removes `ifmt-<pid>-*` containers whose test process is gone.
+    public static func reapStale() {
+        guard let names = try? Command.check(["podman", "ps", "-a", "--format", "{{.Names}}"]) else { return }
+        for name in names.split(separator: "\n") {
+            let parts = name.split(separator: "-")
+            guard parts.count >= 3, parts[0] == "ifmt", let pid = Int32(parts[1]) else { continue }
+            if pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH {
+                _ = try? Command.run(["podman", "rm", "-f", "-t", "0", String(name)])
+            }
+        }
+    }
+}
