@@ -84,6 +84,10 @@ public enum CLI {
         case .chart:
             try chart(candidates, invocation, output: output)
             return 0
+        case .containers:
+            let (session, result) = try ContainersView.fetch(candidates, invocation)
+            if invocation.json { output.json(result) } else { output.write(ContainersView.render(result, session, units: invocation.units)) }
+            return 0
         default:
             break
         }
@@ -106,7 +110,7 @@ public enum CLI {
             if invocation.json { output.json(check) } else { output.write(check.message + "\n") }
             return check.status.rawValue
         case .help, .version, .log, .notify, .metrics, .importHistory, .summary, .fiveMinutes, .hours, .days, .months, .years, .top,
-             .list, .chart:
+             .list, .chart, .containers:
             break
         }
         return 0

@@ -22,6 +22,7 @@ enum Help {
           log              read the estimate log files (the daemon need not run)
           check            quota check with Nagios exit codes (0 ok, 1 warning, 2 over, 3 unknown)
           plans            data plans: used of the limit this period, left per day, projection
+          containers       traffic per container and network namespace: today, this month, all time
           notify           run a command or a desktop notification for each data plan event
           chart            SVG bar chart: chart hours|days|months [-o FILE]
           metrics          the Prometheus exposition /metrics serves; --textfile DIR for node_exporter
@@ -169,6 +170,16 @@ enum Help {
                 this period's pace, the days left (today included) and what is left per day.
                 Marks: R reset, G gap, I implausible jump left out, L link events lost, V imported
                 from vnStat, T a tunnel summed with the link beneath it (counted twice).
+                """
+        case .containers:
+            return """
+                usage: ifmeter containers [-i container:NAME …] [--json]
+
+                Every container and network namespace ifmeterd counted (docs/NAMESPACES.md): its
+                traffic today, this month and all time, its rate now, who owns it (podman, docker,
+                nspawn, netns, process) and the host-side link it is counted through now ("via").
+                A container keeps its history across restarts and new veth names; rx is what it
+                received, tx what it sent. Every view takes its name: ifmeter days -i container:web.
                 """
         case .notify:
             return """

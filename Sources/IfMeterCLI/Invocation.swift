@@ -3,7 +3,7 @@ import IfMeterWire
 /// The commands of `ifmeter` (docs/CLI.md).
 public enum CLICommand: String, CaseIterable, Sendable {
     case summary, fiveMinutes = "5min", hours, days, months, years, top, list, events, status
-    case rate, live, log, check, chart, metrics, plans, notify, help, version
+    case rate, live, log, check, chart, metrics, plans, containers, notify, help, version
     /// `import vnstat [PATH]`.
     case importHistory = "import"
 
@@ -95,6 +95,7 @@ public struct Invocation: Sendable {
             .log: ["-i", "--interface", "--class", "--from", "--to", "--kind", "--follow", "--log-dir", "--file"],
             .check: ["-i", "--interface", "--period", "--limit", "--projected", "--warn", "--direction", "--plan"],
             .plans: [],
+            .containers: ["-i", "--interface"],
             .notify: ["--exec", "--desktop", "--state", "--once"],
             .chart: table.union(["-o", "--output"]),
             .metrics: ["--textfile", "--openmetrics"],

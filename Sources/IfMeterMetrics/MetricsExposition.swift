@@ -83,7 +83,7 @@ public enum MetricsExposition {
     /// and `_count`), for checking what dashboards and docs name.
     public static var familyNames: Set<String> {
         var names: Set<String> = ["ifmeter_up", "ifmeter_build_info", "ifmeter_last_sample_timestamp_seconds",
-                                  "ifmeter_store_healthy", "ifmeter_link_events_lost_total", "ifmeter_interface_info",
+                                  "ifmeter_store_healthy", "ifmeter_link_events_lost_total", "ifmeter_interface_info", "ifmeter_owner_info",
                                   "process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
                                   "process_start_time_seconds", "process_open_fds", "process_max_fds"]
         names.formUnion(interfaceCounters.map(\.name))
@@ -150,12 +150,44 @@ public enum MetricsExposition {
                 "operstate": figures.present?.operState.rawValue ?? "absent", "class_reason": figures.classReason,
             ], UInt64(1))
         }
+        if interfaces.contains(where: { $0.present?.owner != nil && isShown($0) }) {
+            writeOwners(interfaces, showing: isShown, to: &writer)
+        }
         let shown = interfaces.indices.filter { isShown(interfaces[$0]) }
-        let labelSets = shown.map { ExpositionWriter.labelSet(["interface": interfaces[$0].name, "class": interfaces[$0].interfaceClass]) }
+        // A container's series say whose they are, `container="web"` (`netns="blue"`), so a query
+        // needs no join; as many as the interfaces shown.
+        let labelSets = shown.map { index -> [UInt8] in
+            let (name, interfaceClass) = (interfaces[index].name, interfaces[index].interfaceClass)
+            switch SubjectName.owner(of: name) {
+            case (.container, let owner)?: return ExpositionWriter.labelSet(["interface": name, "class": interfaceClass, "container": owner])
+            case (.netns, let owner)?: return ExpositionWriter.labelSet(["interface": name, "class": interfaceClass, "netns": owner])
+            case nil: return ExpositionWriter.labelSet(["interface": name, "class": interfaceClass])
+            }
+        }
         for counter in interfaceCounters {
             writer.family(counter.name, .counter, unit: counter.unit, help: counter.help)
             for (index, labels) in zip(shown, labelSets) {
                 writer.sample(counter.name, labelSet: labels, counter.value(interfaces[index]))
+            }
+        }
+    }
+
+    /// Who owns each present container's or namespace's interface.
+    static func writeOwners(
+        _ interfaces: [InterfaceFigures], showing isShown: (InterfaceFigures) -> Bool, to writer: inout ExpositionWriter
+    ) {
+        writer.family("ifmeter_owner_info", .info,
+                      help: "1 for every present interface counted as a container's or namespace's (docs/NAMESPACES.md): "
+                        + "the owner's kind, name and id, and the host-side link it is counted through now (alias).")
+        for figures in interfaces where isShown(figures) {
+            guard let owner = figures.present?.owner, let subject = SubjectName.owner(of: figures.name) else { continue }
+            switch subject.prefix {
+            case .container:
+                writer.sample("ifmeter_owner_info", ["interface": figures.name, "container": subject.name, "kind": owner.kind.rawValue,
+                                                     "id": owner.id, "alias": owner.alias], UInt64(1))
+            case .netns:
+                writer.sample("ifmeter_owner_info", ["interface": figures.name, "netns": subject.name, "kind": owner.kind.rawValue,
+                                                     "id": owner.id, "alias": owner.alias], UInt64(1))
             }
         }
     }

@@ -44,6 +44,7 @@ extension InterfaceResult where Fields == InterfaceFields {
 }
 
 extension InterfaceFigures: SelectableInterface {
+    public var selectionName: String { name }
     public var selectionClass: String { interfaceClass }
     public var isUp: Bool { present?.operState == .up }
     public var isAbsent: Bool { present == nil }

@@ -31,6 +31,9 @@ public struct UsageSpec: Hashable, Sendable {
 /// `all` adds the idle virtual ones, `every` is every name ifmeter knows, in name order.
 public enum QuerySelection: String, Hashable, Sendable, CaseIterable {
     case shown, all, every
+    /// Every container's and namespace's subject (`container:NAME`, `netns:NAME`), present
+    /// first (docs/NAMESPACES.md).
+    case owners
 }
 
 /// What a `query` answer may carry besides its usage tables.
@@ -144,6 +147,7 @@ public struct QueryResult: Hashable, Sendable, JSONWritable, JSONReadable {
 
 /// What a selection looks at in an interface: its class, state and whether it carried traffic.
 public protocol SelectableInterface {
+    var selectionName: String { get }
     var selectionClass: String { get }
     var isUp: Bool { get }
     var isAbsent: Bool { get }
@@ -151,6 +155,7 @@ public protocol SelectableInterface {
 }
 
 extension InterfaceResult: SelectableInterface where Fields == InterfaceFields {
+    public var selectionName: String { fields.name }
     public var selectionClass: String { fields.class }
     public var isUp: Bool { fields.operstate == OperState.up.rawValue }
     public var isAbsent: Bool { fields.operstate == "absent" }
@@ -162,9 +167,13 @@ extension QuerySelection {
     /// daemon's order): for `shown` and `all` physical, Wi-Fi and cellular links first, then
     /// other, tunnel and virtual ones, present before absent, never loopback or ignored ones;
     /// `shown` leaves out virtual links that are down and never carried a byte (an idle `ifb0`
-    /// is not news).
+    /// is not news); `owners` takes the owners' subjects only, present before absent.
     public func pick<Interface: SelectableInterface>(_ interfaces: [Interface]) -> [Interface] {
         guard self != .every else { return interfaces }
+        if self == .owners {
+            let owners = interfaces.filter { SubjectName.owner(of: $0.selectionName) != nil }
+            return owners.filter { !$0.isAbsent } + owners.filter(\.isAbsent)
+        }
         let shown = interfaces.filter {
             $0.selectionClass != InterfaceClass.loopback.rawValue && $0.selectionClass != "ignored"
                 && (self == .all || !Self.isIdleVirtual($0))

@@ -91,5 +91,24 @@ final class ContainersTests {
         let usage = try request(#"{"v":1,"cmd":"usage","interface":"container:\#(Podman.name("a"))","period":"total"}"#)
         let row = try #require((usage["rows"] as? [[String: Any]])?.first)
         #expect(row.int("tx_bytes") == a1.tx + a2.tx)
+
+        // `ifmeter containers`: this month of each, and who owns it now.
+        let listed = try Command.run([CLIBinary.path, "--socket", daemon.socket, "containers", "--json"])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any])
+        let containers = try #require(json["containers"] as? [[String: Any]])
+        let byName = Dictionary(containers.map { ($0["name"] as? String ?? "", $0) }) { first, _ in first }
+        let month = try #require(byName["container:\(Podman.name("a"))"]?["this_month"] as? [String: Any])
+        #expect(month.int("tx_bytes") == a1.tx + a2.tx && month.int("rx_bytes") == a1.rx + a2.rx)
+        #expect((byName["container:\(Podman.name("c"))"]?["owner"] as? [String: Any])?["alias"] as? String == aliasA)
+        let text = try Command.run([CLIBinary.path, "--socket", daemon.socket, "containers"]).stdout
+        #expect(text.contains("container:\(Podman.name("b"))") && text.contains("podman"))
+
+        // The same figures in /metrics, with a container label.
+        let metrics = try Command.run([CLIBinary.path, "--socket", daemon.socket, "metrics"]).stdout
+        let name = Podman.name("a")
+        #expect(metrics.contains("ifmeter_interface_transmit_bytes_total{interface=\"container:\(name)\",class=\"virtual\",container=\"\(name)\"} \(a1.tx + a2.tx)\n"),
+                "\(metrics.split(separator: "\n").filter { $0.contains(name) })")
+        #expect(metrics.contains("ifmeter_owner_info{interface=\"container:\(name)\",container=\"\(name)\",kind=\"podman\""))
     }
 }

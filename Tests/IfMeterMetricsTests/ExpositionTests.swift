@@ -18,6 +18,13 @@ private func link(_ name: String, _ ifindex: Int32, rx: UInt64, tx: UInt64, kind
          sysfs: SysfsFacts(tunFlags: tunFlags, hasDevice: kind.isEmpty))
 }
 
+/// A container's host-side veth, as attribution hands it over.
+private let webContainer: Link = {
+    var veth = link("container:web", 5, rx: 0, tx: 0, kind: "veth")
+    veth.owner = LinkOwner(kind: .podman, name: "web", id: String(repeating: "a", count: 64), alias: "veth0")
+    return veth
+}()
+
 /// A service that counted: eth0 with a reset, a tunnel, a name gone long ago, one gone lately,
 /// and a name whose characters need escaping.
 private func snapshot() -> MeterSnapshot {
@@ -33,10 +40,11 @@ private func snapshot() -> MeterSnapshot {
             ]),
         at: origin)
     _ = service.start(links: [link("eth0", 2, rx: 1000, tx: 100), link("tun0", 3, rx: 0, tx: 0, kind: "tun", tunFlags: 0x1001),
-                              link(#"we"ird\n"#, 4, rx: 0, tx: 0, kind: "veth")], unparseable: 0, at: at(0))
+                              link(#"we"ird\n"#, 4, rx: 0, tx: 0, kind: "veth"), webContainer], unparseable: 0, at: at(0))
     _ = service.ingest(linkEvents: [], readings: [
         CounterReading(ifindex: 2, counters: LinkCounters(rxBytes: 300, txBytes: 30, rxPackets: 3, txPackets: 1)),
         CounterReading(ifindex: 3, counters: LinkCounters(rxBytes: 4096, txBytes: 2048, rxPackets: 4, txPackets: 2)),
+        CounterReading(ifindex: 5, counters: LinkCounters(rxBytes: 640, txBytes: 320, rxPackets: 6, txPackets: 3)),
     ], at: at(30))
     return service.snapshot()
 }
@@ -150,6 +158,14 @@ struct ExpositionTests {
             plans: [phonePlan]))
         let result = try Command.run(["promtool", "check", "metrics"], stdin: exposition)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    }
+
+    @Test("a container's series say whose they are, and who owns it now")
+    func containerLabels() {
+        let exposition = text(input(snapshot()))
+        #expect(exposition.contains("ifmeter_interface_receive_bytes_total{interface=\"container:web\",class=\"virtual\",container=\"web\"} 640\n"))
+        #expect(exposition.contains("ifmeter_owner_info{interface=\"container:web\",container=\"web\",kind=\"podman\",id=\"\(String(repeating: "a", count: 64))\",alias=\"veth0\"} 1\n"))
+        #expect(exposition.split(separator: "\n").filter { $0.hasPrefix("ifmeter_owner_info{") }.count == 1)
     }
 
     @Test("familyNames lists exactly the sample names a full exposition has")
