@@ -45,3 +45,24 @@ delete_links() {
   ip netns delete "$1-peer" 2>/dev/null
   return 0
 }
+# make_containers NAMESPACE COUNT: NAMESPACE holds COUNT veth ends h0, h1, … (and loopback), up,
+# each leading into a namespace of its own, NAMESPACE-c0, NAMESPACE-c1, … (bound under
+# /run/netns like Podman's), whose eth0 is up: COUNT containers' host sides.
+# delete_containers NAMESPACE COUNT: removes them all.
+make_containers() {
+  local namespace=$1 count=$2 i
+  ip netns add "$namespace"
+  for ((i = 0; i < count; i++)); do echo "netns add $namespace-c$i"; done | ip -batch -
+  for ((i = 0; i < count; i++)); do
+    echo "link add h$i type veth peer name eth0 netns $namespace-c$i"
+    echo "link set h$i up"
+  done | ip -n "$namespace" -batch -
+  for ((i = 0; i < count; i++)); do ip -n "$namespace-c$i" link set eth0 up; done
+  ip -n "$namespace" link set lo up
+}
+delete_containers() {
+  local namespace=$1 count=$2 i
+  for ((i = 0; i < count; i++)); do echo "netns delete $namespace-c$i"; done | ip -batch - 2>/dev/null
+  ip netns delete "$namespace" 2>/dev/null
+  return 0
+}

@@ -5,6 +5,7 @@ import IfMeterCore
 import IfMeterJSON
 import IfMeterDaemon
 import IfMeterKernel
+import IfMeterOwners
 import IfMeterHistory
 import IfMeterService
 import IfMeterStore
@@ -21,8 +22,32 @@ public enum FuzzTargets {
     /// The names `scripts/fuzz` and the corpora use.
     public static let all: [String: @Sendable ([UInt8]) -> Void] = [
         "request": request, "config": config, "netlink": netlink, "log": log, "meter": meter, "vnstat": vnstat,
-        "vnstat-schema": vnstatSchema, "answer": answer, "plan-state": planState,
+        "vnstat-schema": vnstatSchema, "answer": answer, "plan-state": planState, "runtime-state": runtimeState,
     ]
+
+    // MARK: runtime-state
+
+    /// The container runtimes' state files as another program (or an attacker with a container)
+    /// may have written them: Podman's containers.json, an OCI spec, Docker's config.v2.json, a
+    /// process's cgroup. Invariants: no trap; no name that is not an acceptable owner name (it
+    /// becomes part of a subject, a label value and log lines) and no id that is not one.
+    public static func runtimeState(_ bytes: [UInt8]) {
+        for (id, name) in RuntimeState.podmanNames(containersJSON: bytes) {
+            guard OwnerName.isAcceptable(name), id.utf8.count == 64 else { fatalError("podman state gave \(id) \(name)") }
+        }
+        _ = RuntimeState.networkNamespacePath(ociConfig: bytes)
+        if let container = RuntimeState.dockerContainer(configV2: bytes) {
+            guard OwnerName.isAcceptable(container.name), container.id.utf8.count == 64, !container.sandbox.isEmpty else {
+                fatalError("docker state gave \(container)")
+            }
+        }
+        switch RuntimeState.cgroupOwner(String(decoding: bytes, as: UTF8.self)) {
+        case .podman(let id)?, .docker(let id)?:
+            guard id.utf8.count == 64 else { fatalError("a cgroup gave id \(id)") }
+        case .unit?, nil:
+            break
+        }
+    }
 
     // MARK: plan-state
 
@@ -74,6 +99,8 @@ public enum FuzzTargets {
         bytes.withUnsafeBytes { raw in
             _ = ifm_parse_link_events(raw.baseAddress, raw.count, &events)
             _ = ifm_parse_counters(raw.baseAddress, raw.count, &counters)
+            let nsid = ifm_parse_netns_id(raw.baseAddress, raw.count, bytes.first.map(UInt32.init) ?? 0)
+            guard nsid >= -4095 else { fatalError("RTM_GETNSID parse returned \(nsid)") }
         }
         for event in UnsafeBufferPointer(start: events.items, count: events.count) {
             _ = Link(event.link)

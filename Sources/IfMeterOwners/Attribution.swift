@@ -13,19 +13,35 @@ import IfMeterCore
 ///   the meter last saw it: when the container's end of the veth reports its own counters
 ///   (``LinkObservation/peer(nsid:_:)``, as it is deleted), the host's end is raised to them —
 ///   the host's end reads what the container sent through that end, and reads 0 once it is gone.
+///   `last` is a box changed in place, so copies of one attribution share it: the daemon holds
+///   one, and a copy is for reading.
 /// - ``Entry/plain``: nobody could be found (the namespace is invisible to the daemon); counted
 ///   under its own name like any link.
 public struct Attribution: Sendable {
     public enum Entry: Hashable, Sendable {
         case waiting(Link, since: Double)
-        case owned(LinkOwner, nsid: Int32, last: Link)
+        case owned(LinkOwner, nsid: Int32, last: LastSeen)
         case plain
+    }
+
+    /// An attributed link as the meter last saw it, changed in place by every sample's reading
+    /// (a box: writing a link back into the table for each reading was most of the cost).
+    public final class LastSeen: Hashable, @unchecked Sendable {
+        public fileprivate(set) var link: Link
+
+        init(_ link: Link) { self.link = link }
+
+        public static func == (lhs: LastSeen, rhs: LastSeen) -> Bool { lhs.link == rhs.link }
+        public func hash(into hasher: inout Hasher) { hasher.combine(link) }
     }
 
     /// How long a link into a namespace its runtime is still setting up waits for the runtime
     /// to say whose it is.
     public var graceSeconds: Double
     public private(set) var entries: [LinkKey: Entry] = [:]
+    /// The attributed links of the daemon's own namespace by ifindex, for the readings.
+    private var turning: [Int32: LastSeen] = [:]
+    private var waitingCount = 0
     /// Owners found, by nsid, while a link leads there: a second link into the same namespace,
     /// or one re-created, needs no look.
     private var known: [Int32: FoundOwner] = [:]
@@ -103,21 +119,24 @@ public struct Attribution: Sendable {
     }
 
     /// A sample's counters: attributed links' turned round, waiting links' kept and left out.
+    /// Runs for every link every sample: attributed links are found in ``turning`` (a box
+    /// each), and the table of entries, whose waiting links are whole `Link`s, is read only while
+    /// some wait.
     public mutating func apply(readings: [CounterReading]) -> [CounterReading] {
         guard !entries.isEmpty else { return readings }
         var readings = readings
+        let anyWaiting = waitingCount > 0
         var withheld = false
-        for index in readings.indices where readings[index].namespace == .own {
-            switch entries[readings[index].key] {
-            case .owned(let owner, let nsid, var last)?:
-                readings[index].counters = readings[index].counters.turnedRound
-                last.counters = readings[index].counters
-                entries[readings[index].key] = .owned(owner, nsid: nsid, last: last)
-            case .waiting(var link, let since)?:
-                link.counters = readings[index].counters
-                entries[readings[index].key] = .waiting(link, since: since)
-                withheld = true
-            case .plain?, nil: break
+        readings.withUnsafeMutableBufferPointer { readings in
+            for index in readings.indices where readings[index].namespace == .own {
+                if let last = turning[readings[index].ifindex] {
+                    readings[index].counters = readings[index].counters.turnedRound
+                    last.link.counters = readings[index].counters
+                } else if anyWaiting, case .waiting(var link, let since)? = entries[readings[index].key] {
+                    link.counters = readings[index].counters
+                    entries[readings[index].key] = .waiting(link, since: since)
+                    withheld = true
+                }
             }
         }
         if withheld {
@@ -162,11 +181,12 @@ public struct Attribution: Sendable {
         case .owned(let owner, let nsid, let last)?:
             let shown = Self.shown(link, as: owner.alias == link.name ? owner : owner.with(alias: link.name))
             var kept = shown
-            if kept.counters == nil { kept.counters = last.counters }
-            entries[link.key] = .owned(shown.owner!, nsid: nsid, last: kept)
+            if kept.counters == nil { kept.counters = last.link.counters }
+            last.link = kept
+            if shown.owner !== owner { set(link.key, .owned(shown.owner!, nsid: nsid, last: last)) }
             return shown
         case .waiting(_, let since)?:
-            entries[link.key] = .waiting(link, since: since)
+            set(link.key, .waiting(link, since: since))
             return nil
         case .plain?:
             return link
@@ -176,7 +196,7 @@ public struct Attribution: Sendable {
                 attribute(link, to: owner, nsid: nsid)
                 return rewritten(link)
             }
-            entries[link.key] = .waiting(link, since: wall)
+            set(link.key, .waiting(link, since: wall))
             return nil
         }
     }
@@ -189,7 +209,7 @@ public struct Attribution: Sendable {
             remove(link.key)
             return shown
         case .waiting(let last, _)?:
-            entries[link.key] = nil
+            set(link.key, nil)
             departed.append((last, link))
             return nil
         case .plain?:
@@ -210,10 +230,10 @@ public struct Attribution: Sendable {
             if let fallback {
                 attribute(link, to: fallback, nsid: link.peerNamespaceID!)
             } else {
-                entries[key] = .plain
+                set(key, .plain)
             }
         case .unknown:
-            entries[key] = .plain
+            set(key, .plain)
         }
         return rewritten(link)
     }
@@ -226,7 +246,7 @@ public struct Attribution: Sendable {
         }
         let attributed = LinkOwner(kind: owner.kind, name: owner.name, id: owner.id, alias: link.name,
                                    peer: shared ? (link.parent ?? link.ifindex) : nil)
-        entries[link.key] = .owned(attributed, nsid: nsid, last: Self.shown(link, as: attributed))
+        set(link.key, .owned(attributed, nsid: nsid, last: LastSeen(Self.shown(link, as: attributed))))
         if let peer = link.parent { byPeer[PeerKey(nsid: nsid, ifindex: peer)] = link.key }
     }
 
@@ -234,26 +254,36 @@ public struct Attribution: Sendable {
     /// saw it last, raised to them counter by counter; nil when that changes nothing.
     private mutating func raise(byPeer peer: Link, nsid: Int32) -> Link? {
         guard let key = byPeer[PeerKey(nsid: nsid, ifindex: peer.ifindex)],
-              case .owned(let owner, let entryNsid, var last)? = entries[key], entryNsid == nsid,
-              let theirs = peer.counters, let ours = last.counters else { return nil }
+              case .owned(_, let entryNsid, let last)? = entries[key], entryNsid == nsid,
+              let theirs = peer.counters, let ours = last.link.counters else { return nil }
         let raised = LinkCounters(
             rxBytes: max(ours.rxBytes, theirs.rxBytes), txBytes: max(ours.txBytes, theirs.txBytes),
             rxPackets: max(ours.rxPackets, theirs.rxPackets), txPackets: max(ours.txPackets, theirs.txPackets),
             rxErrors: max(ours.rxErrors, theirs.rxErrors), txErrors: max(ours.txErrors, theirs.txErrors),
             rxDropped: max(ours.rxDropped, theirs.rxDropped), txDropped: max(ours.txDropped, theirs.txDropped))
         guard raised != ours else { return nil }
-        last.counters = raised
-        entries[key] = .owned(owner, nsid: nsid, last: last)
-        return last
+        last.link.counters = raised
+        return last.link
     }
 
     private mutating func remove(_ key: LinkKey) {
-        guard let entry = entries.removeValue(forKey: key) else { return }
+        guard let entry = entries[key] else { return }
+        set(key, nil)
         guard case .owned(_, let nsid, let last) = entry else { return }
-        if let peer = last.parent, byPeer[PeerKey(nsid: nsid, ifindex: peer)] == key { byPeer[PeerKey(nsid: nsid, ifindex: peer)] = nil }
+        if let peer = last.link.parent, byPeer[PeerKey(nsid: nsid, ifindex: peer)] == key { byPeer[PeerKey(nsid: nsid, ifindex: peer)] = nil }
         if !entries.values.contains(where: { if case .owned(_, nsid, _) = $0 { true } else { false } }) {
             known[nsid] = nil
         }
+    }
+
+    /// The one writer of ``entries``: keeps ``turning`` and the count of waiting links with it.
+    private mutating func set(_ key: LinkKey, _ entry: Entry?) {
+        if case .waiting? = entries[key] { waitingCount -= 1 }
+        if case .waiting? = entry { waitingCount += 1 }
+        if key.namespace == .own {
+            if case .owned(_, _, let last)? = entry { turning[key.ifindex] = last } else { turning[key.ifindex] = nil }
+        }
+        entries[key] = entry
     }
 
     /// `link` renamed and turned round if it is attributed, as it is otherwise.

@@ -1,4 +1,4 @@
-// `make bench`. usage: ifmeter-bench links [ROUNDS] | store DIRECTORY | daemon SOCKET [SECONDS] | plans
+// `make bench`. usage: ifmeter-bench links [ROUNDS] | store DIRECTORY | daemon SOCKET [SECONDS] | plans | containers
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,10 +9,11 @@ do {
     case "links": try linkBenchmark(rounds: arguments.dropFirst().first.flatMap { Int($0) } ?? 300)
     case "store" where arguments.count == 2: try storeBenchmark(directory: arguments[1])
     case "plans": try planBenchmark()
+    case "containers": try containerBenchmark()
     case "daemon" where arguments.count == 2 || arguments.count == 3:
         try daemonBenchmark(socket: arguments[1], seconds: arguments.count == 3 ? Double(arguments[2]) ?? 5 : 5)
     default:
-        print("usage: ifmeter-bench links [ROUNDS] | store DIRECTORY | daemon SOCKET [SECONDS] | plans")
+        print("usage: ifmeter-bench links [ROUNDS] | store DIRECTORY | daemon SOCKET [SECONDS] | plans | containers")
         exit(64)
     }
 } catch {

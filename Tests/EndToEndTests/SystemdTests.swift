@@ -72,6 +72,12 @@ struct SystemdTests {
         try unit.replacingOccurrences(of: "[Install]", with: added + "\n[Install]").write(toFile: service, atomically: true, encoding: .utf8)
         let withDropIn = try exposure(service)
         #expect(withDropIn <= (try recorded("Exposure score with metrics-listen.conf: ")), "\(withDropIn)")
+        // Without the container privileges (the drop-in on the shipped unit alone).
+        let noNames = try String(contentsOfFile: Self.packageRoot + "/docs/examples/no-container-names.conf", encoding: .utf8)
+        try unit.replacingOccurrences(of: "[Install]", with: try #require(noNames.components(separatedBy: "[Service]\n").last) + "\n[Install]")
+            .write(toFile: service, atomically: true, encoding: .utf8)
+        let unprivileged = try exposure(service)
+        #expect(unprivileged <= (try recorded("Exposure score with no-container-names.conf: ")), "\(unprivileged)")
         withExtendedLifetime(destdir) {}
     }
 
@@ -173,7 +179,7 @@ struct SystemdContainerTests {
         let result = try Command.run([Daemon.packageRoot + "/Tests/tools/systemd-container-test",
                                       DaemonProcess.binary, Daemon.packageRoot + "/systemd"], timeout: 1200)
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
-        for check in ["ok: ifmeterd.service active", "with a seccomp filter, no new privileges, no capabilities",
+        for check in ["ok: ifmeterd.service active", "with a seccomp filter, no new privileges, no capabilities but CAP_DAC_READ_SEARCH CAP_NET_BROADCAST",
                       "\"ready\":true", "ok: link events from systemd's socket", "during a 3 s SIGSTOP: all counted exactly",
                       "ok: reload", "ok: /metrics on systemd's socket", "ok: a scrape with the service stopped starts it",
                       "ok: no restarts, no refused system calls", "ok: clean stop"] {

@@ -1,0 +1,152 @@
+import IfMeterCore
+import IfMeterHistory
+import IfMeterKernel
+import IfMeterOwners
+import IfMeterService
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What attributing host-side veths to their namespaces' owners costs a sample, in one run (run
+/// where scripts/bench made containers: veths whose peers are each in a bound namespace of its
+/// own). Two services step through the same samples, each the real `RTM_GETSTATS` dump of the
+/// namespace and the ingest of every link busy (every counter moved), a save every other sample:
+/// one takes the links as they are, the other through ``Attribution`` (each link renamed to its
+/// owner's subject and its counters turned round). Then the look a new container costs with all
+/// the others present: a veth into one more namespace, from its link event to its owner.
+func containerBenchmark(rounds: Int = 200) throws {
+    let socket = try NetlinkSocket()
+    let links = try socket.dumpLinks()
+    let hostSides = links.filter { $0.peerNamespaceID != nil }
+    guard hostSides.count >= 10 else { throw BenchmarkError("run it where scripts/bench made containers: \(hostSides.count) host-side veths here") }
+    let directory = try OwnerDirectory(paths: OwnerPaths(namedNamespaces: ["/run/netns"], podmanStorage: "/nonexistent",
+                                                         dockerRoot: "/nonexistent", proc: "/nonexistent"))
+    var attribution = Attribution()
+    let lookStarted = nanoseconds()
+    let attributed = attribution.start(links, at: ContainerRun.instant(0).wall) { directory.lookUp($0, hostNames: $1) }
+    let fullLook = nanoseconds() - lookStarted
+    let owned = attributed.filter { $0.owner != nil }.count
+    guard owned == hostSides.count else { throw BenchmarkError("\(owned) of \(hostSides.count) host sides attributed") }
+
+    var plain = ContainerRun(links: links, attribution: nil)
+    var withOwners = ContainerRun(links: attributed, attribution: attribution)
+    let dump = { () throws -> [CounterReading] in try socket.dumpCounters() }
+    for round in 1...rounds {
+        if round % 2 == 0 {
+            try plain.step(round, dump: dump)
+            try withOwners.step(round, dump: dump)
+        } else {
+            try withOwners.step(round, dump: dump)
+            try plain.step(round, dump: dump)
+        }
+    }
+    try ContainerRun.check(plain, withOwners, hostSides: hostSides, rounds: rounds)
+    let base = median(plain.samples)
+    let differences = zip(withOwners.samples, plain.samples).map { Int64(bitPattern: $0 &- $1) }.sorted()
+    let added = Double(differences[differences.count / 2])
+    let start = try newContainerLook(socket: socket, directory: directory, attribution: &attribution)
+    print("containers: \(hostSides.count) containers' host sides among \(links.count) links, \(rounds) samples, each a dump "
+        + "and the ingest of every link busy: sample median \(Int(base / 1000)) µs without attribution; attribution adds "
+        + "\(Int(added / 1000)) µs (median of the differences by round) = \(ratio(base + added, base)), of which turning "
+        + "the readings round \(Int(median(withOwners.applies) / 1000)) µs; "
+        + "naming all \(hostSides.count) at start \(fullLook / 1_000_000) ms; a new container named at the first sample "
+        + "after its link event, that look \(start / 1000) µs")
+}
+
+/// One more namespace and a veth into it, as a runtime starting a container: the link event
+/// read, the link waiting, and the look at the next sample that names it. Nanoseconds of the look.
+private func newContainerLook(socket: NetlinkSocket, directory: OwnerDirectory, attribution: inout Attribution) throws -> UInt64 {
+    let name = "ifmbench-\(getpid())-new"
+    let events = try LinkEventSocket()
+    guard system("ip netns add \(name) && ip link add hnew type veth peer name eth0 netns \(name)") == 0 else {
+        throw BenchmarkError("could not add a namespace and a veth")
+    }
+    defer { _ = system("ip netns delete \(name)") }
+    var seen: [LinkObservation] = []
+    while !seen.contains(where: { if case .event(.newOrChanged(let link)) = $0 { link.name == "hnew" } else { false } }) {
+        seen += try events.readEvents().events.map { .event($0) }
+    }
+    guard attribution.apply(seen, at: ContainerRun.instant(1).wall).allSatisfy({ $0.link?.name != "hnew" }),
+          !attribution.isSettled else { throw BenchmarkError("the new host side did not wait for its owner") }
+    let started = nanoseconds()
+    let (nsids, names) = attribution.unsettled
+    let settled = attribution.settle(directory.lookUp(nsids, hostNames: names), at: ContainerRun.instant(1).wall)
+    let elapsed = nanoseconds() - started
+    guard settled.contains(where: { $0.link?.name == "netns:\(name)" }) else {
+        throw BenchmarkError("the new container was not named at the next sample: \(settled)")
+    }
+    return elapsed
+}
+
+private extension LinkObservation {
+    var link: Link? {
+        if case .event(let event) = self { event.link } else { nil }
+    }
+}
+
+/// One service and its samples, with or without attribution, in nanoseconds.
+private struct ContainerRun {
+    var service: MeterService
+    var attribution: Attribution?
+    var samples: [UInt64] = []
+    /// The attribution's own part of each sample.
+    var applies: [UInt64] = []
+    let ifindexes: [Int32]
+
+    static func instant(_ round: Int) -> MeterInstant {
+        MeterInstant(wall: 1_800_000_000 + Double(round) * 30, sinceBootNanoseconds: UInt64(round) * 30_000_000_000)
+    }
+
+    init(links: [Link], attribution: Attribution?) {
+        self.attribution = attribution
+        ifindexes = links.map(\.ifindex)
+        var configuration = ServiceConfiguration()
+        configuration.store.calendar = BucketCalendar(zone: .utc)
+        service = MeterService(bootID: "bench", configuration: configuration, history: ServiceHistory(), at: 1_800_000_000)
+        let zeroed = links.map { link in
+            var link = link
+            link.counters = LinkCounters()
+            return link
+        }
+        _ = service.start(links: zeroed, unparseable: 0, at: Self.instant(0))
+    }
+
+    mutating func step(_ round: Int, dump: () throws -> [CounterReading]) throws {
+        let bytes = UInt64(round) * 1_000_000
+        let started = nanoseconds()
+        _ = try dump()
+        // Busy links: the dump's counters of links without traffic would let the meter skip work.
+        var readings = ifindexes.map { ifindex in
+            CounterReading(ifindex: ifindex, counters: LinkCounters(rxBytes: bytes, txBytes: bytes / 2,
+                                                                    rxPackets: UInt64(round) * 700, txPackets: UInt64(round) * 350))
+        }
+        if attribution != nil {
+            let applying = nanoseconds()
+            readings = attribution!.apply(readings: readings)
+            applies.append(nanoseconds() - applying)
+        }
+        _ = service.ingest(linkEvents: [], readings: readings, at: Self.instant(round))
+        samples.append(nanoseconds() - started)
+        if round % 2 == 0 {
+            let batch = service.beginSave(at: Self.instant(round).wall)
+            _ = service.finishSave(batch, error: nil)
+        }
+    }
+
+    /// Both sides counted the same traffic a user would see: each container's subject has what
+    /// its host side carried, turned round.
+    static func check(_ plain: ContainerRun, _ owned: ContainerRun, hostSides: [Link], rounds: Int) throws {
+        let plainFigures = Dictionary(plain.service.snapshot().interfaces.map { ($0.name, $0.total.traffic) }) { a, _ in a }
+        let ownedFigures = owned.service.snapshot().interfaces.filter { $0.present?.owner != nil }
+        guard ownedFigures.count == hostSides.count else {
+            throw BenchmarkError("\(ownedFigures.count) owners' subjects for \(hostSides.count) host sides")
+        }
+        for figures in ownedFigures {
+            guard let alias = figures.present?.owner?.alias, let host = plainFigures[alias],
+                  figures.total.traffic.rxBytes == host.txBytes, figures.total.traffic.txBytes == host.rxBytes,
+                  host.rxBytes == UInt64(rounds) * 1_000_000 else {
+                throw BenchmarkError("\(figures.name) did not count its host side's traffic turned round")
+            }
+        }
+    }
+}
