@@ -4,7 +4,7 @@ _ifmeter() {
     local cur prev words cword
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="summary 5min hours days months years top list events status rate live log check chart metrics plans notify help version"
+    local commands="summary 5min hours days months years top list events status rate live log check chart metrics plans containers notify help version"
     local common="--socket --json --si --bits --help"
     case $prev in
         -i|--interface)

@@ -24,7 +24,9 @@ extension Link {
             ifindex: c.ifindex, name: name, kind: kind, arpType: c.arptype,
             flags: InterfaceFlags(rawValue: c.flags), operState: OperState(kernelValue: c.operstate),
             mtu: c.mtu, address: address, master: c.master == 0 ? nil : c.master,
-            parent: c.link == 0 || c.link == c.ifindex ? nil : c.link,
+            // IFLA_LINK naming the link itself means none; but a peer in another namespace may
+            // have the same ifindex there (a host-side veth 2 into a container's eth0 2).
+            parent: c.link == 0 || (c.link == c.ifindex && c.link_netnsid < 0) ? nil : c.link,
             peerNamespaceID: c.link_netnsid >= 0 ? c.link_netnsid : nil,
             counters: c.has_stats != 0 ? LinkCounters(c.counters) : nil,
             countersAre32Bit: c.stats_are_32bit != 0)

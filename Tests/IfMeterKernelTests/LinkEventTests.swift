@@ -95,9 +95,50 @@ struct LinkEventTests {
         let local = try link(named: "h1", in: links)
         #expect(moved.peerNamespaceID != nil)
         #expect(moved.peerNamespaceID == nsid)
+        // Both ends are often ifindex 2 in their namespaces: the peer is still named.
+        #expect(moved.parent != nil)
         #expect(local.peerNamespaceID == nil)
         // No link of the host namespace reaches `other`: asking assigns it no nsid.
         #expect(otherNsid == nil)
+    }
+
+    /// What attribution reads a removed container's last bytes from (docs/NAMESPACES.md): the
+    /// container's end reports its own counters as it is deleted, marked with its namespace's
+    /// nsid, before the host's end is deleted; and never among the socket's own events.
+    @Test("listening to every nsid: the peer's deletion with its own counters comes first, marked, apart from the own events")
+    func peerEvents() throws {
+        let host = try NetworkNamespace()
+        let container = try NetworkNamespace()
+        try host.ip("link", "add", "h0", "type", "veth", "peer", "name", "c0", "netns", container.name)
+        try host.ip("link", "set", "h0", "up")
+        try container.ip("link", "set", "c0", "up")
+        let (events, nsid) = try host.inside { () throws -> (LinkEventSocket, Int32?) in
+            let links = try NetlinkSocket().dumpLinks()
+            let events = try LinkEventSocket()
+            try events.listenToPeers()
+            return (events, links.first { $0.name == "h0" }?.peerNamespaceID)
+        }
+        let frame = #"b"\xff" * 6 + b"\x02" + b"\0" * 5 + b"\x88\xb5" + b"\0" * 46"#
+        try container.exec(["python3", "-c", "import socket\nwith socket.socket(socket.AF_PACKET, socket.SOCK_RAW) as s:\n"
+                            + "    for _ in range(7): s.sendto(\(frame), (\"c0\", 0))\n"])
+        let sent = try container.sysfsCounter("c0", "tx_bytes")
+        try container.ip("link", "delete", "c0")
+        var own: [LinkEvent] = []
+        var peers: [(nsid: Int32, event: LinkEvent, after: Int)] = []
+        let deadline = monotonicMilliseconds() + 10_000
+        while !own.contains(where: { if case .deleted(let link) = $0 { link.name == "h0" } else { false } }),
+              monotonicMilliseconds() < deadline {
+            let batch = try events.readEvents()
+            peers += batch.peerEvents.map { ($0.nsid, $0.event, $0.after + own.count) }
+            own += batch.events
+        }
+        #expect(own.allSatisfy { $0.link.name == "h0" }, "only the own namespace's links: \(own.map(\.link.name))")
+        let hostDeleted = try #require(own.firstIndex { if case .deleted = $0 { true } else { false } })
+        let peerDeleted = try #require(peers.first { if case .deleted(let link) = $0.event { link.name == "c0" } else { false } })
+        #expect(peerDeleted.nsid == nsid)
+        #expect(peerDeleted.after <= hostDeleted, "the container's end is deleted first")
+        #expect(peerDeleted.event.link.counters?.txBytes == sent, "its own counters, to the last frame")
+        #expect(own[hostDeleted].link.counters?.rxBytes == 0, "the host's end reads the peer's tx, gone by then")
     }
 
     @Test("leaving a bridge is a change, not a deletion (AF_BRIDGE RTM_DELLINK is filtered)")

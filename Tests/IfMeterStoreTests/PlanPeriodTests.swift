@@ -57,6 +57,17 @@ struct PlanPeriodTests {
 
 @Suite("Plan config values")
 struct PlanValueTests {
+    @Test("a plan may name containers' subjects and globs of them; other names keep their rules")
+    func containerSelectors() throws {
+        let web = try Plan.Selector(parsing: "container:web*")
+        #expect(web.matches("container:web-1", interfaceClass: "virtual"))
+        #expect(!web.matches("web-1", interfaceClass: "virtual"))
+        #expect(try Plan.Selector(parsing: "netns:blue").matches("netns:blue", interfaceClass: nil))
+        for bad in ["container:", "eth0:1", "a/b", "container:a b"] {
+            #expect(throws: PlanError.self) { try Plan.Selector(parsing: bad) }
+        }
+    }
+
     @Test("limits, thresholds and periods as the config writes them; the rest is an error that says why")
     func values() throws {
         #expect(try Plan.limit(parsing: "20G") == 20 << 30)
