@@ -175,6 +175,7 @@ public struct DaemonConfig: Hashable, Sendable {
         case "retention_month": retention.months = try Self.optionalCount(value, key: key, in: 1...1200)
         case "retention_year": retention.years = try Self.optionalCount(value, key: key, in: 1...100)
         case "retention_events": retention.events = try Self.optionalSeconds(value, key: key)
+        case "retention_owners": retention.owners = try Self.optionalSeconds(value, key: key)
         case "log_max_size": logMaxSize = try Self.size(value, key: key, in: 4096...(1 << 40))
         case "log_files": logFiles = try Self.integer(value, key: key, in: 0...1000)
         case "socket_mode":

@@ -154,6 +154,10 @@ extension Daemon {
     func save() {
         guard let metering else { return }
         let batch = metering.service.beginSave(at: SystemClock.now().wall)
+        // Containers gone longer than retention_owners go with this save, a hundred at a time.
+        let expired = config.retention.owners.map {
+            metering.service.absentOwners(lastSeenBefore: batch.at - Double($0), limit: Self.ownersForgottenPerSave)
+        } ?? []
         metering.worker.run({ store -> (SaveBatch, StoreError?, StoreError?, Double) in
             var batch = batch
             let started = Stopwatch()
@@ -165,6 +169,7 @@ extension Daemon {
             }
             do throws(StoreError) {
                 _ = try store.prune(now: Int64(batch.at))
+                for name in expired { try store.forget(name) }
             } catch {
                 return (batch, nil, error, started.seconds)
             }
@@ -173,14 +178,24 @@ extension Daemon {
             _ = ifm_malloc_trim()
             return (batch, nil, nil, started.seconds)
         }, then: { [unowned self] (batch: SaveBatch, error: StoreError?, pruneError: StoreError?, seconds: Double) in
-            self.finishSave(batch, error: error, pruneError: pruneError, seconds: seconds, metering: metering)
+            self.finishSave(batch, error: error, pruneError: pruneError, seconds: seconds, expired: expired, metering: metering)
         })
     }
 
+    /// A churn of thousands of containers is forgotten over several saves, none of them long.
+    static let ownersForgottenPerSave = 100
+
     private func finishSave(_ batch: SaveBatch, error: StoreError?, pruneError: StoreError?, seconds: Double,
-                            metering: Metering) {
+                            expired: [String], metering: Metering) {
         saveDurations.observe(seconds)
         let outcome = metering.service.finishSave(batch, error: error)
+        if error == nil, pruneError == nil {
+            for name in expired { _ = metering.service.forget(name, at: batch.at) }
+            if !expired.isEmpty {
+                Diagnostics.notice("forgot \(expired.count) container(s) and namespace(s) gone longer than retention_owners: "
+                    + expired.prefix(5).joined(separator: ", ") + (expired.count > 5 ? ", …" : ""))
+            }
+        }
         refreshExpositions()
         if let error = outcome.error {
             if outcome.previousError != error {

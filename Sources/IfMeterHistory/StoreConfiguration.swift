@@ -11,6 +11,9 @@ public struct Retention: Hashable, Sendable {
     public var years: Int?
     /// Seconds of events kept; nil keeps forever.
     public var events: Int64?
+    /// Seconds a container's or namespace's subject (docs/NAMESPACES.md) stays after it was last
+    /// seen, with all its history; nil keeps it forever.
+    public var owners: Int64?
 
     public init() {}
 }

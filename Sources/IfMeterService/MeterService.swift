@@ -331,6 +331,13 @@ public struct MeterService: Sendable {
         plans.historyRewritten()
     }
 
+    /// Containers' and namespaces' subjects absent since before `cutoff` (`retention_owners`),
+    /// at most `limit` of them, oldest first: what the daemon forgets at its next save.
+    public func absentOwners(lastSeenBefore cutoff: Double, limit: Int) -> [String] {
+        history.values.filter { $0.lastSeen < cutoff && SubjectName.owner(of: $0.name) != nil }
+            .sorted { ($0.lastSeen, $0.name) < ($1.lastSeen, $1.name) }.prefix(limit).map(\.name)
+    }
+
     /// Forgets `name`'s history once the store deleted it (at `wall`); false when it was never
     /// seen. A name no link has is then unknown, as if never seen.
     public mutating func forget(_ name: String, at wall: Double) -> Bool {

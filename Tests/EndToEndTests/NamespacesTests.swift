@@ -118,4 +118,80 @@ final class NamespacesTests {
         #expect(host0.rx >= 30 * 100)
         #expect(box.int("rx_bytes") == host0.rx && box.int("tx_bytes") == host0.tx, "\(box) vs \(host0)")
     }
+
+    /// The daemon's anonymous memory (`Pss_Anon` of smaps_rollup), in bytes.
+    func anonymousMemory() throws -> Int {
+        let rollup = try String(contentsOfFile: "/proc/\(daemon.pid)/smaps_rollup", encoding: .utf8)
+        let line = try #require(rollup.split(separator: "\n").first { $0.hasPrefix("Pss_Anon:") })
+        return try #require(Int(line.split(separator: " ").dropFirst().first ?? "")) * 1024
+    }
+
+    @Test("1000 namespaces churned: 1000 subjects in the store and no veth names, no series of absent ones in /metrics, memory within the stated bound")
+    func churn() throws {
+        try daemon.start()
+        _ = try interfaces()
+        let before = try anonymousMemory()
+        let prefix = "ifmt-\(getpid())-churn"
+        var subjects: Set<String> = []
+        defer { _ = try? Command.run(["sh", "-c", "ip netns list | cut -d' ' -f1 | grep '^\(prefix)' | sed 's/^/netns delete /' | ip -batch -"]) }
+        for round in 0..<10 {
+            let names = (0..<100).map { "\(prefix)\(round * 100 + $0)" }
+            try Command.check(["ip", "-batch", "-"], stdin: names.map { "netns add \($0)\n" }.joined())
+            try host.ipBatch(names.enumerated().map { "link add hc\(round * 100 + $0.offset) type veth peer name eth0 netns \($0.element)" })
+            let present = try interfaces()
+            for name in names {
+                #expect(present["netns:\(name)"]?["operstate"] != nil, "netns:\(name) not attributed within one sample")
+            }
+            try Command.check(["ip", "-batch", "-"], stdin: names.map { "netns delete \($0)\n" }.joined())
+            for name in names { subjects.insert("netns:\(name)") }
+            let deadline = Date().addingTimeInterval(120)
+            while try interfaces().filter({ subjects.contains($0.key) && $0.value["operstate"] as? String != "absent" }).count > 0 {
+                guard Date() < deadline else { throw CancellationError() }
+                usleep(50_000)
+            }
+        }
+        let owners = try request(#"{"v":1,"cmd":"query","select":"owners"}"#)
+        let names = Set((owners["subjects"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String })
+        #expect(names == subjects, "\(names.count) subjects in the store for \(subjects.count) namespaces")
+        let every = try request(#"{"v":1,"cmd":"query","select":"every"}"#)
+        let veths = (every["subjects"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }.filter { $0.hasPrefix("hc") }
+        #expect(veths.isEmpty, "veth names kept as histories of their own: \(veths.prefix(5))")
+        let metrics = try Command.run([CLIBinary.path, "--socket", daemon.socket, "metrics"]).stdout
+        #expect(!metrics.contains("netns=\"\(prefix)"), "absent namespaces' series stay past metrics_keep_absent = 0")
+        // The stated bound (docs/NAMESPACES.md): an absent subject costs the daemon under 3 KiB
+        // (its record, total and first sight, and what the allocator keeps around them).
+        let grown = try anonymousMemory() - before
+        #expect(grown < 1000 * 3072, "anonymous memory grew \(grown) bytes for 1000 absent subjects")
+    }
+
+    @Test("retention_owners: a namespace gone longer than it is forgotten at a save, history and all; one present stays")
+    func ownerRetention() throws {
+        let namespace = try NetworkNamespace()
+        let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\nsave_interval = 1\nretention_owners = 1\n")
+        defer { daemon.stop(SIGKILL) }
+        try daemon.start()
+        let gone = try NetworkNamespace()
+        let stays = try NetworkNamespace()
+        try namespace.ip("link", "add", "hg", "type", "veth", "peer", "name", "eth0", "netns", gone.name)
+        try namespace.ip("link", "add", "hs", "type", "veth", "peer", "name", "eth0", "netns", stays.name)
+        func owners() throws -> Set<String> {
+            _ = try daemon.client().request(#"{"v":1,"cmd":"sample"}"#)
+            let reply = try daemon.client().request(#"{"v":1,"cmd":"query","select":"owners"}"#)
+            return Set((reply[path: "result.subjects"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String })
+        }
+        #expect(try owners() == ["netns:\(gone.name)", "netns:\(stays.name)"])
+        gone.delete()
+        let deadline = Date().addingTimeInterval(60)
+        while try owners().contains("netns:\(gone.name)") {
+            guard Date() < deadline else {
+                Issue.record("netns:\(gone.name) not forgotten within 60 s")
+                return
+            }
+            usleep(50_000)
+        }
+        #expect(try owners() == ["netns:\(stays.name)"])
+        let usage = try daemon.client().request(#"{"v":1,"cmd":"usage","interface":"netns:\#(gone.name)","period":"total"}"#)
+        #expect(usage[path: "error.code"] as? String == "unknown_interface", "\(usage)")
+        #expect(daemon.stderrText.contains("gone longer than retention_owners"))
+    }
 }
