@@ -246,7 +246,7 @@ final class Daemon {
                 let own = try LinkFeed(eventSocket: passed.linkEvents)
                 own.annotate = LinkFeed.reading(SysfsReader(root: options.sysfsRoot))
                 feeds = LinkFeeds([own])
-                owners = config.attributeOwners ? try OwnerDirectory() : nil
+                owners = config.attributeOwners != nil ? try OwnerDirectory() : nil
                 if owners != nil {
                     do {
                         try own.events.listenToPeers()
@@ -260,7 +260,7 @@ final class Daemon {
                 throw DaemonError(error)
             }
             let now = SystemClock.now()
-            var attribution = Attribution(graceSeconds: Double(config.ownerGrace))
+            var attribution = Attribution(scope: config.attributeOwners ?? .containers, graceSeconds: Double(config.ownerGrace))
             if let owners {
                 dump.links = attribution.start(dump.links, at: now.wall) { owners.lookUp($0, hostNames: $1) }
             }

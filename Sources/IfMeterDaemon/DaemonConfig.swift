@@ -3,6 +3,7 @@ import IfMeterPlatform
 import IfMeterServer
 import IfMeterCore
 import IfMeterHistory
+import IfMeterOwners
 import IfMeterService
 import IfMeterStore
 #if canImport(Glibc)
@@ -48,8 +49,9 @@ public struct DaemonConfig: Hashable, Sendable {
     public var idleTimeout: UInt64 = 300
     /// Data plans the daemon keeps watch over (docs/PLANS.md), in the order first named.
     public var plans: [Plan] = []
-    /// Count a host-side veth as its container's or namespace's (docs/NAMESPACES.md).
-    public var attributeOwners = true
+    /// Which host-side veths count as their container's or namespace's (docs/NAMESPACES.md);
+    /// nil: none.
+    public var attributeOwners: Attribution.Scope? = .containers
     /// Seconds a link into a namespace its runtime is still setting up waits to be named.
     public var ownerGrace: UInt64 = 10
 
@@ -198,10 +200,12 @@ public struct DaemonConfig: Hashable, Sendable {
                 throw ValueError("metrics_listen: \(error)")
             }
         case "attribute_owners":
-            switch value {
-            case "yes", "true", "on": attributeOwners = true
-            case "no", "false", "off": attributeOwners = false
-            default: throw ValueError("attribute_owners: expected yes or no, got \"\(value)\"")
+            if value == "no" {
+                attributeOwners = nil
+            } else if let scope = Attribution.Scope(rawValue: value) {
+                attributeOwners = scope
+            } else {
+                throw ValueError("attribute_owners: expected containers, all or no, got \"\(value)\"")
             }
         case "owner_grace": ownerGrace = UInt64(try Self.seconds(value, key: key, in: 0...3600))
         case "metrics_keep_absent": metricsKeepAbsent = UInt64(try Self.seconds(value, key: key, in: 0...(100 * 366 * 86400)))

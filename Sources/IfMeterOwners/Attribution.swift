@@ -35,6 +35,18 @@ public struct Attribution: Sendable {
         public func hash(into hasher: inout Hasher) { hasher.combine(link) }
     }
 
+    /// Which owners a link is counted as.
+    public enum Scope: String, Hashable, Sendable, CaseIterable {
+        /// Containers and machines (Podman, Docker, nspawn), and the namespaces their runtimes
+        /// bound but have not named: their host-side links have names nobody chose, which the
+        /// runtimes give to the next container. A link into a namespace someone named (`ip netns
+        /// add vpn`, a service's) keeps the name its admin gave it.
+        case containers
+        /// Every owner found: bound namespaces and those only processes hold too.
+        case all
+    }
+
+    public var scope: Scope
     /// How long a link into a namespace its runtime is still setting up waits for the runtime
     /// to say whose it is.
     public var graceSeconds: Double
@@ -55,7 +67,8 @@ public struct Attribution: Sendable {
         var ifindex: Int32
     }
 
-    public init(graceSeconds: Double = 10) {
+    public init(scope: Scope = .containers, graceSeconds: Double = 10) {
+        self.scope = scope
         self.graceSeconds = graceSeconds
     }
 
@@ -223,8 +236,10 @@ public struct Attribution: Sendable {
     /// Settles a waiting link by a look's finding; nil when it goes on waiting.
     private mutating func resolve(_ link: Link, key: LinkKey, _ lookup: OwnerLookup, expired: Bool) -> Link? {
         switch lookup {
-        case .found(let owner):
+        case .found(let owner) where scope == .all || owner.kind.isContainer:
             attribute(link, to: owner, nsid: link.peerNamespaceID!)
+        case .found:
+            set(key, .plain)
         case .starting(let fallback):
             guard expired else { return nil }
             if let fallback {

@@ -11,7 +11,7 @@ final class NamespacesTests {
 
     init() throws {
         host = try NetworkNamespace()
-        daemon = try DaemonProcess(namespace: host, config: "interval = 3600\nmetrics_keep_absent = 0\n")
+        daemon = try DaemonProcess(namespace: host, config: "interval = 3600\nmetrics_keep_absent = 0\nattribute_owners = all\n")
     }
 
     deinit {
@@ -167,7 +167,7 @@ final class NamespacesTests {
     @Test("retention_owners: a namespace gone longer than it is forgotten at a save, history and all; one present stays")
     func ownerRetention() throws {
         let namespace = try NetworkNamespace()
-        let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\nsave_interval = 1\nretention_owners = 1\n")
+        let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\nsave_interval = 1\nretention_owners = 1\nattribute_owners = all\n")
         defer { daemon.stop(SIGKILL) }
         try daemon.start()
         let gone = try NetworkNamespace()

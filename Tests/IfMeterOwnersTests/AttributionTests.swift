@@ -25,7 +25,7 @@ struct AttributionTests {
 
     @Test("a link whose owner is found: named by its subject, its counters turned round, and its readings too")
     func foundAtOnce() {
-        var attribution = Attribution()
+        var attribution = Attribution(scope: .all)
         #expect(Self.shown(attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3, rx: 10, tx: 20)))], at: 100)).isEmpty)
         #expect(attribution.unsettled.nsids == [3])
         let settled = Self.shown(attribution.settle([3: .found(Self.web)], at: 100))
@@ -39,7 +39,7 @@ struct AttributionTests {
 
     @Test("a namespace its runtime is still setting up: withheld with its latest counters, then counted from them")
     func waitsWhileStarting() {
-        var attribution = Attribution(graceSeconds: 10)
+        var attribution = Attribution(scope: .all, graceSeconds: 10)
         _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3)))], at: 100)
         #expect(attribution.apply(readings: [Self.reading(7, rx: 40, tx: 50)]).isEmpty)
         #expect(attribution.settle([3: .starting(fallback: FoundOwner(.netns, name: "netns-x", id: "9"))], at: 101).isEmpty)
@@ -51,7 +51,7 @@ struct AttributionTests {
 
     @Test("past the grace period a starting namespace takes its fallback name, or none")
     func graceExpires() {
-        var attribution = Attribution(graceSeconds: 10)
+        var attribution = Attribution(scope: .all, graceSeconds: 10)
         _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3))),
                                .event(.newOrChanged(Self.veth(8, "veth1", nsid: 4)))], at: 100)
         let lookups: [Int32: OwnerLookup] = [3: .starting(fallback: FoundOwner(.netns, name: "netns-x", id: "9")),
@@ -64,7 +64,7 @@ struct AttributionTests {
 
     @Test("a namespace nobody can see is counted as a plain link from then on, unchanged")
     func unknownIsPlain() {
-        var attribution = Attribution()
+        var attribution = Attribution(scope: .all)
         _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3, rx: 1, tx: 2)))], at: 100)
         #expect(Self.shown(attribution.settle([3: .unknown], at: 100)).map(\.name) == ["veth0"])
         #expect(Self.shown(attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3, rx: 1, tx: 2)))], at: 101))
@@ -75,7 +75,7 @@ struct AttributionTests {
 
     @Test("a link deleted while it waits is settled at the next look: seen, then deleted, under its owner")
     func deletedWhileWaiting() {
-        var attribution = Attribution()
+        var attribution = Attribution(scope: .all)
         _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3, rx: 5, tx: 6)))], at: 100)
         #expect(attribution.apply([.event(.deleted(Self.veth(7, "veth0", nsid: 3, rx: 0, tx: 9)))], at: 100).isEmpty)
         let settled = attribution.settle([3: .found(Self.web)], at: 100)
@@ -91,7 +91,7 @@ struct AttributionTests {
 
     @Test("a second link into the same container is a subject of its own, named by its peer's ifindex")
     func secondLinkOfOneOwner() {
-        var attribution = Attribution()
+        var attribution = Attribution(scope: .all)
         _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3, peer: 2))),
                                .event(.newOrChanged(Self.veth(8, "veth1", nsid: 3, peer: 3)))], at: 100)
         let settled = Self.shown(attribution.settle([3: .found(Self.web)], at: 100))
@@ -103,7 +103,7 @@ struct AttributionTests {
 
     @Test("a rename of the host side keeps the subject and changes the alias")
     func renamedHostSide() {
-        var attribution = Attribution()
+        var attribution = Attribution(scope: .all)
         _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3)))], at: 100)
         _ = attribution.settle([3: .found(Self.web)], at: 100)
         let renamed = Self.shown(attribution.apply([.event(.newOrChanged(Self.veth(7, "web-host", nsid: 3)))], at: 101))
@@ -113,7 +113,7 @@ struct AttributionTests {
 
     @Test("at start every host-side link is looked up at once; one whose owner is not found yet is plain")
     func startLooksUpAtOnce() {
-        var attribution = Attribution()
+        var attribution = Attribution(scope: .all)
         var asked: Set<Int32> = []
         let links = attribution.start([Self.veth(7, "veth0", nsid: 3), Self.veth(8, "veth1", nsid: 4),
                                        Link(ifindex: 1, name: "lo", arpType: 772)], at: 100) { nsids, _ in
@@ -127,7 +127,7 @@ struct AttributionTests {
 
     @Test("a resync forgets links missing from the dump, so their nsid's owner is looked up afresh")
     func resyncForgets() {
-        var attribution = Attribution()
+        var attribution = Attribution(scope: .all)
         _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3)))], at: 100)
         _ = attribution.settle([3: .found(Self.web)], at: 100)
         let after = attribution.apply([.resync(links: [Self.veth(9, "veth0", nsid: 3)], unparseable: 0)], at: 101)
@@ -142,7 +142,7 @@ struct AttributionTests {
     /// deltas are its own counters, turned round, summed over its lifetimes.
     @Test("through the meter: a veth name reused by another container counts for the new one; a restart continues the old one")
     func reuseThroughTheMeter() {
-        var attribution = Attribution()
+        var attribution = Attribution(scope: .all)
         var meter = Meter(bootID: "boot")
         var totals: [String: Traffic] = [:]
         var second: UInt64 = 0
@@ -174,5 +174,19 @@ struct AttributionTests {
         #expect(totals["container:db"] == Traffic(rxBytes: 80, txBytes: 8))
         #expect(totals["container:c"] == Traffic(rxBytes: 40, txBytes: 4))
         #expect(totals["veth0"] == nil && totals["veth1"] == nil && totals["veth2"] == nil)
+    }
+
+    @Test("by default only containers: a namespace someone named keeps its link's own name, a runtime's unnamed one does not")
+    func containersScope() {
+        var attribution = Attribution(scope: .containers)
+        _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth-vpn", nsid: 3))),
+                               .event(.newOrChanged(Self.veth(8, "veth0", nsid: 4))),
+                               .event(.newOrChanged(Self.veth(9, "veth1", nsid: 5)))], at: 100)
+        let lookups: [Int32: OwnerLookup] = [3: .found(FoundOwner(.netns, name: "vpn", id: "1")),
+                                             4: .found(Self.web),
+                                             5: .starting(fallback: FoundOwner(.netns, name: "netns-x", id: "2"))]
+        #expect(Self.shown(attribution.settle(lookups, at: 100)).map(\.name) == ["veth-vpn", "container:web"])
+        #expect(Self.shown(attribution.settle(lookups, at: 110)).map(\.name) == ["netns:netns-x"])
+        #expect(attribution.isSettled)
     }
 }
