@@ -67,18 +67,23 @@ final class Daemon {
         }
 
         /// What the feeds read, as the meter should see it: attributed links renamed and turned
-        /// round, waiting ones left out; with `settling`, a look for the owners of those
-        /// waiting, and what it settled after the events.
-        func attributed(_ events: [LinkObservation], _ readings: [CounterReading]?, at wall: Double, settling: Bool)
-            -> (events: [LinkObservation], readings: [CounterReading]?) {
-            guard let owners else { return (events, readings) }
+        /// round, waiting ones left out; then what `lookups` settles (the owners of the links
+        /// that waited when the look began), after the events.
+        func attributed(_ events: [LinkObservation], _ readings: [CounterReading]?, at wall: Double,
+                        lookups: [Int32: OwnerLookup]? = nil) -> (events: [LinkObservation], readings: [CounterReading]?) {
+            guard owners != nil else { return (events, readings) }
             var events = attribution.apply(events, at: wall)
             let readings = readings.map { attribution.apply(readings: $0) }
-            if settling, !attribution.isSettled {
-                let (nsids, names) = attribution.unsettled
-                events += attribution.settle(owners.lookUp(nsids, hostNames: names), at: wall)
-            }
+            if let lookups { events += attribution.settle(lookups, at: wall) }
             return (events, readings)
+        }
+
+        /// The look a sample takes for the links waiting now, to run wherever the sample's dump
+        /// runs; nil when none waits.
+        func look() -> (@Sendable () -> [Int32: OwnerLookup])? {
+            guard let owners, !attribution.isSettled else { return nil }
+            let (nsids, names) = attribution.unsettled
+            return { owners.lookUp(nsids, hostNames: names) }
         }
     }
 

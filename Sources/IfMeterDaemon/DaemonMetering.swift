@@ -38,7 +38,13 @@ extension Daemon {
         }
         metering.sampling = [done]
         for source in metering.linkEvents { source.setEnabled(false) }
-        metering.dumper.run({ feeds in Result { () throws(KernelError) in try feeds.dumpCounters() } }, then: { [unowned self] result in
+        // This sample's events first, so the look (a few milliseconds at hundreds of
+        // containers) covers the links they added; it runs beside the dump, off the loop.
+        let attributedEvents = metering.attributed(events, nil, at: now.wall).events
+        let look = metering.look()
+        metering.dumper.run({ feeds in
+            (Result { () throws(KernelError) in try feeds.dumpCounters() }, look?())
+        }, then: { [unowned self] (result: Result<[CounterReading], KernelError>, lookups: [Int32: OwnerLookup]?) in
             for source in metering.linkEvents { source.setEnabled(true) }
             let readings: [CounterReading]?
             do {
@@ -47,8 +53,9 @@ extension Daemon {
                 Diagnostics.error("sample failed: \(error)")
                 readings = nil
             }
-            let seen = metering.attributed(events, readings, at: now.wall, settling: true)
-            self.act(on: metering.service.ingest(linkEvents: seen.events, readings: seen.readings, at: now))
+            let seen = metering.attributed([], readings, at: now.wall, lookups: lookups)
+            let linkEvents = attributedEvents + seen.events
+            self.act(on: metering.service.ingest(linkEvents: linkEvents, readings: seen.readings, at: now))
             self.sampleDurations.observe(started.seconds)
             self.broadcastRates()
             let waiting = metering.sampling ?? []
@@ -68,8 +75,10 @@ extension Daemon {
         do {
             let now = SystemClock.now()
             let read = try metering.feeds.sample()
-            let seen = metering.attributed(read.linkEvents, read.readings, at: now.wall, settling: true)
-            act(on: metering.service.ingest(linkEvents: seen.events, readings: seen.readings, at: now))
+            let applied = metering.attributed(read.linkEvents, read.readings, at: now.wall)
+            let seen = metering.attributed([], nil, at: now.wall, lookups: metering.look()?())
+            let linkEvents = applied.events + seen.events
+            act(on: metering.service.ingest(linkEvents: linkEvents, readings: applied.readings, at: now))
         } catch {
             Diagnostics.error("sample failed: \(error)")
         }
@@ -80,7 +89,7 @@ extension Daemon {
         guard let metering else { return }
         do {
             let now = SystemClock.now()
-            let seen = metering.attributed(try feed.readEvents(), nil, at: now.wall, settling: false)
+            let seen = metering.attributed(try feed.readEvents(), nil, at: now.wall)
             let ingested = metering.service.ingest(linkEvents: seen.events, at: now)
             act(on: ingested)
             if ingested.wantsSave { save() }

@@ -162,26 +162,33 @@ public struct Attribution: Sendable {
 
     /// Takes a look's findings: a waiting link whose owner was found is attributed; one still
     /// being set up waits until ``graceSeconds`` have passed since it was seen (or, with
-    /// `final`, not at all), then takes the fallback; one nobody could find is plain. Returns
-    /// what the meter should now see: each settled link as it is now, and each departed one's
-    /// last sight and deletion.
+    /// `final`, not at all), then takes the fallback; one nobody could find is plain. A link
+    /// whose nsid the look did not cover (it began waiting after the look did) waits for the
+    /// next, unless `final`. Returns what the meter should now see: each settled link as it is
+    /// now, and each departed one's last sight and deletion.
     public mutating func settle(_ lookups: [Int32: OwnerLookup], at wall: Double, final: Bool = false) -> [LinkObservation] {
         var output: [LinkObservation] = []
         let waiting = entries.compactMap { key, entry -> (key: LinkKey, link: Link, since: Double)? in
             if case .waiting(let link, let since) = entry { (key, link, since) } else { nil }
         }.sorted { $0.key < $1.key }
         for (key, link, since) in waiting {
+            guard let lookup = lookups[link.peerNamespaceID ?? -1] ?? (final ? .unknown : nil) else { continue }
             let expired = final || wall - since >= graceSeconds
-            guard let shown = resolve(link, key: key, lookups[link.peerNamespaceID ?? -1] ?? .unknown, expired: expired) else { continue }
+            guard let shown = resolve(link, key: key, lookup, expired: expired) else { continue }
             output.append(.event(.newOrChanged(shown)))
         }
-        for (last, final) in departed {
-            let shown = resolve(last, key: last.key, lookups[last.peerNamespaceID ?? -1] ?? .unknown, expired: true)!
+        var later: [(last: Link, final: Link)] = []
+        for (last, gone) in departed {
+            guard let lookup = lookups[last.peerNamespaceID ?? -1] ?? (final ? .unknown : nil) else {
+                later.append((last, gone))
+                continue
+            }
+            let shown = resolve(last, key: last.key, lookup, expired: true)!
             output.append(.event(.newOrChanged(shown)))
-            output.append(.event(.deleted(rewritten(final))))
+            output.append(.event(.deleted(rewritten(gone))))
             remove(last.key)
         }
-        departed = []
+        departed = later
         return output
     }
 

@@ -52,7 +52,10 @@ public enum OwnerLookup: Hashable, Sendable {
 /// Podman's and Docker's state, `ve-NAME` for systemd-nspawn, bound names, and the namespaces of
 /// running processes. Reads files and asks the kernel; keeps only what a runtime never rewrites
 /// (a container's namespace path, by container id) from one look to the next.
-public final class OwnerDirectory {
+///
+/// Used by one thread at a time: the kernel's, beside a sample's counters dump, and the loop's
+/// when no dump is out (the start, the last sample) — hence `@unchecked Sendable`.
+public final class OwnerDirectory: @unchecked Sendable {
     public let paths: OwnerPaths
     private let socket: NetlinkSocket
     /// Podman: each container's network namespace path, by id, from its spec (written once).

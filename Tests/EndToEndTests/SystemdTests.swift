@@ -182,7 +182,8 @@ struct SystemdContainerTests {
         for check in ["ok: ifmeterd.service active", "with a seccomp filter, no new privileges, no capabilities but CAP_DAC_READ_SEARCH CAP_NET_BROADCAST",
                       "\"ready\":true", "ok: link events from systemd's socket", "during a 3 s SIGSTOP: all counted exactly",
                       "ok: reload", "ok: /metrics on systemd's socket", "ok: a scrape with the service stopped starts it",
-                      "ok: no restarts, no refused system calls", "ok: clean stop"] {
+                      "ok: no restarts, no refused system calls", "ok: the link-event socket hears every namespace with an nsid",
+                      "ok: clean stop"] {
             #expect(result.stdout.contains(check), "missing: \(check)")
         }
     }

@@ -189,4 +189,18 @@ struct AttributionTests {
         #expect(Self.shown(attribution.settle(lookups, at: 110)).map(\.name) == ["netns:netns-x"])
         #expect(attribution.isSettled)
     }
+
+    @Test("a look that did not cover a link (it began waiting after the look began) leaves it waiting")
+    func lookNotCovering() {
+        var attribution = Attribution(scope: .all)
+        _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3)))], at: 100)
+        _ = attribution.apply([.event(.deleted(Self.veth(8, "veth1", nsid: 4)))], at: 100)
+        _ = attribution.apply([.event(.newOrChanged(Self.veth(9, "veth2", nsid: 5))),
+                               .event(.deleted(Self.veth(9, "veth2", nsid: 5)))], at: 100)
+        #expect(attribution.settle([:], at: 200).isEmpty)
+        #expect(attribution.unsettled.nsids == [3, 5])
+        #expect(Self.shown(attribution.settle([3: .found(Self.web), 5: .found(Self.db)], at: 200)).map(\.name)
+                == ["container:web", "container:db"])
+        #expect(attribution.isSettled)
+    }
 }
