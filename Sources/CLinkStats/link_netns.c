@@ -4,6 +4,7 @@
 #include "link_shared.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <linux/net_namespace.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -63,4 +64,9 @@ int ifm_nl_netns_id(ifm_nl *nl, int netns_fd) {
         int result = ifm_parse_netns_id(nl->buf, (size_t)n, seq);
         if (result != -EAGAIN) return result;
     }
+}
+
+int ifm_enter_netns(int netns_fd) {
+    /* Only the calling thread moves: sockets it opens belong to that namespace for good. */
+    return setns(netns_fd, CLONE_NEWNET) == 0 ? 0 : -errno;
 }

@@ -250,7 +250,7 @@ final class Daemon {
                 bootID = try SystemClock.bootID()
                 let own = try LinkFeed(eventSocket: passed.linkEvents)
                 own.annotate = LinkFeed.reading(SysfsReader(root: options.sysfsRoot))
-                feeds = LinkFeeds([own])
+                feeds = LinkFeeds([own] + Self.insideFeeds(config.meterInside))
                 owners = config.attributeOwners != nil ? try OwnerDirectory() : nil
                 if owners != nil {
                     do {
@@ -290,6 +290,22 @@ final class Daemon {
             Diagnostics.error(error.description)
             server.shutdown()
             loop.exit(error.exitStatus)
+        }
+    }
+
+    /// A feed for each namespace `meter_inside` names, numbered from 1 in the order named; one
+    /// that cannot be joined (no such namespace, no `CAP_SYS_ADMIN`) is said and left out, and
+    /// the rest is metered as before.
+    static func insideFeeds(_ names: [String]) -> [LinkFeed] {
+        names.enumerated().compactMap { index, name in
+            do {
+                return try LinkFeed.inside(namespaceFile: "/run/netns/\(name)", namespace: NamespaceID(rawValue: UInt32(index + 1)),
+                                           prefix: SubjectName.owned(.netns, name) + "/")
+            } catch {
+                Diagnostics.error("meter_inside: \(error); namespace \(name) is not metered (docs/NAMESPACES.md: "
+                    + "under systemd it needs docs/examples/meter-inside.conf)")
+                return nil
+            }
         }
     }
 

@@ -54,6 +54,9 @@ public struct DaemonConfig: Hashable, Sendable {
     public var attributeOwners: Attribution.Scope? = .containers
     /// Seconds a link into a namespace its runtime is still setting up waits to be named.
     public var ownerGrace: UInt64 = 10
+    /// Bound namespaces (`/run/netns/NAME`) metered from inside, their links `netns:NAME/IFACE`
+    /// (docs/NAMESPACES.md; needs docs/examples/meter-inside.conf under systemd).
+    public var meterInside: [String] = []
 
     public init() {}
 
@@ -207,6 +210,13 @@ public struct DaemonConfig: Hashable, Sendable {
             } else {
                 throw ValueError("attribute_owners: expected containers, all or no, got \"\(value)\"")
             }
+        case "meter_inside":
+            let names = value.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
+            for name in names where !OwnerName.isAcceptable(name) {
+                throw ValueError("meter_inside: \"\(name)\" is not a namespace name (letters, digits, _ . - @)")
+            }
+            guard names.count <= 64 else { throw ValueError("meter_inside: at most 64 namespaces, got \(names.count)") }
+            meterInside = names
         case "owner_grace": ownerGrace = UInt64(try Self.seconds(value, key: key, in: 0...3600))
         case "metrics_keep_absent": metricsKeepAbsent = UInt64(try Self.seconds(value, key: key, in: 0...(100 * 366 * 86400)))
         default: throw ValueError("unknown key \"\(key)\" (see docs/CONFIG.md)")

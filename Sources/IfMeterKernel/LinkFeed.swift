@@ -1,4 +1,8 @@
+import CLinkStats
 import IfMeterCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The kernel as a source of link observations and counter readings: a link event socket, a
 /// dump socket, and the sysfs facts read when a link is announced. It keeps no meter state;
@@ -13,12 +17,31 @@ public final class LinkFeed {
     /// Adds what netlink does not say (sysfs facts, link speed) to each link; runs on dumps and
     /// events, never per sample.
     public var annotate: (inout Link) -> Void = { _ in }
+    /// Put before every link's name: `netns:vpn/` for a namespace metered from inside, whose
+    /// links are subjects of their own (docs/NAMESPACES.md). Nil for the daemon's own.
+    public var namePrefix: String?
 
     /// Subscribes to link events first, so nothing that happens during the start dump is missed.
     public init(namespace: NamespaceID = .own, eventSocket: Int32? = nil) throws(KernelError) {
         self.namespace = namespace
         events = try LinkEventSocket(adopting: eventSocket)
         dumps = try NetlinkSocket()
+    }
+
+    /// A feed of the namespace bound at `path` (`/run/netns/vpn`): its sockets are made on a
+    /// thread that joined it, and stay there (needs `CAP_SYS_ADMIN`). Its links carry
+    /// `namespace` and are named `prefix` + their own name.
+    public static func inside(namespaceFile path: String, namespace: NamespaceID, prefix: String) throws(KernelError) -> LinkFeed {
+        let result = JoinedThread.run { () throws(KernelError) -> LinkFeed in
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw KernelError(call: "open \(path)", errno: errno) }
+            defer { close(fd) }
+            _ = try KernelError.check(ifm_enter_netns(fd), "setns into \(path)")
+            return try LinkFeed(namespace: namespace)
+        }
+        let feed = try result.get()
+        feed.namePrefix = prefix
+        return feed
     }
 
     /// Annotates `link` with what sysfs says about it now.
@@ -80,11 +103,11 @@ public final class LinkFeed {
         var observations: [LinkObservation] = batch.events.map { event in
             switch event {
             case .newOrChanged(var link):
-                link.namespace = namespace
+                stamp(&link)
                 annotate(&link)
                 return .event(.newOrChanged(link))
             case .deleted(var link):
-                link.namespace = namespace
+                stamp(&link)
                 return .event(.deleted(link))
             }
         }
@@ -103,9 +126,52 @@ public final class LinkFeed {
     private func annotated(_ links: consuming [Link]) -> [Link] {
         var links = links
         for index in links.indices {
-            links[index].namespace = namespace
+            stamp(&links[index])
             annotate(&links[index])
         }
         return links
+    }
+
+    /// The feed's namespace, and its prefix on the name.
+    private func stamp(_ link: inout Link) {
+        link.namespace = namespace
+        if let namePrefix { link.name = namePrefix + link.name }
+    }
+}
+
+/// Runs a body on a fresh thread and waits for it: a thread that joins another namespace must
+/// not be one the daemon goes on using.
+enum JoinedThread {
+    static func run<T>(_ body: @escaping () throws(KernelError) -> T) -> Result<T, KernelError> {
+        let box = JoinedBox<T>(body)
+        var thread = pthread_t()
+        let unmanaged = Unmanaged.passRetained(box).toOpaque()
+        let created = pthread_create(&thread, nil, { context in
+            let runnable = Unmanaged<AnyObject>.fromOpaque(context!).takeRetainedValue() as! Runnable
+            runnable.runOnce()
+            return nil
+        }, unmanaged)
+        guard created == 0 else {
+            Unmanaged<JoinedBox<T>>.fromOpaque(unmanaged).release()
+            return .failure(KernelError(call: "pthread_create", errno: created))
+        }
+        pthread_join(thread, nil)
+        return box.result!
+    }
+}
+
+private protocol Runnable: AnyObject { func runOnce() }
+
+/// The body and its result, between the two threads (joined before the result is read).
+private final class JoinedBox<T>: Runnable, @unchecked Sendable {
+    var body: (() throws(KernelError) -> T)?
+    var result: Result<T, KernelError>?
+
+    init(_ body: @escaping () throws(KernelError) -> T) { self.body = body }
+
+    func runOnce() {
+        guard let body else { return }
+        result = Result { () throws(KernelError) -> T in try body() }
+        self.body = nil
     }
 }

@@ -160,7 +160,10 @@ public enum MetricsExposition {
             let (name, interfaceClass) = (interfaces[index].name, interfaces[index].interfaceClass)
             switch SubjectName.owner(of: name) {
             case (.container, let owner)?: return ExpositionWriter.labelSet(["interface": name, "class": interfaceClass, "container": owner])
-            case (.netns, let owner)?: return ExpositionWriter.labelSet(["interface": name, "class": interfaceClass, "netns": owner])
+            // `netns:vpn/tun0`, metered inside the namespace, is the namespace's too.
+            case (.netns, let owner)?:
+                return ExpositionWriter.labelSet(["interface": name, "class": interfaceClass,
+                                                  "netns": String(owner.prefix { $0 != "/" })])
             case nil: return ExpositionWriter.labelSet(["interface": name, "class": interfaceClass])
             }
         }

@@ -194,4 +194,41 @@ final class NamespacesTests {
         #expect(usage[path: "error.code"] as? String == "unknown_interface", "\(usage)")
         #expect(daemon.stderrText.contains("gone longer than retention_owners"))
     }
+
+    @Test("meter_inside: a tun inside a namespace is netns:NAME/IFACE, counted from inside, its deletion banked; the host's links as before")
+    func insideNamespace() throws {
+        let vpn = try NetworkNamespace()
+        let daemon = try DaemonProcess(namespace: host, config: "interval = 3600\nmeter_inside = \(vpn.name), no-such-namespace-here\n")
+        defer { daemon.stop(SIGKILL) }
+        try daemon.start()
+        #expect(daemon.stderrText.contains("namespace no-such-namespace-here is not metered"))
+        let tun = try vpn.inside { try TunDevice(name: "tunv0") }
+        func figures() throws -> [String: [String: Any]] {
+            _ = try daemon.client().request(#"{"v":1,"cmd":"sample"}"#)
+            let list = try daemon.client().request(#"{"v":1,"cmd":"interfaces"}"#)[path: "result.interfaces"] as? [[String: Any]] ?? []
+            return Dictionary(list.map { ($0["name"] as? String ?? "", $0) }) { first, _ in first }
+        }
+        let subject = "netns:\(vpn.name)/tunv0"
+        let seen = try figures()
+        var entry = try #require(seen[subject], "\(seen.keys.sorted())")
+        #expect(entry["class"] as? String == "tunnel" && entry["kind"] as? String == "tun")
+        #expect((entry["labels"] as? [String])?.contains("host-side-veth") == false)
+        #expect(seen["lo"] != nil, "the host's own links are metered as before")
+
+        // Traffic, then the tun deleted before the next sample: counted from its delete message.
+        try TunTraffic.push(through: tun, in: vpn, written: 12, writtenPayload: 500, read: 7, readPayload: 300)
+        let final = (rx: try vpn.sysfsCounter("tunv0", "rx_bytes"), tx: try vpn.sysfsCounter("tunv0", "tx_bytes"))
+        #expect(final.rx == 12 * 528 && final.tx == 7 * 328)
+        tun.close()
+        let deadline = Date().addingTimeInterval(60)
+        repeat {
+            entry = try figures()[subject] ?? [:]
+            if entry["operstate"] as? String == "absent" { break }
+            usleep(20_000)
+        } while Date() < deadline
+        #expect(entry["operstate"] as? String == "absent")
+        #expect(entry.int("rx_bytes") == final.rx && entry.int("tx_bytes") == final.tx, "deleted between samples: \(entry) vs \(final)")
+        let metrics = try Command.run([CLIBinary.path, "--socket", daemon.socket, "metrics"]).stdout
+        #expect(metrics.contains("ifmeter_interface_receive_bytes_total{interface=\"\(subject)\",class=\"tunnel\",netns=\"\(vpn.name)\"} \(final.rx)\n"))
+    }
 }

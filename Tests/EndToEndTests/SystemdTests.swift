@@ -78,6 +78,11 @@ struct SystemdTests {
             .write(toFile: service, atomically: true, encoding: .utf8)
         let unprivileged = try exposure(service)
         #expect(unprivileged <= (try recorded("Exposure score with no-container-names.conf: ")), "\(unprivileged)")
+        let inside = try String(contentsOfFile: Self.packageRoot + "/docs/examples/meter-inside.conf", encoding: .utf8)
+        try unit.replacingOccurrences(of: "[Install]", with: try #require(inside.components(separatedBy: "[Service]\n").last) + "\n[Install]")
+            .write(toFile: service, atomically: true, encoding: .utf8)
+        let joining = try exposure(service)
+        #expect(joining <= (try recorded("Exposure score with meter-inside.conf: ")), "\(joining)")
         withExtendedLifetime(destdir) {}
     }
 

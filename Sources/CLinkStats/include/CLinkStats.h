@@ -148,6 +148,10 @@ int ifm_parse_counters(const void *buf, size_t len, ifm_counters_array *out);
  * need no privilege. */
 int ifm_nl_netns_id(ifm_nl *nl, int netns_fd);
 
+/* Moves the calling thread into the network namespace `netns_fd` refers to (setns; needs
+ * CAP_SYS_ADMIN). 0 or -errno. */
+int ifm_enter_netns(int netns_fd);
+
 /* Reads the nsid from the reply to RTM_GETNSID request `seq` in `len` bytes; any bytes are safe
  * (the fuzzing entry to the parser ifm_nl_netns_id uses). Returns the nsid, -ENOENT when none is
  * assigned, -EAGAIN when the bytes hold no reply to `seq`, or -errno from the kernel's error. */
