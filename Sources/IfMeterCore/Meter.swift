@@ -216,6 +216,15 @@ public struct Meter: Sendable {
     ///   - replacing: an epoch of the same name on another ifindex closes for it.
     ///   - whileDown: decided at daemon start, about what happened while it was down.
     private func newEpoch(of link: Link, replacing: Bool, whileDown: Bool) -> (kind: CounterEvent.Kind, detail: String) {
+        // A container's link says whose it is: its start, a restart, its return.
+        if let owner = link.owner {
+            let whose = "\(owner.kind.rawValue) \(owner.kind.isContainer ? "container" : "namespace") \(owner.name) (\(owner.id.prefix(12)))"
+            if replacing || firstSeen[link.name] != nil {
+                return (replacing ? .recreated : .epochStarted, "\(whose) started again"
+                    + (whileDown ? " while the daemon was down" : "") + ", via \(owner.alias) (ifindex \(link.ifindex)); counted from zero")
+            }
+            return (.appeared, "\(whose) appeared via \(owner.alias); counted from zero")
+        }
         if replacing {
             return (.recreated, whileDown
                 ? "came back with ifindex \(link.ifindex) while the daemon was down; counted from zero"

@@ -87,6 +87,12 @@ final class ContainersTests {
         #expect((entry["labels"] as? [String])?.contains("host-side-veth") == true)
         #expect((entry["owner"] as? [String: Any])?["kind"] as? String == "podman")
 
+        // Its events say whose: a's start and its return under the same name.
+        let events = try request(#"{"v":1,"cmd":"events","interface":"container:\#(Podman.name("a"))"}"#)["events"] as? [[String: Any]] ?? []
+        let details = events.compactMap { $0["detail"] as? String }
+        #expect(details.contains { $0.hasPrefix("podman container \(Podman.name("a")) (") && $0.contains("appeared via \(aliasA)") }, "\(details)")
+        #expect(details.contains { $0.contains("container \(Podman.name("a")) (") && $0.contains("started again") }, "\(details)")
+
         // The store agrees once saved: the month's usage of a is both lifetimes.
         let usage = try request(#"{"v":1,"cmd":"usage","interface":"container:\#(Podman.name("a"))","period":"total"}"#)
         let row = try #require((usage["rows"] as? [[String: Any]])?.first)
@@ -110,5 +116,26 @@ final class ContainersTests {
         #expect(metrics.contains("ifmeter_interface_transmit_bytes_total{interface=\"container:\(name)\",class=\"virtual\",container=\"\(name)\"} \(a1.tx + a2.tx)\n"),
                 "\(metrics.split(separator: "\n").filter { $0.contains(name) })")
         #expect(metrics.contains("ifmeter_owner_info{interface=\"container:\(name)\",container=\"\(name)\",kind=\"podman\""))
+    }
+
+    /// The shipped unit's privileges without systemd: an unprivileged user (nobody) holding
+    /// only CAP_DAC_READ_SEARCH and CAP_NET_BROADCAST, as ifmeterd.service grants them.
+    @Test("as nobody with only the unit's two capabilities: containers are named, and one removed between samples is exact")
+    func underTheUnitsPrivileges() throws {
+        let capabilities = "-all,+dac_read_search,+net_broadcast"
+        try Command.check(["chown", "-R", "65534:65534", daemon.directory])
+        try daemon.start(prefix: ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=\(capabilities)",
+                                  "--ambient-caps=\(capabilities)", "--bounding-set=\(capabilities)"])
+        let status = try String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8)
+        #expect(status.contains("CapEff:\t0000000000000804"), "\(status.split(separator: "\n").filter { $0.hasPrefix("Cap") })")
+        #expect(!daemon.stderrText.contains("NETLINK_LISTEN_ALL_NSID"), "\(daemon.stderrText)")
+        try run("u")
+        _ = try hostSide(of: "u")
+        try Podman.send(80_000, from: "u", in: host, port: 5011)
+        let counted = try Podman.counters(of: "u")
+        Podman.remove("u")
+        let gone = try #require(try interfaces()["container:\(Podman.name("u"))"])
+        #expect(gone["operstate"] as? String == "absent")
+        #expect(gone.int("rx_bytes") == counted.rx && gone.int("tx_bytes") == counted.tx, "\(gone) vs \(counted)")
     }
 }
