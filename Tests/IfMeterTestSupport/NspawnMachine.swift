@@ -43,10 +43,11 @@ public final class NspawnMachine: @unchecked Sendable {
         try process.run()
         let hostSide = String(("ve-" + name).prefix(15))
         let deadline = Date().addingTimeInterval(60)
-        while (try? namespace.ip("link", "show", hostSide)) == nil {
+        // The host side appears before nspawn has moved its payload into the payload cgroup.
+        while (try? namespace.ip("link", "show", hostSide)) == nil || payload == nil {
             guard Date() < deadline, process.isRunning else {
                 stop()
-                throw CommandFailed(command: ["systemd-nspawn", name], result: CommandResult(status: 1, stdout: "", stderr: "no \(hostSide)"))
+                throw CommandFailed(command: ["systemd-nspawn", name], result: CommandResult(status: 1, stdout: "", stderr: "no \(hostSide) or no payload"))
             }
             usleep(20_000)
         }

@@ -114,6 +114,30 @@ public enum Podman {
         try podman(["exec", name(label), "sh", "-c",
                     "i=0; until dd if=/dev/zero bs=1000 count=\(bytes / 1000) 2>/dev/null | nc \(gateway) \(port); do i=$((i+1)); [ $i -gt 200 ] && exit 1; sleep 0.05; done"])
         listener.waitUntilExit()
+        try awaitClosed(port: port, container: label, host: namespace)
+    }
+
+    /// Waits until no TCP socket on `port`, in the container or on its host side, is in a state
+    /// that still sends (anything but TIME_WAIT and CLOSE): the connection's last segment, a
+    /// late FIN or RST, is then counted, and the counters read after it are final.
+    private static func awaitClosed(port: UInt16, container label: String, host: NetworkNamespace) throws {
+        let digits = String(port, radix: 16, uppercase: true)
+        let hexPort = ":" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+        func open(_ table: String) -> Bool {
+            table.split(separator: "\n").dropFirst().contains { line in
+                let fields = line.split(separator: " ")
+                guard fields.count > 3 else { return false }
+                let touches = fields[1].hasSuffix(hexPort) || fields[2].hasSuffix(hexPort)
+                return touches && fields[3] != "06" && fields[3] != "07" && fields[3] != "0A"
+            }
+        }
+        let deadline = Date().addingTimeInterval(60)
+        while try open(podman(["exec", name(label), "cat", "/proc/net/tcp"])) || open(try host.exec(["cat", "/proc/net/tcp"])) {
+            guard Date() < deadline else {
+                throw CommandFailed(command: ["tcp", String(port)], result: CommandResult(status: 1, stdout: "", stderr: "still open after 60 s"))
+            }
+            usleep(20_000)
+        }
     }
 
     /// The container's own counters of its `eth0`: its traffic from its point of view.
