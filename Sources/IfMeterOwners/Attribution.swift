@@ -19,7 +19,8 @@ import IfMeterCore
 ///   under its own name like any link.
 public struct Attribution: Sendable {
     public enum Entry: Hashable, Sendable {
-        case waiting(Link, since: Double)
+        // Boxed: a Link is some 250 bytes, and every entry would be that large.
+        indirect case waiting(Link, since: Double)
         case owned(LinkOwner, nsid: Int32, last: LastSeen)
         case plain
     }
@@ -50,7 +51,10 @@ public struct Attribution: Sendable {
     /// How long a link into a namespace its runtime is still setting up waits for the runtime
     /// to say whose it is.
     public var graceSeconds: Double
+    /// The links waiting or attributed. Plain ones are in ``plain``: on a host whose veths all
+    /// lead into namespaces someone named, that is every link, and a key is all it needs.
     public private(set) var entries: [LinkKey: Entry] = [:]
+    public private(set) var plain: Set<LinkKey> = []
     /// The attributed links of the daemon's own namespace by ifindex, for the readings.
     private var turning: [Int32: LastSeen] = [:]
     private var waitingCount = 0
@@ -123,7 +127,7 @@ public struct Attribution: Sendable {
             case .resync(let links, let namespace, let unparseable):
                 guard namespace == .own else { output.append(observation); continue }
                 let present = Set(links.map(\.key))
-                for key in entries.keys where !present.contains(key) { remove(key) }
+                for key in Array(entries.keys) + Array(plain) where !present.contains(key) { remove(key) }
                 output.append(.resync(links: links.compactMap { observe($0, at: wall) }, namespace: namespace,
                                       unparseable: unparseable))
             }
@@ -197,7 +201,7 @@ public struct Attribution: Sendable {
     /// The link as the meter should see it; nil while it waits.
     private mutating func observe(_ link: Link, at wall: Double) -> Link? {
         guard link.namespace == .own else { return link }
-        switch entries[link.key] {
+        switch entry(link.key) {
         case .owned(let owner, let nsid, let last)?:
             let shown = Self.shown(link, as: owner.alias == link.name ? owner : owner.with(alias: link.name))
             var kept = shown
@@ -223,7 +227,7 @@ public struct Attribution: Sendable {
 
     private mutating func delete(_ link: Link) -> Link? {
         guard link.namespace == .own else { return link }
-        switch entries[link.key] {
+        switch entry(link.key) {
         case .owned?:
             let shown = rewritten(link)
             remove(link.key)
@@ -289,7 +293,7 @@ public struct Attribution: Sendable {
     }
 
     private mutating func remove(_ key: LinkKey) {
-        guard let entry = entries[key] else { return }
+        guard let entry = entry(key) else { return }
         set(key, nil)
         guard case .owned(_, let nsid, let last) = entry else { return }
         if let peer = last.link.parent, byPeer[PeerKey(nsid: nsid, ifindex: peer)] == key { byPeer[PeerKey(nsid: nsid, ifindex: peer)] = nil }
@@ -298,14 +302,26 @@ public struct Attribution: Sendable {
         }
     }
 
-    /// The one writer of ``entries``: keeps ``turning`` and the count of waiting links with it.
+    /// A link's state, plain ones included.
+    private func entry(_ key: LinkKey) -> Entry? {
+        entries[key] ?? (plain.contains(key) ? .plain : nil)
+    }
+
+    /// The one writer of ``entries`` and ``plain``: keeps ``turning`` and the count of waiting
+    /// links with them.
     private mutating func set(_ key: LinkKey, _ entry: Entry?) {
         if case .waiting? = entries[key] { waitingCount -= 1 }
         if case .waiting? = entry { waitingCount += 1 }
         if key.namespace == .own {
             if case .owned(_, _, let last)? = entry { turning[key.ifindex] = last } else { turning[key.ifindex] = nil }
         }
-        entries[key] = entry
+        if case .plain? = entry {
+            plain.insert(key)
+            entries[key] = nil
+        } else {
+            plain.remove(key)
+            entries[key] = entry
+        }
     }
 
     /// `link` renamed and turned round if it is attributed, as it is otherwise.
