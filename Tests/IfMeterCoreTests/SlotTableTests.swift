@@ -40,6 +40,22 @@ struct SlotTableTests {
         #expect(table.keys.allSatisfy { doubled[$0] == table[$0].map { $0 * 2 } }, "\(seed)")
     }
 
+    @Test("finds every key through growth and removals that shift its probe run, at thousands of links")
+    func thousands() {
+        let seed = TestSeed("SlotTable thousands")
+        var generator = seed.generator
+        let keys = (0..<6000).map { LinkKey(NamespaceID(rawValue: UInt32($0 % 3)), ifindex: Int32($0 / 3 + 1)) }
+        var table = SlotTable<Int>()
+        for (order, key) in keys.enumerated() { table[key] = order }
+        var present = Dictionary(uniqueKeysWithValues: keys.enumerated().map { ($0.element, $0.offset) })
+        for key in keys.shuffled(using: &generator).prefix(4500) {
+            #expect(table.removeValue(forKey: key) == present.removeValue(forKey: key), "\(seed)")
+        }
+        #expect(table.count == present.count)
+        for key in keys { #expect(table[key] == present[key], "\(seed) \(key)") }
+        for (position, key) in table.keys.enumerated() { #expect(table.position(of: key) == position) }
+    }
+
     @Test("equal and hashed alike whatever the order its entries came in")
     func orderFree() {
         let forward = SlotTable([1, 2, 3].map(Int32.init), key: { LinkKey(ifindex: $0) })
