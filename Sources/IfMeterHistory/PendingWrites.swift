@@ -22,8 +22,10 @@ public struct InterfaceRecord: Hashable, Sendable {
 /// it belongs to; kept (and added to) when a save fails.
 public struct PendingWrites: Sendable {
     // What the store writes; only these folds change them.
-    /// Each name's traffic: its buckets and the unsaved part of its total.
-    public private(set) var traffic: [String: PendingTraffic] = [:]
+    /// Each name's traffic: its buckets and the unsaved part of its total. Dense, not a
+    /// dictionary: a busy link's entry is 120 bytes, and a dictionary of 4000 kept 8192 slots
+    /// of it and its name, 1.1 MB (docs/BENCHMARKS.md).
+    public private(set) var traffic = DenseTable<String, PendingTraffic>()
     public private(set) var events: [CounterEvent] = []
     /// Records of links that went (deleted, vanished) since the last save.
     public private(set) var interfaces: [String: InterfaceRecord] = [:]
@@ -64,13 +66,16 @@ public struct PendingWrites: Sendable {
         var plans = planTallies
         planTallies = PlanTallies()
         defer { planTallies = plans }
+        // A window's first sample brings nearly every busy name: room for them at once, not
+        // by doublings that leave up to half the table unused.
+        if traffic.isEmpty { traffic.reserveCapacity(output.deltas.count) }
         for delta in output.deltas {
             let tally = BucketTally(delta)
             let time = Int64(delta.at.rounded(.down))
-            // Changed in place through the values view: the entry is not copied out and back.
-            if let index = traffic.index(forKey: delta.name) {
-                if let routing { plans.add(tally, slot: traffic.values[index].planSlot, at: time, routing: routing) }
-                let took = traffic.values[index].take(tally, at: time, epoch: delta.epoch, calendar: calendar)
+            // Changed in place by position: the entry is not copied out and back.
+            if let index = traffic.position(of: delta.name) {
+                if let routing { plans.add(tally, slot: traffic[position: index].planSlot, at: time, routing: routing) }
+                let took = traffic[position: index].take(tally, at: time, epoch: delta.epoch, calendar: calendar)
                 if took.overflowed {
                     append(CounterEvent(
                         kind: .implausible, at: delta.at, interface: delta.name, ifindex: delta.ifindex,
@@ -98,9 +103,9 @@ public struct PendingWrites: Sendable {
     /// Sums each plan's traffic afresh from the spans, for `routing` (new plans, members or periods).
     public mutating func sumPlans(for routing: PlanRouting) {
         var tallies = PlanTallies(for: routing)
-        for index in traffic.indices {
+        for index in traffic.values.indices {
             let slot = routing.slot(of: traffic.keys[index])
-            traffic.values[index].planSlot = slot
+            traffic[position: index].planSlot = slot
             guard slot != -1 else { continue }
             for span in traffic.values[index].spans { tallies.add(span.tally, slot: slot, at: span.from, routing: routing) }
         }
