@@ -1,4 +1,8 @@
 /// What the kernel says about one network interface: identity, type, state and counters.
+///
+/// The daemon holds one for every present link, so its storage is packed (176 bytes where the
+/// plain fields took 264, docs/BENCHMARKS.md): optional numbers are kept with a sentinel, the
+/// small fields side by side, and the sysfs facts, the same for most links, shared.
 public struct Link: Hashable, Sendable {
     /// The namespace the link is in; its ifindex is unique there only.
     public var namespace: NamespaceID
@@ -6,38 +10,70 @@ public struct Link: Hashable, Sendable {
     public var name: String
     /// The netlink `IFLA_INFO_KIND` (`veth`, `tun`, `bridge`, …); empty when the driver has none.
     public var kind: String
+    private var packedAddress: PackedAddress
+    public var operState: OperState
+    /// True when the counters are 32-bit (`struct rtnl_link_stats`) and wrap at 2³².
+    public var countersAre32Bit: Bool
+    private var hasCounters: Bool
     /// The `ARPHRD_*` hardware type.
     public var arpType: UInt16
     public var flags: InterfaceFlags
-    public var operState: OperState
     public var mtu: UInt32
+    // 0 for none: no link has ifindex 0.
+    private var masterIndex: Int32
+    private var parentIndex: Int32
+    // -1 for none, as the kernel says it (NETNSA_NSID_NOT_ASSIGNED); nsid 0 is a real one.
+    private var peerNsid: Int32
+    /// Who owns the namespace at the other end, once attribution found out (docs/NAMESPACES.md):
+    /// then ``name`` is the owner's subject (`container:web`) and ``counters`` are the owner's
+    /// point of view (rx and tx swapped). Nil for every other link.
+    public var owner: LinkOwner?
+    // UInt64.max for unknown: no link runs at 2^64 − 1 bit/s.
+    private var speed: UInt64
+    private var sharedSysfs: SharedSysfsFacts?
+    private var storedCounters: LinkCounters
+
     /// Hardware address as lowercase colon-separated hex; empty when the link has none.
     public var address: String {
         get { packedAddress.text }
         set { packedAddress = PackedAddress(newValue) }
     }
-    private var packedAddress: PackedAddress
     /// The ifindex of the bridge or bond this link is enslaved to, if any.
-    public var master: Int32?
+    public var master: Int32? {
+        get { masterIndex == 0 ? nil : masterIndex }
+        set { masterIndex = newValue ?? 0 }
+    }
     /// The ifindex of the link this one is stacked on (a veth's peer, a vlan's parent), if any.
-    public var parent: Int32?
+    public var parent: Int32? {
+        get { parentIndex == 0 ? nil : parentIndex }
+        set { parentIndex = newValue ?? 0 }
+    }
     /// `IFLA_LINK_NETNSID`: the nsid (as this link's namespace numbers them) of the namespace
     /// ``parent`` is in, when that is another one — a host-side veth whose peer is in a
     /// container. Nil when the peer is here or the link has none.
-    public var peerNamespaceID: Int32?
-    /// Who owns the namespace at the other end, once attribution found out (docs/NAMESPACES.md):
-    /// then ``name`` is the owner's subject (`container:web`) and ``counters`` are the owner's
-    /// point of view (rx and tx swapped). Nil for every other link.
-    public var owner: LinkOwner?
+    public var peerNamespaceID: Int32? {
+        get { peerNsid < 0 ? nil : peerNsid }
+        set { peerNsid = newValue.map { $0 < 0 ? -1 : $0 } ?? -1 }
+    }
     /// Nil when the source gave no counters for this link.
-    public var counters: LinkCounters?
-    /// True when the counters are 32-bit (`struct rtnl_link_stats`) and wrap at 2³².
-    public var countersAre32Bit: Bool
+    public var counters: LinkCounters? {
+        get { hasCounters ? storedCounters : nil }
+        set {
+            hasCounters = newValue != nil
+            storedCounters = newValue ?? LinkCounters()
+        }
+    }
     /// Link speed from sysfs `speed`, in bits per second; nil when unknown.
-    public var speedBitsPerSecond: UInt64?
+    public var speedBitsPerSecond: UInt64? {
+        get { speed == .max ? nil : speed }
+        set { speed = newValue ?? .max }
+    }
     /// What sysfs said about the link when the kernel announced it (read then, never per
     /// sample); nil when nobody read it.
-    public var sysfs: SysfsFacts?
+    public var sysfs: SysfsFacts? {
+        get { sharedSysfs?.facts }
+        set { sharedSysfs = newValue.map(SharedSysfsFacts.of) }
+    }
 
     /// The link's identity while it exists.
     public var key: LinkKey { LinkKey(namespace, ifindex: ifindex) }
@@ -53,19 +89,20 @@ public struct Link: Hashable, Sendable {
         self.ifindex = ifindex
         self.name = name
         self.kind = kind
+        self.packedAddress = PackedAddress(address)
+        self.operState = operState
+        self.countersAre32Bit = countersAre32Bit
+        self.hasCounters = counters != nil
         self.arpType = arpType
         self.flags = flags
-        self.operState = operState
         self.mtu = mtu
-        self.packedAddress = PackedAddress(address)
-        self.master = master
-        self.parent = parent
-        self.peerNamespaceID = peerNamespaceID
+        self.masterIndex = master ?? 0
+        self.parentIndex = parent ?? 0
+        self.peerNsid = peerNamespaceID.map { $0 < 0 ? -1 : $0 } ?? -1
         self.owner = owner
-        self.counters = counters
-        self.countersAre32Bit = countersAre32Bit
-        self.speedBitsPerSecond = speedBitsPerSecond
-        self.sysfs = sysfs
+        self.speed = speedBitsPerSecond ?? .max
+        self.sharedSysfs = sysfs.map(SharedSysfsFacts.of)
+        self.storedCounters = counters ?? LinkCounters()
     }
 }
 
