@@ -26,6 +26,12 @@ public struct DenseTable<Key: Hashable, Value> {
         for value in values { self[key(value)] = value }
     }
 
+    /// The table of a dictionary's (or any sequence's) pairs; a later pair with the same key wins.
+    public init(_ pairs: some Sequence<(key: Key, value: Value)>) {
+        reserveCapacity(pairs.underestimatedCount)
+        for (key, value) in pairs { self[key] = value }
+    }
+
     /// The table of `values` when their keys are unique: the table shares the array's storage
     /// instead of copying it (a full dump of thousands of links is megabytes). Otherwise as
     /// ``init(_:key:)``, a later value winning.

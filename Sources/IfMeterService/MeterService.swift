@@ -56,8 +56,9 @@ public struct MeterService: Sendable {
     /// What failed saves held, written with the next batch (kept apart from ``pending``, which
     /// is the log's window).
     var carried = PendingWrites()
-    /// Every name's saved all-time total: advanced only by a save that succeeded.
-    private(set) var savedTotals: [String: BucketTally]
+    /// Every name's saved all-time total: advanced only by a save that succeeded. Dense: a
+    /// dictionary of 4000 names kept 8192 slots of a name and a 48-byte tally.
+    private(set) var savedTotals: DenseTable<String, BucketTally>
     /// Names with history that no link has now, as of the last save or note. A present link's
     /// record is its link: keeping both was 180 bytes a link (a name, a class, a kind, two times
     /// in a dictionary of twice as many slots); a link that goes is remembered here.
@@ -85,7 +86,7 @@ public struct MeterService: Sendable {
         meter = Meter(bootID: bootID, configuration: configuration.meter, restoring: loaded.meterState,
                       knownNames: loaded.knownNames)
         self.configuration = configuration
-        savedTotals = loaded.totals
+        savedTotals = DenseTable(loaded.totals)
         history = Dictionary(loaded.interfaces.map { ($0.name, $0) }) { _, last in last }
         lostEvents = LostEventTimes(loaded.eventsLostAt)
         window = LogWindowBuilder(start: start)
@@ -324,7 +325,7 @@ public struct MeterService: Sendable {
     /// Takes the store's saved totals and records again after something wrote history beside
     /// the service (an import). Call it only with nothing pending: the save before it ensures so.
     public mutating func replaceSaved(totals: [String: BucketTally], interfaces: [StoredInterface]) {
-        savedTotals = totals
+        savedTotals = DenseTable(totals)
         let present = Set(links.values.map(\.name))
         for record in interfaces where !present.contains(record.name) { history[record.name] = record }
         planMembers = nil

@@ -35,6 +35,7 @@ struct SlotTableTests {
         }
         #expect(Dictionary(uniqueKeysWithValues: table.map { ($0.key, $0.value) }) == dictionary, "\(seed)")
         #expect(Set(table.keys) == Set(dictionary.keys), "\(seed)")
+        #expect(SlotTable(dictionary) == table, "\(seed)")
         #expect(table.values.sorted() == dictionary.values.sorted(), "\(seed)")
         let doubled = table.mapValues { $0 * 2 }
         #expect(table.keys.allSatisfy { doubled[$0] == table[$0].map { $0 * 2 } }, "\(seed)")
