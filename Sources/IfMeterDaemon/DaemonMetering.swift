@@ -222,9 +222,7 @@ extension Daemon {
             let sampled = summary.sampledAt.map { Int($0.wall) } ?? Int(batch.at)
             notify("STATUS=metering \(summary.presentLinks) interfaces; last sample \(sampled)")
         }
-        for record in EstimateLogRecord.records(of: outcome.log) {
-            log.append(LineEncoder.line(record))
-        }
+        EstimateLogRecord.forEachRecord(of: outcome.log) { log.append(LineEncoder.line($0)) }
     }
 }
 

@@ -6,13 +6,14 @@ import IfMeterService
 import IfMeterWire
 
 extension EstimateLogRecord {
-    /// A closed window's lines: its events, then one estimate per name.
-    static func records(of window: LogWindow) -> [EstimateLogRecord] {
-        window.events.map(EstimateLogRecord.event) + window.estimates.map { estimate in
-            .estimate(WindowRecord(
+    /// A closed window's lines, one at a time: its events, then one estimate per name.
+    static func forEachRecord(of window: LogWindow, _ body: (EstimateLogRecord) -> Void) {
+        for event in window.events { body(.event(event)) }
+        window.forEachEstimate { estimate in
+            body(.estimate(WindowRecord(
                 interface: estimate.name, class: estimate.classification?.label, start: estimate.start,
                 end: estimate.end, tally: estimate.tally, epoch: estimate.epoch, labels: estimate.labels,
-                eventsLost: estimate.eventsLost))
+                eventsLost: estimate.eventsLost)))
         }
     }
 }

@@ -3,13 +3,61 @@ import IfMeterHistory
 
 /// The estimate log's content for one save window: the events in it, then one estimate per
 /// name that had traffic or flags (docs/LOG.md).
-public struct LogWindow: Hashable, Sendable {
+///
+/// The estimates are worked out as they are read, from what the batch holds anyway (its
+/// traffic and its snapshot of the links and their classes): a window of 4000 busy links held
+/// as estimates was 640 KB for as long as its save took.
+public struct LogWindow: Sendable {
     public var events: [CounterEvent] = []
-    public var estimates: [WindowEstimate] = []
+    public let start: Double
+    public let end: Double
+    private let traffic: DenseTable<String, PendingTraffic>
+    private let links: SlotTable<Link>
+    private let verdicts: SlotTable<Classification>
+    private let eventsLost: Int
 
-    public init(events: [CounterEvent] = [], estimates: [WindowEstimate] = []) {
+    public init() {
+        self.init(events: [], start: 0, end: 0, traffic: DenseTable(), links: SlotTable(), verdicts: SlotTable(),
+                  eventsLost: 0)
+    }
+
+    init(events: [CounterEvent], start: Double, end: Double, traffic: DenseTable<String, PendingTraffic>,
+         links: SlotTable<Link>, verdicts: SlotTable<Classification>, eventsLost: Int) {
         self.events = events
-        self.estimates = estimates
+        self.start = start
+        self.end = end
+        self.traffic = traffic
+        self.links = links
+        self.verdicts = verdicts
+        self.eventsLost = eventsLost
+    }
+
+    /// How many estimates the window has.
+    public var estimateCount: Int { traffic.count }
+
+    /// Each estimate, by name: the names sorted and walked beside the links sorted by name, so
+    /// nothing per name is held but two arrays of positions.
+    public func forEachEstimate(_ body: (WindowEstimate) throws -> Void) rethrows {
+        let names = traffic.keys.indices.sorted { traffic.keys[$0] < traffic.keys[$1] }
+        let present = links.values.indices.sorted { links.values[$0].name < links.values[$1].name }
+        var next = present.startIndex
+        for position in names {
+            let name = traffic.keys[position]
+            while next < present.endIndex, links.values[present[next]].name < name { next += 1 }
+            // The first link of a name, as a name is looked up everywhere else.
+            let link = next < present.endIndex && links.values[present[next]].name == name ? links.values[present[next]] : nil
+            let entry = traffic.values[position]
+            try body(WindowEstimate(name: name, classification: link.flatMap { verdicts[$0.key] }, start: start, end: end,
+                                    tally: entry.total, epoch: entry.epoch, eventsLost: eventsLost))
+        }
+    }
+
+    /// Every estimate at once (for tests and small windows).
+    public var estimates: [WindowEstimate] {
+        var estimates: [WindowEstimate] = []
+        estimates.reserveCapacity(estimateCount)
+        forEachEstimate { estimates.append($0) }
+        return estimates
     }
 }
 
@@ -41,15 +89,8 @@ struct LogWindowBuilder: Sendable {
     /// The window `[start, end)` of `writes`, and a new one from `end`.
     mutating func close(at end: Double, writes: PendingWrites, links: SlotTable<Link>,
                         verdicts: SlotTable<Classification>, lostEvents: LostEventTimes) -> LogWindow {
-        let byName = Dictionary(links.values.map { ($0.name, $0.key) }) { first, _ in first }
-        let lost = lostEvents.count(from: start, to: end.nextUp)
-        // The names sorted, each entry then looked up: sorting the entries would copy them all.
-        let estimates = writes.traffic.keys.sorted().map { name in
-            let entry = writes.traffic[name]!
-            return WindowEstimate(name: name, classification: byName[name].flatMap { verdicts[$0] }, start: start, end: end,
-                           tally: entry.total, epoch: entry.epoch, eventsLost: lost)
-        }
         defer { start = end }
-        return LogWindow(events: writes.events, estimates: estimates)
+        return LogWindow(events: writes.events, start: start, end: end, traffic: writes.traffic, links: links,
+                         verdicts: verdicts, eventsLost: lostEvents.count(from: start, to: end.nextUp))
     }
 }

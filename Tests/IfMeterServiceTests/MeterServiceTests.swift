@@ -235,6 +235,24 @@ struct MeterServiceTests {
         #expect(try harness.storedTotal("eth0") == traffic(300, 30))
     }
 
+    @Test("the log's window names each name's class as it was when the save began, none for a link gone, sorted by name")
+    func logClasses() throws {
+        let harness = try ServiceHarness()
+        let links = [link("tun9", 9, traffic(0, 0), kind: "tun", tunFlags: 1), link("eth0", 2, traffic(0, 0)),
+                     link("veth1", 5, traffic(0, 0), kind: "veth")]
+        harness.start(links, at: at(0))
+        harness.ingest(readings: [reading(9, traffic(10, 1)), reading(2, traffic(20, 2)), reading(5, traffic(30, 3))],
+                       at: at(10))
+        harness.ingest([.event(.deleted(link("veth1", 5, traffic(35, 4), kind: "veth")))], at: at(12))
+        let outcome = harness.save(at: at(15))
+        let classes = harness.service.snapshot().interfaces.reduce(into: [String: String]()) { $0[$1.name] = $1.interfaceClass }
+        #expect(outcome.log.estimates.map(\.name) == ["eth0", "tun9", "veth1"])
+        #expect(outcome.log.estimates.map { $0.classification?.label } == [classes["eth0"], classes["tun9"], nil])
+        #expect(classes["eth0"] != nil && classes["tun9"] != nil && classes["eth0"] != classes["tun9"])
+        #expect(outcome.log.estimates.map(\.tally.traffic) == [traffic(20, 2), traffic(10, 1), traffic(35, 4)])
+        #expect(outcome.log.estimates.allSatisfy { $0.start == at(0).wall && $0.end == at(15).wall })
+    }
+
     @Test("a reload re-classifies: an ignore rule drops a link's traffic and events from then on")
     func reloadIgnores() throws {
         let harness = try ServiceHarness()
