@@ -58,7 +58,7 @@ let package = Package(
         .target(name: "IfMeterWire", dependencies: ["IfMeterCore", "IfMeterJSON"]),
         // The daemon's platform: the sd-event loop, threads that own one resource each and hand
         // results back to the loop, the journal, systemd's sockets, the daemon's typed errors.
-        .target(name: "IfMeterPlatform", dependencies: ["IfMeterCore", "CSystemd"]),
+        .target(name: "IfMeterPlatform", dependencies: ["IfMeterCore", "CSystemd", "CMemory"]),
         // The socket server: accept, peer credentials and admission, framing, output budgets per
         // uid. It knows no commands, only the cost its policy gives each request.
         .target(name: "IfMeterServer", dependencies: ["IfMeterPlatform", "IfMeterWire", "IfMeterCore", "CPeerSocket", "CSystemd"]),
@@ -89,7 +89,7 @@ let package = Package(
         .target(name: "CBenchFloor", cSettings: [.define("_GNU_SOURCE")]),
         // `make bench`: sample cost against a raw C RTM_GETSTATS dump of the same links.
         .executableTarget(
-            name: "ifmeter-bench", dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterOwners", "IfMeterHistory", "IfMeterService", "IfMeterStore", "IfMeterWire", "CBenchFloor", "CSQLite"]),
+            name: "ifmeter-bench", dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterOwners", "IfMeterHistory", "IfMeterPlatform", "IfMeterService", "IfMeterStore", "IfMeterWire", "CBenchFloor", "CSQLite"]),
         // The fuzz targets' bodies: run under libFuzzer by `make fuzz` (scripts/fuzz), and over
         // the committed corpora by FuzzReplayTests. Never linked into a product.
         .target(

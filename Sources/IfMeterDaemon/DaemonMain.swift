@@ -1,4 +1,3 @@
-import CMemory
 import IfMeterHTTP
 import IfMeterPlatform
 import IfMeterServer
@@ -43,11 +42,7 @@ public enum DaemonMain {
             }
             // A peer or a stderr reader that goes away must cost a write error, not the daemon.
             signal(SIGPIPE, SIG_IGN)
-            // Before the store's thread starts: its allocations then share the loop's arena.
-            _ = ifm_malloc_single_arena()
-            // Per-link arrays, save batches and large answers come and go in their own mappings
-            // instead of fragmenting the heap, which kept what they had used.
-            _ = ifm_malloc_mmap_threshold(128 * 1024)
+            MallocTuning.applyDaemonSettings()
             do {
                 return try Daemon(options: options, paths: paths, config: config).run()
             } catch {

@@ -2,7 +2,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import IfMeterPlatform
 
+// The daemon's malloc settings: a sample's arrays are mapped and unmapped as in the daemon.
+MallocTuning.applyDaemonSettings()
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     switch arguments.first {
