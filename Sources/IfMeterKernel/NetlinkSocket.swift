@@ -5,8 +5,8 @@ import Glibc
 #endif
 
 /// A `NETLINK_ROUTE` socket for dumps, bound to the network namespace of the thread that
-/// opened it. Reuses its receive buffer and the counters dump's output across calls: a sample
-/// allocates only the array it returns.
+/// opened it. Reuses its receive buffer across calls; the dumps' C arrays live only for the
+/// call that fills them.
 public final class NetlinkSocket {
     private let handle: OpaquePointer
     private var links = ifm_link_array()
@@ -48,6 +48,9 @@ public final class NetlinkSocket {
     /// Every link's 64-bit counters and nothing else: one `RTM_GETSTATS` dump. This is what a
     /// periodic sample costs; names and metadata come from ``dumpLinks()`` and link events.
     public func dumpCounters() throws(KernelError) -> [CounterReading] {
+        // 72 bytes a link held between samples (288 KB at 4000 links), for saving one mapping
+        // a sample: freed (docs/BENCHMARKS.md, memory per link).
+        defer { ifm_counters_array_free(&counters) }
         let count = try KernelError.check(
             ifm_nl_dump_counters(handle, &counters), "netlink RTM_GETSTATS dump")
         return UnsafeBufferPointer(start: counters.items, count: count).map {
