@@ -8,6 +8,6 @@ public enum MallocTuning {
         _ = ifm_malloc_single_arena()
         // Per-link arrays, save batches and large answers come and go in their own mappings
         // instead of fragmenting the heap, which kept what they had used.
-        _ = ifm_malloc_mmap_threshold(128 * 1024)
+        _ = ifm_malloc_mmap_threshold(32 * 1024)
     }
 }
