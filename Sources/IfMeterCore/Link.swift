@@ -1,8 +1,9 @@
 /// What the kernel says about one network interface: identity, type, state and counters.
 ///
-/// The daemon holds one for every present link, so its storage is packed (176 bytes where the
+/// The daemon holds one for every present link, so its storage is packed (120 bytes where the
 /// plain fields took 264, docs/BENCHMARKS.md): optional numbers are kept with a sentinel, the
-/// small fields side by side, and the sysfs facts, the same for most links, shared.
+/// small fields side by side, the sysfs facts (the same for most links) shared, and the
+/// counters boxed — a link held after its message was read keeps none (the meter has them).
 public struct Link: Hashable, Sendable {
     /// The namespace the link is in; its ifindex is unique there only.
     public var namespace: NamespaceID
@@ -14,7 +15,6 @@ public struct Link: Hashable, Sendable {
     public var operState: OperState
     /// True when the counters are 32-bit (`struct rtnl_link_stats`) and wrap at 2³².
     public var countersAre32Bit: Bool
-    private var hasCounters: Bool
     /// The `ARPHRD_*` hardware type.
     public var arpType: UInt16
     public var flags: InterfaceFlags
@@ -31,7 +31,7 @@ public struct Link: Hashable, Sendable {
     // UInt64.max for unknown: no link runs at 2^64 − 1 bit/s.
     private var speed: UInt64
     private var sharedSysfs: SharedSysfsFacts?
-    private var storedCounters: LinkCounters
+    private var boxedCounters: BoxedCounters?
 
     /// Hardware address as lowercase colon-separated hex; empty when the link has none.
     public var address: String {
@@ -57,11 +57,8 @@ public struct Link: Hashable, Sendable {
     }
     /// Nil when the source gave no counters for this link.
     public var counters: LinkCounters? {
-        get { hasCounters ? storedCounters : nil }
-        set {
-            hasCounters = newValue != nil
-            storedCounters = newValue ?? LinkCounters()
-        }
+        get { boxedCounters?.counters }
+        set { boxedCounters = newValue.map(BoxedCounters.init) }
     }
     /// Link speed from sysfs `speed`, in bits per second; nil when unknown.
     public var speedBitsPerSecond: UInt64? {
@@ -92,7 +89,6 @@ public struct Link: Hashable, Sendable {
         self.packedAddress = PackedAddress(address)
         self.operState = operState
         self.countersAre32Bit = countersAre32Bit
-        self.hasCounters = counters != nil
         self.arpType = arpType
         self.flags = flags
         self.mtu = mtu
@@ -102,8 +98,21 @@ public struct Link: Hashable, Sendable {
         self.owner = owner
         self.speed = speedBitsPerSecond ?? .max
         self.sharedSysfs = sysfs.map(SharedSysfsFacts.of)
-        self.storedCounters = counters ?? LinkCounters()
+        self.boxedCounters = counters.map(BoxedCounters.init)
     }
+}
+
+/// A link's counters out of line: 8 bytes in a link that has none, which is every link a table
+/// keeps (``MeterService`` drops them; the meter holds the last it applied).
+final class BoxedCounters: Hashable, Sendable {
+    let counters: LinkCounters
+
+    init(_ counters: LinkCounters) {
+        self.counters = counters
+    }
+
+    static func == (lhs: BoxedCounters, rhs: BoxedCounters) -> Bool { lhs === rhs || lhs.counters == rhs.counters }
+    func hash(into hasher: inout Hasher) { hasher.combine(counters) }
 }
 
 /// A colon-separated hex address kept without its colons: a MAC's 12 digits fit in a String's

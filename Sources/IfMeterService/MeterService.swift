@@ -43,7 +43,8 @@ public struct Ingested: Sendable {
 public struct MeterService: Sendable {
     private(set) var meter: Meter
     /// Every link the kernel announced, by ifindex, as of its last message (names are never
-    /// re-read per sample).
+    /// re-read per sample), without its counters: the meter holds the last it applied, and a
+    /// link's own were 64 bytes nobody read (``kept(_:)``).
     private(set) var links = SlotTable<Link>()
     /// Each present link's class, decided when it was announced.
     private(set) var verdicts = SlotTable<Classification>()
@@ -147,7 +148,7 @@ public struct MeterService: Sendable {
             }
             if links[link.key]?.name != link.name { planMembers = nil }
             history[link.name] = nil
-            links[link.key] = link
+            links[link.key] = Self.kept(link)
             verdicts[link.key] = classify(link)
             ignoring.formUnion(ignoredLinks)
             return take(meter.apply(.newOrChanged(link), at: instant), ignoring: ignoring)
@@ -179,7 +180,7 @@ public struct MeterService: Sendable {
     private mutating func replaceLinks(with dump: [Link], at time: Double) {
         let present = Set(dump.map(\.key))
         for link in links.values where !present.contains(link.key) { remember(link, at: time) }
-        links = SlotTable(adopting: dump, key: \.key)
+        links = SlotTable(adopting: dump.map(Self.kept), key: \.key)
         // A new dictionary, not removals: one loaded with every name would keep its capacity.
         let names = Set(dump.map(\.name))
         history = history.filter { !names.contains($0.key) }
@@ -197,10 +198,17 @@ public struct MeterService: Sendable {
             links[link.key] = nil
         }
         for link in dump {
-            links[link.key] = link
+            links[link.key] = Self.kept(link)
             history[link.name] = nil
         }
         classifyAll()
+    }
+
+    /// A link as the table keeps it: without counters.
+    private static func kept(_ link: Link) -> Link {
+        var kept = link
+        kept.counters = nil
+        return kept
     }
 
     /// `link`'s class, its reason shared with every link classified for the same reason (a

@@ -73,7 +73,7 @@ struct LinkStorageTests {
 
     @Test("the records held per link stay within what docs/BENCHMARKS.md counts them at")
     func sizes() {
-        #expect(MemoryLayout<Link>.stride <= 176)
+        #expect(MemoryLayout<Link>.stride <= 120)
         #expect(MemoryLayout<TrackedInterface>.stride <= 144)
         #expect(MemoryLayout<Rate>.stride <= 64)
     }

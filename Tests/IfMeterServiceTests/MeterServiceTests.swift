@@ -235,6 +235,18 @@ struct MeterServiceTests {
         #expect(try harness.storedTotal("eth0") == traffic(300, 30))
     }
 
+    @Test("the link table keeps links without their counters, from the start dump, events and a resync alike")
+    func linksWithoutCounters() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("eth0", 2, traffic(100, 10))], at: at(0))
+        harness.ingest([.event(.newOrChanged(link("eth1", 3, traffic(5, 5))))], at: at(5))
+        #expect(harness.service.links.count == 2 && harness.service.links.values.allSatisfy { $0.counters == nil })
+        harness.ingest([.resync(links: [link("eth0", 2, traffic(300, 30)), link("eth2", 4, traffic(1, 1))], unparseable: 0)],
+                       readings: [reading(2, traffic(400, 40)), reading(4, traffic(2, 2))], at: at(10))
+        #expect(harness.service.links.count == 2 && harness.service.links.values.allSatisfy { $0.counters == nil })
+        #expect(harness.total("eth0") == traffic(300, 30))
+    }
+
     @Test("the log's window names each name's class as it was when the save began, none for a link gone, sorted by name")
     func logClasses() throws {
         let harness = try ServiceHarness()
