@@ -79,6 +79,10 @@ struct VnStatImportTests {
         // next one counts from the counters it saved, so stop and look until all is there.
         // The deadline is a ceiling, not a measure: a machine loaded by the other suites (1000
         // namespaces churned, containers, a booted systemd) takes vnstatd many runs.
+        // Each run is given twice as long as the one before (from 0.5 s, at most 8 s): on a
+        // machine so loaded that vnstatd cannot read the counters within a fixed half second,
+        // stopping it after that half second every time never let one run count.
+        var run: useconds_t = 500_000
         _ = try eventually("vnstat counted the traffic", seconds: 120) { () -> Bool? in
             vnstat.stop()
             // Not there yet when a run was stopped before it wrote `va` (a loaded machine): that
@@ -86,7 +90,8 @@ struct VnStatImportTests {
             let total = (try? vnstat.json("va"))?[path: "traffic.total"] as? [String: Any]
             if (total?["tx"] as? NSNumber)?.intValue ?? 0 >= count * (payload + 42) { return true }
             try vnstat.start()
-            usleep(500_000)
+            usleep(run)
+            run = min(run * 2, 8_000_000)
             return nil
         }
         return vnstat
