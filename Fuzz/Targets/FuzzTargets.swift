@@ -336,7 +336,8 @@ public enum FuzzTargets {
                 // A restart: the daemon saved and comes back, perhaps after a reboot.
                 let state = meter.exportState()
                 meter = Meter(bootID: input.byte() % 4 == 0 ? "fuzz-\(input.byte())" : state.bootID,
-                              restoring: state, knownNames: state.firstSeen)
+                              restoring: state,
+                              knownNames: state.firstSeen.dictionary)
                 started = false
                 output = MeterOutput()
             default:

@@ -179,6 +179,9 @@ public struct DenseTable<Key: Hashable, Value> {
         return removed
     }
 
+    /// The same pairs as a dictionary.
+    public var dictionary: [Key: Value] { Dictionary(uniqueKeysWithValues: zip(keys, values)) }
+
     /// The same keys with each value transformed.
     public func mapValues<T>(_ transform: (Value) throws -> T) rethrows -> DenseTable<Key, T> {
         var mapped = DenseTable<Key, T>()
@@ -195,6 +198,12 @@ extension DenseTable: Sequence {
     }
 
     public var underestimatedCount: Int { values.count }
+}
+
+extension DenseTable: ExpressibleByDictionaryLiteral {
+    public init(dictionaryLiteral elements: (Key, Value)...) {
+        self.init(elements.lazy.map { (key: $0.0, value: $0.1) })
+    }
 }
 
 extension DenseTable: Sendable where Key: Sendable, Value: Sendable {}

@@ -20,8 +20,9 @@ public struct Meter: Sendable {
     public var configuration: MeterConfiguration
     /// The interfaces being counted, by ifindex.
     public private(set) var tracked = SlotTable<TrackedInterface>()
-    /// Names with history and when their counting began.
-    public private(set) var firstSeen: [String: Double]
+    /// Names with history and when their counting began (dense: a dictionary of 4000 names kept
+    /// 8192 slots of a name and a time).
+    public private(set) var firstSeen: DenseTable<String, Double>
     public private(set) var rates = SlotTable<Rate>()
     private var restored: MeterState?
     private var lastInstant: MeterInstant?
@@ -37,7 +38,11 @@ public struct Meter: Sendable {
         self.bootID = bootID
         self.configuration = configuration
         self.restored = restoring
-        firstSeen = knownNames.merging(restoring?.firstSeen ?? [:]) { Swift.min($0, $1) }
+        var firstSeen = DenseTable(knownNames)
+        for (name, since) in restoring?.firstSeen ?? [:] {
+            firstSeen[name] = firstSeen[name].map { Swift.min($0, since) } ?? since
+        }
+        self.firstSeen = firstSeen
     }
 
     /// Rule 2 (``MeterRule/reboot``): the restored epochs resume only in the boot they were

@@ -80,10 +80,10 @@ public struct MeterState: Hashable, Sendable {
     /// The open epochs, in no particular order.
     public var interfaces: [TrackedInterface]
     /// Every name with history, and the wall time its counting began.
-    public var firstSeen: [String: Double]
+    public var firstSeen: DenseTable<String, Double>
     public var lastInstant: MeterInstant?
 
-    public init(bootID: String, interfaces: [TrackedInterface], firstSeen: [String: Double],
+    public init(bootID: String, interfaces: [TrackedInterface], firstSeen: DenseTable<String, Double>,
                 lastInstant: MeterInstant?) {
         self.bootID = bootID
         self.interfaces = interfaces

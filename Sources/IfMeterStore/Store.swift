@@ -192,7 +192,7 @@ public final class Store {
         pending = PendingWrites()
     }
 
-    private func upsert(_ record: InterfaceRecord, firstSeen: [String: Double]) throws(StoreError) {
+    private func upsert(_ record: InterfaceRecord, firstSeen: DenseTable<String, Double>) throws(StoreError) {
         try statements.upsertInterface.run([
             .text(record.name), .optionalText(record.interfaceClass), .text(record.kind),
             .text(record.mac), .double(firstSeen[record.name] ?? record.lastSeen), .double(record.lastSeen),
@@ -280,7 +280,7 @@ public final class Store {
                 MeterInstant(wall: wall, sinceBootNanoseconds: $0)
             }
         }
-        let state = MeterState(bootID: bootID, interfaces: interfaces, firstSeen: names,
+        let state = MeterState(bootID: bootID, interfaces: interfaces, firstSeen: DenseTable(names),
                                lastInstant: lastInstant)
         return (state, names)
     }

@@ -81,7 +81,8 @@ do {
         if wall == gap.to {
             // The daemon was stopped at gap.from and starts again now, resuming its saved state.
             try store.save(&pending)
-            meter = Meter(bootID: "seed-boot", restoring: meter.exportState(), knownNames: meter.firstSeen)
+            meter = Meter(bootID: "seed-boot", restoring: meter.exportState(),
+                          knownNames: meter.firstSeen.dictionary)
             take(meter.start(links: [link("eth0", 2, now.eth0), link("wwan0", 3, now.wwan0)], at: instant(wall)), at: wall)
         } else {
             take(meter.apply(sample: [
