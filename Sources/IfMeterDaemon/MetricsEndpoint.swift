@@ -1,3 +1,4 @@
+import CMemory
 import CMetricsHTTP
 import IfMeterHTTP
 import IfMeterPlatform
@@ -94,10 +95,13 @@ extension Daemon {
         }
         answers.run({ _ in
             jobs.map { Self.render($0.input, $0.key, state: state, generation: generation, expectedBytes: $0.expectedBytes) }
-        }, then: { [unowned self] (rendered: [Expositions.Rendered]) in
-            for (job, body) in zip(jobs, rendered) where (self.expositions.latest[job.key]?.generation ?? 0) <= generation {
-                self.expositions.latest[job.key] = body
+        }, then: { [unowned self, keys] (rendered: [Expositions.Rendered]) in
+            for (key, body) in zip(keys, rendered) where (self.expositions.latest[key]?.generation ?? 0) <= generation {
+                self.expositions.latest[key] = body
             }
+            // A render's smaller allocations, and the body it replaced, leave pages in the heap
+            // until something trims it, as a sample's do.
+            _ = ifm_malloc_trim()
             guard self.expositions.refreshing == state else { return }
             self.expositions.refreshing = nil
             let waiting = self.expositions.waiting
