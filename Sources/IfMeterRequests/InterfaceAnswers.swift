@@ -33,9 +33,9 @@ extension InterfaceResult where Fields == InterfaceFields {
             name: figures.name, ifindex: present?.ifindex, class: figures.interfaceClass,
             classReason: figures.classReason, kind: figures.kind,
             operstate: present.map(\.operState.rawValue) ?? "absent",
-            epoch: present?.tracked.map { EpochResult(
-                EpochFields(bootID: $0.epoch.bootID, ifindex: $0.ifindex, generation: $0.epoch.generation,
-                            since: $0.epoch.since), traffic: $0.last) },
+            epoch: present.flatMap { present in present.counted.map { EpochResult(
+                EpochFields(bootID: $0.epoch.bootID, ifindex: present.ifindex, generation: $0.epoch.generation,
+                            since: $0.epoch.since), traffic: $0.last) } },
             rate: present?.rate.map(RateResult.init),
             continuity: figures.total.continuity(since: figures.since, eventsLost: figures.eventsLost),
             labels: figures.labels.map(\.rawValue), lastSeen: figures.lastSeen,

@@ -33,10 +33,18 @@ public struct MeterSummary: Hashable, Sendable {
 public struct InterfaceFigures: Hashable, Sendable {
     /// What only a present interface has.
     public struct Present: Hashable, Sendable {
+        /// The epoch being counted and the counters last applied to it: what readers need of
+        /// the meter's tracked link, in half its size (a snapshot holds one per link while
+        /// `/metrics` renders).
+        public struct Counted: Hashable, Sendable {
+            public var epoch: Epoch
+            public var last: Traffic
+        }
+
         public var ifindex: Int32
         public var operState: OperState
-        /// The epoch being counted and its last counters; nil until the kernel gave counters.
-        public var tracked: TrackedInterface?
+        /// Nil until the kernel gave counters.
+        public var counted: Counted?
         /// Rates once a full interval has been measured.
         public var rate: Rate?
         /// Who owns the namespace it leads into, when it is counted as theirs.
@@ -111,7 +119,7 @@ extension MeterService {
             total: total(of: link.name), since: since,
             eventsLost: lostEvents.count(from: since ?? 0, to: .infinity),
             present: InterfaceFigures.Present(
-                ifindex: link.ifindex, operState: link.operState, tracked: meter.tracked[link.key],
+                ifindex: link.ifindex, operState: link.operState, counted: meter.tracked[link.key].map { .init(epoch: $0.epoch, last: $0.last) },
                 rate: meter.rates[link.key].flatMap { $0.isMeasured ? $0 : nil }, owner: link.owner),
             lastSeen: nil)
     }

@@ -2,7 +2,7 @@ import IfMeterCore
 import IfMeterHistory
 import IfMeterJSON
 @testable import IfMeterRequests
-import IfMeterService
+@testable import IfMeterService
 import IfMeterStore
 import IfMeterTestSupport
 import IfMeterWire
@@ -84,6 +84,20 @@ final class ValueContext: MeteringContext {
 struct RequestHandlersTests {
     static let admin = Peer(uid: 0, isAdmin: true)
     static let user = Peer(uid: 1000, isAdmin: false)
+
+    @Test("an interface's epoch is the meter's tracked one: boot, ifindex, generation, since and last counters")
+    func epochOfTracked() throws {
+        let context = try ValueContext()
+        let service = try #require(context.service)
+        let present = service.snapshot().interfaces.filter { $0.present != nil }
+        #expect(present.count == service.meter.tracked.count && !present.isEmpty)
+        for figures in present {
+            let tracked = try #require(service.meter.tracked[LinkKey(ifindex: figures.present!.ifindex)])
+            #expect(InterfaceResult(figures).fields.epoch == EpochResult(
+                EpochFields(bootID: tracked.epoch.bootID, ifindex: tracked.ifindex, generation: tracked.epoch.generation,
+                            since: tracked.epoch.since), traffic: tracked.last))
+        }
+    }
 
     /// A request for `command` with the members it needs to be valid.
     static func valid(_ command: IfMeterWire.Command) -> Request {
