@@ -54,6 +54,7 @@ final class ContainersTests {
         let aliasA = try hostSide(of: "a")
         try Podman.send(300_000, from: "a", in: host, port: 5001)
         try Podman.send(100_000, from: "b", in: host, port: 5002)
+        try Podman.freeze("a", in: host)
         let a1 = try Podman.counters(of: "a")
         #expect(a1.tx > 300_000, "a's eth0 sent the test's bytes")
         Podman.remove("a")
@@ -62,14 +63,17 @@ final class ContainersTests {
         #expect(try hostSide(of: "c") == aliasA)
         try Podman.send(50_000, from: "c", in: host, port: 5003)
         // b restarts (a new namespace and veth), a comes back under its name (a new container).
+        try Podman.freeze("b", in: host)
         let b1 = try Podman.counters(of: "b")
         try Podman.podman(["restart", "-t", "0", Podman.name("b")], in: host)
         try run("a")
         try Podman.send(20_000, from: "a", in: host, port: 5004)
         try Podman.send(10_000, from: "b", in: host, port: 5005)
+        // c's end of the bridge also receives what reaches the others by broadcast: all three
+        // are frozen before any is read.
+        for label in ["a", "b", "c"] { try Podman.freeze(label, in: host) }
         let a2 = try Podman.counters(of: "a")
         let b2 = try Podman.counters(of: "b")
-        // c's end of the bridge also received what the others broadcast: read last.
         let c1 = try Podman.counters(of: "c")
 
         let figures = try interfaces()
@@ -132,6 +136,7 @@ final class ContainersTests {
         try run("u")
         _ = try hostSide(of: "u")
         try Podman.send(80_000, from: "u", in: host, port: 5011)
+        try Podman.freeze("u", in: host)
         let counted = try Podman.counters(of: "u")
         Podman.remove("u")
         let gone = try #require(try interfaces()["container:\(Podman.name("u"))"])

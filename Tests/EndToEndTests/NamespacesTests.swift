@@ -111,6 +111,10 @@ final class NamespacesTests {
         let payload = try #require(machine.payload)
         _ = try Command.check(["nsenter", "-t", String(payload), "-n", "ip", "link", "set", "host0", "up"])
         try sendFrames(30, from: hostSide, in: host)
+        // host0 has IPv6 (the machine's namespace is nspawn's): its reports and solicitations
+        // would move the counters between the sample and the read.
+        try host.exec(EgressDrop.command(hostSide))
+        _ = try Command.check(["nsenter", "-t", String(payload), "-n"] + EgressDrop.command("host0"))
         figures = try interfaces()
         let box = try #require(figures["container:\(machineName)"], "\(figures.keys.sorted())")
         #expect((box["owner"] as? [String: Any])?["kind"] as? String == "nspawn")

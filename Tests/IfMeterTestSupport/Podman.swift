@@ -140,6 +140,30 @@ public enum Podman {
         }
     }
 
+    /// Stops every frame between the container and the bridge, both ways (``EgressDrop`` on each
+    /// end), so that its counters read afterwards are final. Without it the kernel still moves
+    /// them after a test's traffic: the bridge repeats its IGMP report for 224.0.0.106 (54 bytes
+    /// into the container), and a neighbour entry gone stale sends an ARP probe seconds later
+    /// (42 bytes each way).
+    public static func freeze(_ label: String, in namespace: NetworkNamespace) throws {
+        let sandbox = try podman(["inspect", "--format", "{{.NetworkSettings.SandboxKey}}", name(label)])
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let peer = try podman(["exec", name(label), "cat", "/sys/class/net/eth0/iflink"])
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        // `ip -o link` prints "INDEX: NAME@PEER: …"; the host side is the line of eth0's peer index.
+        var hostSide: String?
+        for line in try namespace.exec(["ip", "-o", "link", "show"]).split(separator: "\n") {
+            let fields = line.split(separator: ":", maxSplits: 2).map { $0.trimmingCharacters(in: .whitespaces) }
+            if fields.count == 3 && fields[0] == peer { hostSide = String(fields[1].prefix { $0 != "@" }) }
+        }
+        guard let hostSide, !sandbox.isEmpty else {
+            throw CommandFailed(command: ["freeze", name(label)],
+                                result: CommandResult(status: 1, stdout: sandbox, stderr: "no host side with index \(peer)"))
+        }
+        try namespace.exec(EgressDrop.command(hostSide))
+        try Command.check(["nsenter", "--net=\(sandbox)"] + EgressDrop.command("eth0"))
+    }
+
     /// The container's own counters of its `eth0`: its traffic from its point of view.
     public static func counters(of label: String) throws -> (rx: UInt64, tx: UInt64) {
         let text = try podman(["exec", name(label), "cat", "/sys/class/net/eth0/statistics/rx_bytes",
