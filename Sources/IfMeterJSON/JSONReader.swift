@@ -231,8 +231,8 @@ public struct JSONReader {
         }
     }
 
-    /// The next value's characters when it is a number (unchecked beyond
-    /// ``numberToken()``'s loose grammar), for a reader with rules of its own for numbers.
+    /// The next value's characters when it is a JSON number, for a reader with rules of its own
+    /// for numbers (which integers it takes, say).
     public mutating func readNumberText() throws -> String {
         try numberToken()
     }
@@ -278,8 +278,7 @@ public struct JSONReader {
         }
     }
 
-    /// The characters of a number as text, checked against JSON's grammar loosely: a minus
-    /// sign or a digit first, then digits, signs, points and exponents only, at most 64 of them.
+    /// The characters of a number as text, at most 64 of them, checked against JSON's grammar.
     private mutating func numberToken() throws -> String {
         let first = try peek()
         guard first == UInt8(ascii: "-") || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")) else {
@@ -296,8 +295,32 @@ public struct JSONReader {
             position += 1
             guard token.count <= 64 else { throw error("a number longer than 64 characters") }
         }
-        guard !token.isEmpty else { throw error("expected a value") }
+        guard Self.isJSONNumber(token) else { throw error("not a JSON number") }
         return String(decoding: token, as: UTF8.self)
+    }
+
+    /// RFC 8259's number: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`. The loose scan
+    /// above only finds where the token ends; `-`, `1.` and `1e` end there too.
+    static func isJSONNumber(_ token: [UInt8]) -> Bool {
+        var index = token.startIndex
+        func digits() -> Int {
+            let start = index
+            while index < token.endIndex, token[index] >= UInt8(ascii: "0"), token[index] <= UInt8(ascii: "9") { index += 1 }
+            return index - start
+        }
+        if index < token.endIndex, token[index] == UInt8(ascii: "-") { index += 1 }
+        let integerStart = index
+        guard digits() > 0, token[integerStart] != UInt8(ascii: "0") || index - integerStart == 1 else { return false }
+        if index < token.endIndex, token[index] == UInt8(ascii: ".") {
+            index += 1
+            guard digits() > 0 else { return false }
+        }
+        if index < token.endIndex, token[index] == UInt8(ascii: "e") || token[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < token.endIndex, token[index] == UInt8(ascii: "+") || token[index] == UInt8(ascii: "-") { index += 1 }
+            guard digits() > 0 else { return false }
+        }
+        return index == token.endIndex
     }
 
     private mutating func readEscape(into out: inout [UInt8]) throws {

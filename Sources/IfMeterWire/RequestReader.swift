@@ -212,7 +212,7 @@ struct RequestReader {
         case UInt8(ascii: "n"): _ = try r.readNull(); return nil
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             let text = try r.readNumberText()
-            guard isNumber(text), let seconds = Double(text), seconds.isFinite else {
+            guard let seconds = Double(text), seconds.isFinite else {
                 throw Problem.wrongType(path: path(), expected: "String")
             }
             return TimeArgument(seconds: seconds)
@@ -290,36 +290,9 @@ struct RequestReader {
 
     // MARK: Numbers
 
-    /// JSON's number grammar, strictly: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
-    static func isNumber(_ text: String) -> Bool {
-        var bytes = text.utf8[...]
-        func digits() -> Int {
-            let count = bytes.prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }.count
-            bytes = bytes.dropFirst(count)
-            return count
-        }
-        if bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
-        if bytes.first == UInt8(ascii: "0") {
-            bytes = bytes.dropFirst()
-        } else if digits() == 0 {
-            return false
-        }
-        if bytes.first == UInt8(ascii: ".") {
-            bytes = bytes.dropFirst()
-            guard digits() > 0 else { return false }
-        }
-        if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
-            bytes = bytes.dropFirst()
-            if bytes.first == UInt8(ascii: "+") || bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
-            guard digits() > 0 else { return false }
-        }
-        return bytes.isEmpty
-    }
-
-    /// The integer a number is exactly (`1`, `1.0`, `1e3`, `-0`), or nil: not a number, a
-    /// fraction, or out of the 64-bit range.
+    /// The integer a JSON number (``JSONReader/readNumberText()``) is exactly (`1`, `1.0`,
+    /// `1e3`, `-0`), or nil: a fraction, or out of the 64-bit range.
     static func exactInteger(_ text: String) -> Int64? {
-        guard isNumber(text) else { return nil }
         if let value = Int64(text) { return value }
         guard let value = Double(text), value.isFinite, value.rounded(.towardZero) == value else { return nil }
         return Int64(exactly: value)
