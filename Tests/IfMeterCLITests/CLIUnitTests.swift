@@ -350,6 +350,41 @@ struct ViewJSONTests {
         }
         #expect(text.split(separator: "\n").count == golden.split(separator: "\n").count)
     }
+
+    @Test("views.jsonl read by Foundation: each figure is the value its view was built from; every member is documented")
+    func goldenReadIndependently() throws {
+        let views = try IndependentJSON.goldenLines("views.jsonl", besides: #filePath).map(IndependentJSON.object)
+        #expect(views.count == Self.views.count)
+        let documents = try IndependentJSON.documents(["docs/CLI.md", "docs/PROTOCOL.md"], besides: #filePath)
+        #expect(IndependentJSON.undocumented(views, in: documents) == [], "members neither docs/CLI.md nor docs/PROTOCOL.md names")
+        func value(_ index: Int, _ path: String) -> Any? { IndependentJSON.value(views[index], path) }
+        func number(_ index: Int, _ path: String) -> NSNumber? { value(index, path) as? NSNumber }
+        // summary: every period of eth0 is the row, the largest counter exact; wg0 only has yesterday.
+        #expect(value(0, "interfaces.0.name") as? String == "eth0 /\"é\"")
+        for period in ["today", "this_month", "last_month", "all_time"] {
+            #expect(number(0, "interfaces.0.\(period).rx_bytes")?.uint64Value == .max, "\(period)")
+            #expect(number(0, "interfaces.0.\(period).end")?.doubleValue == 1_775_030_400.5, "\(period)")
+        }
+        #expect(value(0, "interfaces.0.yesterday") == nil && number(0, "interfaces.0.day_start") == 1_774_944_000)
+        #expect(number(0, "interfaces.0.month_projection.elapsed_fraction")?.doubleValue == 0.123456789)
+        #expect(value(0, "interfaces.1.today") == nil && number(0, "interfaces.1.yesterday.tx_packets") == 4)
+        #expect(value(0, "interfaces.0.today.continuity.imported") as? Bool == true)
+        // period tables, list
+        #expect((value(1, "usage.0.rows") as? [Any])?.count == 2 && (value(1, "usage.1.rows") as? [Any])?.isEmpty == true)
+        #expect(value(1, "usage.1.class") as? String == "wifi" && value(1, "usage.1.interface") == nil)
+        #expect(number(2, "interfaces.0.rate.smoothed_tx_bytes_per_second")?.doubleValue == 1e21)
+        #expect(number(2, "interfaces.0.rate.tx_bytes_per_second")?.doubleValue == 1e-7)
+        #expect(number(2, "interfaces.0.tx_packets") == 9 && number(2, "interfaces.0.epoch.rx_bytes") == 1)
+        // check: a warning is status 1, its figures as given; nothing projected is absent.
+        #expect(number(3, "status") == 1 && number(3, "used_bytes")?.uint64Value == .max && number(3, "warn_bytes") == 8)
+        #expect(value(3, "interface") as? String == "wwan0 \"x\"/é" && number(3, "end")?.doubleValue == 1_777_536_000.5)
+        #expect(number(4, "status") == 0 && value(4, "projected_bytes") == nil)
+        // the live session
+        #expect(number(5, "session.seconds")?.doubleValue == 12.345678 && number(5, "session.updates") == 3)
+        #expect(number(5, "session.interfaces.0.peak_rx_bytes_per_second")?.doubleValue == 1e-7)
+        #expect(number(5, "session.interfaces.0.peak_tx_bytes_per_second")?.doubleValue == 123456789.5)
+        #expect((value(6, "session.interfaces") as? [Any])?.isEmpty == true)
+    }
 }
 
 /// Local times: the process's zone is Europe/Berlin here, in a child (``ZonedChild``).
