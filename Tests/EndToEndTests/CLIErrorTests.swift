@@ -88,7 +88,7 @@ struct CLIDaemonErrorTests {
         let namespace = try NetworkNamespace()
         let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\n")
         try daemon.start()
-        #expect(daemon.stop() == 0)
+        #expect(try daemon.stop() == 0)
         let holder = try DatabaseHolder(path: daemon.stateDirectory + "/ifmeter.db")
         try daemon.start(extraArguments: ["--metrics-listen", "127.0.0.1:10951"], waitForReady: false)
         let deadline = Date().addingTimeInterval(10)
@@ -125,6 +125,6 @@ struct CLIDaemonErrorTests {
         _ = try daemon.client().request(#"{"v":1,"id":1,"cmd":"sample"}"#)
         let counted = try Command.run([CLIBinary.path, "--socket", daemon.socket])
         #expect(counted.stdout.contains("va  (virtual)") && !counted.stdout.contains("no figures yet"), "\(counted.stdout)")
-        #expect(daemon.stop() == 0)
+        #expect(try daemon.stop() == 0)
     }
 }

@@ -122,7 +122,7 @@ struct CLILogFollowTests {
             usleep(200_000)
         }
         #expect(rotatedAndWritten())
-        #expect(daemon.stop() == 0)
+        #expect(try daemon.stop() == 0)
         // Everything the daemon wrote, oldest file first.
         var files = (1...100).map { "\(daemon.logDirectory)/estimates.jsonl.\($0)" }.filter { FileManager.default.fileExists(atPath: $0) }
         files = files.reversed() + [daemon.logDirectory + "/estimates.jsonl"]
@@ -134,8 +134,7 @@ struct CLILogFollowTests {
         while followed.count < written.count, let line = reader.next(until: readDeadline) { followed.append(line) }
         kill(follower.processIdentifier, SIGINT)
         while let line = reader.next(until: Date().addingTimeInterval(10)) { followed.append(line) }
-        follower.waitUntilExit()
-        #expect(follower.terminationStatus == 0)
+        #expect(try follower.awaitExit("ifmeter log --follow after SIGINT") == 0)
         #expect(written.count > 10)
         #expect(followed == written)
     }

@@ -18,7 +18,7 @@ final class ContainersTests {
     }
 
     deinit {
-        daemon.stop(SIGKILL)
+        _ = try? daemon.stop(SIGKILL)
         for label in labels { Podman.remove(label) }
         host.delete()
     }

@@ -39,7 +39,7 @@ struct DaemonEndToEndTests {
         #expect(va.int("tx_bytes") == (try pair.left.sysfsCounter("va", "tx_bytes")))
         #expect(va.string("class") == "virtual" && va.string("class_reason") == "netlink kind veth")
         #expect((va["labels"] as? [String])?.starts(with: ["estimate", "interface-counters", "not-per-app", "includes-overhead"]) == true)
-        #expect(daemon.stop() == 0)
+        #expect(try daemon.stop() == 0)
     }
 
     @Test("a tun deleted between polls is counted in full from its delete message")
@@ -97,7 +97,7 @@ struct DaemonEndToEndTests {
         // The failed save's traffic was pending again and is written by the next one.
         let day = try asker.request(#"{"v":1,"id":3,"cmd":"usage","interface":"va","period":"total"}"#)
         #expect((day[path: "result.rows"] as? [[String: Any]])?.first?.int("tx_bytes") == 20 * 542)
-        #expect(daemon.stop() == 0)
+        #expect(try daemon.stop() == 0)
     }
 
     @Test("SIGTERM, traffic while stopped, restart: nothing lost; the estimate log adds up")
@@ -106,7 +106,7 @@ struct DaemonEndToEndTests {
         let daemon = try DaemonProcess(namespace: pair.left, config: "interval = 3600\n")
         try daemon.start()
         try pair.sendLeftToRight(count: 50, payload: 1000)
-        #expect(daemon.stop() == 0)
+        #expect(try daemon.stop() == 0)
         try pair.sendLeftToRight(count: 70, payload: 300)   // while nobody is counting
         try daemon.start()
         let client = try daemon.client()
@@ -116,7 +116,7 @@ struct DaemonEndToEndTests {
         let expected = UInt64(50 * 1042 + 70 * 342)
         #expect(row.int("tx_bytes") == expected && row.int("tx_packets") == 120)
         #expect((row["labels"] as? [String])?.contains("gap-in-period") == true)
-        #expect(daemon.stop() == 0)
+        #expect(try daemon.stop() == 0)
 
         let estimates = try daemon.logRecords().filter { $0["type"] as? String == "estimate" && $0["interface"] as? String == "va" }
         #expect(estimates.compactMap { $0.int("tx_bytes") }.reduce(0, +) == expected)

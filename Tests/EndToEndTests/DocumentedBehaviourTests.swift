@@ -86,7 +86,7 @@ struct DocumentedBehaviourTests {
         try FileManager.default.createSymbolicLink(atPath: daemon.logDirectory + "/estimates.jsonl", withDestinationPath: victim)
         try daemon.start()
         _ = try daemon.client().request(#"{"v":1,"cmd":"sample"}"#)
-        #expect(daemon.stop() == 0)
+        #expect(try daemon.stop() == 0)
         #expect(daemon.stderrText.contains("cannot open estimate log \(daemon.logDirectory)/estimates.jsonl"), "\(daemon.stderrText)")
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious\n")
     }
@@ -103,7 +103,7 @@ struct DocumentedBehaviourTests {
         _ = try Command.check(["chmod", "1777", open])
         try daemon.start(extraArguments: ["--state-dir", open + "/state"])
         #expect(FileManager.default.fileExists(atPath: open + "/state/ifmeter.db"))
-        #expect(daemon.stop() == 0)
+        #expect(try daemon.stop() == 0)
     }
 
     @Test("socket_group owns the socket; a member of admin_group may run admin commands, another user may not")
@@ -143,7 +143,7 @@ struct DocumentedBehaviourTests {
         _ = try client.request(#"{"v":1,"cmd":"sample"}"#)
         daemon.signal(SIGHUP)  // reopens the log: by the path resolved at the start
         _ = try client.request(#"{"v":1,"cmd":"status"}"#)
-        #expect(daemon.stop() == 0)
+        #expect(try daemon.stop() == 0)
         #expect(FileManager.default.fileExists(atPath: first + "/estimates.jsonl"))
         #expect(!FileManager.default.fileExists(atPath: second + "/estimates.jsonl"))
         #expect(!FileManager.default.fileExists(atPath: first + "/ifmeterd.sock"), "removed at stop, from where it was bound")

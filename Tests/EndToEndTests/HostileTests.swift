@@ -262,7 +262,7 @@ struct HostileTests {
         let day = try client.request(#"{"v":1,"cmd":"usage","interface":"lo","period":"day"}"#)
         let rows = try #require(day[path: "result.rows"] as? [[String: Any]])
         #expect(rows.contains { ($0["labels"] as? [String])?.contains("events-lost") == true }, "\(rows)")
-        #expect(daemon.stop() == 0)
+        #expect(try daemon.stop() == 0)
         let records = try daemon.logRecords().filter { $0["type"] as? String == "estimate" }
         #expect(records.contains { ($0["labels"] as? [String])?.contains("events-lost") == true })
     }
@@ -326,7 +326,7 @@ struct HostileTests {
         let namespace = try NetworkNamespace()
         let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\n")
         try daemon.start()
-        #expect(daemon.stop() == 0)
+        #expect(try daemon.stop() == 0)
         let holder = try DatabaseHolder(path: daemon.stateDirectory + "/ifmeter.db")
         defer { holder.release() }
         try daemon.start(waitForReady: false)
@@ -337,7 +337,7 @@ struct HostileTests {
             if !loading { usleep(20_000) }
         }
         #expect(loading)
-        #expect(daemon.stop() == 0)
+        #expect(try daemon.stop() == 0)
     }
 
     @Test("sample requests from other users share one dump and come at most once a second")

@@ -142,7 +142,7 @@ struct MetricsTests {
 
         let status = try daemon.client().request(#"{"v":1,"id":2,"cmd":"status"}"#)
         #expect(status.string("result.metrics") == "127.0.0.1:\(metricsPort)")
-        #expect(daemon.stop() == 0)
+        #expect(try daemon.stop() == 0)
     }
 
     @Test("ifmeter metrics is promtool clean; --textfile is replaced atomically while node_exporter reads it")
@@ -200,7 +200,7 @@ struct MetricsTests {
         #expect(scrapes >= 5)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory)
         #expect(leftovers == ["ifmeter.prom"])
-        #expect(daemon.stop() == 0)
+        #expect(try daemon.stop() == 0)
     }
 
     @Test("bad HTTP (unfinished requests, a full house, huge headers) never delays the Unix socket or samples")
@@ -239,6 +239,6 @@ struct MetricsTests {
                                         "-H", "X-Filler: " + String(repeating: "a", count: 40_000), url])
         #expect(huge.stdout == "431", "\(huge.stderr)")
         #expect(daemon.isRunning)
-        #expect(daemon.stop() == 0)
+        #expect(try daemon.stop() == 0)
     }
 }

@@ -15,7 +15,7 @@ final class NamespacesTests {
     }
 
     deinit {
-        daemon.stop(SIGKILL)
+        _ = try? daemon.stop(SIGKILL)
         host.delete()
     }
 
@@ -172,7 +172,7 @@ final class NamespacesTests {
     func ownerRetention() throws {
         let namespace = try NetworkNamespace()
         let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\nsave_interval = 1\nretention_owners = 1\nattribute_owners = all\n")
-        defer { daemon.stop(SIGKILL) }
+        defer { _ = try? daemon.stop(SIGKILL) }
         try daemon.start()
         let gone = try NetworkNamespace()
         let stays = try NetworkNamespace()
@@ -203,7 +203,7 @@ final class NamespacesTests {
     func insideNamespace() throws {
         let vpn = try NetworkNamespace()
         let daemon = try DaemonProcess(namespace: host, config: "interval = 3600\nmeter_inside = \(vpn.name), no-such-namespace-here\n")
-        defer { daemon.stop(SIGKILL) }
+        defer { _ = try? daemon.stop(SIGKILL) }
         try daemon.start()
         #expect(daemon.stderrText.contains("namespace no-such-namespace-here is not metered"))
         let tun = try vpn.inside { try TunDevice(name: "tunv0") }

@@ -28,7 +28,7 @@ final class PlansTests {
     }
 
     deinit {
-        daemon.stop(SIGKILL)
+        _ = try? daemon.stop(SIGKILL)
         pair.left.delete()
         pair.right.delete()
     }
@@ -84,12 +84,12 @@ final class PlansTests {
         let metrics = try ifmeter(["metrics"]).stdout
         #expect(metrics.contains("ifmeter_plan_used_bytes{plan=\"cap\",direction=\"tx\"} \(try kernelTx() - baseline)\n"))
 
-        daemon.stop()
+        try daemon.stop()
         try daemon.start(extraArguments: ["--interval", "3600"])
         try sample()
         #expect(try fired().map(\.0) == [0.25], "a restart fires nothing again")
 
-        daemon.stop()
+        try daemon.stop()
         try send(upTo: 0.55)
         try daemon.start(extraArguments: ["--interval", "3600"])
         try sample()
@@ -122,7 +122,7 @@ final class PlansTests {
         try sample()
         try waitFor("notify ran for 75%") { self.lines(out) == ["cap 75 0"] }
         kill(follower.processIdentifier, SIGKILL)
-        follower.waitUntilExit()
+        try follower.awaitExit("ifmeter notify after SIGKILL")
 
         try send(upTo: 1.05)
         try sample()
@@ -167,7 +167,7 @@ final class PlansTests {
         let plans = try #require(try request(#"{"v":1,"cmd":"plans"}"#)["plans"] as? [[String: Any]])
         #expect(plans.first { $0["name"] as? String == "all" }?["fired"] as? [Double] == [0.25])
         #expect(plans.first { $0["name"] as? String == "cap" }?["fired"] as? [Double] == [])
-        daemon.stop()
+        try daemon.stop()
         let logged = try daemon.logRecords().filter { $0["type"] as? String == "event" && $0["kind"] as? String == "plan-threshold" }
         #expect(logged.count == 2, "the estimate log has both plan events")
         #expect(logged.allSatisfy { ($0["plan"] as? [String: Any])?["threshold"] as? Double == 0.25 })
@@ -288,10 +288,7 @@ final class DesktopSession {
     }
 
     func stop() {
-        for process in processes where process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        for process in processes { process.end(SIGKILL) }
         processes = []
     }
 

@@ -39,8 +39,7 @@ final class PrometheusServer {
     }
 
     deinit {
-        process.terminate()
-        process.waitUntilExit()
+        process.end()
         try? FileManager.default.removeItem(atPath: directory)
     }
 
@@ -124,6 +123,6 @@ struct PrometheusTests {
         // ifmeter's own count of the epochs that started over is what the labels say.
         let epochs = try prometheus.query(#"ifmeter_interface_resets_total{interface="flap"}"#)[targetA]
         #expect(epochs == 9)
-        #expect(hostA.stop() == 0 && hostB.stop() == 0)
+        #expect(try hostA.stop() == 0 && hostB.stop() == 0)
     }
 }

@@ -348,7 +348,7 @@ struct ProtocolTests {
     @Test("a request while the database is still loading gets ready:false, never zeros")
     func readiness() throws {
         let (_, daemon) = try daemon()
-        #expect(daemon.stop() == 0)
+        #expect(try daemon.stop() == 0)
         let holder = try DatabaseHolder(path: daemon.stateDirectory + "/ifmeter.db")
         try daemon.start(waitForReady: false)
         var client: SocketClient?

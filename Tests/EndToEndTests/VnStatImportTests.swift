@@ -142,7 +142,7 @@ struct VnStatImportTests {
         let after = try SocketClient.decode(try ifmeter(daemon, ["--json", "list", "-i", "va"]).stdout)
         let relisted = try #require((after["interfaces"] as? [[String: Any]])?.first { $0["name"] as? String == "va" })
         #expect(relisted.int("tx_bytes") == listed.int("tx_bytes"))
-        #expect(daemon.stop() == 0)
+        #expect(try daemon.stop() == 0)
     }
 
     @Test("a vnStat file created in 1960 is refused and the daemon restarts on its state; a FIFO is refused at once while days answers")
@@ -156,7 +156,7 @@ struct VnStatImportTests {
         _ = try Command.check(["sqlite3", old, "UPDATE interface SET created = '1960-01-01 00:00:00'"])
         let refused = try ifmeter(daemon, ["import", "vnstat", old])
         #expect(refused.status != 0 && refused.stderr.contains(old) && refused.stderr.contains("created is -315619200"), "\(refused)")
-        #expect(daemon.stop() == 0)
+        #expect(try daemon.stop() == 0)
         try daemon.start()
         #expect(try ifmeter(daemon, ["status"]).status == 0)
 
@@ -165,7 +165,7 @@ struct VnStatImportTests {
         let fromFIFO = try ifmeter(daemon, ["import", "vnstat", fifo])
         #expect(fromFIFO.status != 0 && fromFIFO.stderr.contains("it is a FIFO"), "\(fromFIFO)")
         #expect(try ifmeter(daemon, ["days"]).status == 0)
-        #expect(daemon.stop() == 0)
+        #expect(try daemon.stop() == 0)
     }
 
     @Test("a truncated vnStat file and a foreign SQLite file are refused, naming the file; the store is unchanged")
@@ -190,6 +190,6 @@ struct VnStatImportTests {
         #expect(refused.status == 77 && refused.stderr.contains("only root"), "\(refused.stderr)")
         let listed = try ifmeter(daemon, ["--json", "list"])
         #expect(!listed.stdout.contains("imported-vnstat"))
-        #expect(daemon.stop() == 0)
+        #expect(try daemon.stop() == 0)
     }
 }

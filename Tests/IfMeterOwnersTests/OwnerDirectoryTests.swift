@@ -24,7 +24,7 @@ struct OwnerDirectoryTests {
         holder.arguments = ["--net", "sleep", "120"]
         try holder.run()
         // SIGKILL: a signal the test process ignores stays ignored in what it starts.
-        defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
+        defer { holder.end(SIGKILL) }
         let processNamespace = try waitForOwnNamespace(of: holder.processIdentifier)
 
         try host.ip("link", "add", "h-blue", "type", "veth", "peer", "name", "eth0", "netns", blue.name)

@@ -36,7 +36,7 @@ struct StoreCrashTests {
             // Land the kill anywhere in the next save: mid-transaction, mid-commit, or between.
             usleep(UInt32.random(in: 0...4000, using: &random))
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            try process.awaitExit("store-crash-writer after SIGKILL")
             #expect(process.terminationReason == .uncaughtSignal, "\(seed), round \(round): the writer died on its own")
             #expect(acknowledged > lastAcknowledged, "\(seed), round \(round): the writer made progress")
             lastAcknowledged = acknowledged

@@ -132,13 +132,14 @@ public final class DaemonProcess: @unchecked Sendable {
         throw CommandFailed(command: arguments, result: CommandResult(status: -1, stdout: "", stderr: "not ready in \(seconds) s: \(stderrText)"))
     }
 
-    /// Sends `signal` and waits for the process to exit; returns its status.
+    /// Sends `signal` and waits for the process to exit; returns its status. A daemon still
+    /// running after `seconds` is killed and the test fails with ``ExitDeadlineExceeded``
+    /// (with the daemon's stderr), instead of hanging the run.
     @discardableResult
-    public func stop(_ signal: Int32 = SIGTERM) -> Int32 {
+    public func stop(_ signal: Int32 = SIGTERM, within seconds: Double = Process.exitDeadline) throws -> Int32 {
         guard let process else { return -1 }
         kill(process.processIdentifier, signal)
-        process.waitUntilExit()
-        return process.terminationStatus
+        return try process.awaitExit("ifmeterd", within: seconds) { "stderr: \(self.stderrText)" }
     }
 
     public func signal(_ signal: Int32) {

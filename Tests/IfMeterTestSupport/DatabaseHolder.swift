@@ -38,7 +38,8 @@ public final class DatabaseHolder: @unchecked Sendable {
         released = true
         try? input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
         try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        // It exits on "go"; one that does not is killed at the deadline.
+        _ = try? process.awaitExit("database holder")
     }
 
     deinit { release() }

@@ -62,8 +62,7 @@ public final class NspawnMachine: @unchecked Sendable {
     }
 
     private func stop() {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        process.end(SIGKILL)
         // The payload outlives a killed nspawn: kill what is left in the cgroups, then remove them.
         for hierarchy in ["unified", "systemd"] {
             let base = "/sys/fs/cgroup/\(hierarchy)/\(cgroup)"

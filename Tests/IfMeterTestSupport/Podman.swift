@@ -109,11 +109,11 @@ public enum Podman {
         listener.arguments = ["--net=/run/netns/\(namespace.name)", "/bin/busybox", "nc", "-l", "-p", String(port),
                               "-e", "/bin/sh", "-c", "cat > /dev/null"]
         try listener.run()
-        defer { if listener.isRunning { kill(listener.processIdentifier, SIGKILL) }; listener.waitUntilExit() }
+        defer { listener.end(SIGKILL) }
         // The listener is ready once its socket is: the container's nc retries until it is.
         try podman(["exec", name(label), "sh", "-c",
                     "i=0; until dd if=/dev/zero bs=1000 count=\(bytes / 1000) 2>/dev/null | nc \(gateway) \(port); do i=$((i+1)); [ $i -gt 200 ] && exit 1; sleep 0.05; done"])
-        listener.waitUntilExit()
+        try listener.awaitExit("the host's nc listener, after the container's nc sent \(bytes) bytes")
         try awaitClosed(port: port, container: label, host: namespace)
     }
 
