@@ -31,7 +31,7 @@ final class VnStatDaemon {
             """.write(toFile: config, atomically: true, encoding: .utf8)
     }
 
-    deinit { _ = stop() }
+    deinit { process?.end() }
 
     func start() throws {
         let process = Process()
@@ -48,14 +48,24 @@ final class VnStatDaemon {
         self.process = process
     }
 
-    /// SIGTERM: vnstatd writes what it has cached.
+    /// SIGTERM: vnstatd writes what it has cached. One that has not exited by the deadline is
+    /// killed, and the test fails saying so.
     @discardableResult
-    func stop() -> Int32 {
+    func stop() throws -> Int32 {
         guard let process, process.isRunning else { return -1 }
-        process.terminate()
-        process.waitUntilExit()
         self.process = nil
-        return process.terminationStatus
+        process.terminate()
+        return try process.awaitExit("vnstatd")
+    }
+
+    /// The counters vnstatd recorded for `name` as its starting point (rx, tx), once it has:
+    /// nil before. Traffic before this row exists is part of vnstatd's baseline, never counted.
+    func recordedCounters(_ name: String) throws -> (rx: UInt64, tx: UInt64)? {
+        guard FileManager.default.fileExists(atPath: database) else { return nil }
+        let row = try Command.check(["sqlite3", "-readonly", "-cmd", ".timeout 5000", database,
+                                     "SELECT rxcounter, txcounter FROM interface WHERE name = '\(name)'"])
+        let fields = row.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|").compactMap { UInt64($0) }
+        return fields.count == 2 ? (fields[0], fields[1]) : nil
     }
 
     /// What `vnstat --json` says about `name`.
@@ -69,26 +79,40 @@ final class VnStatDaemon {
 
 @Suite("ifmeter import vnstat", .enabled(if: VnStatDaemon.available, "needs root (namespaces) and vnstatd (Debian vnstat)"))
 struct VnStatImportTests {
-    /// Runs vnstatd over known traffic until its database holds at least `bytes` sent on `va`.
+    /// Runs vnstatd over known traffic until its database holds exactly what the kernel counted
+    /// on `va` since vnstatd recorded it.
     func vnStatDatabase(_ pair: VethPair, sending count: Int, payload: Int) throws -> VnStatDaemon {
         let vnstat = try VnStatDaemon(in: pair.left)
         try vnstat.start()
-        _ = try eventually("vnstatd made its database") { FileManager.default.fileExists(atPath: vnstat.database) ? true : nil }
+        // vnstatd creates its database file first and records `va`'s starting counters after:
+        // traffic sent between the two would be its baseline. Send once the row is there.
+        let baseline = try eventually("vnstatd recorded va's starting counters", seconds: 120) { try vnstat.recordedCounters("va") }
         try pair.sendLeftToRight(count: count, payload: payload)
+        // The kernel sends on its own too (MLD reports, router solicitations): held still from
+        // here, so that vnstatd's total can be compared with the counters exactly.
+        _ = try pair.left.exec(EgressDrop.command(pair.leftName))
+        _ = try pair.right.exec(EgressDrop.command(pair.rightName))
+        let rx = try pair.left.sysfsCounter(pair.leftName, "rx_bytes") - baseline.rx
+        let tx = try pair.left.sysfsCounter(pair.leftName, "tx_bytes") - baseline.tx
+        #expect(tx >= UInt64(count * (payload + 42)), "the kernel counted what was sent")
         // vnstatd reads the counters every 2 s and writes on SIGTERM; what one run missed the
         // next one counts from the counters it saved, so stop and look until all is there.
-        // The deadline is a ceiling, not a measure: a machine loaded by the other suites (1000
-        // namespaces churned, containers, a booted systemd) takes vnstatd many runs.
         // Each run is given twice as long as the one before (from 0.5 s, at most 8 s): on a
         // machine so loaded that vnstatd cannot read the counters within a fixed half second,
         // stopping it after that half second every time never let one run count.
         var run: useconds_t = 500_000
-        _ = try eventually("vnstat counted the traffic", seconds: 120) { () -> Bool? in
-            vnstat.stop()
-            // Not there yet when a run was stopped before it wrote `va` (a loaded machine): that
-            // must restart vnstatd like any short count, not end the polling with vnstatd down.
+        _ = try eventually("vnstat counted rx \(rx) and tx \(tx) bytes", seconds: 180) { () -> Bool? in
+            try vnstat.stop()
+            // No total yet when a run was stopped before it wrote `va` (a loaded machine): that
+            // restarts vnstatd like any short count.
             let total = (try? vnstat.json("va"))?[path: "traffic.total"] as? [String: Any]
-            if (total?["tx"] as? NSNumber)?.intValue ?? 0 >= count * (payload + 42) { return true }
+            let counted = ((total?["rx"] as? NSNumber)?.uint64Value ?? 0, (total?["tx"] as? NSNumber)?.uint64Value ?? 0)
+            if counted == (rx, tx) { return true }
+            // More than the kernel counted is no matter of waiting: fail now, saying so.
+            guard counted.0 <= rx && counted.1 <= tx else {
+                throw CommandFailed(command: ["vnstat", "--json", "-i", "va"], result: CommandResult(
+                    status: 1, stdout: "", stderr: "counted rx \(counted.0), tx \(counted.1): more than the kernel's rx \(rx), tx \(tx)"))
+            }
             try vnstat.start()
             usleep(run)
             run = min(run * 2, 8_000_000)
@@ -138,6 +162,7 @@ struct VnStatImportTests {
         let again = try ifmeter(daemon, ["import", "vnstat", vnstat.database, "--json"])
         let report = try SocketClient.decode(again.stdout)
         let interfaces = try #require(report["interfaces"] as? [[String: Any]])
+        #expect(interfaces.contains { $0["name"] as? String == "va" }, "a second import reads va again: \(again.stdout)")
         #expect(interfaces.allSatisfy { ($0["buckets"] as? [String: Int])?.values.reduce(0, +) == 0 }, "\(again.stdout)")
         let after = try SocketClient.decode(try ifmeter(daemon, ["--json", "list", "-i", "va"]).stdout)
         let relisted = try #require((after["interfaces"] as? [[String: Any]])?.first { $0["name"] as? String == "va" })
