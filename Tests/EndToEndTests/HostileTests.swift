@@ -60,7 +60,7 @@ struct HostileTests {
         try holder.run()
         defer {
             try? input.fileHandleForWriting.close()
-            holder.waitUntilExit()
+            holder.end()
         }
         let line = output.fileHandleForReading.firstLine()
         let codes = try SocketClient.decode(line)
@@ -88,11 +88,14 @@ struct HostileTests {
         let refusal = try SocketClient.decode(try #require(try clients.last!.readLine(timeoutMilliseconds: 5000)))
         #expect(refusal.string("error.code") == "too_many_clients")
         #expect(refusal.string("error.message")?.contains("file descriptors") == true, "\(refusal)")
-        // Held for two seconds, the backlog costs the daemon next to no CPU (it spun at 100 %).
-        let before = try cpuSeconds(pid)
-        let waited = Date().addingTimeInterval(2)
+        // Held for a while, the backlog costs the daemon next to no CPU (it spun at 100 %). As a
+        // share of the time held, not a figure per second: a test thread held up by a loaded
+        // machine only holds the backlog longer, and a spinning loop fills its share of that too.
+        let before = try cpuSeconds(pid), from = Date()
+        let waited = from.addingTimeInterval(2)
         while Date() < waited { usleep(100_000) }
-        #expect(try cpuSeconds(pid) - before < 0.5)
+        let share = try (cpuSeconds(pid) - before) / Date().timeIntervalSince(from)
+        #expect(share < 0.2, "the daemon used \(share * 100) % of a CPU while the backlog was held")
         clients.removeAll()
         let deadline = Date().addingTimeInterval(5)
         var served = false
@@ -118,7 +121,9 @@ struct HostileTests {
         try attacker.run()
         var latencies: [Double] = []
         var sampleTimes: [Double] = []
-        while attacker.isRunning {
+        // The attack lasts 8 s once set up; a deadline far past that catches a hung attacker.
+        let attackDeadline = Date().addingTimeInterval(120)
+        while attacker.isRunning && Date() < attackDeadline {
             let started = Date()
             #expect(try root.request(#"{"v":1,"cmd":"status"}"#)["ok"] as? Bool == true)
             latencies.append(Date().timeIntervalSince(started))
@@ -130,9 +135,9 @@ struct HostileTests {
             }
             usleep(20_000)
         }
-        attacker.waitUntilExit()
+        try attacker.awaitExit("hostile-neighbour (an 8 s attack)", within: 10)
         let report = try SocketClient.decode(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
-        #expect((report["accepted"] as? Int ?? 0) <= 64, "\(report)")
+        #expect(try #require(report["accepted"] as? Int, "\(report)") <= 64, "\(report)")
         // Every attack really ran: silent watchers, and sends of each other kind.
         #expect((report["watching"] as? Int ?? 0) > 0, "\(report)")
         let sent = report["sent"] as? [String: Int] ?? [:]
@@ -141,14 +146,16 @@ struct HostileTests {
         // Root was answered every time (each request above has SocketClient's deadline) and
         // sampling never stalled. The latency figure itself (p99 under 50 ms on this machine) is
         // measured by `scripts/bench-hostile`, not asserted here: suites run in parallel on a
-        // loaded two-core machine. A stall of five intervals is starvation, not load.
+        // loaded two-core machine. Starvation is a sample late by more than the daemon was ever
+        // unresponsive to root: a machine too loaded to run the daemon delays both alike.
         let sorted = latencies.sorted()
         let p99 = sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))]
         print("hostile neighbour: root's status p99 \(p99) s over \(sorted.count) requests; samples at \(sampleTimes)")
-        #expect(sorted.count >= 10, "root asked only \(sorted.count) times during the attack")
+        #expect(sorted.count >= 3, "root asked only \(sorted.count) times during the attack")
         #expect(sampleTimes.count >= 3, "\(sampleTimes)")
+        let allowed = 3 + (sorted.last ?? 0)
         for (earlier, later) in zip(sampleTimes, sampleTimes.dropFirst()) {
-            #expect(later - earlier <= 5, "samples \(earlier) → \(later): sampling stalled")
+            #expect(later - earlier <= allowed, "samples \(earlier) → \(later) while root waited at most \(sorted.last ?? 0) s: sampling stalled")
         }
         #expect(daemon.isRunning)
     }
@@ -365,12 +372,13 @@ struct HostileTests {
         #expect(Set(times).count == 1, "ten requests, one dump: \(times)")
         #expect((times.first ?? 0) - first >= 0.9, "a second dump within a second of the first: \(report)")
         // Root is not rate-limited: five samples back to back are five fresh dumps, after the
-        // shared one, closer together than the once-a-second pace could ever give (four
-        // intervals of it are at least 3.6 s; five dumps take milliseconds).
+        // shared one, and at least two of them closer together than the once-a-second pace
+        // could ever give (a dump takes milliseconds: only a machine that delayed every one of
+        // the four by 0.9 s could hide it).
         let root = try daemon.client()
         let mine = try (0..<5).map { _ in try #require(try root.request(#"{"v":1,"cmd":"sample"}"#)[path: "result.sampled_at"] as? Double) }
         #expect(mine.first! > (times.first ?? .infinity), "\(mine) after \(times)")
         #expect(zip(mine, mine.dropFirst()).allSatisfy { $0 < $1 }, "\(mine)")
-        #expect(mine.last! - mine.first! < 3.6, "root's samples were paced: \(mine)")
+        #expect(zip(mine, mine.dropFirst()).contains { $1 - $0 < 0.9 }, "root's samples were paced: \(mine)")
     }
 }

@@ -112,7 +112,7 @@ struct ProtocolTests {
         try asker.run()
         defer {
             try? input.fileHandleForWriting.close()
-            asker.waitUntilExit()
+            asker.end()
         }
         func nobody(_ request: String) throws -> [String: Any] {
             input.fileHandleForWriting.write(Data((request + "\n").utf8))
@@ -127,11 +127,18 @@ struct ProtocolTests {
         let forced = try #require(try lastSave())
         #expect(forced > before ?? 0)
         try traffic()
+        // Within 10 s of the forced save nothing is saved for nobody; the daemon saw both
+        // questions before their answers came, so an answer back within 10 s of the save was
+        // asked within them. A machine that held this thread up longer proves nothing: skipped.
         let second = try nobody(usage)
-        #expect(labels(second).contains("unsaved-not-included"), "\(second)")
         let events = try nobody(#"{"v":1,"cmd":"events","interface":"lo"}"#)
-        #expect(events[path: "result.unsaved_not_included"] as? Bool == true, "\(events)")
-        #expect(try lastSave() == forced, "no save forced within 10 s of the last")
+        if Date().timeIntervalSince1970 < forced + 10 {
+            #expect(labels(second).contains("unsaved-not-included"), "\(second)")
+            #expect(events[path: "result.unsaved_not_included"] as? Bool == true, "\(events)")
+            #expect(try lastSave() == forced, "no save forced within 10 s of the last")
+        } else {
+            print("forcedSavesCapped: answers came more than 10 s after the forced save; the cap was not exercised")
+        }
         // Root's question always saves first, and its answer holds everything.
         let mine = try root.request(usage)
         #expect(!labels(mine).contains("unsaved-not-included"))
@@ -316,13 +323,17 @@ struct ProtocolTests {
         let notice = try SocketClient.decode(try #require(try silent.readLine(timeoutMilliseconds: 5000)))
         #expect(errorCode(notice) == "idle_timeout")
         #expect(try silent.readLine() == nil)
-        // Three more seconds of rate lines: the watcher was kept.
-        var rates = 0
-        let deadline = Date().addingTimeInterval(3)
-        while Date() < deadline, let line = try watcher.readLine(timeoutMilliseconds: 3000) {
-            if (try SocketClient.decode(line)).string("stream") == "rates" { rates += 1 }
+        // The watcher was kept: it goes on receiving rate lines, by the daemon's own clock more
+        // than twice the idle timeout after the silent client was dropped, and no notice.
+        var rateTimes: [Double] = []
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, (rateTimes.last ?? 0) - (rateTimes.first ?? 0) <= 2,
+              let line = try watcher.readLine(timeoutMilliseconds: 10_000) {
+            let reply = try SocketClient.decode(line)
+            #expect(errorCode(reply) == nil, "the watcher was sent \(reply)")
+            if reply.string("stream") == "rates", let at = reply[path: "result.at"] as? Double { rateTimes.append(at) }
         }
-        #expect(rates >= 2)
+        #expect((rateTimes.last ?? 0) - (rateTimes.first ?? 0) > 2, "rate lines at \(rateTimes)")
     }
 
     @Test("admin commands are refused to a non-root peer (nobody)")
@@ -385,6 +396,6 @@ struct ProtocolTests {
                     "\(request) → \(rows)")
         }
         let lo = try #require(try client.request(#"{"v":1,"cmd":"usage","interface":"lo","period":"total"}"#)[path: "result.rows"] as? [[String: Any]])
-        #expect(lo.allSatisfy { ($0["labels"] as? [String])?.contains("tunnel-double-counted") == false })
+        #expect(!lo.isEmpty && lo.allSatisfy { ($0["labels"] as? [String])?.contains("tunnel-double-counted") == false }, "\(lo)")
     }
 }

@@ -115,31 +115,32 @@ struct SystemdTests {
         let listener = try NotifyListener(path: daemon.directory + "/notify.sock")
         try daemon.start(environment: ["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "1000000"], waitForReady: false)
 
-        let ready = try listener.await { $0.contains("READY=1") }
+        let ready = try listener.await("READY=1")
         #expect(ready.contains("STATUS=metering 1 interfaces"))
         let status = try daemon.client().request(#"{"v":1,"cmd":"status"}"#)
         #expect(status[path: "result.ready"] as? Bool == true && status[path: "result.last_sample_at"] != nil)
 
         // Five pings come (within a deadline only a stalled daemon misses), paced by the timer:
         // four intervals of half the 1 s period are 2 s, so never under 1.5 s. A slow machine
-        // only spaces them further apart.
-        var pings: [Date] = []
-        let deadline = Date().addingTimeInterval(30)
+        // only spaces them further apart. Each is timed by the kernel as it arrives, not when
+        // this thread gets to it: a test held up would otherwise read a queued bunch as a burst.
+        var pings: [Double] = []
+        let deadline = Date().addingTimeInterval(60)
         while pings.count < 5 && Date() < deadline {
-            if let message = try? listener.receive(timeoutMilliseconds: 1000), message.contains("WATCHDOG=1") { pings.append(Date()) }
+            if let (message, at) = try? listener.receiveStamped(timeoutMilliseconds: 1000), message.contains("WATCHDOG=1") { pings.append(at) }
         }
-        #expect(pings.count == 5, "WATCHDOG=1 every 0.5 s: \(pings.count) in 30 s")
+        #expect(pings.count == 5, "WATCHDOG=1 every 0.5 s: \(pings.count) in 60 s")
         if let first = pings.first, let last = pings.last {
-            #expect(last.timeIntervalSince(first) >= 1.5, "five pings within \(last.timeIntervalSince(first)) s: not paced by the period")
+            #expect(last - first >= 1.5, "five pings sent within \(last - first) s: not paced by the period")
         }
 
         daemon.signal(SIGHUP)
-        let reloading = try listener.await { $0.contains("RELOADING=1") }
+        let reloading = try listener.await("RELOADING=1")
         #expect(reloading.contains("RELOADING=1"))
-        _ = try listener.await { $0.contains("READY=1") }
+        _ = try listener.await("READY=1")
 
         daemon.signal(SIGTERM)
-        _ = try listener.await { $0.contains("STOPPING=1") }
+        _ = try listener.await("STOPPING=1")
         #expect(try daemon.stop() == 0)
     }
 }
@@ -212,6 +213,9 @@ final class NotifyListener {
     init(path: String) throws {
         self.path = path
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        // Each datagram carries the time it was queued (SCM_TIMESTAMP), read by receiveStamped.
+        var on: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_TIMESTAMP, &on, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
@@ -224,19 +228,45 @@ final class NotifyListener {
     deinit { close(fd) }
 
     func receive(timeoutMilliseconds: Int32) throws -> String {
+        try receiveStamped(timeoutMilliseconds: timeoutMilliseconds).message
+    }
+
+    /// The next message and when the kernel queued it (seconds since the epoch).
+    func receiveStamped(timeoutMilliseconds: Int32) throws -> (message: String, at: Double) {
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         guard poll(&poller, 1, timeoutMilliseconds) == 1 else { throw POSIXError(.ETIMEDOUT) }
         var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = recv(fd, &buffer, buffer.count, 0)
-        return String(decoding: buffer[..<max(count, 0)], as: UTF8.self)
+        // A cmsghdr, then its timeval at the next 8-byte boundary (CMSG_DATA; 16 on 64-bit).
+        var control = [UInt64](repeating: 0, count: 8)
+        let header = MemoryLayout<cmsghdr>.stride
+        let (count, level, type, time) = buffer.withUnsafeMutableBytes { bytes in
+            control.withUnsafeMutableBytes { controlBytes in
+                var vector = iovec(iov_base: bytes.baseAddress, iov_len: bytes.count)
+                return withUnsafeMutablePointer(to: &vector) { vectorPointer in
+                    var message = msghdr()
+                    message.msg_iov = vectorPointer
+                    message.msg_iovlen = 1
+                    message.msg_control = controlBytes.baseAddress
+                    message.msg_controllen = controlBytes.count
+                    let count = recvmsg(fd, &message, 0)
+                    let cmsg = controlBytes.load(as: cmsghdr.self)
+                    let time = controlBytes.loadUnaligned(fromByteOffset: header, as: timeval.self)
+                    return (count, message.msg_controllen >= header ? cmsg.cmsg_level : -1, cmsg.cmsg_type, time)
+                }
+            }
+        }
+        guard count >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        guard level == SOL_SOCKET && type == SCM_TIMESTAMP else { throw POSIXError(.EPROTO) }
+        return (String(decoding: buffer[..<count], as: UTF8.self), Double(time.tv_sec) + Double(time.tv_usec) / 1e6)
     }
 
-    /// Receives until a message satisfies `match` (10 s at most); returns it.
-    func await(_ match: (String) -> Bool) throws -> String {
-        let deadline = Date().addingTimeInterval(10)
+    /// Receives until a message has `field` (60 s at most: a debug daemon on a loaded
+    /// machine); returns it.
+    func await(_ field: String) throws -> String {
+        let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
-            if let message = try? receive(timeoutMilliseconds: 500), match(message) { return message }
+            if let message = try? receive(timeoutMilliseconds: 500), message.contains(field) { return message }
         }
-        throw POSIXError(.ETIMEDOUT)
+        throw CommandFailed(command: ["sd_notify"], result: CommandResult(status: -1, stdout: "", stderr: "no \(field) in 60 s"))
     }
 }

@@ -132,7 +132,6 @@ struct ConfigTests {
             Plan(name: "vps", selectors: [.interfaceClass(.ethernet)], direction: .tx, limit: 1_000_000_000_000,
                  period: .days(30, from: PlanPeriod.dayNumber(parsing: "2026-11-20")!), thresholds: [0.5, 0.9, 1]),
         ])
-        #expect(config.serviceConfiguration.plans == config.plans)
     }
 
     @Test("a billing month follows the named interface's month_start_day; thresholds may be written with spaces")
