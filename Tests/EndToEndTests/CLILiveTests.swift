@@ -31,7 +31,8 @@ struct CLILiveTests {
 
         var seen = Set<String>()
         var sent = 0
-        let deadline = Date().addingTimeInterval(30)
+        // Ceilings only a stalled daemon or client misses; a loaded machine takes more rounds.
+        let deadline = Date().addingTimeInterval(120)
         var round = 0
         while seen.count < 3 && Date() < deadline {
             round += 1
@@ -46,11 +47,11 @@ struct CLILiveTests {
             // va  <rx> <unit>  <tx> <unit>
             if cells.count == 5, cells[3] != "0" { seen.insert(cells[3] + " " + cells[4]) }
         }
-        #expect(seen.count >= 3, "tx rates seen: \(seen)")
+        #expect(seen.count >= 3, "tx rates seen in 120 s: \(seen)")
 
         try Command.check(tmux + ["send-keys", "C-c"])
         var final = ""
-        let exitDeadline = Date().addingTimeInterval(10)
+        let exitDeadline = Date().addingTimeInterval(60)
         repeat {
             final = try screen()
             if final.contains("EXIT=") { break }

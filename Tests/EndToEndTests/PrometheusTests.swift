@@ -16,10 +16,12 @@ final class PrometheusServer {
         self.namespace = namespace
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("ifmeter-prometheus-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // A scrape may take as long as the interval: a debug daemon on a loaded machine can take
+        // a second to answer, and a timed-out scrape is a sample lost, not a slower test.
         let config = """
             global:
-              scrape_interval: 1s
-              scrape_timeout: 900ms
+              scrape_interval: 2s
+              scrape_timeout: 2s
             scrape_configs:
               - job_name: ifmeter
                 static_configs:
@@ -33,7 +35,7 @@ final class PrometheusServer {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try process.run()
-        _ = try eventually("Prometheus ready", seconds: 30) {
+        _ = try eventually("Prometheus ready", seconds: 120) {
             try namespace.run(["curl", "-sf", "http://127.0.0.1:9090/-/ready"]).status == 0 ? true : nil
         }
     }
@@ -87,12 +89,12 @@ struct PrometheusTests {
         let tunB = try second.inside { try TunDevice(name: "tunk") }
         try TunTraffic.push(through: tunB, in: second, written: 20, writtenPayload: 300, read: 3, readPayload: 50)
         let expected = [targetA: (10 * 428.0, 6 * 128.0), targetB: (20 * 328.0, 3 * 78.0)]
-        let received = try eventually("both hosts' tun bytes in Prometheus", seconds: 30) { () -> [String: Double]? in
+        let received = try eventually("both hosts' tun bytes in Prometheus", seconds: 120) { () -> [String: Double]? in
             let values = try prometheus.query(#"ifmeter_interface_receive_bytes_total{interface="tunk"}"#)
             return values[targetA] == expected[targetA]!.0 && values[targetB] == expected[targetB]!.0 ? values : nil
         }
         #expect(received.count == 2)
-        let transmitted = try eventually("tx bytes in Prometheus") { () -> [String: Double]? in
+        let transmitted = try eventually("tx bytes in Prometheus", seconds: 120) { () -> [String: Double]? in
             let values = try prometheus.query(#"ifmeter_interface_transmit_bytes_total{interface="tunk",class="tunnel"}"#)
             return values[targetA] == expected[targetA]!.1 && values[targetB] == expected[targetB]!.1 ? values : nil
         }
@@ -111,7 +113,7 @@ struct PrometheusTests {
                 try first.left.run(["ip", "link", "show", "flap"]).status != 0 ? true : nil
             }
         }
-        let flapped = try eventually("the flapping tun's total", seconds: 30) { () -> Double? in
+        let flapped = try eventually("the flapping tun's total", seconds: 120) { () -> Double? in
             let value = try prometheus.query(#"ifmeter_interface_receive_bytes_total{interface="flap"}"#)[targetA]
             return value == truth.rx ? value : nil
         }
