@@ -220,10 +220,7 @@ final class Daemon {
         // A plain thread, not Dispatch: libdispatch's workers adjust their priority, which the
         // service's syscall filter (~@resources) refuses.
         try BackgroundThread.run {
-            outcome.result = Result { () throws(StoreError) in
-                let store = try Store(path: path, configuration: configuration, lock: lock)
-                return (store, try store.loadHistory())
-            }
+            outcome.result = Self.load(path: path, configuration: configuration, lock: lock)
             var byte: UInt8 = 1
             _ = write(writeEnd, &byte, 1)
         }
@@ -232,6 +229,26 @@ final class Daemon {
             close(readEnd)
             close(writeEnd)
             self.finishStart(outcome.result!)
+        }
+    }
+
+    /// Opens and loads the store. A database another program holds (a backup, the sqlite3
+    /// shell) is waited for as long as it is held, each try for SQLite's busy timeout, and said
+    /// once: exiting after one try would leave the service to systemd's restart limit, and the
+    /// daemon answers `ready: false` meanwhile, and stops at once on SIGTERM. Another ifmeterd
+    /// on the database is no reason to wait: that fails at once (``StoreLock``).
+    static func load(path: String, configuration: StoreConfiguration, lock: StoreLock?) -> Result<(Store, ServiceHistory), StoreError> {
+        var waiting = false
+        while true {
+            let result = Result { () throws(StoreError) in
+                let store = try Store(path: path, configuration: configuration, lock: lock)
+                return (store, try store.loadHistory())
+            }
+            guard case .failure(let error) = result, case .locked(byPID: nil) = error.kind else { return result }
+            if !waiting {
+                Diagnostics.notice("database \(path) is held by another program (\(error.message)); waiting until it is let go")
+                waiting = true
+            }
         }
     }
 

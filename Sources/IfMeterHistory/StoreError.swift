@@ -6,7 +6,8 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case corrupt
         /// Written by a newer ifmeter; this build will not touch it.
         case newerSchema(found: Int, supported: Int)
-        /// Another ifmeterd holds the database.
+        /// Another ifmeterd holds the database (``StoreLock``, with its pid when the lock file
+        /// names one), or another program holds SQLite's lock on it beyond the busy timeout.
         case locked(byPID: Int32?)
         /// Disk full or quota reached: nothing was written; retry when there is space.
         case full
