@@ -30,8 +30,10 @@ public struct CommandTimedOut: Error, CustomStringConvertible {
     public var command: [String]
     public var seconds: Double
     public var result: CommandResult
+    /// Its threads when it was killed (``Process/threads(of:)``).
+    public var threads: String
     public var description: String {
-        "\(command.joined(separator: " ")) still running after \(Int(seconds)) s; killed. stderr: \(result.stderr)"
+        "\(command.joined(separator: " ")) still running after \(Int(seconds)) s; killed. Its threads: \(threads). stderr: \(result.stderr)"
     }
 }
 
@@ -77,7 +79,7 @@ public enum Command {
             status: process.terminationStatus,
             stdout: String(decoding: outData, as: UTF8.self),
             stderr: String(decoding: errData, as: UTF8.self))
-        if watch.expired { throw CommandTimedOut(command: arguments, seconds: timeout, result: result) }
+        if watch.expired { throw CommandTimedOut(command: arguments, seconds: timeout, result: result, threads: watch.threads) }
         return result
     }
 
@@ -115,7 +117,9 @@ private final class Deadline: @unchecked Sendable {
     private let lock = NSLock()
     private var done = false
     private var killed = false
+    private var seen = ""
     var expired: Bool { lock.withLock { killed } }
+    var threads: String { lock.withLock { seen } }
 
     init(pid: pid_t) { self.pid = pid }
 
@@ -123,6 +127,7 @@ private final class Deadline: @unchecked Sendable {
         lock.withLock {
             guard !done else { return }
             killed = true
+            seen = Process.threads(of: pid)
             kill(pid, SIGKILL)
         }
     }

@@ -31,12 +31,28 @@ extension Process {
         while isRunning && Date() < deadline { usleep(5_000) }
         if isRunning {
             let pid = processIdentifier
+            let threads = Self.threads(of: pid)
             kill(pid, SIGKILL)
             waitUntilExit()
-            throw ExitDeadlineExceeded(what: what, pid: pid, seconds: seconds, detail: detail())
+            throw ExitDeadlineExceeded(what: what, pid: pid, seconds: seconds, detail: "its threads: \(threads). \(detail())")
         }
         waitUntilExit()
         return terminationStatus
+    }
+
+    /// What each of a process's threads is doing: name, state and the kernel function it waits
+    /// in (`ifmeterd S ep_poll`), to tell a stuck loop from a stopped or spinning process.
+    static func threads(of pid: Int32) -> String {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.sorted { (Int($0) ?? 0) < (Int($1) ?? 0) }.map { task in
+            let base = "/proc/\(pid)/task/\(task)/"
+            let stat = (try? String(contentsOfFile: base + "stat", encoding: .utf8)) ?? ""
+            // "pid (comm) S …": the state follows the last parenthesis.
+            let state = stat.range(of: ") ", options: .backwards).map { stat[$0.upperBound...].prefix(1) } ?? "?"
+            let name = ((try? String(contentsOfFile: base + "comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
+            let wchan = (try? String(contentsOfFile: base + "wchan", encoding: .utf8)) ?? "?"
+            return "\(name) \(state) \(wchan)"
+        }.joined(separator: ", ")
     }
 
     /// Ends a helper the test no longer needs: SIGTERM, then SIGKILL if it is still there at
