@@ -4,7 +4,7 @@ import Testing
 
 /// `ifmeter chart` on the seeded history: well-formed SVG whose bars are the data, and a PNG
 /// renderer draws it.
-@Suite("ifmeter chart", .enabled(if: SeededDaemon.available, SeededDaemon.skipReason))
+@Suite("ifmeter chart", .enabled(if: SeededDaemon.available, SeededDaemon.skipReason), .ownThread, .timeLimit(.minutes(10)))
 struct CLIChartTests {
     @Test("the SVG is well-formed, its bars are the days' figures, and rsvg-convert draws them")
     func chart() throws {

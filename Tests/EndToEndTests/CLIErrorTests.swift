@@ -3,7 +3,7 @@ import IfMeterTestSupport
 import Testing
 
 /// What `ifmeter` says, and which status it exits with, when it cannot answer.
-@Suite("ifmeter errors")
+@Suite("ifmeter errors", .ownThread, .timeLimit(.minutes(10)))
 struct CLIErrorTests {
     @Test("no daemon: what to run, exit 69")
     func noDaemon() throws {
@@ -68,7 +68,7 @@ struct CLIErrorTests {
     }
 }
 
-@Suite("ifmeter against a daemon it cannot use", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
+@Suite("ifmeter against a daemon it cannot use", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason), .ownThread, .timeLimit(.minutes(10)))
 struct CLIDaemonErrorTests {
     @Test("a socket this user may not open: permission denied, exit 77")
     func permission() throws {

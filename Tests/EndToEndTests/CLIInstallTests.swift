@@ -3,7 +3,7 @@ import IfMeterTestSupport
 import Testing
 
 /// What `make install` puts on a machine for the client: binary, man pages, bash completion.
-@Suite("ifmeter installed")
+@Suite("ifmeter installed", .ownThread, .timeLimit(.minutes(10)))
 struct CLIInstallTests {
     @Test("install-files puts ifmeter, three lint-clean man pages and a working completion in place")
     func installed() throws {

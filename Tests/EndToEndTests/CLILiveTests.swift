@@ -9,7 +9,7 @@ enum EstimateFootnote {
 
 /// `ifmeter live` on a terminal (tmux), driven by traffic the test generates.
 @Suite("ifmeter live", .enabled(if: NetworkNamespace.available && (try? Command.resolve("tmux")) != nil,
-                                "needs root (a network namespace) and tmux (make test installs it)"))
+                                "needs root (a network namespace) and tmux (make test installs it)"), .ownThread, .timeLimit(.minutes(10)))
 struct CLILiveTests {
     @Test("rates redrawn in place as traffic changes; Ctrl-C prints the session summary and exits 0")
     func live() throws {
@@ -67,7 +67,7 @@ struct CLILiveTests {
 }
 
 /// `live` writing to a pipe: a line per interface and update, or JSON lines, ending on its own.
-@Suite("ifmeter live, not on a terminal", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
+@Suite("ifmeter live, not on a terminal", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason), .ownThread, .timeLimit(.minutes(10)))
 struct CLILivePipeTests {
     @Test("--count ends it; lines carry each update's rates; --json the watch results and the session")
     func pipe() throws {

@@ -3,7 +3,7 @@ import IfMeterTestSupport
 import Testing
 
 /// `ifmeter log` reads the estimate log files itself.
-@Suite("ifmeter log")
+@Suite("ifmeter log", .ownThread, .timeLimit(.minutes(10)))
 struct CLILogTests {
     static func estimate(_ name: String, _ start: Int, rx: Int, class interfaceClass: String = "ethernet") -> String {
         #"{"class":"\#(interfaceClass)","continuity":{"gaps":0,"implausible_dropped":0,"resets":0},"end":\#(start + 60),"epoch":{"boot_id":"b1","generation":0,"ifindex":2,"since":\#(start)},"interface":"\#(name)","labels":["estimate"],"rx_bytes":\#(rx),"rx_packets":1,"start":\#(start),"tx_bytes":10,"tx_packets":1,"type":"estimate"}"#
@@ -90,7 +90,7 @@ struct CLILogTests {
 }
 
 /// `log --follow` while the real daemon writes and rotates its log.
-@Suite("ifmeter log --follow", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
+@Suite("ifmeter log --follow", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason), .ownThread, .timeLimit(.minutes(10)))
 struct CLILogFollowTests {
     @Test("follows the daemon across rotations: every record once, in order")
     func follow() throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// Every human view of the real `ifmeter` against the real daemon serving a seeded history
 /// (DST day, a reset, a gap), compared with golden files.
-@Suite("ifmeter views", .enabled(if: SeededDaemon.available, SeededDaemon.skipReason))
+@Suite("ifmeter views", .enabled(if: SeededDaemon.available, SeededDaemon.skipReason), .ownThread, .timeLimit(.minutes(10)))
 struct CLIViewTests {
     static let views: [(String, [String])] = [
         ("summary.txt", []),

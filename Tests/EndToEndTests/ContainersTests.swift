@@ -6,7 +6,7 @@ import Testing
 /// test namespace, the real daemon metering that namespace, known traffic sent from inside with
 /// busybox `nc`, and each container's figures compared with its own `eth0` counters summed over
 /// its lifetimes.
-@Suite("Containers on real Podman", .enabled(if: Podman.available, Podman.skipReason), .serialized)
+@Suite("Containers on real Podman", .enabled(if: Podman.available, Podman.skipReason), .serialized, .ownThread, .timeLimit(.minutes(10)))
 final class ContainersTests {
     let host: NetworkNamespace
     let daemon: DaemonProcess

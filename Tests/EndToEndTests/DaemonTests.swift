@@ -21,7 +21,7 @@ func interface(_ name: String, in reply: [String: Any]) throws -> [String: Any] 
 }
 
 /// The real `ifmeterd` in namespaces the tests create, counting traffic the tests generate.
-@Suite("ifmeterd end to end", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
+@Suite("ifmeterd end to end", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason), .ownThread, .timeLimit(.minutes(10)))
 struct DaemonEndToEndTests {
     @Test("sample, then interfaces: exactly the kernel's bytes for known traffic")
     func knownTraffic() throws {

@@ -8,7 +8,7 @@ import Glibc
 /// What docs/PROTOCOL.md, CONFIG.md and SECURITY.md promise and no other test held the daemon
 /// to: framing, unknown fields, default limits, the idle timeout against a trickle, symlinks
 /// planted for its files, directories above its own, and the socket and admin groups.
-@Suite("Documented behaviour", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
+@Suite("Documented behaviour", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason), .ownThread, .timeLimit(.minutes(10)))
 struct DocumentedBehaviourTests {
     func started(_ config: String = "interval = 3600\n") throws -> (NetworkNamespace, DaemonProcess) {
         let namespace = try NetworkNamespace()

@@ -148,7 +148,7 @@ struct SeededHistory {
     static func line(_ fields: String...) -> String { fields.filter { !$0.isEmpty }.joined(separator: " ") }
 }
 
-@Suite("Golden files against the seeder's formula")
+@Suite("Golden files against the seeder's formula", .ownThread, .timeLimit(.minutes(10)))
 struct GoldenFiguresTests {
     typealias H = SeededHistory
 

@@ -8,7 +8,7 @@ import Glibc
 /// The real daemon against a hostile local user (the attackers run as `nobody`), hostile
 /// files and hostile values: each defect the hostile-input issue listed has a test here or in
 /// the unit suites (docs/SECURITY.md maps them).
-@Suite("Hostile neighbours", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
+@Suite("Hostile neighbours", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason), .ownThread, .timeLimit(.minutes(10)))
 struct HostileTests {
     func daemon(_ config: String) throws -> (NetworkNamespace, DaemonProcess) {
         let namespace = try NetworkNamespace()

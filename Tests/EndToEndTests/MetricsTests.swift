@@ -31,7 +31,7 @@ let metricsPort: UInt16 = 10951
 
 /// `/metrics` from the real ifmeterd, read by curl, promtool, node_exporter and Prometheus.
 @Suite("Prometheus metrics", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason),
-       .enabled(if: Promtool.available, Promtool.skipReason))
+       .enabled(if: Promtool.available, Promtool.skipReason), .ownThread, .timeLimit(.minutes(10)))
 struct MetricsTests {
     func curl(_ namespace: NetworkNamespace, _ arguments: [String]) throws -> CommandResult {
         try namespace.run(["curl", "-sS", "--max-time", "10"] + arguments)

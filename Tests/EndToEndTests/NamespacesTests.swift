@@ -4,7 +4,7 @@ import Testing
 
 /// Host-side veths into a bound namespace and into a systemd-nspawn machine, and a thousand
 /// namespaces churned, through the real daemon (docs/NAMESPACES.md).
-@Suite("Namespaces and machines", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason), .serialized)
+@Suite("Namespaces and machines", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason), .serialized, .ownThread, .timeLimit(.minutes(10)))
 final class NamespacesTests {
     let host: NetworkNamespace
     let daemon: DaemonProcess

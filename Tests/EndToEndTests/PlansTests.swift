@@ -4,7 +4,7 @@ import Testing
 
 /// Data plans end to end: the real daemon and client on a veth pair in test namespaces, known
 /// datagrams, figures compared with the kernel's counters (docs/PLANS.md).
-@Suite("Data plans on real links", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason), .serialized)
+@Suite("Data plans on real links", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason), .serialized, .ownThread, .timeLimit(.minutes(10)))
 final class PlansTests {
     let pair: VethPair
     let daemon: DaemonProcess
@@ -296,7 +296,7 @@ final class DesktopSession {
 }
 
 /// The shipped alerting rules, checked and unit-tested by Prometheus' own promtool.
-@Suite("Plan alerting rules", .enabled(if: Promtool.available, Promtool.skipReason))
+@Suite("Plan alerting rules", .enabled(if: Promtool.available, Promtool.skipReason), .ownThread, .timeLimit(.minutes(10)))
 struct PlanRulesTests {
     static let rules = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Rules").path
 

@@ -51,7 +51,7 @@ struct ProbeOutput: Decodable {
     }
 }
 
-@Suite("ifmeterd --probe inside a namespace", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
+@Suite("ifmeterd --probe inside a namespace", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason), .ownThread, .timeLimit(.minutes(10)))
 struct ProbeInNamespaceTests {
     /// A namespace with loopback, a veth end carrying known traffic, a tun, a tap and a bridge.
     func populated() throws -> VethPair {
@@ -142,7 +142,7 @@ struct ProbeInNamespaceTests {
     }
 }
 
-@Suite("ifmeterd command line")
+@Suite("ifmeterd command line", .ownThread, .timeLimit(.minutes(10)))
 struct CommandLineTests {
     @Test("--help and --version exit 0", arguments: [["--help"], ["--version"], ["-h"]])
     func informational(_ arguments: [String]) throws {

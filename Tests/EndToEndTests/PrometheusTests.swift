@@ -62,7 +62,7 @@ final class PrometheusServer {
 
 /// Prometheus scraping two ifmeterd ("two hosts", each a namespace with a veth to Prometheus's).
 @Suite("Prometheus scraping ifmeterd", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason),
-       .enabled(if: Promtool.available, Promtool.skipReason))
+       .enabled(if: Promtool.available, Promtool.skipReason), .ownThread, .timeLimit(.minutes(10)))
 struct PrometheusTests {
     @Test("exact bytes per host; a tun re-created and deleted 10 times between scrapes ends at the truth, with no resets()")
     func twoHosts() throws {

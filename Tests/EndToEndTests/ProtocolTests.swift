@@ -7,7 +7,7 @@ import Glibc
 
 /// The socket API against the real daemon (in a namespace of its own, so its interfaces are
 /// the test's): every command, every error, limits, concurrency, readiness, reload.
-@Suite("Socket protocol", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
+@Suite("Socket protocol", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason), .ownThread, .timeLimit(.minutes(10)))
 struct ProtocolTests {
     func daemon(_ config: String = "interval = 3600\n", start: Bool = true) throws -> (NetworkNamespace, DaemonProcess) {
         let namespace = try NetworkNamespace()

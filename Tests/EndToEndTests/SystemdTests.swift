@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// The systemd side: units as `make install` writes them, socket activation, sd_notify.
-@Suite("systemd", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
+@Suite("systemd", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason), .ownThread, .timeLimit(.minutes(10)))
 struct SystemdTests {
     static var packageRoot: String { Daemon.packageRoot }
 
@@ -150,8 +150,9 @@ struct SystemdTests {
        .enabled(if: getuid() == 0 && (try? Command.resolve("systemd-nspawn")) != nil
                     && (try? Command.resolve("debootstrap")) != nil,
                 "needs root, systemd-nspawn (systemd-container) and debootstrap"),
-       // Both boot the same Debian tree; one after the other.
-       .serialized)
+       // Both boot the same Debian tree; one after the other. A limit past the sum of their
+       // steps' deadlines (make-deb, lintian, the container's boot), which fail first, saying which.
+       .serialized, .ownThread, .timeLimit(.minutes(45)))
 struct SystemdContainerTests {
     @Test("make deb: lintian has no error; apt-get install runs the service for a non-root user, an upgrade keeps the history, remove stops it, purge deletes it")
     func debianPackage() throws {

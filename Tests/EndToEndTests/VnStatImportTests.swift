@@ -77,7 +77,7 @@ final class VnStatDaemon {
     }
 }
 
-@Suite("ifmeter import vnstat", .enabled(if: VnStatDaemon.available, "needs root (namespaces) and vnstatd (Debian vnstat)"))
+@Suite("ifmeter import vnstat", .enabled(if: VnStatDaemon.available, "needs root (namespaces) and vnstatd (Debian vnstat)"), .ownThread, .timeLimit(.minutes(10)))
 struct VnStatImportTests {
     /// Runs vnstatd over known traffic until its database holds exactly what the kernel counted
     /// on `va` since vnstatd recorded it.

@@ -5,7 +5,7 @@ import Testing
 /// Every committed fuzz input — seeds and the crashers libFuzzer found, fixed since — run
 /// through its target as an ordinary test: a crasher that comes back fails here, without
 /// libFuzzer (docs/FUZZING.md).
-@Suite("Fuzz corpora replayed")
+@Suite("Fuzz corpora replayed", .timeLimit(.minutes(3)))
 struct FuzzReplayTests {
     static let corpora = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fuzz/corpus")

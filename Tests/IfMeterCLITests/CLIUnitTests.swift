@@ -6,7 +6,7 @@ import IfMeterWire
 import IfMeterTestSupport
 import Testing
 
-@Suite("ifmeter: units, times, arguments")
+@Suite("ifmeter: units, times, arguments", .timeLimit(.minutes(3)))
 struct CLIUnitTests {
     @Test("bytes and rates in IEC, SI and bits")
     func units() {
@@ -104,7 +104,7 @@ struct CLIUnitTests {
     }
 }
 
-@Suite("ifmeter check")
+@Suite("ifmeter check", .timeLimit(.minutes(3)))
 struct QuotaCheckTests {
     static let monthStart = 1_772_319_600.0
 
@@ -146,7 +146,7 @@ struct QuotaCheckTests {
     }
 }
 
-@Suite("ifmeter chart")
+@Suite("ifmeter chart", .timeLimit(.minutes(3)))
 struct SVGChartTests {
     @Test("bars are proportional to the data on a round axis")
     func bars() throws {
@@ -185,7 +185,7 @@ enum LogLines {
     }
 }
 
-@Suite("ifmeter log reader")
+@Suite("ifmeter log reader", .timeLimit(.minutes(3)))
 struct LogReaderTests {
     @Test("complete lines only; junk counted, not fatal")
     func lines() {
@@ -227,7 +227,7 @@ struct LogReaderTests {
     }
 }
 
-@Suite("ifmeter's client")
+@Suite("ifmeter's client", .timeLimit(.minutes(3)))
 struct DaemonClientTests {
     @Test("a daemon speaking another protocol version is named as such (exit 76)")
     func versionMismatch() {
@@ -244,7 +244,7 @@ struct DaemonClientTests {
     }
 }
 
-@Suite("Traffic in answers")
+@Suite("Traffic in answers", .timeLimit(.minutes(3)))
 struct WithTrafficTests {
     @Test("rx/tx bytes and packets sit beside the other fields, and read back the same")
     func flattened() throws {
@@ -259,7 +259,7 @@ struct WithTrafficTests {
     }
 }
 
-@Suite("The first five minutes")
+@Suite("The first five minutes", .timeLimit(.minutes(3)))
 struct FirstMinutesTests {
     func interface(_ name: String, _ interfaceClass: String, operstate: String = "up", bytes: UInt64 = 0) -> InterfaceResult {
         InterfaceResult(InterfaceFields(name: name, ifindex: 1, class: interfaceClass, classReason: "", kind: "",
@@ -296,7 +296,7 @@ struct FirstMinutesTests {
 
 /// The bytes of every `--json` view, pinned in `Golden/views.jsonl` (written by the same
 /// writers the daemon's answers use; `IFMETER_WRITE_GOLDEN=1` rewrites the file).
-@Suite("--json bytes (golden)")
+@Suite("--json bytes (golden)", .timeLimit(.minutes(3)))
 struct ViewJSONTests {
     static let row = UsageRowResult(
         UsageRowFields(start: 1_774_944_000, end: 1_775_030_400.5, continuity: Continuity(since: 3, resets: 1, imported: true),
@@ -388,7 +388,7 @@ struct ViewJSONTests {
 }
 
 /// Local times: the process's zone is Europe/Berlin here, in a child (``ZonedChild``).
-@Suite("Local times", .enabled(if: ZonedChild.isChild, ZonedChild.skipReason))
+@Suite("Local times", .enabled(if: ZonedChild.isChild, ZonedChild.skipReason), .timeLimit(.minutes(3)))
 struct TimeTextZoneTests {
     @Test("local dates across DST, and offsets that override the zone")
     func localTimes() {

@@ -1,7 +1,7 @@
 import IfMeterCore
 import Testing
 
-@Suite("Interface names from the kernel")
+@Suite("Interface names from the kernel", .timeLimit(.minutes(3)))
 struct InterfaceNameTests {
     @Test("bytes that are not UTF-8 are escaped, so distinct names stay distinct", arguments: [
         ([0x77, 0x6C, 0x61, 0x6E, 0x30], "wlan0"),

@@ -1,7 +1,7 @@
 @testable import IfMeterCore
 import Testing
 
-@Suite("Link address")
+@Suite("Link address", .timeLimit(.minutes(3)))
 struct LinkAddressTests {
     @Test("reads back exactly as it was given, whatever the text", arguments: [
         "", "02:00:5e:10:00:01", "AA:BB:CC:DD:EE:FF", "ab",
@@ -30,7 +30,7 @@ struct LinkAddressTests {
     }
 }
 
-@Suite("Link storage")
+@Suite("Link storage", .timeLimit(.minutes(3)))
 struct LinkStorageTests {
     @Test("every optional reads back as given, nil and the values a sentinel could be mistaken for")
     func optionals() {

@@ -203,7 +203,7 @@ let ruleCases: [RuleCase] = [
         totals: ["eth0": t(3_000_000, 0)], events: [.firstSight, .clockJump]),
 ]
 
-@Suite("Meter rules (docs/METER.md)")
+@Suite("Meter rules (docs/METER.md)", .timeLimit(.minutes(3)))
 struct MeterRuleTests {
     @Test("every rule has rows, and a rule that produces events produces one of its own in some row")
     func everyRuleHasRows() {
@@ -289,7 +289,7 @@ struct MeterRuleTests {
     }
 }
 
-@Suite("Counter steps")
+@Suite("Counter steps", .timeLimit(.minutes(3)))
 struct CounterStepTests {
     @Test("wrap arithmetic is exact at the boundary", arguments: [
         (UInt64(4_294_967_295), UInt64(0), UInt64(1)),
@@ -308,7 +308,7 @@ struct CounterStepTests {
     }
 }
 
-@Suite("Rates")
+@Suite("Rates", .timeLimit(.minutes(3)))
 struct RateTests {
     @Test("bytes per second over the last interval, and a time-weighted moving average")
     func rates() throws {

@@ -6,7 +6,7 @@ import IfMeterStore
 import IfMeterWire
 import Testing
 
-@Suite("Config file")
+@Suite("Config file", .timeLimit(.minutes(3)))
 struct ConfigTests {
     static var exampleFile: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -179,7 +179,7 @@ struct ConfigTests {
     }
 }
 
-@Suite("Paths")
+@Suite("Paths", .timeLimit(.minutes(3)))
 struct PathsTests {
     func resolve(_ arguments: [String], _ environment: [String: String], uid: uid_t) throws -> Paths {
         Paths.resolve(options: try DaemonOptions(arguments: arguments), environment: environment, uid: uid)

@@ -2,7 +2,7 @@ import Foundation
 @testable import IfMeterDaemon
 import Testing
 
-@Suite("Estimate log")
+@Suite("Estimate log", .timeLimit(.minutes(3)))
 struct EstimateLogTests {
     func directory() throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("ifmeter-log-\(UUID().uuidString)").path

@@ -1,7 +1,7 @@
 import IfMeterJSON
 import Testing
 
-@Suite("JSONReader and JSONWriter")
+@Suite("JSONReader and JSONWriter", .timeLimit(.minutes(3)))
 struct JSONReaderTests {
     /// Reads any value back into the same shape, to compare.
     indirect enum Value: Equatable {

@@ -5,7 +5,7 @@ import Testing
 
 /// The three ways of reading counters agree with the kernel's sysfs, to the byte, for traffic
 /// the test generated itself in namespaces it created.
-@Suite("Counter sources against the kernel", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
+@Suite("Counter sources against the kernel", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason), .ownThread, .timeLimit(.minutes(10)))
 struct CounterSourceTests {
     @Test("veth: netlink link dump, RTM_GETSTATS and getifaddrs equal sysfs for known UDP traffic")
     func vethUDP() throws {

@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// The link-event socket, against links the test creates, changes and deletes.
-@Suite("Link events", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
+@Suite("Link events", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason), .ownThread, .timeLimit(.minutes(10)))
 struct LinkEventTests {
     @Test("a tun deleted right after traffic: the delete event carries the kernel's final counters")
     func tunDeletedCarriesFinalCounters() throws {

@@ -3,7 +3,7 @@ import Testing
 
 /// The C shim's parsers on messages built here (no kernel needed): one message libnl refuses
 /// costs only itself.
-@Suite("Netlink message parsing")
+@Suite("Netlink message parsing", .timeLimit(.minutes(3)))
 struct MessageParserTests {
     /// An RTM_NEWLINK (16) or RTM_DELLINK (17) message: header, `ifinfomsg` (cut to
     /// `bodyLength` bytes), and an IFLA_IFNAME attribute when the body is whole.

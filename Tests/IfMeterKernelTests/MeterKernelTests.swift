@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// The meter service fed by the real kernel through ``LinkFeed``, in namespaces the tests create.
-@Suite("Meter against the kernel", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
+@Suite("Meter against the kernel", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason), .ownThread, .timeLimit(.minutes(10)))
 struct MeterKernelTests {
     /// A feed and the service it feeds, as the daemon wires them; records every event.
     final class KernelMeter {

@@ -2,7 +2,7 @@ import Foundation
 import IfMeterMetrics
 import Testing
 
-@Suite("Grafana dashboard")
+@Suite("Grafana dashboard", .timeLimit(.minutes(3)))
 struct DashboardTests {
     static let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../docs/examples/grafana-dashboard.json").standardized.path

@@ -1,7 +1,7 @@
 @testable import IfMeterHTTP
 import Testing
 
-@Suite("HTTPAdmission")
+@Suite("HTTPAdmission", .timeLimit(.minutes(3)))
 struct HTTPAdmissionTests {
     let limits = HTTPAdmission.Limits(total: 4, perAddress: 2, requestMicroseconds: 5_000_000)
 

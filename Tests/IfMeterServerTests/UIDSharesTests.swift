@@ -12,7 +12,7 @@ private func cost(_ command: Command) -> RequestCost {
     return RequestCost(largeAnswer: policy.largeAnswer, offLoop: policy.offLoop)
 }
 
-@Suite("UIDShares")
+@Suite("UIDShares", .timeLimit(.minutes(3)))
 struct UIDSharesTests {
     @Test("large answers wait while their uid holds the limit unread, and come back when it reads")
     func unreadLimit() {

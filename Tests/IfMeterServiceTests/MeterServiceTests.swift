@@ -93,7 +93,7 @@ final class ServiceHarness {
 
 let diskFull = StoreError(kind: .full, path: "/test/ifmeter.db", operation: "save to", message: "database or disk is full")
 
-@Suite("Meter service coordination")
+@Suite("Meter service coordination", .timeLimit(.minutes(3)))
 struct MeterServiceTests {
     @Test("ingest → save → restart from the saved state: exact totals, and a gap for the time between")
     func saveAndRestart() throws {
@@ -328,7 +328,7 @@ struct MeterServiceTests {
     }
 }
 
-@Suite("Lost link events")
+@Suite("Lost link events", .timeLimit(.minutes(3)))
 struct LostEventTimesTests {
     @Test("a period is labelled when an events-lost event falls in [start, end)")
     func periods() {
@@ -342,7 +342,7 @@ struct LostEventTimesTests {
     }
 }
 
-@Suite("Names with history beside present links")
+@Suite("Names with history beside present links", .timeLimit(.minutes(3)))
 struct AbsentNamesTests {
     @Test("a present link's name keeps no second record; renamed or deleted, the old name is absent with its history")
     func presentAndAbsent() throws {

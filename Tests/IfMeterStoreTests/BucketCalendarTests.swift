@@ -5,7 +5,7 @@ import Testing
 
 /// Expected instants are from Python's zoneinfo, an independent implementation of the tz rules.
 /// The process's own zone is Europe/Berlin here: the suite runs in a child (``ZonedChild``).
-@Suite("Bucket calendar", .enabled(if: ZonedChild.isChild, ZonedChild.skipReason))
+@Suite("Bucket calendar", .enabled(if: ZonedChild.isChild, ZonedChild.skipReason), .timeLimit(.minutes(3)))
 struct BucketCalendarTests {
     let berlin = BucketCalendar(zone: .local)
 
@@ -74,7 +74,7 @@ struct BucketCalendarTests {
 }
 
 /// Starts the suites that need the process's zone set (``ZonedChild``) in a child process.
-@Suite("Suites in Europe/Berlin", .enabled(if: !ZonedChild.isChild))
+@Suite("Suites in Europe/Berlin", .enabled(if: !ZonedChild.isChild), .timeLimit(.minutes(3)))
 struct ZonedSuites {
     @Test("the bucket calendar and the client's times, in a child whose TZ is Europe/Berlin")
     func inChild() throws {

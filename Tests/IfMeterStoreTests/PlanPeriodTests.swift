@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// Plan periods in the process's zone, Europe/Berlin (run in a child: ``ZonedChild``).
-@Suite("Plan periods", .enabled(if: ZonedChild.isChild, ZonedChild.skipReason))
+@Suite("Plan periods", .enabled(if: ZonedChild.isChild, ZonedChild.skipReason), .timeLimit(.minutes(3)))
 struct PlanPeriodTests {
     let calendar = BucketCalendar(zone: .local)
 
@@ -55,7 +55,7 @@ struct PlanPeriodTests {
     }
 }
 
-@Suite("Plan config values")
+@Suite("Plan config values", .timeLimit(.minutes(3)))
 struct PlanValueTests {
     @Test("a plan may name containers' subjects and globs of them; other names keep their rules")
     func containerSelectors() throws {

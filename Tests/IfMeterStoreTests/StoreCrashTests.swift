@@ -5,7 +5,7 @@ import IfMeterCore
 import IfMeterTestSupport
 import Testing
 
-@Suite("Store under SIGKILL")
+@Suite("Store under SIGKILL", .ownThread, .timeLimit(.minutes(3)))
 struct StoreCrashTests {
     /// Reads the writer's "saved N" lines until `count` have arrived; returns the last N.
     func awaitSaves(_ pipe: Pipe, count: Int) -> Int {

@@ -51,7 +51,7 @@ struct Lifetime {
     }
 }
 
-@Suite("Store")
+@Suite("Store", .timeLimit(.minutes(3)))
 struct StoreTests {
     @Test("restart in the same boot: saved totals plus the resumed meter lose nothing")
     func restartContinuity() throws {
@@ -374,7 +374,7 @@ struct StoreTests {
     }
 }
 
-@Suite("Schema")
+@Suite("Schema", .timeLimit(.minutes(3)))
 struct SchemaTests {
     @Test("buckets and totals have the tally columns, in the order every statement binds and reads them")
     func tallyColumns() throws {

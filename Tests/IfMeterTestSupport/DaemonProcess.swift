@@ -62,10 +62,7 @@ public final class DaemonProcess: @unchecked Sendable {
         // Foundation sees the wrapper exit only once every holder of its status descriptor
         // (the daemon too) has exited, so waiting before would hang.
         Self.killProcesses { $0.contains { $0.contains(self.directory) } }
-        if let process, process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process?.end(SIGKILL)
         try? FileManager.default.removeItem(atPath: directory)
     }
 

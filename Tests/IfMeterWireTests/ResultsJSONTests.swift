@@ -6,7 +6,7 @@ import Testing
 
 /// Every result reads back as the value that wrote it (the bytes themselves are pinned by
 /// WireGoldenTests), so daemon and client agree on every member.
-@Suite("JSON of results, both ways")
+@Suite("JSON of results, both ways", .timeLimit(.minutes(3)))
 struct ResultsJSONTests {
     static let continuities = [
         Continuity(since: 1_774_944_000.25, resets: 2, gaps: 1, implausibleDropped: 3, eventsLost: 4, imported: true),

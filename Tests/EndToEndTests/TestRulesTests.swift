@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+/// The rules every test in this repository keeps (README, "Tests"), checked over the sources so
+/// that the next helper cannot quietly break them: a test never waits without a deadline, every
+/// suite has a time limit, and end-to-end suites run off the cooperative pool.
+@Suite("The tests' own rules", .timeLimit(.minutes(3)))
+struct TestRulesTests {
+    /// Every Swift file under Tests/, with its path from the repository root.
+    static func sources() throws -> [(path: String, text: String)] {
+        let root = Daemon.packageRoot
+        let enumerator = FileManager.default.enumerator(atPath: root + "/Tests")
+        var files: [(String, String)] = []
+        while let path = enumerator?.nextObject() as? String {
+            // This file names what it looks for.
+            guard path.hasSuffix(".swift"), path != "EndToEndTests/TestRulesTests.swift" else { continue }
+            files.append(("Tests/" + path, try String(contentsOfFile: root + "/Tests/" + path, encoding: .utf8)))
+        }
+        return files.sorted { $0.0 < $1.0 }
+    }
+
+    /// Each `@Suite(…)` attribute's text, to its closing parenthesis.
+    static func suites(in text: String) -> [String] {
+        var found: [String] = []
+        var rest = text[...]
+        while let start = rest.range(of: "@Suite(") {
+            var depth = 1, index = start.upperBound, inString = false, escaped = false
+            while depth > 0, index < rest.endIndex {
+                let character = rest[index]
+                if inString {
+                    if escaped { escaped = false } else if character == "\\" { escaped = true } else if character == "\"" { inString = false }
+                } else if character == "\"" {
+                    inString = true
+                } else if character == "(" {
+                    depth += 1
+                } else if character == ")" {
+                    depth -= 1
+                }
+                index = rest.index(after: index)
+            }
+            found.append(String(rest[start.lowerBound..<index]))
+            rest = rest[index...]
+        }
+        return found
+    }
+
+    @Test("no wait for a child without a deadline: waitUntilExit only inside Process.awaitExit and Command.run")
+    func noUnboundedWaits() throws {
+        let sources = try Self.sources()
+        #expect(sources.count > 50, "found \(sources.count) test sources under \(Daemon.packageRoot)/Tests")
+        let allowed: Set = ["Tests/IfMeterTestSupport/ProcessExit.swift", "Tests/IfMeterTestSupport/Command.swift"]
+        let offenders = sources.filter { !allowed.contains($0.path) && $0.text.contains("waitUntilExit()") }.map(\.path)
+        #expect(offenders == [], "use Process.awaitExit (a deadline and a message) or Process.end")
+    }
+
+    @Test("every suite has a time limit; every end-to-end suite runs its tests on threads of their own")
+    func suiteTraits() throws {
+        var suites = 0
+        for source in try Self.sources() {
+            for suite in Self.suites(in: source.text) {
+                suites += 1
+                #expect(suite.contains(".timeLimit("), "\(source.path): \(suite)")
+                if source.path.hasPrefix("Tests/EndToEndTests/") {
+                    #expect(suite.contains(".ownThread"), "\(source.path): \(suite)")
+                }
+            }
+        }
+        #expect(suites > 80)
+    }
+}
