@@ -338,7 +338,7 @@ struct HostileTests {
         defer { holder.release() }
         try daemon.start(waitForReady: false)
         var loading = false
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(60)
         while !loading && Date() < deadline {
             loading = (try? daemon.client().request(#"{"v":1,"cmd":"status"}"#))?[path: "result.ready"] as? Bool == false
             if !loading { usleep(20_000) }

@@ -69,25 +69,26 @@ struct MetricsTests {
         let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\n")
         try daemon.start(extraArguments: ["--metrics-listen", "0.0.0.0:\(metricsPort)"])
         // Inside the namespace every 127.x address is its own loopback address.
+        // It trickles until the test closes its standard input: the attack lasts through the
+        // scrapes however long a loaded machine takes over them.
         let trickle = """
-            import socket, sys, time
+            import select, socket, sys
             held = []
             for i in range(40):
                 s = socket.create_connection(("127.0.0.%d" % (2 + i % 5), int(sys.argv[1])))
                 s.send(b"GET /metrics HTTP/1.1\\r\\nHost: x\\r\\n"); held.append(s)
             print("holding", flush=True)
-            end = time.monotonic() + 20
-            while time.monotonic() < end:
+            while not select.select([sys.stdin], [], [], 1)[0]:
                 for s in held:
                     try: s.send(b"X-Slow: 1\\r\\n")
                     except OSError: pass
-                time.sleep(1)
             """
         let attacker = Process()
         attacker.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
         attacker.arguments = ["netns", "exec", namespace.name, "python3", "-c", trickle, String(metricsPort)]
-        let output = Pipe()
+        let output = Pipe(), input = Pipe()
         attacker.standardOutput = output
+        attacker.standardInput = input
         try attacker.run()
         defer { attacker.end() }
         #expect(output.fileHandleForReading.firstLine() == "holding")
@@ -98,6 +99,8 @@ struct MetricsTests {
             #expect(scrape.status == 0 && scrape.stdout.contains("ifmeter_up 1"), "\(scrape.stderr)")
         }
         #expect(attacker.isRunning, "the attack lasted through the scrapes")
+        try input.fileHandleForWriting.close()
+        #expect(try attacker.awaitExit("the trickling attacker, its input closed") == 0)
     }
 
     @Test("/metrics: the kernel's bytes for known traffic, promtool clean, gzip, OpenMetrics, HEAD, 404, 405")

@@ -363,7 +363,7 @@ struct ProtocolTests {
         let holder = try DatabaseHolder(path: daemon.stateDirectory + "/ifmeter.db")
         try daemon.start(waitForReady: false)
         var client: SocketClient?
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(60)
         while client == nil && Date() < deadline {
             client = try? daemon.client()
             if client == nil { usleep(10_000) }

@@ -55,10 +55,14 @@ public final class NspawnMachine: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// The payload's pid, to enter its namespace (`nsenter -t PID -n`).
+    /// The payload's pid, to enter its namespace (`nsenter -t PID -n`): the `sleep` in the
+    /// payload cgroup. Not merely the first pid there: for a moment that is nspawn's own child,
+    /// which goes once it has started the payload.
     public var payload: Int32? {
         let procs = (try? String(contentsOfFile: "/sys/fs/cgroup/unified/\(cgroup)/payload/cgroup.procs", encoding: .utf8)) ?? ""
-        return procs.split(separator: "\n").compactMap { Int32($0) }.first
+        return procs.split(separator: "\n").compactMap { Int32($0) }.first { pid in
+            (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) == "sleep\n"
+        }
     }
 
     private func stop() {
