@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 
 /// Runs each test of a suite on a thread of its own instead of one of Swift Concurrency's
@@ -36,9 +39,34 @@ final class ThreadPerJob: TaskExecutor {
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
-        let thread = Thread { job.runSynchronously(on: executor) }
+        let body = Unmanaged.passRetained(JobBody { job.runSynchronously(on: executor) })
+        // Every signal blocked in the new thread from its first instruction, as in libdispatch's
+        // workers: Foundation learns that a child exited from SIGCHLD read through a signalfd,
+        // and a thread with SIGCHLD unblocked would take the signal itself (and drop it), so
+        // the child would stay a zombie and waiting for it would hang. The mask is set around
+        // pthread_create because a thread inherits its creator's.
+        var all = sigset_t(), previous = sigset_t()
+        sigfillset(&all)
+        pthread_sigmask(SIG_SETMASK, &all, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
         // An end-to-end test's stack (Foundation, JSON of a few thousand links) within 8 MiB.
-        thread.stackSize = 8 << 20
-        thread.start()
+        pthread_attr_setstacksize(&attributes, 8 << 20)
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        var thread = pthread_t()
+        let created = pthread_create(&thread, &attributes, { context in
+            let body = Unmanaged<JobBody>.fromOpaque(context!).takeRetainedValue()
+            body.run()
+            return nil
+        }, body.toOpaque())
+        precondition(created == 0, "pthread_create failed: \(created)")
     }
+}
+
+/// A job's run, carried into its thread.
+private final class JobBody {
+    let run: () -> Void
+    init(_ run: @escaping () -> Void) { self.run = run }
 }
