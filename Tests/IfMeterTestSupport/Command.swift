@@ -32,6 +32,9 @@ public struct CommandTimedOut: Error, CustomStringConvertible {
     public var result: CommandResult
     /// Its threads when it was killed (``Process/threads(of:)``).
     public var threads: String
+    public init(command: [String], seconds: Double, result: CommandResult, threads: String) {
+        (self.command, self.seconds, self.result, self.threads) = (command, seconds, result, threads)
+    }
     public var description: String {
         "\(command.joined(separator: " ")) still running after \(Int(seconds)) s; killed. Its threads: \(threads). stderr: \(result.stderr)"
     }
@@ -65,14 +68,8 @@ public enum Command {
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { watch.expire() }
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
-        // Read both pipes to the end before waiting, so a chatty child cannot fill one and block.
-        let group = DispatchGroup()
-        nonisolated(unsafe) var errData = Data()
-        DispatchQueue.global().async(group: group) {
-            errData = err.fileHandleForReading.readDataToEndOfFile()
-        }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
+        let (outData, errData) = readWhileRunning(process, out.fileHandleForReading.fileDescriptor,
+                                                  err.fileHandleForReading.fileDescriptor)
         process.waitUntilExit()
         watch.finish()
         let result = CommandResult(
@@ -88,6 +85,33 @@ public enum Command {
         let result = try run(arguments, stdin: stdin, timeout: timeout)
         guard result.status == 0 else { throw CommandFailed(command: arguments, result: result) }
         return result.stdout
+    }
+
+    /// Reads both pipes as the child writes them (so a chatty child cannot fill one and block)
+    /// until it has exited and nothing is left to read. Not to the end of file: Foundation makes
+    /// a pipe, then marks it close-on-exec, and a child another test spawns in between keeps a
+    /// copy of the write end, which would hold the end of file off until that child exits.
+    static func readWhileRunning(_ process: Process, _ out: Int32, _ err: Int32) -> (Data, Data) {
+        var data = [Data(), Data()]
+        var open = [true, true]
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while open.contains(true) {
+            // Asked before the poll: whatever the child wrote before it exited is in the pipe.
+            let exited = !process.isRunning
+            var polled = [out, err].enumerated().map { pollfd(fd: open[$0.offset] ? $0.element : -1, events: Int16(POLLIN), revents: 0) }
+            let ready = poll(&polled, 2, exited ? 0 : 50)
+            if ready == 0 && exited { break }
+            guard ready > 0 else { continue }
+            for index in 0..<2 where polled[index].revents != 0 {
+                let count = read(polled[index].fd, &chunk, chunk.count)
+                if count > 0 {
+                    data[index].append(contentsOf: chunk[..<count])
+                } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
+                    open[index] = false
+                }
+            }
+        }
+        return (data[0], data[1])
     }
 
     /// Finds a program on PATH (and in /usr/sbin, /sbin, where `ip` lives).
