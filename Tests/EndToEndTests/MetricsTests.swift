@@ -99,6 +99,9 @@ struct MetricsTests {
             #expect(scrape.status == 0 && scrape.stdout.contains("ifmeter_up 1"), "\(scrape.stderr)")
         }
         #expect(attacker.isRunning, "the attack lasted through the scrapes")
+        // A line, not only the end of its input: a child another test spawns meanwhile may
+        // hold a copy of the pipe's write end, and the end would never come.
+        try input.fileHandleForWriting.write(contentsOf: Data("stop\n".utf8))
         try input.fileHandleForWriting.close()
         #expect(try attacker.awaitExit("the trickling attacker, its input closed") == 0)
     }

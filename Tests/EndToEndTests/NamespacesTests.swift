@@ -67,6 +67,9 @@ final class NamespacesTests {
         try host.ip("link", "add", "hb", "type", "veth", "peer", "name", "eth0", "netns", blue.name)
         try host.ip("link", "set", "hb", "up")
         try blue.ip("link", "set", "eth0", "up")
+        // Until the kernel has seen the carrier (operstate up), a veth's queue drops every frame.
+        try host.waitForOperstate("hb", "up")
+        try blue.waitForOperstate("eth0", "up")
         var figures = try interfaces()
         let subject = "netns:\(blue.name)"
         let entry = try #require(figures[subject], "\(figures.keys.sorted())")
@@ -92,6 +95,8 @@ final class NamespacesTests {
         try host.ip("link", "add", "hg", "type", "veth", "peer", "name", "eth0", "netns", green.name)
         try host.ip("link", "set", "hg", "up")
         try green.ip("link", "set", "eth0", "up")
+        try host.waitForOperstate("hg", "up")
+        try green.waitForOperstate("eth0", "up")
         try sendFrames(10, from: "eth0", in: green)
         let sampled = try #require(try interfaces()["netns:\(green.name)"])
         try sendFrames(20, from: "eth0", in: green)
@@ -110,6 +115,8 @@ final class NamespacesTests {
         try host.ip("link", "set", hostSide, "up")
         let payload = try #require(machine.payload)
         _ = try Command.check(["nsenter", "-t", String(payload), "-n", "ip", "link", "set", "host0", "up"])
+        // Until the kernel has seen the carrier (operstate up), a veth's queue drops every frame.
+        try host.waitForOperstate(hostSide, "up")
         try sendFrames(30, from: hostSide, in: host)
         // host0 has IPv6 (the machine's namespace is nspawn's): its reports and solicitations
         // would move the counters between the sample and the read.

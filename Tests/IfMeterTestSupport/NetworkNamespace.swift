@@ -98,9 +98,13 @@ public final class NetworkNamespace: @unchecked Sendable {
             if last == state { return }
             usleep(20_000)
         }
+        // What the kernel says of the link, to tell a link that is not up from one whose state
+        // the kernel has not got round to changing (its flags, carrier and operstate).
+        let link = (try? run(["ip", "-d", "link", "show", "dev", interface]))?.stdout ?? ""
+        let carrier = (try? exec(["cat", "/sys/class/net/\(interface)/carrier"])) ?? "?"
         throw CommandFailed(
             command: ["operstate", interface],
-            result: CommandResult(status: 1, stdout: last, stderr: "still \(last), not \(state)"))
+            result: CommandResult(status: 1, stdout: last, stderr: "still \(last), not \(state), after \(Int(seconds)) s; carrier \(carrier.trimmingCharacters(in: .whitespacesAndNewlines)); \(link)"))
     }
 
     /// Runs `body` on a fresh thread that has entered this namespace: sockets it opens
