@@ -92,8 +92,9 @@ struct CLILivePipeTests {
     }
 }
 
-/// Runs a program with standard streams on /dev/null and returns its exit status.
-func spawnAndWait(_ arguments: [String]) throws -> Int32 {
+/// Runs a program with standard streams on /dev/null and returns its exit status; one still
+/// running after `seconds` is killed and the test fails saying so.
+func spawnAndWait(_ arguments: [String], seconds: Double = Command.defaultTimeout) throws -> Int32 {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -118,6 +119,16 @@ func spawnAndWait(_ arguments: [String]) throws -> Int32 {
     let spawned = posix_spawn(&pid, path, &actions, &attributes, &argv, environ)
     guard spawned == 0 else { throw POSIXError(.init(rawValue: spawned) ?? .EIO) }
     var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    return (status >> 8) & 0xff
+    let deadline = Date().addingTimeInterval(seconds)
+    while true {
+        let reaped = waitpid(pid, &status, WNOHANG)
+        if reaped == pid { return (status >> 8) & 0xff }
+        guard reaped == 0 || errno == EINTR else { throw POSIXError(.init(rawValue: errno) ?? .ECHILD) }
+        if Date() >= deadline {
+            kill(pid, SIGKILL)
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            throw CommandTimedOut(command: arguments, seconds: seconds, result: CommandResult(status: -1, stdout: "", stderr: ""), threads: "")
+        }
+        usleep(5_000)
+    }
 }

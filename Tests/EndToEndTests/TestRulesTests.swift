@@ -1,10 +1,14 @@
 import Foundation
+import IfMeterTestSupport
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The rules every test in this repository keeps (README, "Tests"), checked over the sources so
 /// that the next helper cannot quietly break them: a test never waits without a deadline, every
 /// suite has a time limit, and end-to-end suites run off the cooperative pool.
-@Suite("The tests' own rules", .timeLimit(.minutes(3)))
+@Suite("The tests' own rules", .ownThread, .timeLimit(.minutes(3)))
 struct TestRulesTests {
     /// Every Swift file under Tests/, with its path from the repository root.
     static func sources() throws -> [(path: String, text: String)] {
@@ -66,5 +70,18 @@ struct TestRulesTests {
             }
         }
         #expect(suites > 80)
+    }
+
+    @Test("a daemon that does not stop is killed at its deadline, and the test fails naming it and its threads",
+          .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
+    func hungStop() throws {
+        let daemon = try DaemonProcess(namespace: try NetworkNamespace(), config: "interval = 3600\n")
+        try daemon.start()
+        // A daemon hung in its shutdown, as far as the test can tell: SIGTERM stays pending.
+        daemon.signal(SIGSTOP)
+        let error = try #require(throws: ExitDeadlineExceeded.self) { try daemon.stop(within: 2) }
+        #expect(error.description.hasPrefix("ifmeterd (pid \(daemon.pid)) still running 2 s after it was told to stop; killed"), "\(error)")
+        #expect(error.description.contains("ifmeterd T "), "the stopped thread is named with its state: \(error)")
+        #expect(!daemon.isRunning)
     }
 }
