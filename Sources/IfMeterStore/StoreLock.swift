@@ -43,6 +43,10 @@ public final class StoreLock: @unchecked Sendable {
 
 
     deinit {
+        // Unlocked before the close: the lock belongs to the open file, and a child being spawned
+        // on another thread holds a copy of the descriptor until its exec closes it (O_CLOEXEC),
+        // so a close alone could leave the database locked against the next opener a moment.
+        flock(fd, LOCK_UN)
         close(fd)
     }
 }
