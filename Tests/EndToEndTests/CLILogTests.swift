@@ -130,10 +130,10 @@ struct CLILogFollowTests {
         // The follower has read all of it once it printed as many lines; then Ctrl-C ends it.
         let reader = LineReader(output.fileHandleForReading.fileDescriptor)
         var followed: [String] = []
-        let readDeadline = Date().addingTimeInterval(20)
+        let readDeadline = Date().addingTimeInterval(60)
         while followed.count < written.count, let line = reader.next(until: readDeadline) { followed.append(line) }
         kill(follower.processIdentifier, SIGINT)
-        while let line = reader.next(until: Date().addingTimeInterval(10)) { followed.append(line) }
+        while let line = reader.next(until: Date().addingTimeInterval(30)) { followed.append(line) }
         #expect(try follower.awaitExit("ifmeter log --follow after SIGINT") == 0)
         #expect(written.count > 10)
         #expect(followed == written)

@@ -51,7 +51,7 @@ struct DaemonEndToEndTests {
         try TunTraffic.push(through: tun, in: namespace, written: 10, writtenPayload: 400, read: 6, readPayload: 100)
         tun.close()
         let client = try daemon.client()
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(60)
         var total: [String: Any] = [:]
         repeat {
             let reply = try client.request(#"{"v":1,"id":1,"cmd":"usage","interface":"tund0","period":"total"}"#)

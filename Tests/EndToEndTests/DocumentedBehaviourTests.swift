@@ -51,7 +51,7 @@ struct DocumentedBehaviourTests {
         let trickler = try daemon.client()
         try trickler.send(#"{"v":1,"#)
         var notice: String?
-        let deadline = Date().addingTimeInterval(30)
+        let deadline = Date().addingTimeInterval(60)
         // A byte every 100 ms, never a newline: far more often than the timeout, and no request.
         while notice == nil && Date() < deadline {
             if let line = try? trickler.readLine(timeoutMilliseconds: 100) {
@@ -61,7 +61,7 @@ struct DocumentedBehaviourTests {
             // The daemon may close the connection between the poll and this send (EPIPE): its
             // notice was written before, and is read next.
             do { try trickler.send(" ") } catch {
-                notice = try trickler.readLine(timeoutMilliseconds: 5000)
+                notice = try trickler.readLine(timeoutMilliseconds: 30_000)
                 break
             }
         }

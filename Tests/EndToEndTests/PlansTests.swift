@@ -248,7 +248,7 @@ final class DesktopSession {
         try bus.run()
         processes.append(bus)
         var printed = ""
-        let busDeadline = Date().addingTimeInterval(30)
+        let busDeadline = Date().addingTimeInterval(60)
         while !printed.hasSuffix("\n") && Date() < busDeadline {
             printed = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
             usleep(20_000)

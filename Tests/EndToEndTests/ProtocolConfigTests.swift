@@ -15,7 +15,7 @@ extension ProtocolTests {
         #expect(try client.request(#"{"v":1,"cmd":"status"}"#).int("result.interval") == 30)
         try "interval = 7\n".write(toFile: daemon.config, atomically: true, encoding: .utf8)
         daemon.signal(SIGHUP)
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(60)
         while try client.request(#"{"v":1,"cmd":"status"}"#).int("result.interval") != 7 && Date() < deadline {
             usleep(20_000)
         }

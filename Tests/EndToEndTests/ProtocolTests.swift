@@ -320,7 +320,7 @@ struct ProtocolTests {
         let silent = try daemon.client()
         let watcher = try daemon.client()
         _ = try watcher.request(#"{"v":1,"id":1,"cmd":"watch"}"#)
-        let notice = try SocketClient.decode(try #require(try silent.readLine(timeoutMilliseconds: 5000)))
+        let notice = try SocketClient.decode(try #require(try silent.readLine(timeoutMilliseconds: 30_000)))
         #expect(errorCode(notice) == "idle_timeout")
         #expect(try silent.readLine() == nil)
         // The watcher was kept: it goes on receiving rate lines, by the daemon's own clock more

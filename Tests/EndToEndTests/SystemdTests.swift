@@ -92,7 +92,7 @@ struct SystemdTests {
         let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\n")
         try daemon.start(prefix: ["systemd-socket-activate", "-l", daemon.socket], waitForReady: false)
         var client: SocketClient?
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(60)
         while client == nil && Date() < deadline {
             client = try? daemon.client()
             if client == nil { usleep(10_000) }

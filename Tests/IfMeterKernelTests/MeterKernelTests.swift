@@ -71,7 +71,7 @@ struct MeterKernelTests {
         let receiver = try namespace.inside { try UDPSocket(bindTo: "10.88.0.1", port: 9999) }
         for _ in 0..<7 {
             try tun.write(more)
-            try receiver.receive(timeoutMilliseconds: 5000)
+            try receiver.receive(timeoutMilliseconds: 30_000)
         }
         tun.close()
         try recorder.drain(until: .deleted)

@@ -228,7 +228,7 @@ public final class VethPair: @unchecked Sendable {
         let bytes = [UInt8](repeating: 0x5a, count: payload)
         for _ in 0..<count {
             try sender.send(bytes, to: destination.1, port: port)
-            try receiver.receive(timeoutMilliseconds: 5000)
+            try receiver.receive(timeoutMilliseconds: 30_000)
         }
     }
 }

@@ -37,7 +37,7 @@ public final class SocketClient: @unchecked Sendable {
     }
 
     /// The next line, or nil when the daemon closed the connection.
-    public func readLine(timeoutMilliseconds: Int32 = 10_000) throws -> String? {
+    public func readLine(timeoutMilliseconds: Int32 = 30_000) throws -> String? {
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: buffer[..<newline], as: UTF8.self)

@@ -86,12 +86,12 @@ public enum TunTraffic {
                                          payload: writtenPayload)
         for _ in 0..<written {
             try tun.write(packet)
-            try receiver.receive(timeoutMilliseconds: 5000)
+            try receiver.receive(timeoutMilliseconds: 30_000)
         }
         let sender = try namespace.inside { try UDPSocket(bindTo: "10.88.0.1", port: 0) }
         for _ in 0..<read {
             try sender.send([UInt8](repeating: 1, count: readPayload), to: "10.88.0.2", port: 7777)
-            let size = try tun.read(timeoutMilliseconds: 5000)
+            let size = try tun.read(timeoutMilliseconds: 30_000)
             guard size == readPayload + 28 else {
                 throw CommandFailed(command: ["tun read"], result: CommandResult(
                     status: 1, stdout: "", stderr: "read \(size) bytes, expected \(readPayload + 28)"))
