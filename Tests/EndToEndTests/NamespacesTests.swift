@@ -105,8 +105,10 @@ final class NamespacesTests {
         green.delete()
         try waitUntilAbsent("netns:\(green.name)")
         let greenGone = try #require(try interfaces()["netns:\(green.name)"])
-        #expect(greenGone.int("rx_bytes") == greenInside.rx)
-        #expect(greenGone.int("tx_bytes") == sampled.int("tx_bytes") && greenInside.tx > (sampled.int("tx_bytes") ?? 0))
+        #expect(greenGone.int("rx_bytes") == greenInside.rx, "\(greenGone) vs \(greenInside)")
+        #expect(greenInside.tx > (sampled.int("tx_bytes") ?? 0))
+        #expect(greenGone.int("tx_bytes") == sampled.int("tx_bytes"),
+                "sent since the sample: sampled \(sampled.int("tx_bytes") ?? 0), inside \(greenInside.tx), counted \(greenGone.int("tx_bytes") ?? 0)")
 
         guard NspawnMachine.available else { return }
         let machineName = "ifmt\(getpid() % 100000)"
