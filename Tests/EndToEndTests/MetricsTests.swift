@@ -5,8 +5,9 @@ import Testing
 import Glibc
 #endif
 
-/// Polls `body` until it returns a value or `seconds` pass; the last failure says why.
-func eventually<T>(_ what: String, seconds: Double = 20, _ body: () throws -> T?) throws -> T {
+/// Polls `body` until it returns a value or `seconds` pass; the last failure says why, with what
+/// `seen` (set by the body, say, to the last value it read) holds then.
+func eventually<T>(_ what: String, seconds: Double = 20, seen: (() -> String)? = nil, _ body: () throws -> T?) throws -> T {
     let deadline = Date().addingTimeInterval(seconds)
     var last = "never tried"
     while Date() < deadline {
@@ -18,7 +19,8 @@ func eventually<T>(_ what: String, seconds: Double = 20, _ body: () throws -> T?
         }
         usleep(100_000)
     }
-    throw CommandFailed(command: [what], result: CommandResult(status: 1, stdout: "", stderr: "gave up after \(seconds) s: \(last)"))
+    let saw = seen.map { "; last seen: \($0())" } ?? ""
+    throw CommandFailed(command: [what], result: CommandResult(status: 1, stdout: "", stderr: "gave up after \(seconds) s: \(last)\(saw)"))
 }
 
 /// One sample line's value in an exposition, by its exact name and labels.

@@ -113,8 +113,11 @@ struct PrometheusTests {
                 try first.left.run(["ip", "link", "show", "flap"]).status != 0 ? true : nil
             }
         }
-        let flapped = try eventually("the flapping tun's total", seconds: 120) { () -> Double? in
+        var seen = "nothing"
+        let flapped = try eventually("the flapping tun's total, \(truth.rx)", seconds: 120, seen: { seen }) { () -> Double? in
             let value = try prometheus.query(#"ifmeter_interface_receive_bytes_total{interface="flap"}"#)[targetA]
+            let daemon = try hostA.client().request(#"{"v":1,"cmd":"usage","interface":"flap","period":"total"}"#)
+            seen = "Prometheus \(value.map { "\($0)" } ?? "none"), the daemon \(String(describing: daemon[path: "result.rows"]))"
             return value == truth.rx ? value : nil
         }
         #expect(flapped == truth.rx)

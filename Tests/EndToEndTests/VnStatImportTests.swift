@@ -101,13 +101,15 @@ struct VnStatImportTests {
         // machine so loaded that vnstatd cannot read the counters within a fixed half second,
         // stopping it after that half second every time never let one run count.
         var run: useconds_t = 500_000
-        _ = try eventually("vnstat counted rx \(rx) and tx \(tx) bytes", seconds: 180) { () -> Bool? in
+        var seen = "nothing"
+        _ = try eventually("vnstat counted rx \(rx) and tx \(tx) bytes", seconds: 180, seen: { seen }) { () -> Bool? in
             try vnstat.stop()
             // No total yet when a run was stopped before it wrote `va` (a loaded machine): that
             // restarts vnstatd like any short count.
             let total = (try? vnstat.json("va"))?[path: "traffic.total"] as? [String: Any]
             let counted = ((total?["rx"] as? NSNumber)?.uint64Value ?? 0, (total?["tx"] as? NSNumber)?.uint64Value ?? 0)
             if counted == (rx, tx) { return true }
+            seen = "rx \(counted.0), tx \(counted.1) after a run of \(Double(run) / 1e6) s; vnstatd's row: \((try? vnstat.recordedCounters("va")).map { "\($0)" } ?? "none")"
             // More than the kernel counted is no matter of waiting: fail now, saying so.
             guard counted.0 <= rx && counted.1 <= tx else {
                 throw CommandFailed(command: ["vnstat", "--json", "-i", "va"], result: CommandResult(
