@@ -9,9 +9,9 @@ import Testing
 /// answer, a namespace's counters, a child's exit); on the cooperative pool, which is as wide as
 /// the machine has cores, two such bodies hold a two-core machine's whole pool and every other
 /// test waits behind them, though the machine is idle. Off the pool, as many run as Swift
-/// Testing's parallelization width allows (`SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH`, set
-/// by the Makefile). The body is still the test's task, so `#expect` and its time limit still
-/// know which test they belong to.
+/// Testing's parallelization width allows (twice the cores unless
+/// `SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH` says otherwise). The body is still the
+/// test's task, so `#expect` and its time limit still know which test they belong to.
 public struct OwnThread: SuiteTrait, TestTrait, TestScoping {
     public var isRecursive: Bool { true }
 
