@@ -137,13 +137,13 @@ final class Daemon {
         // and systemd's DynamicUser makes /var/lib/ifmeter one.
         // The log and the socket likewise: each is used by the real path of the directory that
         // was checked, so a link on the way that changed afterwards cannot move them elsewhere.
-        databasePath = try DirectoryTrust.check(paths.stateDirectory, role: "state") + "/" + Paths.databaseName
-        let logPath = try DirectoryTrust.check(paths.logDirectory, role: "log") + "/" + Paths.estimateLogName
+        databasePath = try Self.trusted(paths.stateDirectory, role: "state") + "/" + Paths.databaseName
+        let logPath = try Self.trusted(paths.logDirectory, role: "log") + "/" + Paths.estimateLogName
         passed = try PassedSockets.take()
         var socketPath = paths.socket
         if passed.listener == nil {
             try makeDirectories(Self.parentDirectory(paths.socket), mode: 0o755)
-            socketPath = try DirectoryTrust.check(Self.parentDirectory(paths.socket), role: "socket") + "/"
+            socketPath = try Self.trusted(Self.parentDirectory(paths.socket), role: "socket") + "/"
                 + Self.baseName(paths.socket)
         }
         do {
@@ -161,6 +161,16 @@ final class Daemon {
             return RequestCost(largeAnswer: policy.largeAnswer, offLoop: policy.offLoop)
         }
         server.onRequest = { [unowned self] request, client in self.handle(request, from: client) }
+    }
+
+    /// The real path of a directory the daemon writes in, once ``DirectoryTrust`` found nobody
+    /// else can write there: 73 when it cannot be checked, 78 when another user could.
+    static func trusted(_ path: String, role: String) throws(DaemonError) -> String {
+        do {
+            return try DirectoryTrust.check(path, role: role, program: "ifmeterd")
+        } catch {
+            throw DaemonError(error.kind == .unchecked ? .cannotCreate : .configuration, error.message)
+        }
     }
 
     /// Runs until SIGTERM or SIGINT; returns the exit status.
