@@ -199,7 +199,8 @@ enum Help {
                   --desktop        a desktop notification (freedesktop Notifications on the
                                    session bus, through busctl --user)
                   --state FILE     the events handled (default: $XDG_STATE_HOME/ifmeter/notify.state,
-                                   or $STATE_DIRECTORY/notify.state under systemd)
+                                   root's /var/lib/ifmeter-notify/notify.state, or
+                                   $STATE_DIRECTORY/notify.state under systemd)
                   --once           catch up once and exit (for a timer or a test)
 
                 An event is remembered before it is acted on: killed meanwhile, it is not acted on again.

@@ -225,12 +225,29 @@ package struct NotifyState {
         }
     }
 
+    /// Writes the state whole to `NAME.new` and renames it over `NAME`, in a directory nobody
+    /// else can write to (``DirectoryTrust``): there, no one can plant a link for root's
+    /// notify to write through, or swap the file. The new file is created afresh
+    /// (`O_EXCL|O_NOFOLLOW`, beside the directory's descriptor), never opened as found.
     func save() throws(CLIError) {
-        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        if !directory.isEmpty { makeDirectories(directory) }
-        let temporary = path + ".new"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw CLIError(.failure, "cannot write \(temporary): \(Errno.current.description)") }
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        makeDirectories(directory)
+        let real: String
+        do {
+            real = try DirectoryTrust.check(directory, role: "notify state", program: "ifmeter notify")
+        } catch {
+            throw CLIError(.failure, error.message)
+        }
+        let parent = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard parent >= 0 else { throw CLIError(.failure, "cannot open \(real): \(Errno.current.description)") }
+        defer { close(parent) }
+        let temporary = name + ".new"
+        // One left by a notify killed while saving is its own: the directory is trusted.
+        unlinkat(parent, temporary, 0)
+        let fd = openat(parent, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw CLIError(.failure, "cannot write \(real)/\(temporary): \(Errno.current.description)") }
         let text = Array(([Self.header] + keys).joined(separator: "\n").utf8) + [0x0a]
         var written = 0
         while written < text.count {
@@ -238,19 +255,19 @@ package struct NotifyState {
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else {
                 close(fd)
-                throw CLIError(.failure, "cannot write \(temporary): \(Errno.current.description)")
+                throw CLIError(.failure, "cannot write \(real)/\(temporary): \(Errno.current.description)")
             }
             written += count
         }
         let synced = fsync(fd) == 0
         close(fd)
-        guard synced, rename(temporary, path) == 0 else {
+        guard synced, renameat(parent, temporary, parent, name) == 0 else {
             throw CLIError(.failure, "cannot save \(path): \(Errno.current.description)")
         }
     }
 
     private func makeDirectories(_ directory: String) {
-        var prefix = ""
+        var prefix = directory.hasPrefix("/") ? "" : "."
         for part in directory.split(separator: "/") {
             prefix += "/" + part
             mkdir(prefix, 0o700)

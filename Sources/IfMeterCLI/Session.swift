@@ -28,7 +28,14 @@ public struct Locations: Sendable {
     }
 
     /// Where `notify` remembers the events it handled: its state directory's `notify.state`.
-    public var notifyState: String { own.stateDirectory + "/notify.state" }
+    /// Root's own state directory is the daemon's; root's notify keeps to one of its own, the
+    /// one the example unit's `StateDirectory=` names.
+    public var notifyState: String {
+        uid == 0 && environment["STATE_DIRECTORY"] == nil ? Self.rootNotifyState : own.stateDirectory + "/notify.state"
+    }
+
+    /// Root's notify state outside a systemd unit.
+    public static let rootNotifyState = "/var/lib/ifmeter-notify/notify.state"
 
     public func logDirectoryCandidates(flag: String?) -> [String] {
         if let flag { return [flag] }

@@ -160,6 +160,36 @@ struct HostileTests {
         #expect(daemon.isRunning)
     }
 
+    @Test("notify writes its state only in a directory nobody else can write, and never through a link found there")
+    func notifyStateLinks() throws {
+        let (_, daemon) = try daemon("interval = 3600\n")
+        let victim = daemon.directory + "/victim"
+        try "precious\n".write(toFile: victim, atomically: true, encoding: .utf8)
+        func notify(_ state: String) throws -> CommandResult {
+            try Command.run([CLIBinary.path, "--socket", daemon.socket, "notify", "--once", "--exec", "true", "--state", state])
+        }
+        // nobody's own directory, with the link nobody planted where root's notify writes its state.
+        let foreign = daemon.directory + "/nobody"
+        try FileManager.default.createDirectory(atPath: foreign, withIntermediateDirectories: false)
+        _ = try Command.check(["chown", "nobody:nogroup", foreign])
+        _ = try asNobody(["/bin/ln", "-s", victim, foreign + "/notify.state.new"])
+        let refused = try notify(foreign + "/notify.state")
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.stderr.contains("refusing the notify state directory \(foreign): \(foreign) belongs to uid"), "\(refused.stderr)")
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious\n")
+        // In a directory of its own, a link left there is replaced, not written through.
+        let own = daemon.directory + "/own"
+        try FileManager.default.createDirectory(atPath: own, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createSymbolicLink(atPath: own + "/notify.state.new", withDestinationPath: victim)
+        let saved = try notify(own + "/notify.state")
+        #expect(saved.status == 0, "\(saved)")
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious\n")
+        #expect(try String(contentsOfFile: own + "/notify.state", encoding: .utf8).hasPrefix("ifmeter-notify 1\n"))
+        var info = stat()
+        #expect(lstat(own + "/notify.state", &info) == 0 && info.st_mode & S_IFMT == S_IFREG)
+        #expect(lstat(own + "/notify.state.new", &info) != 0, "the link is gone")
+    }
+
     @Test("a state directory another user owns is refused, and a planted lock symlink's target is never written")
     func foreignStateDirectory() throws {
         let base = try DaemonProcess(namespace: try NetworkNamespace(), config: "interval = 3600\n")
