@@ -113,11 +113,16 @@ struct DocumentedBehaviourTests {
 
     @Test("socket_group owns the socket; a member of admin_group may run admin commands, another user may not")
     func groups() throws {
-        let group = try #require(getgrnam("nogroup"), "the nogroup group")
+        // getgrnam_r: getgrnam's entry is one buffer for the whole process, and other tests
+        // (a config naming another group) overwrite it meanwhile.
+        var entry = group(), found: UnsafeMutablePointer<group>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        getgrnam_r("nogroup", &entry, &buffer, buffer.count, &found)
+        let nogroup = try #require(found, "the nogroup group").pointee.gr_gid
         let (_, daemon) = try started("interval = 3600\nsocket_group = nogroup\nadmin_group = nogroup\n")
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: daemon.directory)
         var info = stat()
-        #expect(lstat(daemon.socket, &info) == 0 && info.st_gid == group.pointee.gr_gid)
+        #expect(lstat(daemon.socket, &info) == 0 && info.st_gid == nogroup)
         let reload = """
             import socket, sys
             s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.send(b'{"v":1,"cmd":"reload"}\\n')
