@@ -70,19 +70,31 @@ enum NotifyCommand {
         }
     }
 
-    /// The plan events the daemon stored that were not handled yet, oldest first. On the very
-    /// first run (no state file) they are only remembered: notifying a month of old events is
-    /// not what a new user asked for.
+    /// Events asked for in one answer while catching up.
+    static let catchUpPage = 10_000
+
+    /// The plan events the daemon stored that were not handled yet, oldest first: those from the
+    /// newest one handled on, page after page, so that more stored events than one answer holds
+    /// are all seen. On the very first run (no state file) they are only remembered: notifying a
+    /// month of old events is not what a new user asked for.
     static func catchUp(_ client: DaemonClient, _ state: inout NotifyState, _ invocation: Invocation,
                         errors: Output) throws(CLIError) {
         var events: [CounterEvent] = []
         for kind in [CounterEvent.Kind.planThreshold, .planPeriodStarted] {
-            let request = Request(.events, kind: kind.rawValue, limit: 10_000)
-            events += try client.call(request, reading: EventsResult.self).events
+            var from = state.newest
+            while true {
+                let request = Request(.events, from: from.map { TimeArgument(seconds: $0) }, kind: kind.rawValue, limit: catchUpPage)
+                let page = try client.call(request, reading: EventsResult.self).events
+                events += page
+                // A full page ends at an event whose time the next one starts from (keys tell the
+                // ones at that time apart); a page all at one time cannot be passed this way.
+                guard page.count == catchUpPage, let last = page.last?.at, last != from else { break }
+                from = last
+            }
         }
         events.sort { $0.at < $1.at }
         if state.isNew {
-            for event in events { if let key = key(event) { state.remember(key) } }
+            for event in events { if let key = key(event) { state.remember(key, at: event.at) } }
             try state.save()
             errors.write("ifmeter notify: first run; \(events.count) earlier plan event(s) remembered, not acted on\n")
             return
@@ -92,9 +104,9 @@ enum NotifyCommand {
 
     static func handle(_ event: CounterEvent, _ state: inout NotifyState, _ invocation: Invocation,
                        errors: Output) throws(CLIError) {
-        guard let key = key(event), !state.handled(key), let plan = event.plan else { return }
+        guard let key = key(event), !state.handled(key, at: event.at), let plan = event.plan else { return }
         // Remembered first: killed while acting, the event is not acted on twice.
-        state.remember(key)
+        state.remember(key, at: event.at)
         try state.save()
         let units = invocation.units
         let summary = event.kind == .planThreshold
@@ -167,20 +179,28 @@ enum NotifyCommand {
     }
 }
 
-/// The plan events `notify` has handled, one key a line after a header, written whole to a
-/// temporary file and renamed over the old one, so a crash leaves the old state or the new.
+/// The plan events `notify` has handled, one key a line after a header and the time of the
+/// newest (`newest AT`), written whole to a temporary file and renamed over the old one, so a
+/// crash leaves the old state or the new. Keys are kept for the newest ``maximumKeys`` events;
+/// an event older than the newest one handled counts as handled whether its key is still kept
+/// or not, so forgetting the oldest keys never has notify act on their events again.
 package struct NotifyState {
     let path: String
     /// No state file yet.
     let isNew: Bool
     private var keys: [String]
     private var known: Set<String>
+    /// When the newest event handled (or remembered) happened; nil before the first.
+    package private(set) var newest: Double?
 
     static let header = "ifmeter-notify 1"
+    /// The line that says when the newest event handled happened. No key begins so: keys begin
+    /// with an event's kind.
+    static let newestPrefix = "newest "
     /// Keys kept: a plan fires a few events a period, so this is years of them.
     package static let maximumKeys = 10_000
 
-    static func load(_ path: String) throws(CLIError) -> NotifyState {
+    package static func load(_ path: String) throws(CLIError) -> NotifyState {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             guard errno == ENOENT else { throw CLIError(.failure, "cannot read \(path): \(Errno.current.description)") }
@@ -207,16 +227,35 @@ package struct NotifyState {
             throw CLIError(.failure, "\(path) is not ifmeter notify's state (its first line is not \"\(header)\"); move it away to start afresh")
         }
         var state = NotifyState(path: path, isNew: false, keys: [], known: [])
-        for key in lines.dropFirst() { state.remember(key) }
+        for line in lines.dropFirst() {
+            if line.hasPrefix(Self.newestPrefix) {
+                guard let at = Double(line.dropFirst(Self.newestPrefix.count)), at.isFinite else {
+                    throw CLIError(.failure, "\(path): \"\(line)\" is not a time; move the file away to start afresh")
+                }
+                state.newest = max(state.newest ?? at, at)
+            } else {
+                state.remember(line)
+            }
+        }
         return state
     }
 
     /// How many events it remembers.
     package var count: Int { keys.count }
 
-    package func handled(_ key: String) -> Bool { known.contains(key) }
+    /// Whether the event with `key` at `at` was handled: its key is kept, or it is older than
+    /// the newest event handled.
+    package func handled(_ key: String, at: Double) -> Bool {
+        known.contains(key) || newest.map { at < $0 } == true
+    }
 
-    package mutating func remember(_ key: String) {
+    /// Remembers an event handled, and when it happened.
+    package mutating func remember(_ key: String, at: Double) {
+        newest = max(newest ?? at, at)
+        remember(key)
+    }
+
+    private mutating func remember(_ key: String) {
         guard known.insert(key).inserted else { return }
         keys.append(key)
         if keys.count > Self.maximumKeys {
@@ -229,7 +268,7 @@ package struct NotifyState {
     /// else can write to (``DirectoryTrust``): there, no one can plant a link for root's
     /// notify to write through, or swap the file. The new file is created afresh
     /// (`O_EXCL|O_NOFOLLOW`, beside the directory's descriptor), never opened as found.
-    func save() throws(CLIError) {
+    package func save() throws(CLIError) {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -248,7 +287,8 @@ package struct NotifyState {
         unlinkat(parent, temporary, 0)
         let fd = openat(parent, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw CLIError(.failure, "cannot write \(real)/\(temporary): \(Errno.current.description)") }
-        let text = Array(([Self.header] + keys).joined(separator: "\n").utf8) + [0x0a]
+        let mark = newest.map { ["\(Self.newestPrefix)\($0)"] } ?? []
+        let text = Array(([Self.header] + mark + keys).joined(separator: "\n").utf8) + [0x0a]
         var written = 0
         while written < text.count {
             let count = text[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
