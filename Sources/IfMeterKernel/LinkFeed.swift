@@ -33,7 +33,8 @@ public final class LinkFeed {
     /// `namespace` and are named `prefix` + their own name.
     public static func inside(namespaceFile path: String, namespace: NamespaceID, prefix: String) throws(KernelError) -> LinkFeed {
         let result = JoinedThread.run { () throws(KernelError) -> LinkFeed in
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            // Without blocking: a FIFO at the configured path must not hold up the start.
+            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
             guard fd >= 0 else { throw KernelError(call: "open \(path)", errno: errno) }
             defer { close(fd) }
             _ = try KernelError.check(ifm_enter_netns(fd), "setns into \(path)")

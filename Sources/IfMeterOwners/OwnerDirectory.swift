@@ -191,11 +191,16 @@ public final class OwnerDirectory: @unchecked Sendable {
         mutating func nsid(ofFile path: String) -> Int32? { nsidAndInode(ofFile: path)?.nsid }
 
         mutating func nsidAndInode(ofFile path: String) -> (nsid: Int32, inode: UInt64)? {
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            // The path comes from a runtime's state or a directory listing: only a regular file
+            // is opened (a namespace file is one), and without blocking. Opening a FIFO planted
+            // there would wait for a writer forever, the start's look with it, and a device
+            // could act on the open itself. Links are followed: /proc's ns/net is one.
+            var status = stat()
+            guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
             guard fd >= 0 else { return nil }
             defer { close(fd) }
-            var status = stat()
-            guard fstat(fd, &status) == 0 else { return nil }
+            guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
             let inode = UInt64(status.st_ino)
             if let known = nsids[inode] { return known.map { ($0, inode) } }
             // Not a namespace file (EINVAL), or one with no nsid here: either way no owner.

@@ -88,6 +88,46 @@ struct OwnerDirectoryTests {
         #expect(found[99] == .unknown)
     }
 
+    @Test("a FIFO where a namespace file should be (in a named directory, in a runtime's state) is passed over, never waited on")
+    func plantedFIFO() throws {
+        let host = try NetworkNamespace()
+        let blue = try NetworkNamespace()
+        try host.ip("link", "add", "h-blue", "type", "veth", "peer", "name", "eth0", "netns", blue.name)
+        let named = try TemporaryDirectory()
+        let fifo = named.path + "/planted"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let storage = try TemporaryDirectory()
+        let id = String(repeating: "f", count: 64)
+        try FileManager.default.createDirectory(atPath: storage.path + "/overlay-containers/\(id)/userdata", withIntermediateDirectories: true)
+        try #"{"linux":{"namespaces":[{"type":"network","path":"\#(fifo)"}]}}"#
+            .write(toFile: storage.path + "/overlay-containers/\(id)/userdata/config.json", atomically: true, encoding: .utf8)
+        try #"[{"id":"\#(id)","names":["planted"]}]"#
+            .write(toFile: storage.path + "/overlay-containers/containers.json", atomically: true, encoding: .utf8)
+        let paths = OwnerPaths(namedNamespaces: [named.path, "/run/netns"], podmanStorage: storage.path,
+                               dockerRoot: storage.path + "/no-docker", proc: "/proc")
+        // The look on a thread of its own with a deadline: one that blocked in open() would
+        // otherwise hold the test run. A writer's open lets a blocked reader go at the end.
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var found: [Int32: OwnerLookup] = [:]
+        nonisolated(unsafe) var failure: Error?
+        Thread {
+            do {
+                found = try host.inside { () throws -> [Int32: OwnerLookup] in
+                    let nsid = try #require(try link(named: "h-blue", in: NetlinkSocket().dumpLinks()).peerNamespaceID)
+                    return try OwnerDirectory(paths: paths).lookUp([nsid], hostNames: [nsid: "h-blue"])
+                }
+            } catch {
+                failure = error
+            }
+            done.signal()
+        }.start()
+        let finished = done.wait(timeout: .now() + 60) == .success
+        if !finished { close(open(fifo, O_WRONLY | O_NONBLOCK)) }
+        try #require(finished, "the look was still waiting on the FIFO after 60 s")
+        if let failure { throw failure }
+        #expect(found.values.contains { if case .found(let owner) = $0 { owner.name == blue.name } else { false } }, "\(found)")
+    }
+
     private func link(named name: String, in links: [Link]) throws -> Link {
         try #require(links.first { $0.name == name }, "no link \(name)")
     }
