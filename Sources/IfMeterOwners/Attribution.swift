@@ -65,6 +65,12 @@ public struct Attribution: Sendable {
     private var departed: [(last: Link, final: Link)] = []
     /// Attributed links by their peer: the nsid of its namespace and its ifindex there.
     private var byPeer: [PeerKey: LinkKey] = [:]
+    /// Final counters a container's end reported as it was deleted, by its host end's key:
+    /// applied when the host end goes too (the kernel deletes both ends of a veth together),
+    /// dropped when the host end is seen alive after it (the message was then about another
+    /// link that took the end's index in the container: nothing a tenant does there moves the
+    /// figures).
+    private var finalByPeer: [LinkKey: LinkCounters] = [:]
 
     private struct PeerKey: Hashable, Sendable {
         var nsid: Int32
@@ -120,14 +126,23 @@ public struct Attribution: Sendable {
         for observation in observations {
             switch observation {
             case .event(.newOrChanged(let link)):
+                finalByPeer[link.key] = nil
                 if let shown = observe(link, at: wall) { output.append(.event(.newOrChanged(shown))) }
             case .event(.deleted(let link)):
+                if let counters = finalByPeer.removeValue(forKey: link.key), let raised = raise(link.key, to: counters) {
+                    output.append(.event(.newOrChanged(raised)))
+                }
                 if let shown = delete(link) { output.append(.event(.deleted(shown))) }
-            case .peer(let nsid, let event):
-                if let raised = raise(byPeer: event.link, nsid: nsid) { output.append(.event(.newOrChanged(raised))) }
+            case .peer(let nsid, .deleted(let end)):
+                // Only an end's deletion brings counters the host end may not have: any other
+                // message about an index in the container proves nothing about whose link it is.
+                if let (key, counters) = finalCounters(byPeer: end, nsid: nsid) { finalByPeer[key] = counters }
+            case .peer:
+                break
             case .resync(let links, let namespace, let unparseable):
                 guard namespace == .own else { output.append(observation); continue }
                 let present = Set(links.map(\.key))
+                for key in present { finalByPeer[key] = nil }
                 for key in Array(entries.keys) + Array(plain) where !present.contains(key) { remove(key) }
                 output.append(.resync(links: links.compactMap { observe($0, at: wall) }, namespace: namespace,
                                       unparseable: unparseable))
@@ -143,6 +158,7 @@ public struct Attribution: Sendable {
     /// some wait.
     public mutating func apply(readings: [CounterReading]) -> [CounterReading] {
         guard !entries.isEmpty else { return readings }
+        if !finalByPeer.isEmpty { for reading in readings { finalByPeer[reading.key] = nil } }
         var readings = readings
         let anyWaiting = waitingCount > 0
         var withheld = false
@@ -278,9 +294,10 @@ public struct Attribution: Sendable {
         if let peer = link.parent { byPeer[PeerKey(nsid: nsid, ifindex: peer)] = link.key }
     }
 
-    /// The container's end of an attributed link reported its counters: the link as the meter
-    /// saw it last, raised to them counter by counter; nil when that changes nothing.
-    private mutating func raise(byPeer peer: Link, nsid: Int32) -> Link? {
+    /// The container's end of an attributed link was deleted with these counters: its host
+    /// end's key and the link's counters as the meter saw them last, raised to the end's counter
+    /// by counter; nil when that changes nothing.
+    private func finalCounters(byPeer peer: Link, nsid: Int32) -> (LinkKey, LinkCounters)? {
         guard let key = byPeer[PeerKey(nsid: nsid, ifindex: peer.ifindex)],
               case .owned(_, let entryNsid, let last)? = entries[key], entryNsid == nsid,
               let theirs = peer.counters, let ours = last.link.counters else { return nil }
@@ -289,12 +306,19 @@ public struct Attribution: Sendable {
             rxPackets: max(ours.rxPackets, theirs.rxPackets), txPackets: max(ours.txPackets, theirs.txPackets),
             rxErrors: max(ours.rxErrors, theirs.rxErrors), txErrors: max(ours.txErrors, theirs.txErrors),
             rxDropped: max(ours.rxDropped, theirs.rxDropped), txDropped: max(ours.txDropped, theirs.txDropped))
-        guard raised != ours else { return nil }
-        last.link.counters = raised
+        return raised == ours ? nil : (key, raised)
+    }
+
+    /// The host end at `key` as the meter saw it last, with `counters`: what it counted up to
+    /// its deletion.
+    private mutating func raise(_ key: LinkKey, to counters: LinkCounters) -> Link? {
+        guard case .owned(_, _, let last)? = entries[key] else { return nil }
+        last.link.counters = counters
         return last.link
     }
 
     private mutating func remove(_ key: LinkKey) {
+        finalByPeer[key] = nil
         guard let entry = entry(key) else { return }
         set(key, nil)
         guard case .owned(_, let nsid, let last) = entry else { return }

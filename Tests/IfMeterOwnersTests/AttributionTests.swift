@@ -37,6 +37,32 @@ struct AttributionTests {
         #expect(readings.map(\.counters) == [LinkCounters(rxBytes: 300, txBytes: 100), LinkCounters(rxBytes: 5, txBytes: 6)])
     }
 
+    @Test("only the container end's deletion, with its host end's, raises the figure: a tenant's link that took the end's index moves nothing")
+    func raiseOnlyAtTheEnd() {
+        func attributed() -> Attribution {
+            var attribution = Attribution(scope: .all)
+            _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3, rx: 1000, tx: 2000)))], at: 100)
+            _ = attribution.settle([3: .found(Self.web)], at: 100)
+            return attribution
+        }
+        // Root in the container moved its end (index 2) away and made another link with index 2:
+        // its changes and its deletion, however large its counters, raise nothing, and the host
+        // end's next reading and its own deletion count as they are.
+        var attacked = attributed()
+        let impostor = Self.veth(2, "d0", nsid: nil, rx: 9_000_000, tx: 9_000_000, peer: 5)
+        #expect(attacked.apply([.peer(nsid: 3, .newOrChanged(impostor))], at: 101).isEmpty)
+        #expect(attacked.apply([.peer(nsid: 3, .deleted(impostor))], at: 102).isEmpty)
+        #expect(attacked.apply(readings: [Self.reading(7, rx: 1100, tx: 2100)]).map(\.counters) == [LinkCounters(rxBytes: 2100, txBytes: 1100)])
+        let gone = attacked.apply([.event(.deleted(Self.veth(7, "veth0", nsid: 3, rx: 1100, tx: 2100)))], at: 103)
+        #expect(Self.shown(gone).isEmpty, "no raise: \(gone)")
+        // The kernel deletes both ends together: the container end's final counters count.
+        var ended = attributed()
+        let end = Self.veth(2, "eth0", nsid: 1, rx: 2500, tx: 1500, peer: 7)
+        let final = ended.apply([.peer(nsid: 3, .deleted(end)), .event(.deleted(Self.veth(7, "veth0", nsid: 3, rx: 1000, tx: 2000)))], at: 104)
+        #expect(Self.shown(final).map(\.counters) == [LinkCounters(rxBytes: 2500, txBytes: 1500)])
+        guard case .event(.deleted)? = final.last else { Issue.record("the deletion last: \(final)"); return }
+    }
+
     @Test("a namespace its runtime is still setting up: withheld with its latest counters, then counted from them")
     func waitsWhileStarting() {
         var attribution = Attribution(scope: .all, graceSeconds: 10)
