@@ -28,20 +28,26 @@ public enum SocketBinding {
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw DaemonError.system("socket", errno) }
-        // bind creates the file with 0777 & ~umask: the umask gives it `mode` from the start.
-        // The loop thread is the only thread yet, so no other file is created meanwhile.
-        let previousMask = umask(~mode & 0o777)
         let bound = address.withSockaddr { Glibc.bind(fd, $0, $1) }
         let bindError = errno
-        umask(previousMask)
         guard bound == 0 else {
             Glibc.close(fd)
             throw DaemonError(.cannotCreate, "cannot bind \(path): \(Errno(bindError).description)",
                               call: "bind", errno: bindError)
         }
+        // Mode and group are set before listen: until then nobody can connect, whatever the file
+        // allows. Not through the umask around bind: the umask is the whole process's, and a
+        // file another thread created meanwhile would get the socket's mode (in the test
+        // process, whose tests run the server beside others, directories came out 0600).
+        guard chmod(path, mode) == 0 else {
+            let error = errno
+            Glibc.close(fd)
+            unlink(path)
+            throw DaemonError(.noPermission, "cannot set the mode of \(path): \(Errno(error).description)",
+                              call: "chmod", errno: error)
+        }
         var info = stat()
-        // Not listening yet, so nobody can connect before the group is right; lchown never
-        // follows a link (the directory is trusted, so the socket is ours).
+        // lchown never follows a link (the directory is trusted, so the socket is ours).
         guard lstat(path, &info) == 0, (group.map { lchown(path, uid_t.max, $0) } ?? 0) == 0 else {
             let error = errno
             Glibc.close(fd)
