@@ -57,6 +57,21 @@ struct TestRulesTests {
         #expect(offenders == [], "use Process.awaitExit (a deadline and a message) or Process.end")
     }
 
+    @Test("no library code changes what the whole process shares (umask, working directory, environment): the tests run it side by side")
+    func noProcessWideState() throws {
+        let root = Daemon.packageRoot
+        let enumerator = FileManager.default.enumerator(atPath: root + "/Sources")
+        var offenders: [String] = []
+        while let path = enumerator?.nextObject() as? String {
+            guard path.hasSuffix(".swift") else { continue }
+            let text = try String(contentsOfFile: root + "/Sources/" + path, encoding: .utf8)
+            for call in ["umask(", "chdir(", "setenv(", "putenv(", "unsetenv("] where text.contains(call) {
+                offenders.append("Sources/\(path): \(call)")
+            }
+        }
+        #expect(offenders == [], "a test beside it creating a file, or reading the environment, would be affected")
+    }
+
     @Test("every suite has a time limit; every end-to-end suite runs its tests on threads of their own")
     func suiteTraits() throws {
         var suites = 0
