@@ -97,7 +97,8 @@ public enum FuzzTargets {
             ifm_counters_array_free(&counters)
         }
         bytes.withUnsafeBytes { raw in
-            _ = ifm_parse_link_events(raw.baseAddress, raw.count, &events)
+            let source = Int32(bitPattern: UInt32(bytes.last ?? 0)) - 1
+            _ = ifm_parse_link_events(raw.baseAddress, raw.count, source, Int32(bytes.count % 2), &events)
             _ = ifm_parse_counters(raw.baseAddress, raw.count, &counters)
             let nsid = ifm_parse_netns_id(raw.baseAddress, raw.count, bytes.first.map(UInt32.init) ?? 0)
             guard nsid >= -4095 else { fatalError("RTM_GETNSID parse returned \(nsid)") }

@@ -15,10 +15,19 @@
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 
-/* Replies are checked against this table by libnl: a NETNSA_NSID of the wrong size is refused. */
+/* libnl's table of minimum sizes has no entry for NLA_S32 (it would take a 2-byte NETNSA_NSID
+ * and read past it): U32 sets the minimum, and ifm_nsid_of_message checks the exact size. */
 static struct nla_policy ifm_netns_policy[NETNSA_MAX + 1] = {
-    [NETNSA_NSID] = { .type = NLA_S32 },
+    [NETNSA_NSID] = { .type = NLA_U32 },
 };
+
+int ifm_nsid_of_message(struct nlmsghdr *hdr, int32_t *nsid) {
+    struct nlattr *attrs[NETNSA_MAX + 1];
+    if (nlmsg_parse(hdr, sizeof(struct rtgenmsg), attrs, NETNSA_MAX, ifm_netns_policy) < 0) return -EPROTO;
+    if (!attrs[NETNSA_NSID] || nla_len(attrs[NETNSA_NSID]) != (int)sizeof(int32_t)) return -EPROTO;
+    *nsid = (int32_t)nla_get_u32(attrs[NETNSA_NSID]);
+    return 0;
+}
 
 int ifm_parse_netns_id(const void *buf, size_t len, uint32_t seq) {
     int remaining = len > INT32_MAX ? INT32_MAX : (int)len;
@@ -31,11 +40,8 @@ int ifm_parse_netns_id(const void *buf, size_t len, uint32_t seq) {
             return e->error < 0 ? e->error : -EPROTO;
         }
         if (hdr->nlmsg_type != RTM_NEWNSID) continue;
-        struct nlattr *attrs[NETNSA_MAX + 1];
-        int err = nlmsg_parse(hdr, sizeof(struct rtgenmsg), attrs, NETNSA_MAX, ifm_netns_policy);
-        if (err < 0) return -EPROTO;
-        if (!attrs[NETNSA_NSID]) return -EPROTO;
-        int32_t nsid = (int32_t)nla_get_s32(attrs[NETNSA_NSID]);
+        int32_t nsid;
+        if (ifm_nsid_of_message(hdr, &nsid) < 0) return -EPROTO;
         /* NETNSA_NSID_NOT_ASSIGNED (-1): the kernel numbers a namespace only when a link or a
          * request with NETNSA_TARGET needs it, and asking does not. */
         return nsid >= 0 ? nsid : -ENOENT;

@@ -33,7 +33,13 @@ struct ifm_nl {
     struct nl_sock *sock;
     uint8_t *buf;
     size_t buf_size;
+    /* Set by ifm_nl_listen_all_nsid: other namespaces' messages but RTM_DELLINK are dropped. */
+    int peer_deletions_only;
 };
+
+/* The NETNSA_NSID of an RTM_NEWNSID / RTM_DELNSID message, checked against the attribute's
+ * size: 0 with *nsid set, or -EPROTO. */
+int ifm_nsid_of_message(struct nlmsghdr *hdr, int32_t *nsid);
 
 /* libnl reports its own NLE_* codes; the Swift side speaks errno. */
 int ifm_errno_from_nle(int nle);

@@ -103,6 +103,22 @@ static ifm_nl *ifm_nl_alloc(void) {
     return nl;
 }
 
+/* A netlink socket connected to the kernel refuses datagrams from every other socket
+ * (ECONNREFUSED at the sender, netlink_getsockbyportid): a local user cannot fill its queue
+ * with forged messages and so make the kernel drop real ones. Multicast is delivered as before. */
+static int ifm_connect_to_kernel(int fd) {
+    struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+    return connect(fd, (struct sockaddr *)&kernel, sizeof kernel) == 0 ? 0 : -errno;
+}
+
+/* Joins the groups an event socket hears: links, and the nsids of other namespaces. */
+static int ifm_join_event_groups(ifm_nl *nl) {
+    int err = nl_socket_add_membership(nl->sock, RTNLGRP_LINK);
+    if (err == 0) err = nl_socket_add_membership(nl->sock, RTNLGRP_NSID);
+    if (err == 0) err = nl_socket_set_nonblocking(nl->sock);
+    return err < 0 ? -ifm_errno_from_nle(err) : 0;
+}
+
 int ifm_nl_open(ifm_nl **out, int subscribe_links) {
     *out = NULL;
     ifm_nl *nl = ifm_nl_alloc();
@@ -112,16 +128,20 @@ int ifm_nl_open(ifm_nl **out, int subscribe_links) {
         ifm_nl_close(nl);
         return -ifm_errno_from_nle(err);
     }
+    err = ifm_connect_to_kernel(nl_socket_get_fd(nl->sock));
+    if (err < 0) {
+        ifm_nl_close(nl);
+        return err;
+    }
     if (subscribe_links) {
         int fd = nl_socket_get_fd(nl->sock);
         int size = IFM_EVENT_RCVBUF;
         if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) != 0)
             (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size); /* capped, not fatal */
-        err = nl_socket_add_membership(nl->sock, RTNLGRP_LINK);
-        if (err == 0) err = nl_socket_set_nonblocking(nl->sock);
+        err = ifm_join_event_groups(nl);
         if (err < 0) {
             ifm_nl_close(nl);
-            return -ifm_errno_from_nle(err);
+            return err;
         }
     }
     *out = nl;
@@ -133,13 +153,16 @@ int ifm_nl_adopt_events(int fd, ifm_nl **out) {
     ifm_nl *nl = ifm_nl_alloc();
     if (!nl) return -ENOMEM;
     int err = nl_socket_set_fd(nl->sock, NETLINK_ROUTE, fd);
-    /* Joining again is harmless when the unit named the group (ListenNetlink=route 1), and
-     * covers one that did not. */
-    if (err == 0) err = nl_socket_add_membership(nl->sock, RTNLGRP_LINK);
-    if (err == 0) err = nl_socket_set_nonblocking(nl->sock);
     if (err < 0) {
         ifm_nl_close(nl);
         return -ifm_errno_from_nle(err);
+    }
+    err = ifm_connect_to_kernel(fd);
+    /* Joining RTNLGRP_LINK again is harmless when the unit named it (ListenNetlink=route 1). */
+    if (err == 0) err = ifm_join_event_groups(nl);
+    if (err < 0) {
+        ifm_nl_close(nl);
+        return err;
     }
     /* Messages queued while no ifmeterd read the socket predate the start dump that follows:
      * applied after it, they would undo what it found. What arrives from now on is newer. */
@@ -219,10 +242,11 @@ ssize_t ifm_recv_from(ifm_nl *nl, int flags, int32_t *source_nsid) {
 
 ssize_t ifm_recv(ifm_nl *nl, int flags) { return ifm_recv_from(nl, flags, NULL); }
 
-int ifm_nl_listen_all_nsid(ifm_nl *nl) {
+int ifm_nl_listen_all_nsid(ifm_nl *nl, int deletions_only) {
     int on = 1;
     if (setsockopt(nl_socket_get_fd(nl->sock), SOL_NETLINK, NETLINK_LISTEN_ALL_NSID, &on, sizeof on) != 0)
         return -errno;
+    nl->peer_deletions_only = deletions_only;
     return 0;
 }
 

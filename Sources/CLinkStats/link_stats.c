@@ -166,18 +166,28 @@ int ifm_nl_dump_counters(ifm_nl *nl, ifm_counters_array *out) {
     return err < 0 ? err : (int)out->count;
 }
 
-int ifm_parse_link_events(const void *buf, size_t len, ifm_event_array *out) {
+int ifm_parse_link_events(const void *buf, size_t len, int32_t source_nsid, int deletions_only,
+                          ifm_event_array *out) {
     int remaining = len > INT_MAX ? INT_MAX : (int)len;
     for (const struct nlmsghdr *hdr = buf; nlmsg_ok(hdr, remaining);
          hdr = nlmsg_next((struct nlmsghdr *)hdr, &remaining)) {
-        if (hdr->nlmsg_type != RTM_NEWLINK && hdr->nlmsg_type != RTM_DELLINK) continue;
+        int type = hdr->nlmsg_type;
+        if (type != RTM_NEWLINK && type != RTM_DELLINK && type != RTM_DELNSID) continue;
+        if (deletions_only && type != RTM_DELLINK) continue;
         int err = ifm_reserve((void **)&out->items, &out->capacity, out->count + 1,
                               sizeof(ifm_link_event));
         if (err < 0) return err;
         ifm_link_event *event = &out->items[out->count];
-        event->type = hdr->nlmsg_type == RTM_DELLINK ? IFM_EVENT_DEL_LINK : IFM_EVENT_NEW_LINK;
-        event->source_nsid = -1;
-        err = ifm_parse_link_message((struct nlmsghdr *)hdr, &event->link);
+        event->source_nsid = source_nsid;
+        event->nsid = -1;
+        if (type == RTM_DELNSID) {
+            event->type = IFM_EVENT_DEL_NSID;
+            memset(&event->link, 0, sizeof event->link);
+            err = ifm_nsid_of_message((struct nlmsghdr *)hdr, &event->nsid);
+        } else {
+            event->type = type == RTM_DELLINK ? IFM_EVENT_DEL_LINK : IFM_EVENT_NEW_LINK;
+            err = ifm_parse_link_message((struct nlmsghdr *)hdr, &event->link);
+        }
         if (err == -ENOMEM) return err;
         if (err < 0) out->skipped++;
         else out->count++;
@@ -205,10 +215,9 @@ int ifm_nl_read_events(ifm_nl *nl, ifm_event_array *out) {
             lost = 1;
             break;
         }
-        size_t first = out->count;
-        int err = ifm_parse_link_events(nl->buf, (size_t)n, out);
+        int deletions_only = source_nsid >= 0 && nl->peer_deletions_only;
+        int err = ifm_parse_link_events(nl->buf, (size_t)n, source_nsid, deletions_only, out);
         if (err < 0) return err;
-        for (size_t i = first; i < out->count; i++) out->items[i].source_nsid = source_nsid;
     }
     if (out->skipped != skipped) lost = 1;
     return lost ? -ENOBUFS : (int)(out->count - before);

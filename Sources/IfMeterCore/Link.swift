@@ -212,4 +212,8 @@ public enum LinkObservation: Hashable, Sendable {
     /// an nsid for (the container's end of a host-side veth, which reports its own counters to
     /// the last). Not a link of the feed's namespace: attribution reads it, the meter never does.
     case peer(nsid: Int32, LinkEvent)
+    /// `RTM_DELNSID`: the namespace the feed numbered `nsid` was destroyed, and the kernel may
+    /// give the number to the next namespace that needs one. Whatever was known of the old
+    /// namespace by that number no longer holds.
+    case namespaceIDDeleted(Int32)
 }

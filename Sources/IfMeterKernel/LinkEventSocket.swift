@@ -4,8 +4,10 @@ import IfMeterCore
 import Glibc
 #endif
 
-/// A socket subscribed to `RTNLGRP_LINK`: links appearing, changing and disappearing, each
-/// message parsed by itself so a deletion carries the kernel's final counters.
+/// A socket subscribed to `RTNLGRP_LINK` and `RTNLGRP_NSID`: links appearing, changing and
+/// disappearing, each message parsed by itself so a deletion carries the kernel's final
+/// counters, and the nsids of destroyed namespaces. Connected to the kernel: no other process
+/// can queue a datagram on it.
 ///
 /// Poll ``fileDescriptor`` for readability, then call ``readEvents()``.
 public final class LinkEventSocket {
@@ -41,25 +43,27 @@ public final class LinkEventSocket {
 
     /// What one read found on the socket.
     public struct Batch: Sendable {
-        /// The events, oldest first. Only the link's own messages: per-family notifications
-        /// (`AF_BRIDGE` port changes) are not events about the link and are left out.
-        public var events: [LinkEvent]
+        /// In the order the kernel sent them (a container's end's deletion before its host
+        /// end's): the socket's own namespace's link events as ``LinkObservation/event(_:)``,
+        /// other namespaces' as ``LinkObservation/peer(nsid:_:)`` once ``listenToPeers()``
+        /// succeeded, and nsids the own namespace deleted. Only a link's own messages:
+        /// per-family notifications (`AF_BRIDGE` port changes) are not events about the link
+        /// and are left out.
+        public var observations: [LinkObservation]
         /// True when events were lost — the kernel dropped some (`ENOBUFS`), a read failed, or
         /// a message could not be parsed: resynchronise with a full dump.
         public var overflowed: Bool
         /// Messages that could not be parsed (counted in `overflowed` too).
         public var unparseable: Int
-        /// Links of other namespaces, once ``listenToPeers()`` succeeded, each with how many of
-        /// ``events`` came before it.
-        public var peerEvents: [(nsid: Int32, event: LinkEvent, after: Int)] = []
         /// Link messages this read took off the socket, kept or not: zero when it was empty.
         public var messages: Int
     }
 
-    /// Hears the link events of every namespace this one has an nsid for as well (needs
-    /// `CAP_NET_BROADCAST`): attribution reads a container's end of its veth from them.
+    /// Hears the link deletions of every namespace this one has an nsid for as well (needs
+    /// `CAP_NET_BROADCAST`): attribution reads a container's end of its veth from them. Their
+    /// other messages are dropped unparsed, so a tenant churning its links costs a read each.
     public func listenToPeers() throws(KernelError) {
-        _ = try KernelError.check(ifm_nl_listen_all_nsid(handle), "netlink NETLINK_LISTEN_ALL_NSID")
+        _ = try KernelError.check(ifm_nl_listen_all_nsid(handle, 1), "netlink NETLINK_LISTEN_ALL_NSID")
     }
 
     /// Reads every queued event without blocking; an empty batch when none are queued.
@@ -69,18 +73,22 @@ public final class LinkEventSocket {
         let result = ifm_nl_read_events(handle, &events)
         let overflowed = result == -ENOBUFS
         if !overflowed { _ = try KernelError.check(result, "netlink link event read") }
-        var parsed: [LinkEvent] = []
-        var peers: [(nsid: Int32, event: LinkEvent, after: Int)] = []
+        var observations: [LinkObservation] = []
+        observations.reserveCapacity(events.count)
         for raw in UnsafeBufferPointer(start: events.items, count: events.count) {
+            if raw.type == Int32(IFM_EVENT_DEL_NSID) {
+                // Another namespace's own nsids say nothing about the numbers here.
+                if raw.source_nsid < 0 { observations.append(.namespaceIDDeleted(raw.nsid)) }
+                continue
+            }
             // An AF_BRIDGE RTM_DELLINK means "left the bridge", not "deleted".
             guard raw.link.family == 0 else { continue }
             let link = Link(raw.link)
             let event: LinkEvent = raw.type == Int32(IFM_EVENT_DEL_LINK) ? .deleted(link) : .newOrChanged(link)
-            if raw.source_nsid >= 0 { peers.append((raw.source_nsid, event, parsed.count)) } else { parsed.append(event) }
+            observations.append(raw.source_nsid >= 0 ? .peer(nsid: raw.source_nsid, event) : .event(event))
         }
-        var batch = Batch(events: parsed, overflowed: overflowed, unparseable: events.skipped,
+        let batch = Batch(observations: observations, overflowed: overflowed, unparseable: events.skipped,
                           messages: events.count + events.skipped)
-        batch.peerEvents = peers
         // A burst (thousands of links created at once) grows the array to 184 bytes an event;
         // it is not kept for the quiet reads after it.
         if events.capacity > Self.keptCapacity { ifm_event_array_free(&events) }

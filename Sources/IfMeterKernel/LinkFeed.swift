@@ -101,20 +101,24 @@ public final class LinkFeed {
 
     private func readOnce() throws(KernelError) -> (observations: [LinkObservation], messages: Int) {
         let batch = try events.readEvents()
-        var observations: [LinkObservation] = batch.events.map { event in
-            switch event {
-            case .newOrChanged(var link):
+        var observations = batch.observations
+        if namespace != .own {
+            // A namespace metered from inside numbers other namespaces its own way: attribution
+            // reads the daemon's nsids only.
+            observations.removeAll { if case .namespaceIDDeleted = $0 { true } else { false } }
+        }
+        for index in observations.indices {
+            switch observations[index] {
+            case .event(.newOrChanged(var link)):
                 stamp(&link)
                 annotate(&link)
-                return .event(.newOrChanged(link))
-            case .deleted(var link):
+                observations[index] = .event(.newOrChanged(link))
+            case .event(.deleted(var link)):
                 stamp(&link)
-                return .event(.deleted(link))
+                observations[index] = .event(.deleted(link))
+            default:
+                break
             }
-        }
-        // In the order the kernel sent them: a container's end goes before the host's.
-        for peer in batch.peerEvents.reversed() {
-            observations.insert(.peer(nsid: peer.nsid, peer.event), at: peer.after)
         }
         if batch.overflowed {
             observations.append(.resync(links: try annotated(dumps.dumpLinks()), namespace: namespace,

@@ -14,7 +14,9 @@ import IfMeterCore
 ///   (``LinkObservation/peer(nsid:_:)``, as it is deleted), the host's end is raised to them —
 ///   the host's end reads what the container sent through that end, and reads 0 once it is gone.
 ///   `last` is a box changed in place, so copies of one attribution share it: the daemon holds
-///   one, and a copy is for reading.
+///   one, and a copy is for reading. `nsid` is the number its peer's namespace had when the
+///   owner was found, until the kernel deletes that number (`RTM_DELNSID`) or the peer moves to
+///   another namespace: then ``unbound``, since the next namespace may get the number.
 /// - ``Entry/plain``: nobody could be found (the namespace is invisible to the daemon); counted
 ///   under its own name like any link.
 public struct Attribution: Sendable {
@@ -139,6 +141,8 @@ public struct Attribution: Sendable {
                 if let (key, counters) = finalCounters(byPeer: end, nsid: nsid) { finalByPeer[key] = counters }
             case .peer:
                 break
+            case .namespaceIDDeleted(let nsid):
+                output += forget(nsid, at: wall)
             case .resync(let links, let namespace, let unparseable):
                 guard namespace == .own else { output.append(observation); continue }
                 let present = Set(links.map(\.key))
@@ -220,7 +224,14 @@ public struct Attribution: Sendable {
     private mutating func observe(_ link: Link, at wall: Double) -> Link? {
         guard link.namespace == .own else { return link }
         switch entry(link.key) {
-        case .owned(let owner, let nsid, let last)?:
+        case .owned(let owner, var nsid, let last)?:
+            if nsid != Self.unbound, let now = link.peerNamespaceID, now != nsid {
+                // Its end was moved to another namespace: the link stays its owner's, but no
+                // longer vouches for whose the namespace numbered `nsid` is. (No nsid at all
+                // means the end is being deleted, and its final counters are still to come.)
+                unbind(link.key)
+                nsid = Self.unbound
+            }
             let shown = Self.shown(link, as: owner.alias == link.name ? owner : owner.with(alias: link.name))
             var kept = shown
             if kept.counters == nil { kept.counters = last.link.counters }
@@ -294,6 +305,32 @@ public struct Attribution: Sendable {
         if let peer = link.parent { byPeer[PeerKey(nsid: nsid, ifindex: peer)] = link.key }
     }
 
+    /// The nsid an attributed link was found by, once that number may name another namespace.
+    static let unbound: Int32 = -1
+
+    /// The namespace numbered `nsid` was destroyed: the number may go to the next namespace, so
+    /// nothing found by it is kept. Attributed links keep their owners, found when the number
+    /// was theirs; links still waiting on it, or gone while waiting, are counted under their
+    /// own names, since a look now would find whoever has the number next.
+    private mutating func forget(_ nsid: Int32, at wall: Double) -> [LinkObservation] {
+        known[nsid] = nil
+        let bound = entries.compactMap { key, entry -> LinkKey? in
+            if case .owned(_, nsid, _) = entry { key } else { nil }
+        }
+        for key in bound { unbind(key) }
+        return settle([nsid: .unknown], at: wall)
+    }
+
+    /// The link at `key` keeps its owner but is no longer found by its nsid or its peer's index.
+    private mutating func unbind(_ key: LinkKey) {
+        guard case .owned(let owner, let nsid, let last)? = entries[key] else { return }
+        set(key, .owned(owner, nsid: Self.unbound, last: last))
+        if let peer = last.link.parent, byPeer[PeerKey(nsid: nsid, ifindex: peer)] == key { byPeer[PeerKey(nsid: nsid, ifindex: peer)] = nil }
+        if !entries.values.contains(where: { if case .owned(_, nsid, _) = $0 { true } else { false } }) {
+            known[nsid] = nil
+        }
+    }
+
     /// The container's end of an attributed link was deleted with these counters: its host
     /// end's key and the link's counters as the meter saw them last, raised to the end's counter
     /// by counter; nil when that changes nothing.
@@ -319,13 +356,8 @@ public struct Attribution: Sendable {
 
     private mutating func remove(_ key: LinkKey) {
         finalByPeer[key] = nil
-        guard let entry = entry(key) else { return }
+        unbind(key)
         set(key, nil)
-        guard case .owned(_, let nsid, let last) = entry else { return }
-        if let peer = last.link.parent, byPeer[PeerKey(nsid: nsid, ifindex: peer)] == key { byPeer[PeerKey(nsid: nsid, ifindex: peer)] = nil }
-        if !entries.values.contains(where: { if case .owned(_, nsid, _) = $0 { true } else { false } }) {
-            known[nsid] = nil
-        }
     }
 
     /// A link's state, plain ones included.

@@ -158,7 +158,7 @@ public struct MeterService: Sendable {
             links[link.key] = nil
             verdicts[link.key] = nil
             return take(meter.apply(.deleted(link), at: instant), ignoring: ignoring)
-        case .peer:
+        case .peer, .namespaceIDDeleted:
             return take(MeterOutput(), ignoring: ignoring)
         case .resync(let dump, let namespace, let unparseable):
             replaceLinks(of: namespace, with: dump, at: instant.wall)

@@ -65,7 +65,7 @@ private func newContainerLook(socket: NetlinkSocket, directory: OwnerDirectory, 
     defer { _ = system("ip netns delete \(name)") }
     var seen: [LinkObservation] = []
     while !seen.contains(where: { if case .event(.newOrChanged(let link)) = $0 { link.name == "hnew" } else { false } }) {
-        seen += try events.readEvents().events.map { .event($0) }
+        seen += try events.readEvents().observations
     }
     guard attribution.apply(seen, at: ContainerRun.instant(1).wall).allSatisfy({ $0.link?.name != "hnew" }),
           !attribution.isSettled else { throw BenchmarkError("the new host side did not wait for its owner") }

@@ -52,16 +52,6 @@ final class NamespacesTests {
         return (try #require((rx["bytes"] as? NSNumber)?.uint64Value), try #require((tx["bytes"] as? NSNumber)?.uint64Value))
     }
 
-    /// Raw frames out of `interface` in `namespace`: each arrives at the other end.
-    func sendFrames(_ count: Int, from interface: String, in namespace: NetworkNamespace) throws {
-        _ = try namespace.exec(["python3", "-c", """
-            import socket, sys
-            frame = b"\\xff" * 6 + b"\\x02\\x00\\x00\\x00\\x00\\x01" + b"\\x88\\xb5" + b"ifmeter test".ljust(86, b"\\0")
-            with socket.socket(socket.AF_PACKET, socket.SOCK_RAW) as s:
-                for _ in range(int(sys.argv[2])): s.sendto(frame, (sys.argv[1], 0))
-            """, interface, String(count)])
-    }
-
     @Test("a veth into a bound namespace is netns:NAME, exact to the last frame after the namespace is deleted; an nspawn machine's ve-NAME is container:NAME")
     func boundNamespaceAndMachine() throws {
         try daemon.start()
@@ -81,8 +71,8 @@ final class NamespacesTests {
 
         // Sent from inside after the last sample: counted only through the peer's own counters,
         // which it reports as it is deleted (as Podman and Docker delete a container's end).
-        try sendFrames(40, from: "eth0", in: blue)
-        try sendFrames(25, from: "hb", in: host)
+        try blue.sendFrames(40, from: "eth0")
+        try host.sendFrames(25, from: "hb")
         let inside = (rx: try blue.sysfsCounter("eth0", "rx_bytes"), tx: try blue.sysfsCounter("eth0", "tx_bytes"))
         #expect(inside.tx >= 40 * 100 && inside.rx >= 25 * 100)
         try blue.ip("link", "delete", "eth0")
@@ -99,10 +89,10 @@ final class NamespacesTests {
         try green.ip("link", "set", "eth0", "up")
         try host.waitForOperstate("hg", "up")
         try green.waitForOperstate("eth0", "up")
-        try sendFrames(10, from: "eth0", in: green)
+        try green.sendFrames(10, from: "eth0")
         let sampled = try #require(try interfaces()["netns:\(green.name)"])
-        try sendFrames(20, from: "eth0", in: green)
-        try sendFrames(5, from: "hg", in: host)
+        try green.sendFrames(20, from: "eth0")
+        try host.sendFrames(5, from: "hg")
         let greenInside = (rx: try green.sysfsCounter("eth0", "rx_bytes"), tx: try green.sysfsCounter("eth0", "tx_bytes"))
         // `ip netns delete` returns before the kernel tears the namespace down (its cleanup is
         // queued work); a sample in between still reads the host end with its peer attached and
@@ -124,7 +114,7 @@ final class NamespacesTests {
         _ = try Command.check(["nsenter", "-t", String(payload), "-n", "ip", "link", "set", "host0", "up"])
         // Until the kernel has seen the carrier (operstate up), a veth's queue drops every frame.
         try host.waitForOperstate(hostSide, "up")
-        try sendFrames(30, from: hostSide, in: host)
+        try host.sendFrames(30, from: hostSide)
         // host0 has IPv6 (the machine's namespace is nspawn's): its reports and solicitations
         // would move the counters between the sample and the read.
         try host.exec(EgressDrop.command(hostSide))

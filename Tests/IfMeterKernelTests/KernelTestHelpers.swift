@@ -27,10 +27,17 @@ extension LinkEventSocket {
             _ = poll(&poller, 1, remaining)
             remaining -= Int32(monotonicMilliseconds() - started)
             let batch = try readEvents()
-            events += batch.events
+            events += batch.ownEvents
             overflowed = overflowed || batch.overflowed
         }
         return (events, overflowed)
+    }
+}
+
+extension LinkEventSocket.Batch {
+    /// The link events of the socket's own namespace, in order.
+    var ownEvents: [LinkEvent] {
+        observations.compactMap { if case .event(let event) = $0 { event } else { nil } }
     }
 }
 

@@ -128,9 +128,13 @@ struct LinkEventTests {
         let deadline = monotonicMilliseconds() + 10_000
         while !own.contains(where: { if case .deleted(let link) = $0 { link.name == "h0" } else { false } }),
               monotonicMilliseconds() < deadline {
-            let batch = try events.readEvents()
-            peers += batch.peerEvents.map { ($0.nsid, $0.event, $0.after + own.count) }
-            own += batch.events
+            for observation in try events.readEvents().observations {
+                switch observation {
+                case .event(let event): own.append(event)
+                case .peer(let nsid, let event): peers.append((nsid, event, own.count))
+                default: break
+                }
+            }
         }
         #expect(own.allSatisfy { $0.link.name == "h0" }, "only the own namespace's links: \(own.map(\.link.name))")
         let hostDeleted = try #require(own.firstIndex { if case .deleted = $0 { true } else { false } })
@@ -170,7 +174,7 @@ struct LinkEventTests {
         try namespace.ipBatch((0..<100).map { "link add o\($0) type veth peer name q\($0)" })
         let burst = try events.readEvents()
         #expect(burst.overflowed)
-        #expect(burst.events.count < 200)
+        #expect(burst.ownEvents.count < 200)
 
         var roomy: Int32 = 1 << 20
         #expect(setsockopt(events.fileDescriptor, SOL_SOCKET, SO_RCVBUF, &roomy, 4) == 0)
@@ -178,5 +182,67 @@ struct LinkEventTests {
         let (seen, overflowed) = try events.collect { events in events.contains { $0.link.name == "after1" } }
         #expect(!overflowed)
         #expect(seen.contains { $0.link.name == "after0" })
+    }
+
+    /// What lets attribution forget an owner found by a number the kernel gives out again.
+    @Test("a destroyed namespace's nsid is heard deleted; a tenant's own nsids, and its link changes, are not heard at all")
+    func nsidDeletionHeard() throws {
+        let host = try NetworkNamespace()
+        let container = try NetworkNamespace()
+        let inner = try NetworkNamespace()
+        try host.ip("link", "add", "h0", "type", "veth", "peer", "name", "c0", "netns", container.name)
+        // The container numbers a namespace of its own, then lets it die: its RTM_DELNSID is
+        // about the container's numbers, not the host's.
+        try container.ip("link", "add", "i0", "type", "veth", "peer", "name", "j0", "netns", inner.name)
+        let (events, nsid) = try host.inside { () throws -> (LinkEventSocket, Int32?) in
+            let links = try NetlinkSocket().dumpLinks()
+            let events = try LinkEventSocket()
+            try events.listenToPeers()
+            return (events, links.first { $0.name == "h0" }?.peerNamespaceID)
+        }
+        let number = try #require(nsid)
+        try container.ip("link", "set", "c0", "alias", "churned")
+        inner.delete()
+        try container.ip("link", "add", "mark0", "type", "veth", "peer", "name", "mark1")
+        container.delete()
+        var seen: [LinkObservation] = []
+        let deadline = monotonicMilliseconds() + 30_000
+        while !seen.contains(.namespaceIDDeleted(number)), monotonicMilliseconds() < deadline {
+            var poller = pollfd(fd: events.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            _ = poll(&poller, 1, 1000)
+            seen += try events.readEvents().observations
+        }
+        #expect(seen.contains(.namespaceIDDeleted(number)), "\(seen)")
+        #expect(seen.filter { if case .namespaceIDDeleted = $0 { true } else { false } } == [.namespaceIDDeleted(number)])
+        #expect(!seen.contains { if case .peer(_, .newOrChanged) = $0 { true } else { false } }, "\(seen)")
+    }
+
+    @Test("no other process can queue a datagram on an event socket: it is connected to the kernel")
+    func forgedDatagramsRefused() throws {
+        let namespace = try NetworkNamespace()
+        let events = try namespace.inside { try LinkEventSocket() }
+        // A sockaddr_nl: family, padding, port id, groups (Glibc's module has no netlink.h).
+        var address = [UInt8](repeating: 0, count: 12)
+        var length = socklen_t(address.count)
+        let named = address.withUnsafeMutableBytes {
+            getsockname(events.fileDescriptor, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), &length)
+        }
+        #expect(named == 0 && address[0] == UInt8(AF_NETLINK) && address[4..<8] != [0, 0, 0, 0])
+        let forger = try namespace.inside { socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        #expect(forger >= 0)
+        defer { close(forger) }
+        // An RTM_DELLINK header and an empty ifinfomsg, as a forger would send to make the
+        // daemon believe a link was deleted, or fill its queue.
+        var forged = [UInt8](repeating: 0, count: 32)
+        forged[0] = 32
+        forged[4] = 17
+        let sent = forged.withUnsafeBytes { bytes in
+            address.withUnsafeBytes {
+                sendto(forger, bytes.baseAddress, bytes.count, 0, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(12))
+            }
+        }
+        let failure = errno
+        #expect(sent == -1 && failure == ECONNREFUSED, "sendto returned \(sent), errno \(failure)")
+        #expect(try events.readEvents().messages == 0)
     }
 }

@@ -63,6 +63,50 @@ struct AttributionTests {
         guard case .event(.deleted)? = final.last else { Issue.record("the deletion last: \(final)"); return }
     }
 
+    @Test("an nsid the kernel deleted and gave to the next namespace: its link waits for a look, never the old owner's")
+    func nsidReused() {
+        var attribution = Attribution(scope: .all)
+        _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3, rx: 10, tx: 20)))], at: 100)
+        _ = attribution.settle([3: .found(Self.web)], at: 100)
+        // The tenant moves its end to a namespace of its own (the host end now leads to nsid 4),
+        // then lets its namespace die: nsid 3 is deleted, and the next namespace gets it.
+        let moved = Self.shown(attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 4, rx: 10, tx: 20)))], at: 101))
+        #expect(moved.map(\.name) == ["container:web"], "the link stays its owner's")
+        #expect(attribution.apply([.namespaceIDDeleted(3)], at: 102).isEmpty)
+        let victim = attribution.apply([.event(.newOrChanged(Self.veth(9, "veth1", nsid: 3, rx: 5, tx: 6)))], at: 103)
+        #expect(Self.shown(victim).isEmpty, "waits for a look: \(victim)")
+        #expect(attribution.unsettled.nsids == [3])
+        let settled = Self.shown(attribution.settle([3: .found(Self.db)], at: 104))
+        #expect(settled.map(\.name) == ["container:db"])
+        #expect(settled.first?.owner?.peer == nil, "not a second link of web's")
+    }
+
+    @Test("a peer moved away and its old nsid re-used without a deletion heard (lost events): the old owner does not vouch for it")
+    func peerMovedAway() {
+        var attribution = Attribution(scope: .all)
+        _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3)))], at: 100)
+        _ = attribution.settle([3: .found(Self.web)], at: 100)
+        _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 4)))], at: 101)
+        #expect(Self.shown(attribution.apply([.event(.newOrChanged(Self.veth(9, "veth1", nsid: 3)))], at: 103)).isEmpty)
+        // Nor does its old end's index in that nsid raise it any more.
+        let end = Self.veth(2, "eth0", nsid: nil, rx: 9_000_000, tx: 9_000_000, peer: 7)
+        let gone = attribution.apply([.peer(nsid: 3, .deleted(end)), .event(.deleted(Self.veth(7, "veth0", nsid: 4)))], at: 104)
+        #expect(Self.shown(gone).isEmpty, "no raise: \(gone)")
+    }
+
+    @Test("links waiting on, or gone while waiting on, an nsid the kernel deleted are counted under their own names, never by a later look")
+    func waitingOnDeletedNsid() {
+        var attribution = Attribution(scope: .all)
+        _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3, rx: 10, tx: 20)))], at: 100)
+        _ = attribution.apply([.event(.newOrChanged(Self.veth(8, "veth1", nsid: 3, rx: 1, tx: 2)))], at: 100)
+        _ = attribution.apply([.event(.deleted(Self.veth(8, "veth1", nsid: 3, rx: 1, tx: 2)))], at: 101)
+        let out = attribution.apply([.namespaceIDDeleted(3)], at: 102)
+        #expect(Self.shown(out).map(\.name).sorted() == ["veth0", "veth1"])
+        #expect(out.contains { if case .event(.deleted(let link)) = $0 { link.name == "veth1" } else { false } })
+        #expect(attribution.isSettled)
+        #expect(Self.shown(attribution.settle([3: .found(Self.db)], at: 103)).isEmpty)
+    }
+
     @Test("a namespace its runtime is still setting up: withheld with its latest counters, then counted from them")
     func waitsWhileStarting() {
         var attribution = Attribution(scope: .all, graceSeconds: 10)

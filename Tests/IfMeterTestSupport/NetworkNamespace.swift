@@ -75,6 +75,17 @@ public final class NetworkNamespace: @unchecked Sendable {
     }
 
     /// The kernel's own counter from `/sys/class/net/IF/statistics/STAT`, read inside.
+    /// `count` raw 100-byte frames out of `interface`, each of which arrives at its other end
+    /// (broadcast, an EtherType for local experiments: nothing in the namespace answers them).
+    public func sendFrames(_ count: Int, from interface: String) throws {
+        _ = try exec(["python3", "-c", """
+            import socket, sys
+            frame = b"\\xff" * 6 + b"\\x02\\x00\\x00\\x00\\x00\\x01" + b"\\x88\\xb5" + b"ifmeter test".ljust(86, b"\\0")
+            with socket.socket(socket.AF_PACKET, socket.SOCK_RAW) as s:
+                for _ in range(int(sys.argv[2])): s.sendto(frame, (sys.argv[1], 0))
+            """, interface, String(count)])
+    }
+
     public func sysfsCounter(_ interface: String, _ statistic: String) throws -> UInt64 {
         let text = try exec(["cat", "/sys/class/net/\(interface)/statistics/\(statistic)"])
         guard let value = UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {

@@ -58,6 +58,7 @@ typedef struct ifm_link_counters {
 enum {
     IFM_EVENT_NEW_LINK = 1, /* RTM_NEWLINK: a link appeared or changed */
     IFM_EVENT_DEL_LINK = 2, /* RTM_DELLINK: carries the link's final counters */
+    IFM_EVENT_DEL_NSID = 3, /* RTM_DELNSID: `nsid` no longer names a namespace; `link` is zeroed */
 };
 
 typedef struct ifm_link_event {
@@ -65,6 +66,9 @@ typedef struct ifm_link_event {
     /* The nsid of the namespace the link is in, for a socket that listens to every namespace
      * with an nsid here (ifm_nl_listen_all_nsid); -1 for the socket's own namespace. */
     int32_t source_nsid;
+    /* IFM_EVENT_DEL_NSID: the nsid the namespace of the message (source_nsid) stopped giving to
+     * a namespace that was destroyed; the kernel may give it to the next one. -1 otherwise. */
+    int32_t nsid;
     ifm_link link;
 } ifm_link_event;
 
@@ -100,19 +104,22 @@ void ifm_event_array_free(ifm_event_array *array);
 typedef struct ifm_nl ifm_nl;
 
 /* Opens a socket for dumps (subscribe_links == 0) or for link events (subscribe_links != 0:
- * joined to RTNLGRP_LINK, non-blocking, with a large receive buffer). */
+ * joined to RTNLGRP_LINK and RTNLGRP_NSID, non-blocking, with a large receive buffer). Every
+ * socket is connected to the kernel, so no other process can queue datagrams on it. */
 int ifm_nl_open(ifm_nl **out, int subscribe_links);
 /* Takes over an event socket someone else created and bound (systemd's ListenNetlink=, which can
  * give it a receive buffer past net.core.rmem_max that an unprivileged process cannot): joins
- * RTNLGRP_LINK, makes it non-blocking, and discards what was queued before. Closed by
- * ifm_nl_close. */
+ * RTNLGRP_LINK and RTNLGRP_NSID, connects it to the kernel, makes it non-blocking, and discards
+ * what was queued before. Closed by ifm_nl_close. */
 int ifm_nl_adopt_events(int fd, ifm_nl **out);
 void ifm_nl_close(ifm_nl *nl);
 /* Makes an event socket hear the link events of every namespace this one has an nsid for too
  * (NETLINK_LISTEN_ALL_NSID; needs CAP_NET_BROADCAST), each marked with that nsid in
  * ifm_link_event.source_nsid. The peer end of a container's veth reports its own counters
- * there when it is deleted. 0 or -errno (-EPERM without the capability). */
-int ifm_nl_listen_all_nsid(ifm_nl *nl);
+ * there when it is deleted. With `deletions_only`, those namespaces' other messages are
+ * dropped unparsed as they are read (what their tenants churn costs a recvmsg each, no more).
+ * 0 or -errno (-EPERM without the capability). */
+int ifm_nl_listen_all_nsid(ifm_nl *nl, int deletions_only);
 
 /* The descriptor to poll for readability (event sockets). */
 int ifm_nl_fd(const ifm_nl *nl);
@@ -133,10 +140,13 @@ int ifm_nl_dump_counters(ifm_nl *nl, ifm_counters_array *out);
  * resynchronise with a full dump. */
 int ifm_nl_read_events(ifm_nl *nl, ifm_event_array *out);
 
-/* Parses the RTM_NEWLINK / RTM_DELLINK messages in `len` bytes as they came off an event
- * socket, appending to `out` (unparseable ones counted in out->skipped). Any bytes are safe:
- * this is the fuzzing entry to the parser ifm_nl_read_events uses. Returns 0 or -ENOMEM. */
-int ifm_parse_link_events(const void *buf, size_t len, ifm_event_array *out);
+/* Parses the RTM_NEWLINK / RTM_DELLINK / RTM_DELNSID messages in `len` bytes as they came off
+ * an event socket from the namespace `source_nsid` (-1: the socket's own), appending to `out`
+ * (unparseable ones counted in out->skipped). With `deletions_only`, only RTM_DELLINK is kept.
+ * Any bytes are safe: this is the fuzzing entry to the parser ifm_nl_read_events uses. Returns
+ * 0 or -ENOMEM. */
+int ifm_parse_link_events(const void *buf, size_t len, int32_t source_nsid, int deletions_only,
+                          ifm_event_array *out);
 
 /* Parses the RTM_NEWSTATS messages in `len` bytes, appending to `out`; any bytes are safe.
  * Returns 0, -EPROTO for a malformed attribute table, or -ENOMEM. */

@@ -1,0 +1,120 @@
+import Foundation
+import IfMeterTestSupport
+import Testing
+
+/// What root inside a namespace with `CAP_NET_ADMIN` there can try against the figures of its
+/// own subject and of others, run against the real daemon (docs/SECURITY.md, "Tenants"). Each
+/// attack is asserted to change nothing but what the attacker's own link really carried.
+@Suite("Hostile tenants", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason), .serialized, .ownThread, .timeLimit(.minutes(10)))
+final class TenantTests {
+    let host: NetworkNamespace
+    let daemon: DaemonProcess
+
+    init() throws {
+        host = try NetworkNamespace()
+        daemon = try DaemonProcess(namespace: host, config: "interval = 3600\nattribute_owners = all\n")
+    }
+
+    deinit {
+        _ = try? daemon.stop(SIGKILL)
+        host.delete()
+    }
+
+    func interfaces() throws -> [String: [String: Any]] {
+        let client = try daemon.client()
+        _ = try client.request(#"{"v":1,"cmd":"sample"}"#)
+        let reply = try client.request(#"{"v":1,"cmd":"interfaces"}"#)
+        let list = try #require(reply[path: "result.interfaces"] as? [[String: Any]], "\(reply)")
+        return Dictionary(list.map { ($0["name"] as? String ?? "", $0) }) { first, _ in first }
+    }
+
+    /// A link's field in `ip -j link show` inside `namespace`.
+    func linkField(_ field: String, of interface: String, in namespace: NetworkNamespace) throws -> Int? {
+        let text = try namespace.ip("-j", "link", "show", interface)
+        let links = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]])
+        return (links.first?[field] as? NSNumber)?.intValue
+    }
+
+    func up(_ hostEnd: String, _ peer: String, in namespace: NetworkNamespace) throws {
+        try host.ip("link", "set", hostEnd, "up")
+        try namespace.ip("link", "set", peer, "up")
+        // Until the kernel has seen the carrier (operstate up), a veth's queue drops every frame.
+        try host.waitForOperstate(hostEnd, "up")
+        try namespace.waitForOperstate(peer, "up")
+    }
+
+    @Test("nsid reuse: a tenant that moves its end away and lets its namespace die never has the next namespace's link counted as its own")
+    func nsidReuse() throws {
+        try daemon.start()
+        let evil = try NetworkNamespace()
+        let hideout = try NetworkNamespace()
+        try host.ip("link", "add", "hevil", "type", "veth", "peer", "name", "eth0", "netns", evil.name)
+        #expect(try interfaces()["netns:\(evil.name)"] != nil)
+        let number = try #require(try linkField("link_netnsid", of: "hevil", in: host))
+
+        try evil.ip("link", "set", "eth0", "netns", hideout.name)
+        _ = try interfaces()
+        evil.delete()
+        // The kernel deletes the number in the namespace's cleanup, queued after `ip netns delete`.
+        let deadline = Date().addingTimeInterval(60)
+        while try host.ip("netns", "list-id").split(separator: "\n").contains(where: { $0.hasPrefix("nsid \(number) ") }) {
+            guard Date() < deadline else { Issue.record("nsid \(number) still listed after 60 s"); return }
+            usleep(20_000)
+        }
+
+        let victim = try NetworkNamespace()
+        try host.ip("link", "add", "hvictim", "type", "veth", "peer", "name", "eth0", "netns", victim.name)
+        try #require(try linkField("link_netnsid", of: "hvictim", in: host) == number, "the kernel gives the freed number to the next namespace")
+        try up("hvictim", "eth0", in: victim)
+        try victim.sendFrames(50, from: "eth0")
+        let figures = try interfaces()
+        let victimFigures = try #require(figures["netns:\(victim.name)"], "\(figures.keys.sorted())")
+        #expect((victimFigures["owner"] as? [String: Any])?["alias"] as? String == "hvictim")
+        #expect((victimFigures.int("tx_bytes") ?? 0) >= 50 * 100)
+        #expect(figures.keys.filter { $0.hasPrefix("netns:\(evil.name)") } == ["netns:\(evil.name)"], "\(figures.keys.sorted())")
+        let evilFigures = try #require(figures["netns:\(evil.name)"])
+        let heard = try host.sysfsCounter("hevil", "rx_bytes")
+        #expect(evilFigures.int("tx_bytes") == heard, "\(evilFigures)")
+    }
+
+    @Test("an impostor at the index of a tenant's moved end: its traffic, MTU changes and deletion move nothing, the tenant's figure is its host end's to the byte")
+    func impostorAtTheEndsIndex() throws {
+        try daemon.start()
+        let evil = try NetworkNamespace()
+        let hideout = try NetworkNamespace()
+        try host.ip("link", "add", "hevil", "type", "veth", "peer", "name", "eth0", "netns", evil.name)
+        try up("hevil", "eth0", in: evil)
+        try evil.sendFrames(20, from: "eth0")
+        try host.sendFrames(10, from: "hevil")
+        let index = try #require(try linkField("ifindex", of: "eth0", in: evil))
+        #expect(try interfaces()["netns:\(evil.name)"] != nil)
+
+        // The host end sends nothing more, and the moved end goes down as it leaves.
+        try host.exec(EgressDrop.command("hevil"))
+        try evil.ip("link", "set", "eth0", "netns", hideout.name)
+        _ = try interfaces()
+        try evil.ip("link", "add", "d0", "index", String(index), "type", "veth", "peer", "name", "d1")
+        try evil.ip("link", "set", "d1", "up")
+        try evil.ip("link", "set", "d0", "up")
+        try evil.waitForOperstate("d0", "up")
+        try evil.sendFrames(300, from: "d0")
+        try evil.sendFrames(300, from: "d1")
+        for mtu in 1400..<1405 { try evil.ip("link", "set", "d0", "mtu", String(mtu)) }
+        _ = try interfaces()
+        let final = (rx: try host.sysfsCounter("hevil", "rx_bytes"), tx: try host.sysfsCounter("hevil", "tx_bytes"))
+        try evil.ip("link", "delete", "d0")
+        try hideout.ip("link", "delete", "eth0")
+
+        let deadline = Date().addingTimeInterval(60)
+        var gone = try #require(try interfaces()["netns:\(evil.name)"])
+        while gone["operstate"] as? String != "absent" {
+            guard Date() < deadline else { Issue.record("netns:\(evil.name) still present after 60 s"); return }
+            usleep(20_000)
+            gone = try #require(try interfaces()["netns:\(evil.name)"])
+        }
+        #expect(final.rx >= 20 * 100 && final.tx >= 10 * 100)
+        #expect(gone.int("tx_bytes") == final.rx && gone.int("rx_bytes") == final.tx, "\(gone) vs the host end's \(final)")
+        let resets = try daemon.client().request(#"{"v":1,"cmd":"events","kind":"reset"}"#)
+        #expect((resets[path: "result.events"] as? [Any])?.isEmpty == true, "\(resets)")
+    }
+}
