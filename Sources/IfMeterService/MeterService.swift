@@ -251,9 +251,11 @@ public struct MeterService: Sendable {
                 event.ifindex.map { ignored.contains(LinkKey(event.namespace, ifindex: $0)) } ?? false
             }
         }
+        // A loss that joins a run is in the run's label, not stored as an event of its own: a
+        // tenant's flood of link events would otherwise store one every read.
+        kept.events.removeAll { $0.kind == .eventsLost && !lostEvents.record($0.at) }
         let store = configuration.store
         pending.add(kept, calendar: store.calendar, monthStartDay: store.monthStartDay(for:), routing: planRouting)
-        for event in kept.events where event.kind == .eventsLost { lostEvents.record(event.at) }
         return Ingested(events: kept.events)
     }
 

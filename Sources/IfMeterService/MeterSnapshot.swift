@@ -26,7 +26,7 @@ public struct MeterSummary: Hashable, Sendable {
     public var hasUnsavedTraffic: Bool
 
     /// How many `events-lost` events there have been.
-    public var eventsLost: Int { lostEvents.times.count }
+    public var eventsLost: Int { lostEvents.total }
 }
 
 /// One name's figures: its continuous total since its history began, and what it is now.

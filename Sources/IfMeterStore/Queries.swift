@@ -209,6 +209,18 @@ extension Store {
         return events
     }
 
+    /// The newest `limit` events-lost moments, oldest first: what labels periods at start. The
+    /// newest, since a loss labels the periods that contain it and new figures are asked for
+    /// most.
+    public func lostEventTimes(limit: Int) throws(StoreError) -> [Double] {
+        let statement = try connection.prepare(
+            "SELECT at FROM events WHERE kind = ?1 ORDER BY at DESC, id DESC LIMIT ?2", "read")
+        statement.bind([.optionalText(CounterEvent.Kind.eventsLost.rawValue), .int(Int64(limit))])
+        var times: [Double] = []
+        while try statement.step() { times.append(statement.double(0)) }
+        return times.reversed()
+    }
+
     /// Every name with history.
     public func interfaces() throws(StoreError) -> [StoredInterface] {
         let statement = try connection.prepare(

@@ -357,7 +357,7 @@ extension Store {
         let meter = try loadMeter()
         return ServiceHistory(
             meterState: meter.state, knownNames: meter.knownNames, totals: try totals().mapValues(\.tally),
-            interfaces: try interfaces(), eventsLostAt: try events(kind: .eventsLost, limit: 100_000).map(\.at),
+            interfaces: try interfaces(), eventsLostAt: try lostEventTimes(limit: 100_000),
             planStates: try planStates())
     }
 

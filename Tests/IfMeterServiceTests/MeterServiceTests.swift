@@ -317,6 +317,22 @@ struct MeterServiceTests {
         #expect(harness.service.summary.lostEvents.count(from: at(0).wall, to: at(30).wall) == 1)
     }
 
+    @Test("a flood of resyncs: one stored events-lost event a window, every loss counted, the labels the same after a restart")
+    func lostEventsFlood() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
+        for step in 0..<200 {
+            harness.ingest([.resync(links: [link("eth0", 2, traffic(10, 1))], unparseable: 0)], at: at(10 + Double(step) / 2))
+        }
+        #expect(harness.events.filter { $0.kind == .eventsLost }.map(\.at) == [at(10).wall, at(70).wall])
+        #expect(harness.service.snapshot().summary.eventsLost == 200)
+        harness.save(at: at(120))
+        #expect(try harness.store.events(kind: .eventsLost).count == 2)
+        try harness.restart(at: at(130))
+        #expect(harness.service.summary.lostEvents.count(from: at(65).wall, to: at(66).wall) > 0)
+        #expect(harness.service.summary.lostEvents.count(from: at(0).wall, to: at(10).wall) == 0)
+    }
+
     @Test("nothing is counted before the first dump")
     func beforeStart() throws {
         let harness = try ServiceHarness()
@@ -330,15 +346,39 @@ struct MeterServiceTests {
 
 @Suite("Lost link events", .timeLimit(.minutes(3)))
 struct LostEventTimesTests {
-    @Test("a period is labelled when an events-lost event falls in [start, end)")
+    @Test("a period is labelled when it overlaps a run of losses: from the first loss until a window after it")
     func periods() {
         var times = LostEventTimes([300, 100])
-        times.record(200)
-        #expect(times.times == [100, 200, 300])
+        let begun = times.record(200)
+        #expect(begun)
+        #expect(times.runs.map(\.start) == [100, 200, 300])
+        #expect(times.runs.map(\.end) == [160, 260, 360])
         #expect(times.count(from: 100, to: 300) == 2)
         #expect(times.count(from: 0, to: 100) == 0)
-        #expect(times.count(from: 301, to: Double.infinity) == 0)
+        #expect(times.count(from: 150, to: 170) == 1, "inside the first run's window")
+        #expect(times.count(from: 160, to: 200) == 0)
+        #expect(times.count(from: 360, to: Double.infinity) == 0)
         #expect(EstimateLabel.labels(tunnel: false, resets: 0, gaps: 0, implausibleDropped: 0, eventsLost: 1).contains(.eventsLost))
+    }
+
+    @Test("a flood of losses: each window's are one run and one stored event; past the capacity the oldest runs merge, and every period that had a loss keeps its label")
+    func flood() {
+        var times = LostEventTimes()
+        var begun: [Double] = []
+        // A loss every 0.5 s for long enough to fill the capacity one and a half times over.
+        let losses = Int(LostEventTimes.window) * 2 * LostEventTimes.capacity * 3 / 2
+        for index in 0..<losses {
+            let time = Double(index) / 2
+            if times.record(time) { begun.append(time) }
+        }
+        #expect(begun.count == losses / (Int(LostEventTimes.window) * 2))
+        #expect(times.runs.count == LostEventTimes.capacity)
+        #expect(times.total == losses)
+        #expect(times.count(from: -Double.infinity, to: Double.infinity) == losses)
+        for probe in stride(from: 0.0, to: Double(losses) / 2, by: 997.3) {
+            #expect(times.count(from: probe, to: probe + 1) > 0, "a loss at \(probe) lost its label")
+        }
+        #expect(zip(times.runs, times.runs.dropFirst()).allSatisfy { $0.end <= $1.start })
     }
 }
 
