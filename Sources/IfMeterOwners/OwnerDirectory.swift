@@ -165,11 +165,19 @@ public final class OwnerDirectory: @unchecked Sendable {
         var owners: [Int32: OwnerLookup] = [:]
         for (nsid, process) in first {
             let cgroup = StateFile.read("\(paths.proc)/\(process.pid)/cgroup").map { String(decoding: $0, as: UTF8.self) } ?? ""
+            // A cgroup's container id is believed only when the runtime's own state puts that
+            // container in this very namespace: a tenant can name its cgroup after anyone.
             switch RuntimeState.cgroupOwner(cgroup) {
             case .podman(let id)?:
-                if let name = podmanNames[id] { owners[nsid] = .found(FoundOwner(.podman, name: name, id: id)); continue }
+                if let name = podmanNames[id], let path = podmanNamespaces[id], look.nsid(ofFile: path) == nsid {
+                    owners[nsid] = .found(FoundOwner(.podman, name: name, id: id))
+                    continue
+                }
             case .docker(let id)?:
-                if let name = dockerConfigs[id]?.value??.name { owners[nsid] = .found(FoundOwner(.docker, name: name, id: id)); continue }
+                if let container = dockerConfigs[id]?.value ?? nil, look.nsid(ofFile: container.sandbox) == nsid {
+                    owners[nsid] = .found(FoundOwner(.docker, name: container.name, id: id))
+                    continue
+                }
             case .unit(let unit)?:
                 if OwnerName.isAcceptable(unit) { owners[nsid] = .found(FoundOwner(.process, name: unit, id: String(process.inode))); continue }
             case nil:

@@ -93,15 +93,29 @@ public enum RuntimeState {
     /// What a process's `/proc/PID/cgroup` says about who started it: the container id of a
     /// Podman (`libpod-ID`) or Docker (`docker-ID.scope`, `/docker/ID`) container, or else the
     /// systemd unit (`….service`, `….scope`) of the unified or `name=systemd` hierarchy.
+    ///
+    /// Anyone can name a cgroup (`systemd-run --user --scope --unit libpod-ID`), so a container
+    /// id counts only where its runtime puts it: `libpod-ID` right under `machine.slice`,
+    /// `libpod_parent` or (rootless) a `user.slice`; `docker-ID.scope` right under
+    /// `system.slice`; `/docker/ID` at the top. Even then it is a claim: ``OwnerDirectory``
+    /// believes it only when the runtime's own state puts that container in this namespace.
     public static func cgroupOwner(_ text: String) -> CgroupOwner? {
         var unit: String?
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
             guard fields.count == 3, fields[1].isEmpty || fields[1] == "name=systemd" else { continue }
-            for component in fields[2].split(separator: "/").reversed() {
-                if let id = containerID(in: component, prefix: "libpod-") { return .podman(id: id) }
-                if let id = containerID(in: component, prefix: "docker-") { return .docker(id: id) }
-                if isContainerID(String(component)), fields[2].contains("/docker/") { return .docker(id: String(component)) }
+            let components = fields[2].split(separator: "/")
+            for index in components.indices.reversed() {
+                let component = components[index]
+                let parent = index > components.startIndex ? components[index - 1] : ""
+                if let id = containerID(in: component, prefix: "libpod-"),
+                   parent == "machine.slice" || parent == "libpod_parent" || parent == "user.slice" {
+                    return .podman(id: id)
+                }
+                if let id = containerID(in: component, prefix: "docker-"), parent == "system.slice" { return .docker(id: id) }
+                if isContainerID(String(component)), parent == "docker", index == components.startIndex + 1 {
+                    return .docker(id: String(component))
+                }
                 if unit == nil, component.hasSuffix(".service") || component.hasSuffix(".scope") { unit = String(component) }
             }
         }

@@ -128,6 +128,70 @@ struct OwnerDirectoryTests {
         #expect(found.values.contains { if case .found(let owner) = $0 { owner.name == blue.name } else { false } }, "\(found)")
     }
 
+    @Test("a process in a cgroup named after another's container, where its runtime would put it, holding its own namespace: named as a process, never as that container")
+    func cgroupSpoofing() throws {
+        let host = try NetworkNamespace()
+        let victim = try NetworkNamespace()
+        let dockerVictim = try NetworkNamespace()
+        var attackers: [Process] = []
+        defer { for attacker in attackers { attacker.end(SIGKILL) } }
+        for _ in 0..<2 {
+            let attacker = Process()
+            attacker.executableURL = URL(fileURLWithPath: try Command.resolve("unshare"))
+            attacker.arguments = ["--net", "sleep", "120"]
+            try attacker.run()
+            attackers.append(attacker)
+            _ = try waitForOwnNamespace(of: attacker.processIdentifier)
+        }
+        try host.ip("link", "add", "h-victim", "type", "veth", "peer", "name", "eth0", "netns", victim.name)
+        try host.ip("link", "add", "h-dvictim", "type", "veth", "peer", "name", "eth0", "netns", dockerVictim.name)
+        try host.ip("link", "add", "h-evil", "type", "veth", "peer", "name", "eth0", "netns", String(attackers[0].processIdentifier))
+        try host.ip("link", "add", "h-devil", "type", "veth", "peer", "name", "eth0", "netns", String(attackers[1].processIdentifier))
+
+        // The runtimes' state: Podman's container "victim" and Docker's "dvictim", each in its
+        // own namespace.
+        let storage = try TemporaryDirectory()
+        let podmanID = String(repeating: "a", count: 64), dockerID = String(repeating: "d", count: 64)
+        try FileManager.default.createDirectory(atPath: storage.path + "/overlay-containers/\(podmanID)/userdata", withIntermediateDirectories: true)
+        try #"{"linux":{"namespaces":[{"type":"network","path":"/run/netns/\#(victim.name)"}]}}"#
+            .write(toFile: storage.path + "/overlay-containers/\(podmanID)/userdata/config.json", atomically: true, encoding: .utf8)
+        try #"[{"id":"\#(podmanID)","names":["victim"]}]"#
+            .write(toFile: storage.path + "/overlay-containers/containers.json", atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: storage.path + "/docker/containers/\(dockerID)", withIntermediateDirectories: true)
+        try #"{"ID":"\#(dockerID)","Name":"/dvictim","NetworkSettings":{"SandboxKey":"/run/netns/\#(dockerVictim.name)"}}"#
+            .write(toFile: storage.path + "/docker/containers/\(dockerID)/config.v2.json", atomically: true, encoding: .utf8)
+        // The attackers' processes as /proc shows them, each in a cgroup it could name itself
+        // (`systemd-run --user --slice=user --scope --unit libpod-ID`; root in a host's own
+        // docker-ID.scope under system.slice): their namespaces are the real ones.
+        let proc = try TemporaryDirectory()
+        let cgroups = ["0::/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-\(podmanID).scope\n",
+                       "0::/system.slice/docker-\(dockerID).scope\n"]
+        for (attacker, cgroup) in zip(attackers, cgroups) {
+            let directory = proc.path + "/\(attacker.processIdentifier)"
+            try FileManager.default.createDirectory(atPath: directory + "/ns", withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: directory + "/ns/net", withDestinationPath: "/proc/\(attacker.processIdentifier)/ns/net")
+            try cgroup.write(toFile: directory + "/cgroup", atomically: true, encoding: .utf8)
+            try "sleep\n".write(toFile: directory + "/comm", atomically: true, encoding: .utf8)
+        }
+        let paths = OwnerPaths(namedNamespaces: [], podmanStorage: storage.path, dockerRoot: storage.path + "/docker", proc: proc.path)
+        let (links, found) = try host.inside { () throws -> ([Link], [Int32: OwnerLookup]) in
+            let links = try NetlinkSocket().dumpLinks()
+            var names: [Int32: String] = [:]
+            for link in links { if let nsid = link.peerNamespaceID { names[nsid] = link.name } }
+            return (links, try OwnerDirectory(paths: paths).lookUp(Set(names.keys), hostNames: names))
+        }
+        func lookup(_ name: String) throws -> OwnerLookup? {
+            found[try #require(try link(named: name, in: links).peerNamespaceID)]
+        }
+        #expect(try lookup("h-victim") == .found(FoundOwner(.podman, name: "victim", id: podmanID)))
+        #expect(try lookup("h-dvictim") == .found(FoundOwner(.docker, name: "dvictim", id: dockerID)))
+        for name in ["h-evil", "h-devil"] {
+            guard case .found(let owner)? = try lookup(name) else { Issue.record("\(name): \(String(describing: try lookup(name)))"); continue }
+            #expect(owner.kind == .process && !owner.kind.isContainer, "\(name) is \(owner)")
+            #expect(owner.name != "victim" && owner.name != "dvictim", "\(name) is \(owner)")
+        }
+    }
+
     private func link(named name: String, in links: [Link]) throws -> Link {
         try #require(links.first { $0.name == name }, "no link \(name)")
     }

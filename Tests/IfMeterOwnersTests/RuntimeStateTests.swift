@@ -64,6 +64,16 @@ struct RuntimeStateTests {
         #expect(RuntimeState.cgroupOwner("5:memory:/libpod-\(Self.id)\n") == nil)
     }
 
+    @Test("a container id anywhere but where its runtime puts it is only a unit's name", arguments: [
+        ("0::/user.slice/user-1000.slice/user@1000.service/app.slice/libpod-\(id).scope\n", RuntimeState.CgroupOwner.unit("libpod-\(id).scope")),
+        ("0::/libpod-\(id).scope\n", .unit("libpod-\(id).scope")),
+        ("0::/user.slice/docker-\(id).scope\n", .unit("docker-\(id).scope")),
+        ("0::/user.slice/run-1.scope/docker/\(id)\n", .unit("run-1.scope")),
+    ])
+    func cgroupOutOfPlace(text: String, owner: RuntimeState.CgroupOwner) {
+        #expect(RuntimeState.cgroupOwner(text) == owner)
+    }
+
     @Test("owner names: what runtimes accept, nothing that could break a subject, label or line", arguments: [
         ("web", true), ("web-1.prod_a@x", true), (String(repeating: "a", count: 253), true),
         ("", false), ("a:b", false), ("a/b", false), ("a b", false), ("a\u{1b}[31m", false), ("ünï", false),
