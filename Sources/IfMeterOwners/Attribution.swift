@@ -73,6 +73,8 @@ public struct Attribution: Sendable {
     /// link that took the end's index in the container: nothing a tenant does there moves the
     /// figures).
     private var finalByPeer: [LinkKey: LinkCounters] = [:]
+    /// Waiting links whose nsid the kernel deleted while they waited (see ``forget(_:at:)``).
+    private var unnumbered: Set<LinkKey> = []
 
     private struct PeerKey: Hashable, Sendable {
         var nsid: Int32
@@ -130,6 +132,12 @@ public struct Attribution: Sendable {
             case .event(.newOrChanged(let link)):
                 finalByPeer[link.key] = nil
                 if let shown = observe(link, at: wall) { output.append(.event(.newOrChanged(shown))) }
+            case .event(.deleted(let link)) where unnumbered.contains(link.key):
+                // Gone before a look could say whose: its own name, never the number's next owner.
+                guard case .waiting(let last, _)? = entries[link.key] else { continue }
+                set(link.key, .plain)
+                output.append(.event(.newOrChanged(last)))
+                if let shown = delete(link) { output.append(.event(.deleted(shown))) }
             case .event(.deleted(let link)):
                 if let counters = finalByPeer.removeValue(forKey: link.key), let raised = raise(link.key, to: counters) {
                     output.append(.event(.newOrChanged(raised)))
@@ -310,15 +318,29 @@ public struct Attribution: Sendable {
 
     /// The namespace numbered `nsid` was destroyed: the number may go to the next namespace, so
     /// nothing found by it is kept. Attributed links keep their owners, found when the number
-    /// was theirs; links still waiting on it, or gone while waiting, are counted under their
-    /// own names, since a look now would find whoever has the number next.
+    /// was theirs. A link gone while waiting on it is counted under its own name now: a later
+    /// look would find whoever has the number next. A link still waiting on it is either the
+    /// dying namespace's (the kernel deletes those links after the number) or already the next
+    /// one's (the kernel frees the number before it says so, and may give it out in between):
+    /// it is ``unnumbered`` — counted under its own name if it is deleted before a look, and
+    /// settled by the look as any other if it is not.
     private mutating func forget(_ nsid: Int32, at wall: Double) -> [LinkObservation] {
         known[nsid] = nil
         let bound = entries.compactMap { key, entry -> LinkKey? in
             if case .owned(_, nsid, _) = entry { key } else { nil }
         }
         for key in bound { unbind(key) }
-        return settle([nsid: .unknown], at: wall)
+        for (key, entry) in entries {
+            if case .waiting(let link, _) = entry, link.peerNamespaceID == nsid { unnumbered.insert(key) }
+        }
+        var output: [LinkObservation] = []
+        departed.removeAll { pair in
+            guard pair.last.peerNamespaceID == nsid else { return false }
+            output.append(.event(.newOrChanged(pair.last)))
+            output.append(.event(.deleted(pair.final)))
+            return true
+        }
+        return output
     }
 
     /// The link at `key` keeps its owner but is no longer found by its nsid or its peer's index.
@@ -369,7 +391,7 @@ public struct Attribution: Sendable {
     /// links with them.
     private mutating func set(_ key: LinkKey, _ entry: Entry?) {
         if case .waiting? = entries[key] { waitingCount -= 1 }
-        if case .waiting? = entry { waitingCount += 1 }
+        if case .waiting? = entry { waitingCount += 1 } else if !unnumbered.isEmpty { unnumbered.remove(key) }
         if key.namespace == .own {
             if case .owned(_, _, let last)? = entry { turning[key.ifindex] = last } else { turning[key.ifindex] = nil }
         }

@@ -50,15 +50,17 @@ public enum OwnerLookup: Hashable, Sendable {
 /// Finds who owns the namespaces behind host-side links, from what the kernel and each runtime
 /// expose (docs/NAMESPACES.md): the nsid of every candidate namespace file (`RTM_GETNSID` on it),
 /// Podman's and Docker's state, `ve-NAME` for systemd-nspawn, bound names, and the namespaces of
-/// running processes. Reads files and asks the kernel; keeps only what a runtime never rewrites
-/// (a container's namespace path, by container id) from one look to the next.
+/// running processes. Reads files and asks the kernel; keeps a runtime's files from one look to
+/// the next only while their inode, size and modification time stay the same.
 ///
 /// Used by one thread at a time: the kernel's, beside a sample's counters dump, and the loop's
 /// when no dump is out (the start, the last sample) — hence `@unchecked Sendable`.
 public final class OwnerDirectory: @unchecked Sendable {
     public let paths: OwnerPaths
     private let socket: NetlinkSocket
-    /// Podman: each container's network namespace path, by id, from its spec (written once).
+    /// Podman: each container's spec, by id (its network namespace path), read again when the
+    /// file changes; and the paths as the last look read them.
+    private var podmanSpecs: [String: CachedFile<String?>] = [:]
     private var podmanNamespaces: [String: String] = [:]
     private var podmanNames = CachedFile<[String: String]>()
     private var dockerConfigs: [String: CachedFile<(id: String, name: String, sandbox: String)?>] = [:]
@@ -123,16 +125,20 @@ public final class OwnerDirectory: @unchecked Sendable {
     private func podmanContainers() -> (namespaces: [String: String], names: [String: String]) {
         let base = paths.podmanStorage + "/overlay-containers"
         let ids = Set(SysfsReader.listDirectory(base).filter(RuntimeState.isContainerID))
-        podmanNamespaces = podmanNamespaces.filter { ids.contains($0.key) }
-        for id in ids where podmanNamespaces[id] == nil {
-            // Absent until the container's first start: looked for again next time.
-            if let bytes = StateFile.read(base + "/" + id + "/userdata/config.json"),
-               let path = RuntimeState.networkNamespacePath(ociConfig: bytes) {
-                podmanNamespaces[id] = path
+        podmanSpecs = podmanSpecs.filter { ids.contains($0.key) }
+        var namespaces: [String: String] = [:]
+        for id in ids {
+            // Absent until the container's first start, and rewritten with a new namespace at
+            // every restart: read again whenever the file changed.
+            var cached = podmanSpecs[id] ?? CachedFile()
+            if let path = cached.read(base + "/" + id + "/userdata/config.json", RuntimeState.networkNamespacePath(ociConfig:)) ?? nil {
+                namespaces[id] = path
             }
+            podmanSpecs[id] = cached
         }
+        podmanNamespaces = namespaces
         let names = podmanNames.read(base + "/containers.json") { RuntimeState.podmanNames(containersJSON: $0) } ?? [:]
-        return (podmanNamespaces, names)
+        return (namespaces, names)
     }
 
     private func dockerContainers() -> [(id: String, name: String, sandbox: String)] {
