@@ -57,6 +57,9 @@ public struct DaemonConfig: Hashable, Sendable {
     /// Bound namespaces (`/run/netns/NAME`) metered from inside, their links `netns:NAME/IFACE`
     /// (docs/NAMESPACES.md; needs docs/examples/meter-inside.conf under systemd).
     public var meterInside: [String] = []
+    /// Link names each `meter_inside` namespace may have subjects for: root inside can create
+    /// links at will, and each new name would be a history of its own for good.
+    public var meterInsideNames = 256
 
     public init() {}
 
@@ -71,8 +74,10 @@ public struct DaemonConfig: Hashable, Sendable {
 
     /// What the meter service is configured with.
     public var serviceConfiguration: ServiceConfiguration {
-        ServiceConfiguration(meter: meterConfiguration, classifier: Classifier(rules: rules), store: storeConfiguration,
-                             plans: plans)
+        var configuration = ServiceConfiguration(meter: meterConfiguration, classifier: Classifier(rules: rules),
+                                                 store: storeConfiguration, plans: plans)
+        configuration.insideNamesLimit = meterInsideNames
+        return configuration
     }
 
     public var meterConfiguration: MeterConfiguration {
@@ -217,6 +222,7 @@ public struct DaemonConfig: Hashable, Sendable {
             }
             guard names.count <= 64 else { throw ValueError("meter_inside: at most 64 namespaces, got \(names.count)") }
             meterInside = names
+        case "meter_inside_names": meterInsideNames = try Self.integer(value, key: key, in: 1...100_000)
         case "owner_grace": ownerGrace = UInt64(try Self.seconds(value, key: key, in: 0...3600))
         case "metrics_keep_absent": metricsKeepAbsent = UInt64(try Self.seconds(value, key: key, in: 0...(100 * 366 * 86400)))
         default: throw ValueError("unknown key \"\(key)\" (see docs/CONFIG.md)")

@@ -106,6 +106,7 @@ extension Daemon {
     /// keeps watch over the plans with what was counted.
     func act(on ingested: Ingested) {
         tell(ingested.events)
+        for notice in ingested.notices { Diagnostics.warning(notice) }
         watchPlans()
     }
 

@@ -10,6 +10,9 @@ public struct ServiceConfiguration: Hashable, Sendable {
     public var store: StoreConfiguration
     /// The data plans to keep watch over.
     public var plans: [Plan]
+    /// Link names a namespace metered from inside may have subjects for (`meter_inside_names`);
+    /// a link with a new name past it is ignored, and said so once.
+    public var insideNamesLimit = 256
 
     public init(meter: MeterConfiguration = MeterConfiguration(), classifier: Classifier = Classifier(),
                 store: StoreConfiguration = StoreConfiguration(), plans: [Plan] = []) {
@@ -24,6 +27,9 @@ public struct ServiceConfiguration: Hashable, Sendable {
 public struct Ingested: Sendable {
     /// Events kept (not about ignored interfaces), for watchers and the journal.
     public var events: [CounterEvent] = []
+
+    /// What the daemon should say once in its journal (a namespace past its names limit).
+    public var notices: [String] = []
 
     /// A deleted interface's final counters are banked at once, not at the next periodic save;
     /// so is a plan event, so that what fired is stored before anyone acts on it.
@@ -50,6 +56,13 @@ public struct MeterService: Sendable {
     private(set) var verdicts = SlotTable<Classification>()
     /// Every distinct class reason, once (``classify(_:)``).
     private var reasons = Set<String>()
+    /// The names (present or with history) of each namespace metered from inside, by its
+    /// subjects' prefix (`netns:vpn/`): read from the history when first needed.
+    private var insideNames: [String: Set<String>] = [:]
+    /// The prefixes of namespaces that reached their names limit, said once each.
+    private var pastLimit: Set<String> = []
+    /// Said by the next ingest.
+    private var notices: [String] = []
     public private(set) var configuration: ServiceConfiguration
     /// Traffic, events and records counted since the last save began, not yet in the database:
     /// also the estimate log's open window.
@@ -128,7 +141,9 @@ public struct MeterService: Sendable {
         guard meter.phase == .running else { return Ingested() }
         var ingested = Ingested()
         for observation in linkEvents {
-            ingested.events += apply(observation, at: instant).events
+            let applied = apply(observation, at: instant)
+            ingested.events += applied.events
+            ingested.notices += applied.notices
         }
         if let readings {
             ingested.events += take(meter.apply(sample: readings, at: instant), ignoring: ignoredLinks).events
@@ -214,7 +229,8 @@ public struct MeterService: Sendable {
     /// `link`'s class, its reason shared with every link classified for the same reason (a
     /// reason is text; thousands of veths would each hold a copy of "netlink kind veth").
     private mutating func classify(_ link: Link) -> Classification {
-        switch configuration.classifier.classify(link) {
+        if link.namespace != .own, let refused = admit(link) { return refused }
+        return switch configuration.classifier.classify(link) {
         case .classified(let interfaceClass, let reason):
             .classified(interfaceClass, reason: reasons.insert(reason).memberAfterInsert)
         case .ignored(let reason):
@@ -222,9 +238,31 @@ public struct MeterService: Sendable {
         }
     }
 
+    /// Nil when a link of a namespace metered from inside may be a subject: its name is one the
+    /// namespace has already, or the namespace has fewer than ``ServiceConfiguration/insideNamesLimit``.
+    /// Past it the link is ignored (root inside can make links without end, and each name would
+    /// be a history for good), and that is said once.
+    private mutating func admit(_ link: Link) -> Classification? {
+        guard let slash = link.name.utf8.firstIndex(of: UInt8(ascii: "/")) else { return nil }
+        let prefix = String(link.name[...slash])
+        var names = insideNames.removeValue(forKey: prefix) ?? Set(history.keys.filter { $0.hasPrefix(prefix) })
+        defer { insideNames[prefix] = names }
+        let limit = configuration.insideNamesLimit
+        if names.contains(link.name) || names.count < limit {
+            names.insert(link.name)
+            return nil
+        }
+        let reason = "\(prefix.dropLast()) has \(limit) link names already (meter_inside_names)"
+        if pastLimit.insert(prefix).inserted {
+            notices.append("\(reason): \(link.name) and any other new name there are not metered")
+        }
+        return .ignored(reason: reasons.insert(reason).memberAfterInsert)
+    }
+
     private mutating func classifyAll() {
         planMembers = nil
         reasons = []
+        insideNames = [:]
         var verdicts = SlotTable<Classification>()
         for (key, link) in links { verdicts[key] = classify(link) }
         self.verdicts = verdicts
@@ -233,7 +271,7 @@ public struct MeterService: Sendable {
     /// Links a config rule ignores: their traffic and events are dropped where they enter.
     private var ignoredLinks: Set<LinkKey> {
         // Without an ignore rule nothing is ignored: no pass over every link each sample.
-        guard configuration.classifier.rules.contains(where: { $0.action == .ignore }) else { return [] }
+        guard configuration.classifier.rules.contains(where: { $0.action == .ignore }) || !pastLimit.isEmpty else { return [] }
         return Set(verdicts.compactMap { key, verdict in
             if case .ignored = verdict { return key }
             return nil
@@ -256,7 +294,8 @@ public struct MeterService: Sendable {
         kept.events.removeAll { $0.kind == .eventsLost && !lostEvents.record($0.at) }
         let store = configuration.store
         pending.add(kept, calendar: store.calendar, monthStartDay: store.monthStartDay(for:), routing: planRouting)
-        return Ingested(events: kept.events)
+        defer { notices = [] }
+        return Ingested(events: kept.events, notices: notices)
     }
 
     // MARK: Saving
@@ -357,6 +396,7 @@ public struct MeterService: Sendable {
         carried.forget(name)
         savedTotals[name] = nil
         history[name] = nil
+        insideNames = [:]
         plans.forget(name)
         planMembers = nil
         meter.forgetHistory(of: name, at: wall)

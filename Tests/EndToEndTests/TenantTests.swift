@@ -117,4 +117,33 @@ final class TenantTests {
         let resets = try daemon.client().request(#"{"v":1,"cmd":"events","kind":"reset"}"#)
         #expect((resets[path: "result.events"] as? [Any])?.isEmpty == true, "\(resets)")
     }
+
+    @Test("meter_inside: root inside creating and deleting 300 veth pairs leaves meter_inside_names subjects, said once")
+    func insideChurn() throws {
+        let vpn = try NetworkNamespace()
+        let daemon = try DaemonProcess(namespace: host, config: "interval = 3600\nmeter_inside = \(vpn.name)\nmeter_inside_names = 8\n")
+        defer { _ = try? daemon.stop(SIGKILL) }
+        try daemon.start()
+        try vpn.ipBatch((0..<300).map { "link add c\($0) type veth peer name d\($0)" })
+        _ = try daemon.client().request(#"{"v":1,"cmd":"sample"}"#)
+        try vpn.ipBatch((0..<300).map { "link delete c\($0)" })
+        // The deletions are heard once the daemon has nothing present of them.
+        let deadline = Date().addingTimeInterval(60)
+        var inside: [[String: Any]] = []
+        repeat {
+            _ = try daemon.client().request(#"{"v":1,"cmd":"sample"}"#)
+            let list = try daemon.client().request(#"{"v":1,"cmd":"interfaces"}"#)[path: "result.interfaces"] as? [[String: Any]] ?? []
+            inside = list.filter { ($0["name"] as? String)?.hasPrefix("netns:\(vpn.name)/") == true }
+            if !inside.contains(where: { ($0["name"] as? String)?.hasPrefix("netns:\(vpn.name)/c") == true && $0["operstate"] as? String != "absent" }) { break }
+            usleep(20_000)
+        } while Date() < deadline
+        let names = inside.compactMap { $0["name"] as? String }
+        #expect(names.count == 8, "\(names)")
+        #expect(names.contains("netns:\(vpn.name)/lo"))
+        let every = try daemon.client().request(#"{"v":1,"cmd":"query","select":"every"}"#)
+        let stored = (every[path: "result.subjects"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        #expect(stored.filter { $0.hasPrefix("netns:\(vpn.name)/") }.count == 8, "\(stored)")
+        let said = daemon.stderrText.components(separatedBy: "meter_inside_names").count - 1
+        #expect(said == 1, "said \(said) times: \(daemon.stderrText)")
+    }
 }

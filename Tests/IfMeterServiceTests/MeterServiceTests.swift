@@ -333,6 +333,40 @@ struct MeterServiceTests {
         #expect(harness.service.summary.lostEvents.count(from: at(0).wall, to: at(10).wall) == 0)
     }
 
+    @Test("a namespace metered from inside has at most insideNamesLimit names: a new one past it is ignored and said once; known names and a forgotten one's slot stay usable")
+    func insideNamesLimit() throws {
+        var configuration = ServiceConfiguration()
+        configuration.insideNamesLimit = 2
+        let harness = try ServiceHarness(configuration: configuration)
+        func inside(_ name: String, _ ifindex: Int32, _ counters: Traffic) -> Link {
+            var link = link("netns:vpn/\(name)", ifindex, counters)
+            link.namespace = NamespaceID(rawValue: 1)
+            return link
+        }
+        harness.start([link("eth0", 2, traffic(0, 0)), inside("lo", 1, traffic(0, 0))], at: at(0))
+        var notices: [String] = []
+        for (index, name) in ["a", "b", "c"].enumerated() {
+            notices += harness.service.ingest(linkEvents: [.event(.newOrChanged(inside(name, Int32(10 + index), traffic(0, 0))))], at: at(10)).notices
+        }
+        notices += harness.service.ingest(linkEvents: [], readings: [
+            CounterReading(namespace: NamespaceID(rawValue: 1), ifindex: 10, counters: LinkCounters(rxBytes: 100, txBytes: 10)),
+            CounterReading(namespace: NamespaceID(rawValue: 1), ifindex: 11, counters: LinkCounters(rxBytes: 200, txBytes: 20)),
+            CounterReading(namespace: NamespaceID(rawValue: 1), ifindex: 12, counters: LinkCounters(rxBytes: 300, txBytes: 30)),
+        ], at: at(20)).notices
+        #expect(notices.count == 1 && notices.first?.contains("meter_inside_names") == true, "\(notices)")
+        #expect(harness.figures("netns:vpn/a")?.interfaceClass != "ignored", "lo and a are the two names")
+        #expect(harness.total("netns:vpn/a") != traffic(0, 0))
+        #expect(harness.figures("netns:vpn/b")?.interfaceClass == "ignored")
+        #expect(harness.figures("netns:vpn/c")?.interfaceClass == "ignored")
+        #expect(harness.total("netns:vpn/b") == traffic(0, 0) && harness.total("netns:vpn/c") == traffic(0, 0))
+        #expect(harness.figures("eth0")?.interfaceClass != "ignored", "the own namespace has no limit")
+        // Deleted, the ignored ones leave no history; the admitted a stays a name of the namespace.
+        for index in 10...12 { harness.ingest([.event(.deleted(inside(["a", "b", "c"][index - 10], Int32(index), traffic(0, 0))))], at: at(30)) }
+        harness.save(at: at(30))
+        let names = harness.service.snapshot().interfaces.map(\.name).filter { $0.hasPrefix("netns:vpn/") }
+        #expect(names.sorted() == ["netns:vpn/a", "netns:vpn/lo"], "\(names)")
+    }
+
     @Test("nothing is counted before the first dump")
     func beforeStart() throws {
         let harness = try ServiceHarness()
