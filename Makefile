@@ -54,6 +54,7 @@ bench:
 	scripts/bench-views
 	scripts/bench-memory
 	scripts/bench-hostile
+	scripts/bench-tenant-flood
 
 ## Every fuzz target under libFuzzer and ASan for FUZZ_SECONDS each (default 60); see docs/FUZZING.md.
 fuzz:

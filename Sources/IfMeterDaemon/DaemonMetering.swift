@@ -94,6 +94,9 @@ extension Daemon {
         do {
             let now = SystemClock.now()
             let seen = metering.attributed(try feed.readEvents(), nil, at: now.wall)
+            // Nothing for the meter (another namespace's deletions, or nothing at all): a tenant
+            // churning links wakes the loop for each message, and an ingest would follow each.
+            guard !seen.events.isEmpty else { return }
             let ingested = metering.service.ingest(linkEvents: seen.events, at: now)
             act(on: ingested)
             if ingested.wantsSave { save() }
