@@ -121,6 +121,45 @@ int ifm_nl_dump_links(ifm_nl *nl, ifm_link_array *out) {
 
 static int ifm_on_counters(struct nlmsghdr *hdr, void *context);
 
+/* The reply to RTM_GETLINK request `seq` in `len` bytes: 0 with *out filled, -ENODEV when the
+ * kernel has no such link, -EAGAIN when the bytes hold no reply to `seq`, or -errno. */
+static int ifm_parse_link_reply(const void *buf, size_t len, uint32_t seq, ifm_link *out) {
+    int remaining = len > INT_MAX ? INT_MAX : (int)len;
+    for (struct nlmsghdr *hdr = (struct nlmsghdr *)buf; nlmsg_ok(hdr, remaining);
+         hdr = nlmsg_next(hdr, &remaining)) {
+        if (hdr->nlmsg_seq != seq) continue;
+        if (hdr->nlmsg_type == NLMSG_ERROR) {
+            if (hdr->nlmsg_len < nlmsg_size(sizeof(struct nlmsgerr))) return -EPROTO;
+            const struct nlmsgerr *e = nlmsg_data(hdr);
+            return e->error < 0 ? e->error : -EPROTO;
+        }
+        if (hdr->nlmsg_type == RTM_NEWLINK) return ifm_parse_link_message(hdr, out);
+    }
+    return -EAGAIN;
+}
+
+int ifm_nl_get_link(ifm_nl *nl, int32_t ifindex, ifm_link *out) {
+    struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = ifindex };
+    struct nl_msg *request = nlmsg_alloc_simple(RTM_GETLINK, NLM_F_REQUEST);
+    if (!request) return -ENOMEM;
+    int err = nlmsg_append(request, &ifi, sizeof ifi, NLMSG_ALIGNTO);
+    if (err < 0) {
+        nlmsg_free(request);
+        return -ifm_errno_from_nle(err);
+    }
+    int sent = nl_send_auto(nl->sock, request);
+    uint32_t seq = nlmsg_hdr(request)->nlmsg_seq;
+    nlmsg_free(request);
+    if (sent < 0) return -ifm_errno_from_nle(sent);
+    /* One reply; datagrams of an abandoned earlier request carry other sequence numbers. */
+    for (;;) {
+        ssize_t n = ifm_recv(nl, 0);
+        if (n < 0) return (int)n;
+        int result = ifm_parse_link_reply(nl->buf, (size_t)n, seq, out);
+        if (result != -EAGAIN) return result;
+    }
+}
+
 int ifm_parse_counters(const void *buf, size_t len, ifm_counters_array *out) {
     int remaining = len > INT_MAX ? INT_MAX : (int)len;
     for (const struct nlmsghdr *hdr = buf; nlmsg_ok(hdr, remaining);

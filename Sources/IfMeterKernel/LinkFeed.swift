@@ -107,6 +107,7 @@ public final class LinkFeed {
             // reads the daemon's nsids only.
             observations.removeAll { if case .namespaceIDDeleted = $0 { true } else { false } }
         }
+        var moved: [(at: Int, peer: Link)] = []
         for index in observations.indices {
             switch observations[index] {
             case .event(.newOrChanged(var link)):
@@ -114,17 +115,32 @@ public final class LinkFeed {
                 annotate(&link)
                 observations[index] = .event(.newOrChanged(link))
             case .event(.deleted(var link)):
+                if let peer = try peerLeftBehind(by: link) { moved.append((index, peer)) }
                 stamp(&link)
                 observations[index] = .event(.deleted(link))
             default:
                 break
             }
         }
+        // Before the deletion: the peer's change happened as its other end left.
+        for (index, peer) in moved.reversed() { observations.insert(.event(.newOrChanged(peer)), at: index) }
         if batch.overflowed {
             observations.append(.resync(links: try annotated(dumps.dumpLinks()), namespace: namespace,
                                         unparseable: batch.unparseable))
         }
         return (observations, batch.messages)
+    }
+
+    /// A veth whose peer was in this namespace went away: if the peer is still here with its
+    /// own peer in another namespace now, the link that went was moved there (Docker and LXC
+    /// create both ends here and move one into the container). The kernel tells nothing about
+    /// the end that stayed, whose peer is now elsewhere: it is read afresh.
+    private func peerLeftBehind(by link: Link) throws(KernelError) -> Link? {
+        guard link.kind == "veth", link.peerNamespaceID == nil, let index = link.parent, index != link.ifindex,
+              var peer = try dumps.link(index: index), peer.peerNamespaceID != nil else { return nil }
+        stamp(&peer)
+        annotate(&peer)
+        return peer
     }
 
     /// Annotated in place: the dump is the only reference to its array, so nothing is copied.

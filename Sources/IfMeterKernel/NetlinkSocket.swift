@@ -33,6 +33,15 @@ public final class NetlinkSocket {
         return UnsafeBufferPointer(start: links.items, count: count).map(Link.init)
     }
 
+    /// One link as the kernel has it now (`RTM_GETLINK` by index); nil when there is none.
+    public func link(index: Int32) throws(KernelError) -> Link? {
+        var raw = ifm_link()
+        let result = ifm_nl_get_link(handle, index, &raw)
+        if result == -ENODEV { return nil }
+        _ = try KernelError.check(result, "netlink RTM_GETLINK of index \(index)")
+        return Link(raw)
+    }
+
     /// Messages of the last ``dumpLinks()`` that libnl could not parse: left out, not fatal.
     public var unparseableInLastDump: Int { links.skipped }
 

@@ -245,4 +245,26 @@ struct LinkEventTests {
         #expect(sent == -1 && failure == ECONNREFUSED, "sendto returned \(sent), errno \(failure)")
         #expect(try events.readEvents().messages == 0)
     }
+
+    /// Docker and LXC create both ends of a veth here and move one into the container: the
+    /// kernel says nothing about the end that stays, whose peer is now elsewhere.
+    @Test("a veth end moved to another namespace: the feed reads the end that stayed afresh, before the move's deletion")
+    func endMovedAway() throws {
+        let host = try NetworkNamespace()
+        let container = try NetworkNamespace()
+        try host.ip("link", "add", "stay0", "type", "veth", "peer", "name", "away0")
+        let feed = try host.inside { try LinkFeed() }
+        try host.ip("link", "set", "away0", "netns", container.name)
+        var seen: [LinkObservation] = []
+        let deadline = monotonicMilliseconds() + 10_000
+        while !seen.contains(where: { if case .event(.deleted(let link)) = $0 { link.name == "away0" } else { false } }),
+              monotonicMilliseconds() < deadline {
+            var poller = pollfd(fd: feed.events.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            _ = poll(&poller, 1, 1000)
+            seen += try feed.readEvents()
+        }
+        let deletion = try #require(seen.firstIndex { if case .event(.deleted(let link)) = $0 { link.name == "away0" } else { false } }, "\(seen)")
+        let fresh = try #require(seen.firstIndex { if case .event(.newOrChanged(let link)) = $0 { link.name == "stay0" && link.peerNamespaceID != nil } else { false } }, "\(seen)")
+        #expect(fresh < deletion, "the end that stayed comes first: \(seen)")
+    }
 }

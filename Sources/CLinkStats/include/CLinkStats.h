@@ -130,6 +130,10 @@ int ifm_nl_rcvbuf(const ifm_nl *nl);
  * message libnl refuses is counted in out->skipped and left out, never a failed dump. */
 int ifm_nl_dump_links(ifm_nl *nl, ifm_link_array *out);
 
+/* One link by its index (RTM_GETLINK, no dump): 0 with *out filled, -ENODEV when the kernel has
+ * no such link, or -errno. */
+int ifm_nl_get_link(ifm_nl *nl, int32_t ifindex, ifm_link *out);
+
 /* Counters-only RTM_GETSTATS dump (IFLA_STATS_LINK_64), keyed by ifindex. Returns the count. */
 int ifm_nl_dump_counters(ifm_nl *nl, ifm_counters_array *out);
 
