@@ -74,6 +74,8 @@ public final class OwnerDirectory: @unchecked Sendable {
     /// host-side link names leading there (`ve-NAME` names an nspawn machine).
     public func lookUp(_ nsids: Set<Int32>, hostNames: [Int32: String]) -> [Int32: OwnerLookup] {
         var found: [Int32: OwnerLookup] = [:]
+        // Only veths with both ends here wait: no runtime's state is read for them.
+        guard !nsids.isEmpty else { return found }
         var look = Look(socket: socket)
         for (nsid, name) in hostNames where nsids.contains(nsid) {
             if let machine = Self.nspawnMachine(hostSide: name) { found[nsid] = .found(FoundOwner(.nspawn, name: machine, id: machine)) }
@@ -107,6 +109,10 @@ public final class OwnerDirectory: @unchecked Sendable {
         }
         if !unsettled.isEmpty {
             for (nsid, lookup) in processOwners(of: Set(unsettled), look: &look, podmanNames: podman.names) {
+                // A namespace a runtime bound is its container's, being started: the process in
+                // it says nothing more unless the runtime's state names it (Docker writes the
+                // container's SandboxKey after its veth is in place).
+                if case .starting? = found[nsid], case .found(let owner) = lookup, !owner.kind.isContainer { continue }
                 found[nsid] = lookup
             }
         }
