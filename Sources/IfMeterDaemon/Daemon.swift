@@ -54,6 +54,9 @@ final class Daemon {
         var sampling: [() -> Void]?
         /// A sample was asked for while one was out: another follows it.
         var sampleAgain: [() -> Void]?
+        /// A look for waiting links' owners is due or out (``Daemon/lookSoon(after:)``).
+        var lookPending: EventSource?
+        var looking = false
 
         init(worker: StoreWorker, feeds: LinkFeeds, dumper: KernelWorker, answers: AnswerWorker, service: MeterService,
              attribution: Attribution, owners: OwnerDirectory?) {

@@ -69,8 +69,36 @@ extension Daemon {
             if let again = metering.sampleAgain {
                 metering.sampleAgain = nil
                 self.sample { for done in again { done() } }
+            } else {
+                self.lookSoon(after: 250_000)
             }
         })
+    }
+
+    /// Links wait for their owners: a look on the kernel's thread after `delay` microseconds,
+    /// not only at the next sample, so that a container living less than an interval is named
+    /// too. While its runtime is still setting the container up, looks follow every quarter of
+    /// a second until the grace runs out. A sample out meanwhile takes its own look.
+    func lookSoon(after delay: UInt64 = 0) {
+        guard let metering, metering.lookPending == nil, !metering.looking,
+              !metering.attribution.unsettled.nsids.isEmpty else { return }
+        metering.lookPending = try? loop.after(delay) { [unowned self] in
+            metering.lookPending = nil
+            guard metering.sampling == nil, let look = metering.look() else { return }
+            metering.looking = true
+            metering.dumper.run({ _ in look() }, then: { [unowned self] lookups in
+                metering.looking = false
+                guard metering.sampling == nil else { return }
+                let now = SystemClock.now()
+                let seen = metering.attributed([], nil, at: now.wall, lookups: lookups)
+                if !seen.events.isEmpty {
+                    let ingested = metering.service.ingest(linkEvents: seen.events, at: now)
+                    self.act(on: ingested)
+                    if ingested.wantsSave { self.save() }
+                }
+                self.lookSoon(after: 250_000)
+            })
+        }
     }
 
     /// A sample taken on the loop, at once: the last one before stopping (no dump is out then).
@@ -100,6 +128,7 @@ extension Daemon {
             let ingested = metering.service.ingest(linkEvents: seen.events, at: now)
             act(on: ingested)
             if ingested.wantsSave { save() }
+            lookSoon()
         } catch {
             Diagnostics.error("reading link events failed: \(error)")
         }

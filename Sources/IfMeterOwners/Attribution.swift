@@ -25,6 +25,11 @@ public struct Attribution: Sendable {
         indirect case waiting(Link, since: Double)
         case owned(LinkOwner, nsid: Int32, last: LastSeen)
         case plain
+        /// The container's end of the attributed link at that key, come back into the daemon's
+        /// namespace as its runtime takes the container down (Docker moves it back before it
+        /// deletes it): never counted — its counters are the container's, which the host end
+        /// counted —; its deletion raises the host end as a peer's would.
+        case home(of: LinkKey)
     }
 
     /// An attributed link as the meter last saw it, changed in place by every sample's reading
@@ -59,7 +64,8 @@ public struct Attribution: Sendable {
     public private(set) var plain: Set<LinkKey> = []
     /// The attributed links of the daemon's own namespace by ifindex, for the readings.
     private var turning: [Int32: LastSeen] = [:]
-    private var waitingCount = 0
+    /// Waiting and home links: readings are looked up only while there are some.
+    private var withheldCount = 0
     /// Owners found, by nsid, while a link leads there: a second link into the same namespace,
     /// or one re-created, needs no look.
     private var known: [Int32: FoundOwner] = [:]
@@ -73,6 +79,9 @@ public struct Attribution: Sendable {
     /// link that took the end's index in the container: nothing a tenant does there moves the
     /// figures).
     private var finalByPeer: [LinkKey: LinkCounters] = [:]
+    /// Plain links that were veths with both ends here when their grace ran out: one whose end a
+    /// runtime moves away later still becomes its owner's.
+    private var pairsAtHome: Set<LinkKey> = []
     /// Waiting links whose nsid the kernel deleted while they waited (see ``forget(_:at:)``).
     private var unnumbered: Set<LinkKey> = []
 
@@ -129,6 +138,13 @@ public struct Attribution: Sendable {
         output.reserveCapacity(observations.count)
         for observation in observations {
             switch observation {
+            case .event(.newOrChanged(let link)) where Self.leftHomeUnused(link) && pairsAtHome.contains(link.key):
+                // A pair that outwaited its grace at home, an end of which a runtime moved only
+                // now: it carried nothing under its own name, which closes here, and it is
+                // counted as its owner's from zero once a look names the owner.
+                remove(link.key)
+                output.append(.event(.deleted(link)))
+                if let shown = observe(link, at: wall) { output.append(.event(.newOrChanged(shown))) }
             case .event(.newOrChanged(let link)):
                 finalByPeer[link.key] = nil
                 if let shown = observe(link, at: wall) { output.append(.event(.newOrChanged(shown))) }
@@ -172,23 +188,33 @@ public struct Attribution: Sendable {
         guard !entries.isEmpty else { return readings }
         if !finalByPeer.isEmpty { for reading in readings { finalByPeer[reading.key] = nil } }
         var readings = readings
-        let anyWaiting = waitingCount > 0
+        let anyWithheld = withheldCount > 0
         var withheld = false
         readings.withUnsafeMutableBufferPointer { readings in
             for index in readings.indices where readings[index].namespace == .own {
                 if let last = turning[readings[index].ifindex] {
                     readings[index].counters = readings[index].counters.turnedRound
                     last.link.counters = readings[index].counters
-                } else if anyWaiting, case .waiting(var link, let since)? = entries[readings[index].key] {
-                    link.counters = readings[index].counters
-                    entries[readings[index].key] = .waiting(link, since: since)
-                    withheld = true
+                } else if anyWithheld, let entry = entries[readings[index].key] {
+                    switch entry {
+                    case .waiting(var link, let since):
+                        link.counters = readings[index].counters
+                        entries[readings[index].key] = .waiting(link, since: since)
+                        withheld = true
+                    case .home:
+                        withheld = true
+                    case .owned, .plain:
+                        break
+                    }
                 }
             }
         }
         if withheld {
             readings.removeAll { reading in
-                if case .waiting? = entries[reading.key] { true } else { false }
+                switch entries[reading.key] {
+                case .waiting?, .home?: true
+                default: false
+                }
             }
         }
         return readings
@@ -206,14 +232,15 @@ public struct Attribution: Sendable {
             if case .waiting(let link, let since) = entry { (key, link, since) } else { nil }
         }.sorted { $0.key < $1.key }
         for (key, link, since) in waiting {
-            guard let lookup = lookups[link.peerNamespaceID ?? -1] ?? (final ? .unknown : nil) else { continue }
+            guard let lookup = finding(for: link, since: since, at: wall, in: lookups, final: final) else { continue }
             let expired = final || wall - since >= graceSeconds
             guard let shown = resolve(link, key: key, lookup, expired: expired) else { continue }
+            if link.peerNamespaceID == nil { pairsAtHome.insert(key) }
             output.append(.event(.newOrChanged(shown)))
         }
         var later: [(last: Link, final: Link)] = []
         for (last, gone) in departed {
-            guard let lookup = lookups[last.peerNamespaceID ?? -1] ?? (final ? .unknown : nil) else {
+            guard let lookup = finding(for: last, since: -.infinity, at: wall, in: lookups, final: final) else {
                 later.append((last, gone))
                 continue
             }
@@ -251,7 +278,22 @@ public struct Attribution: Sendable {
             return nil
         case .plain?:
             return link
+        case .home?:
+            return nil
         case nil:
+            // The first end of a new pair is announced before its peer exists (no IFLA_LINK yet).
+            if link.kind == "veth", link.peerNamespaceID == nil, link.parent != link.ifindex {
+                if let peer = link.parent, case .owned? = entries[LinkKey(link.namespace, ifindex: peer)] {
+                    set(link.key, .home(of: LinkKey(link.namespace, ifindex: peer)))
+                    return nil
+                }
+                // Both ends here: Docker and LXC make a pair so and move one end into the
+                // container (Docker 0.2 s later). It waits, so that the end that stays is named by
+                // its owner from its first byte and the one that leaves is never a name of its
+                // own; one still here after the grace is counted under its own name, from zero.
+                set(link.key, .waiting(link, since: wall))
+                return nil
+            }
             guard link.kind == "veth", let nsid = link.peerNamespaceID else { return link }
             if let owner = known[nsid] {
                 attribute(link, to: owner, nsid: nsid)
@@ -271,14 +313,45 @@ public struct Attribution: Sendable {
             return shown
         case .waiting(let last, _)?:
             set(link.key, nil)
+            if last.peerNamespaceID == nil, let peer = link.parent ?? last.parent, movedAway(from: LinkKey(link.namespace, ifindex: peer)) {
+                // Moved into a container, not deleted: its peer leads there now.
+                return nil
+            }
             departed.append((last, link))
             return nil
         case .plain?:
             remove(link.key)
             return link
+        case .home(let host)?:
+            set(link.key, nil)
+            if let counters = link.counters, let raised = raised(host, to: counters) { finalByPeer[host] = raised }
+            return nil
         case nil:
             return link
         }
+    }
+
+    /// A veth of the daemon's namespace that leads to another one and has carried no byte.
+    private static func leftHomeUnused(_ link: Link) -> Bool {
+        guard link.namespace == .own, link.kind == "veth", link.peerNamespaceID != nil, let counters = link.counters else { return false }
+        return counters.rxBytes == 0 && counters.txBytes == 0
+    }
+
+    /// True when the link at `key` leads to another namespace now (its end went there).
+    private func movedAway(from key: LinkKey) -> Bool {
+        switch entries[key] {
+        case .waiting(let link, _)?: link.peerNamespaceID != nil
+        case .owned?: true
+        default: false
+        }
+    }
+
+    /// What a look found for a waiting link's nsid; nil when it did not cover it. A veth whose
+    /// both ends are here has no owner to find: once ``graceSeconds`` passed and no runtime
+    /// moved an end away, it is counted under its own name.
+    private func finding(for link: Link, since: Double, at wall: Double, in lookups: [Int32: OwnerLookup], final: Bool) -> OwnerLookup? {
+        guard let nsid = link.peerNamespaceID else { return final || wall - since >= graceSeconds ? .unknown : nil }
+        return lookups[nsid] ?? (final ? .unknown : nil)
     }
 
     /// Settles a waiting link by a look's finding; nil when it goes on waiting.
@@ -358,14 +431,21 @@ public struct Attribution: Sendable {
     /// by counter; nil when that changes nothing.
     private func finalCounters(byPeer peer: Link, nsid: Int32) -> (LinkKey, LinkCounters)? {
         guard let key = byPeer[PeerKey(nsid: nsid, ifindex: peer.ifindex)],
-              case .owned(_, let entryNsid, let last)? = entries[key], entryNsid == nsid,
-              let theirs = peer.counters, let ours = last.link.counters else { return nil }
+              case .owned(_, let entryNsid, _)? = entries[key], entryNsid == nsid,
+              let theirs = peer.counters, let raised = raised(key, to: theirs) else { return nil }
+        return (key, raised)
+    }
+
+    /// The attributed link at `key` as the meter saw it last, raised counter by counter to its
+    /// container end's own final counters `theirs`; nil when that changes nothing.
+    private func raised(_ key: LinkKey, to theirs: LinkCounters) -> LinkCounters? {
+        guard case .owned(_, _, let last)? = entries[key], let ours = last.link.counters else { return nil }
         let raised = LinkCounters(
             rxBytes: max(ours.rxBytes, theirs.rxBytes), txBytes: max(ours.txBytes, theirs.txBytes),
             rxPackets: max(ours.rxPackets, theirs.rxPackets), txPackets: max(ours.txPackets, theirs.txPackets),
             rxErrors: max(ours.rxErrors, theirs.rxErrors), txErrors: max(ours.txErrors, theirs.txErrors),
             rxDropped: max(ours.rxDropped, theirs.rxDropped), txDropped: max(ours.txDropped, theirs.txDropped))
-        return raised == ours ? nil : (key, raised)
+        return raised == ours ? nil : raised
     }
 
     /// The host end at `key` as the meter saw it last, with `counters`: what it counted up to
@@ -378,6 +458,7 @@ public struct Attribution: Sendable {
 
     private mutating func remove(_ key: LinkKey) {
         finalByPeer[key] = nil
+        pairsAtHome.remove(key)
         unbind(key)
         set(key, nil)
     }
@@ -390,8 +471,18 @@ public struct Attribution: Sendable {
     /// The one writer of ``entries`` and ``plain``: keeps ``turning`` and the count of waiting
     /// links with them.
     private mutating func set(_ key: LinkKey, _ entry: Entry?) {
-        if case .waiting? = entries[key] { waitingCount -= 1 }
-        if case .waiting? = entry { waitingCount += 1 } else if !unnumbered.isEmpty { unnumbered.remove(key) }
+        switch entries[key] {
+        case .waiting?, .home?: withheldCount -= 1
+        default: break
+        }
+        switch entry {
+        case .waiting?: withheldCount += 1
+        case .home?:
+            withheldCount += 1
+            if !unnumbered.isEmpty { unnumbered.remove(key) }
+        default:
+            if !unnumbered.isEmpty { unnumbered.remove(key) }
+        }
         if key.namespace == .own {
             if case .owned(_, _, let last)? = entry { turning[key.ifindex] = last } else { turning[key.ifindex] = nil }
         }

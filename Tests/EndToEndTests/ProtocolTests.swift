@@ -275,7 +275,8 @@ struct ProtocolTests {
 
     @Test("a watcher that never reads is cut off past client_buffer; everyone else is served meanwhile")
     func slowWatcher() throws {
-        let (namespace, daemon) = try daemon("interval = 1\nclient_buffer = 4K\n")
+        // owner_grace = 0: veth pairs with both ends here are counted at the next sample.
+        let (namespace, daemon) = try daemon("interval = 1\nclient_buffer = 4K\nowner_grace = 0\n")
         let slow = try daemon.client()
         try slow.send(#"{"v":1,"id":1,"cmd":"watch"}"# + "\n")
         // 300 veth pairs appearing are 600 event lines for the watcher, far more than the
@@ -283,6 +284,12 @@ struct ProtocolTests {
         try namespace.ipBatch((0..<300).map { "link add s\($0)a type veth peer name s\($0)b" })
         let other = try daemon.client()
         for _ in 0..<20 { #expect(try other.request(#"{"v":1,"cmd":"status"}"#)["ok"] as? Bool == true) }
+        // The pairs are counted at a sample: the watcher is drained only once the daemon has
+        // them, so the burst of their events meets a watcher that does not read.
+        _ = try eventually("the 600 veths counted") { () -> Bool? in
+            let list = try other.request(#"{"v":1,"cmd":"interfaces"}"#)[path: "result.interfaces"] as? [Any]
+            return (list?.count ?? 0) > 600 ? true : nil
+        }
         // Draining the slow client: whole stream lines, fewer than were sent, then the
         // slow_client notice as the last line, then EOF.
         var lines: [String] = []
@@ -299,7 +306,8 @@ struct ProtocolTests {
 
     @Test("an answer larger than client_buffer reaches a client that reads it; pipelined requests wait their turn")
     func largeAnswer() throws {
-        let (namespace, daemon) = try daemon("interval = 3600\nclient_buffer = 4K\n")
+        // owner_grace = 0: veth pairs with both ends here are counted at the next sample.
+        let (namespace, daemon) = try daemon("interval = 3600\nclient_buffer = 4K\nowner_grace = 0\n")
         try namespace.ipBatch((0..<100).map { "link add l\($0)a type veth peer name l\($0)b" })
         let client = try daemon.client()
         try client.send(String(repeating: #"{"v":1,"cmd":"sample"}"# + "\n", count: 2)

@@ -1,0 +1,210 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real Docker daemon for tests (shared/notes/docker-lxc-vms-in-a-test.md): Debian's `dockerd`
+/// started in a test's own namespace (its bridges, veths and iptables rules live there) on a
+/// socket of its own, with Docker's default state directories — the ones ifmeterd reads —, an
+/// image made from Debian's static busybox, and a user-defined network. Container names carry
+/// the test process's pid (`ifmt-<pid>-<label>`). ``stop()`` removes the containers and the
+/// network and ends the daemon.
+public final class DockerDaemon {
+    public static let image = "ifmt-bb:1"
+
+    /// True when Docker can run here: root, Debian's docker.io, nsenter and busybox-static.
+    public static var available: Bool {
+        getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/dockerd")
+            && FileManager.default.isExecutableFile(atPath: client)
+            && FileManager.default.isExecutableFile(atPath: "/bin/busybox")
+            && (try? Command.resolve("nsenter")) != nil
+    }
+
+    public static let skipReason: Comment =
+        "needs root with Debian's docker.io and busybox-static (scripts/install-deps --test installs them)"
+
+    /// Debian's client: another `docker` may come first on PATH.
+    static let client = "/usr/bin/docker"
+
+    public let namespace: NetworkNamespace
+    public let socket: String
+    /// The user-defined network's name and its first three octets.
+    public let network: String
+    public let subnet: String
+    private let directory: TemporaryDirectory
+    /// dockerd's pid (nsenter execs it); 0 once stopped.
+    private var pid: pid_t = 0
+    private var labels: [String] = []
+
+    /// Starts `dockerd` with its host side in `namespace` and waits until it answers.
+    public init(in namespace: NetworkNamespace, subnet: String = "10.78.\(getpid() % 200)") throws {
+        self.namespace = namespace
+        self.subnet = subnet
+        directory = try TemporaryDirectory()
+        socket = directory.path + "/docker.sock"
+        network = "ifmt-\(getpid())"
+        try Self.shareNamespaceMounts()
+        let log = directory.path + "/dockerd.log"
+        pid = try Self.spawn([try Command.resolve("nsenter"), "--net=/run/netns/\(namespace.name)", "/usr/sbin/dockerd",
+                              "-H", "unix://\(socket)", "--pidfile", directory.path + "/docker.pid", "--storage-driver", "vfs"],
+                             output: log)
+        let deadline = Date().addingTimeInterval(120)
+        while (try? Command.run([Self.client, "-H", "unix://\(socket)", "info"], timeout: 30))?.status != 0 {
+            guard kill(pid, 0) == 0, Date() < deadline else {
+                let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+                stop()
+                throw CommandFailed(command: ["dockerd"], result: CommandResult(status: -1, stdout: "", stderr: "not answering: \(text.suffix(2000))"))
+            }
+            usleep(100_000)
+        }
+        if (try? docker(["image", "inspect", Self.image])) == nil { try importImage() }
+        try docker(["network", "create", "--subnet", "\(subnet).0/24", network])
+    }
+
+    deinit { stop() }
+
+    /// The namespaces Docker binds under /run/docker/netns are mounts of the root mount
+    /// namespace; a daemon started with `ip netns exec` has a mount namespace of its own and
+    /// would see empty files there, unless the directory is a shared mount (as it is on a
+    /// systemd host, where every mount is shared and a unit's namespace receives them).
+    private static func shareNamespaceMounts() throws {
+        let path = "/run/docker/netns"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let mounts = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
+        let shared = mounts.split(separator: "\n").contains { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 6 && fields[4] == path[...] && fields[6].hasPrefix("shared:")
+        }
+        guard !shared else { return }
+        try Command.check(["mount", "--bind", path, path])
+        try Command.check(["mount", "--make-shared", path])
+    }
+
+    /// Runs `docker ARGS…` against this daemon; what it printed.
+    @discardableResult
+    public func docker(_ arguments: [String]) throws -> String {
+        try Command.check([Self.client, "-H", "unix://\(socket)"] + arguments, timeout: 120)
+    }
+
+    /// The name a test's container gets.
+    public static func name(_ label: String) -> String { "ifmt-\(getpid())-\(label)" }
+
+    /// Starts a container on the test's network at `subnet.host`; IPv6 is off inside, so only
+    /// the test's traffic moves its counters.
+    public func run(_ label: String, host: Int) throws {
+        if !labels.contains(label) { labels.append(label) }
+        try docker(["run", "-d", "--name", Self.name(label), "--network", network, "--ip", "\(subnet).\(host)",
+                    "--sysctl", "net.ipv6.conf.all.disable_ipv6=1", "--sysctl", "net.ipv6.conf.default.disable_ipv6=1",
+                    Self.image, "sleep", "3600"])
+    }
+
+    /// `count` pings of `size` bytes from the container to `subnet.host`, each answered.
+    public func ping(from label: String, to host: Int, count: Int, size: Int) throws {
+        try docker(["exec", Self.name(label), "ping", "-c", String(count), "-i", "0.2", "-s", String(size), "\(subnet).\(host)"])
+    }
+
+    /// The container's network namespace file (`NetworkSettings.SandboxKey`).
+    public func sandbox(of label: String) throws -> String {
+        try docker(["inspect", "-f", "{{.NetworkSettings.SandboxKey}}", Self.name(label)]).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The container's own counters of its `eth0`: its traffic from its point of view.
+    public func counters(of label: String) throws -> (rx: UInt64, tx: UInt64) {
+        let text = try Command.check(["nsenter", "--net=\(try sandbox(of: label))", "ip", "-s", "-j", "link", "show", "eth0"])
+        let links = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]]
+        let stats = links?.first?["stats64"] as? [String: Any]
+        guard let rx = (stats?["rx"] as? [String: Any])?["bytes"] as? NSNumber,
+              let tx = (stats?["tx"] as? [String: Any])?["bytes"] as? NSNumber else {
+            throw CommandFailed(command: ["ip", "-s", "-j", "link", "show", "eth0"], result: CommandResult(status: 1, stdout: text, stderr: "no counters"))
+        }
+        return (rx.uint64Value, tx.uint64Value)
+    }
+
+    /// The host side of the container's veth, by its peer index (`eth0@ifN`).
+    public func hostSide(of label: String) throws -> String {
+        let text = try Command.check(["nsenter", "--net=\(try sandbox(of: label))", "ip", "-j", "link", "show", "eth0"])
+        let links = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]]
+        guard let peer = (links?.first?["link_index"] as? NSNumber)?.intValue else {
+            throw CommandFailed(command: ["ip", "-j", "link", "show", "eth0"], result: CommandResult(status: 1, stdout: text, stderr: "no peer index"))
+        }
+        let hostLinks = try JSONSerialization.jsonObject(with: Data(try namespace.ip("-j", "link", "show").utf8)) as? [[String: Any]] ?? []
+        guard let name = hostLinks.first(where: { ($0["ifindex"] as? NSNumber)?.intValue == peer })?["ifname"] as? String else {
+            throw CommandFailed(command: ["ip", "-j", "link", "show"], result: CommandResult(status: 1, stdout: "", stderr: "no host link with index \(peer)"))
+        }
+        return name
+    }
+
+    /// Stops every frame between the container and the bridge, both ways (``EgressDrop`` on each
+    /// end), so that counters read afterwards are final (the bridge's IGMP reports and stale
+    /// neighbours' ARP probes would move them later).
+    public func freeze(_ label: String) throws {
+        try namespace.exec(EgressDrop.command(try hostSide(of: label)))
+        try Command.check(["nsenter", "--net=\(try sandbox(of: label))"] + EgressDrop.command("eth0"))
+    }
+
+    /// Removes a container at once.
+    public func remove(_ label: String) throws {
+        try docker(["rm", "-f", Self.name(label)])
+    }
+
+    /// Removes the test's containers and network, and ends the daemon (SIGTERM, then SIGKILL
+    /// past its deadline).
+    public func stop() {
+        guard pid > 0 else { return }
+        for label in labels { _ = try? Command.run([Self.client, "-H", "unix://\(socket)", "rm", "-f", Self.name(label)], timeout: 60) }
+        _ = try? Command.run([Self.client, "-H", "unix://\(socket)", "network", "rm", network], timeout: 60)
+        kill(pid, SIGTERM)
+        let deadline = Date().addingTimeInterval(60)
+        var status: Int32 = 0
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            if Date() > deadline {
+                kill(pid, SIGKILL)
+                _ = waitpid(pid, &status, 0)
+                break
+            }
+            usleep(20_000)
+        }
+        pid = 0
+    }
+
+    /// Starts `arguments` with every signal unblocked and at its default: a test's own thread
+    /// blocks them all, and what it starts inherits the mask — down to a container's busybox
+    /// `ping`, which waits for a SIGALRM that never comes.
+    private static func spawn(_ arguments: [String], output: String) throws -> pid_t {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t(), all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var pid: pid_t = 0
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        let spawned = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, environ)
+        guard spawned == 0 else {
+            throw CommandFailed(command: arguments, result: CommandResult(status: -1, stdout: "", stderr: "posix_spawn: \(spawned)"))
+        }
+        return pid
+    }
+
+    private func importImage() throws {
+        let root = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: root.path + "/rootfs/bin", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: "/bin/busybox", toPath: root.path + "/rootfs/bin/busybox")
+        for command in ["sh", "sleep", "ping", "nc", "dd", "cat", "ip"] {
+            try FileManager.default.createSymbolicLink(atPath: root.path + "/rootfs/bin/" + command, withDestinationPath: "busybox")
+        }
+        try Command.check(["tar", "-C", root.path + "/rootfs", "-cf", root.path + "/image.tar", "."])
+        try docker(["import", root.path + "/image.tar", Self.image])
+    }
+}
