@@ -32,7 +32,7 @@ public enum FuzzTargets {
     /// process's cgroup. Invariants: no trap; no name that is not an acceptable owner name (it
     /// becomes part of a subject, a label value and log lines) and no id that is not one.
     public static func runtimeState(_ bytes: [UInt8]) {
-        for (id, name) in RuntimeState.podmanNames(containersJSON: bytes) {
+        for (id, name) in RuntimeState.podmanContainers(containersJSON: bytes) {
             guard OwnerName.isAcceptable(name), id.utf8.count == 64 else { fatalError("podman state gave \(id) \(name)") }
         }
         _ = RuntimeState.networkNamespacePath(ociConfig: bytes)

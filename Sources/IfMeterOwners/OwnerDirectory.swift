@@ -62,7 +62,7 @@ public final class OwnerDirectory: @unchecked Sendable {
     /// file changes; and the paths as the last look read them.
     private var podmanSpecs: [String: CachedFile<String?>] = [:]
     private var podmanNamespaces: [String: String] = [:]
-    private var podmanNames = CachedFile<[String: String]>()
+    private var podmanNames = CachedFile<[(id: String, name: String)]>()
     private var dockerConfigs: [String: CachedFile<(id: String, name: String, sandbox: String)?>] = [:]
 
     public init(paths: OwnerPaths = OwnerPaths()) throws(KernelError) {
@@ -81,8 +81,11 @@ public final class OwnerDirectory: @unchecked Sendable {
             if let machine = Self.nspawnMachine(hostSide: name) { found[nsid] = .found(FoundOwner(.nspawn, name: machine, id: machine)) }
         }
         let podman = podmanContainers()
-        for (id, path) in podman.namespaces {
-            guard let name = podman.names[id], let nsid = look.nsid(ofFile: path), nsids.contains(nsid), found[nsid] == nil else { continue }
+        // In creation order: of containers sharing a namespace (a pod, `--network container:X`),
+        // the first created names it, whatever order the files are listed in.
+        let podmanNames = Dictionary(podman.listed.map { ($0.id, $0.name) }) { first, _ in first }
+        for (id, name) in podman.listed {
+            guard let path = podman.namespaces[id], let nsid = look.nsid(ofFile: path), nsids.contains(nsid), found[nsid] == nil else { continue }
             found[nsid] = .found(FoundOwner(.podman, name: name, id: id))
         }
         for container in dockerContainers() {
@@ -108,7 +111,7 @@ public final class OwnerDirectory: @unchecked Sendable {
             }
         }
         if !unsettled.isEmpty {
-            for (nsid, lookup) in processOwners(of: Set(unsettled), look: &look, podmanNames: podman.names) {
+            for (nsid, lookup) in processOwners(of: Set(unsettled), look: &look, podmanNames: podmanNames) {
                 // A namespace a runtime bound is its container's, being started: the process in
                 // it says nothing more unless the runtime's state names it (Docker writes the
                 // container's SandboxKey after its veth is in place).
@@ -128,7 +131,9 @@ public final class OwnerDirectory: @unchecked Sendable {
         return OwnerName.isAcceptable(machine) ? machine : nil
     }
 
-    private func podmanContainers() -> (namespaces: [String: String], names: [String: String]) {
+    /// Podman's containers' namespace paths by id, and its containers in the order they were
+    /// created.
+    private func podmanContainers() -> (namespaces: [String: String], listed: [(id: String, name: String)]) {
         let base = paths.podmanStorage + "/overlay-containers"
         let ids = Set(SysfsReader.listDirectory(base).filter(RuntimeState.isContainerID))
         podmanSpecs = podmanSpecs.filter { ids.contains($0.key) }
@@ -143,8 +148,8 @@ public final class OwnerDirectory: @unchecked Sendable {
             podmanSpecs[id] = cached
         }
         podmanNamespaces = namespaces
-        let names = podmanNames.read(base + "/containers.json") { RuntimeState.podmanNames(containersJSON: $0) } ?? [:]
-        return (namespaces, names)
+        let listed = podmanNames.read(base + "/containers.json", RuntimeState.podmanContainers(containersJSON:)) ?? []
+        return (namespaces, listed)
     }
 
     private func dockerContainers() -> [(id: String, name: String, sandbox: String)] {

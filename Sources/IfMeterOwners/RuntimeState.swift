@@ -5,9 +5,10 @@ import IfMeterJSON
 /// answers nil or an empty result for what it cannot use.
 public enum RuntimeState {
     /// Podman's `overlay-containers/containers.json` (containers/storage): each container's id
-    /// and its names, the first being the one `podman ps` shows.
-    public static func podmanNames(containersJSON bytes: [UInt8]) -> [String: String] {
-        var names: [String: String] = [:]
+    /// and its first name (the one `podman ps` shows), in the file's order — the order they
+    /// were created in, which names the owner of a namespace several containers share.
+    public static func podmanContainers(containersJSON bytes: [UInt8]) -> [(id: String, name: String)] {
+        var names: [(id: String, name: String)] = []
         var reader = JSONReader(bytes)
         do {
             try reader.readArray { element in
@@ -20,7 +21,7 @@ public enum RuntimeState {
                     default: try member.skipValue()
                     }
                 }
-                if let id, let first, isContainerID(id), OwnerName.isAcceptable(first) { names[id] = first }
+                if let id, let first, isContainerID(id), OwnerName.isAcceptable(first) { names.append((id, first)) }
             }
         } catch {
             return names

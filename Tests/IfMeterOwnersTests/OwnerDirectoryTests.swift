@@ -192,6 +192,31 @@ struct OwnerDirectoryTests {
         }
     }
 
+    @Test("containers sharing one namespace (a pod, --network container:X): the first created names it, whatever the order of the files")
+    func sharedNamespace() throws {
+        let host = try NetworkNamespace()
+        let pod = try NetworkNamespace()
+        try host.ip("link", "add", "h-pod", "type", "veth", "peer", "name", "eth0", "netns", pod.name)
+        let storage = try TemporaryDirectory()
+        // Eight containers in the pod's namespace, listed in containers.json as created: the
+        // ids' order (and so any dictionary's) is another one.
+        let ids = (0..<8).map { String(repeating: String("89abcdef".reversed().map(String.init)[$0]), count: 64) }
+        for id in ids {
+            try FileManager.default.createDirectory(atPath: storage.path + "/overlay-containers/\(id)/userdata", withIntermediateDirectories: true)
+            try #"{"linux":{"namespaces":[{"type":"network","path":"/run/netns/\#(pod.name)"}]}}"#
+                .write(toFile: storage.path + "/overlay-containers/\(id)/userdata/config.json", atomically: true, encoding: .utf8)
+        }
+        let listed = ids.enumerated().map { #"{"id":"\#($0.element)","names":["member\#($0.offset)"]}"# }
+        try ("[" + listed.joined(separator: ",") + "]")
+            .write(toFile: storage.path + "/overlay-containers/containers.json", atomically: true, encoding: .utf8)
+        let paths = OwnerPaths(namedNamespaces: [], podmanStorage: storage.path, dockerRoot: storage.path + "/no-docker", proc: "/proc")
+        let found = try host.inside { () throws -> OwnerLookup? in
+            let nsid = try #require(try link(named: "h-pod", in: NetlinkSocket().dumpLinks()).peerNamespaceID)
+            return try OwnerDirectory(paths: paths).lookUp([nsid], hostNames: [nsid: "h-pod"])[nsid]
+        }
+        #expect(found == .found(FoundOwner(.podman, name: "member0", id: ids[0])))
+    }
+
     private func link(named name: String, in links: [Link]) throws -> Link {
         try #require(links.first { $0.name == name }, "no link \(name)")
     }

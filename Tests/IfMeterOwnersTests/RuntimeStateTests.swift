@@ -8,16 +8,17 @@ struct RuntimeStateTests {
     static let id = "f26202dbf0054346fe87d13ab461e2da5e5180e4ff4149d6f6c8c8ef71e61039"
 
     @Test("Podman's containers.json: each id's first name; bad ids and names are left out")
-    func podmanNames() {
+    func podmanContainers() {
         let json = """
         [{"id":"\(Self.id)","names":["web","web-alias"],"image":"x","metadata":"{\\"name\\":\\"web\\"}","flags":{}},
          {"id":"short","names":["nope"]},
          {"id":"\(String(repeating: "b", count: 64))","names":["bad name"]},
          {"id":"\(String(repeating: "c", count: 64))","names":[]}]
         """
-        #expect(RuntimeState.podmanNames(containersJSON: Array(json.utf8)) == [Self.id: "web"])
-        #expect(RuntimeState.podmanNames(containersJSON: Array("{\"not\":\"an array\"}".utf8)).isEmpty)
-        #expect(RuntimeState.podmanNames(containersJSON: []).isEmpty)
+        let listed = RuntimeState.podmanContainers(containersJSON: Array(json.utf8))
+        #expect(listed.map(\.id) == [Self.id] && listed.map(\.name) == ["web"])
+        #expect(RuntimeState.podmanContainers(containersJSON: Array("{\"not\":\"an array\"}".utf8)).isEmpty)
+        #expect(RuntimeState.podmanContainers(containersJSON: []).isEmpty)
     }
 
     @Test("an OCI spec's network namespace path")
