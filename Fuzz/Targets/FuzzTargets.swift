@@ -36,6 +36,10 @@ public enum FuzzTargets {
             guard OwnerName.isAcceptable(name), id.utf8.count == 64 else { fatalError("podman state gave \(id) \(name)") }
         }
         _ = RuntimeState.networkNamespacePath(ociConfig: bytes)
+        if let monitor = RuntimeState.lxcMonitor(cmdline: bytes) {
+            guard OwnerName.isAcceptable(monitor.name), monitor.path.hasPrefix("/") else { fatalError("lxc monitor gave \(monitor)") }
+        }
+        _ = RuntimeState.processStat(bytes)
         if let container = RuntimeState.dockerContainer(configV2: bytes) {
             guard OwnerName.isAcceptable(container.name), container.id.utf8.count == 64, !container.sandbox.isEmpty else {
                 fatalError("docker state gave \(container)")

@@ -49,12 +49,13 @@ int ifm_parse_netns_id(const void *buf, size_t len, uint32_t seq) {
     return -EAGAIN;
 }
 
-int ifm_nl_netns_id(ifm_nl *nl, int netns_fd) {
+/* RTM_GETNSID naming the namespace by `attribute` (NETNSA_FD or NETNSA_PID) = `value`. */
+static int ifm_nl_netns_id_by(ifm_nl *nl, int attribute, uint32_t value) {
     struct rtgenmsg header = { .rtgen_family = AF_UNSPEC };
     struct nl_msg *request = nlmsg_alloc_simple(RTM_GETNSID, NLM_F_REQUEST);
     if (!request) return -ENOMEM;
     int err = nlmsg_append(request, &header, sizeof header, NLMSG_ALIGNTO);
-    if (err == 0) err = nla_put_u32(request, NETNSA_FD, (uint32_t)netns_fd);
+    if (err == 0) err = nla_put_u32(request, attribute, value);
     if (err < 0) {
         nlmsg_free(request);
         return -ifm_errno_from_nle(err);
@@ -71,6 +72,12 @@ int ifm_nl_netns_id(ifm_nl *nl, int netns_fd) {
         if (result != -EAGAIN) return result;
     }
 }
+
+int ifm_nl_netns_id(ifm_nl *nl, int netns_fd) { return ifm_nl_netns_id_by(nl, NETNSA_FD, (uint32_t)netns_fd); }
+
+/* The kernel finds the process's namespace itself (get_net_ns_by_pid): unlike opening
+ * /proc/PID/ns/net, asking takes no right to trace the process. */
+int ifm_nl_netns_id_of_pid(ifm_nl *nl, int32_t pid) { return ifm_nl_netns_id_by(nl, NETNSA_PID, (uint32_t)pid); }
 
 int ifm_enter_netns(int netns_fd) {
     /* Only the calling thread moves: sockets it opens belong to that namespace for good. */

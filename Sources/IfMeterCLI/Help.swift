@@ -177,7 +177,7 @@ enum Help {
 
                 Every container and network namespace ifmeterd counted (docs/NAMESPACES.md): its
                 traffic today, this month and all time, its rate now, who owns it (podman, docker,
-                nspawn, netns, process) and the host-side link it is counted through now ("via").
+                nspawn, lxc, netns, process) and the host-side link it is counted through now ("via").
                 A container keeps its history across restarts and new veth names; rx is what it
                 received, tx what it sent. Every view takes its name: ifmeter days -i container:web.
                 """

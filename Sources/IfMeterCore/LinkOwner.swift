@@ -10,13 +10,15 @@ public final class LinkOwner: Hashable, Sendable, CustomStringConvertible {
         case docker
         /// A systemd-nspawn machine (`--network-veth`): its name from the host side's `ve-NAME`.
         case nspawn
+        /// An LXC container: its name from its monitor process (`[lxc monitor] PATH NAME`).
+        case lxc
         /// A namespace bound under `/run/netns` (`ip netns add NAME`) that no runtime claims.
         case netns
         /// None of those: the namespace's first process, named by its systemd unit or command.
         case process
 
         /// Containers and machines are `container:NAME` subjects; the rest `netns:NAME`.
-        public var isContainer: Bool { self == .podman || self == .docker || self == .nspawn }
+        public var isContainer: Bool { self == .podman || self == .docker || self == .nspawn || self == .lxc }
     }
 
     public let kind: Kind

@@ -54,6 +54,14 @@ public final class NetlinkSocket {
         return Int32(try KernelError.check(result, "netlink RTM_GETNSID"))
     }
 
+    /// The nsid this socket's namespace gives the network namespace of process `pid`; nil when
+    /// it has none or the process is gone. Needs no right to trace the process.
+    public func namespaceID(ofProcess pid: Int32) throws(KernelError) -> Int32? {
+        let result = ifm_nl_netns_id_of_pid(handle, pid)
+        if result == -ENOENT || result == -ESRCH { return nil }
+        return Int32(try KernelError.check(result, "netlink RTM_GETNSID of pid \(pid)"))
+    }
+
     /// Every link's 64-bit counters and nothing else: one `RTM_GETSTATS` dump. This is what a
     /// periodic sample costs; names and metadata come from ``dumpLinks()`` and link events.
     public func dumpCounters() throws(KernelError) -> [CounterReading] {

@@ -92,6 +92,9 @@ public final class OwnerDirectory: @unchecked Sendable {
             guard let nsid = look.nsid(ofFile: container.sandbox), nsids.contains(nsid), found[nsid] == nil else { continue }
             found[nsid] = .found(FoundOwner(.docker, name: container.name, id: container.id))
         }
+        if nsids.contains(where: { found[$0] == nil }) {
+            for (nsid, owner) in lxcContainers(of: nsids) where found[nsid] == nil { found[nsid] = .found(owner) }
+        }
         for directory in paths.namedNamespaces {
             let runtimeOwned = directory.hasSuffix("/docker/netns")
             for name in SysfsReader.listDirectory(directory).sorted() where OwnerName.isAcceptable(name) {
@@ -150,6 +153,39 @@ public final class OwnerDirectory: @unchecked Sendable {
         podmanNamespaces = namespaces
         let listed = podmanNames.read(base + "/containers.json", RuntimeState.podmanContainers(containersJSON:)) ?? []
         return (namespaces, listed)
+    }
+
+    /// LXC's containers: each monitor (`[lxc monitor] LXCPATH NAME`, the command `lxc-start`,
+    /// run by root, with a root-owned `LXCPATH/NAME/config`) and its child, the container's
+    /// init, whose namespace the kernel numbers by pid (`RTM_GETNSID` with `NETNSA_PID`, which
+    /// takes no right to trace it). Every file read is world-readable.
+    private func lxcContainers(of nsids: Set<Int32>) -> [Int32: FoundOwner] {
+        var parents: [(pid: Int32, parent: Int32)] = []
+        var monitors: [Int32: String] = [:]
+        for entry in SysfsReader.listDirectory(paths.proc) {
+            guard let pid = Int32(entry), pid > 0,
+                  let process = StateFile.read("\(paths.proc)/\(pid)/stat").flatMap(RuntimeState.processStat) else { continue }
+            parents.append((pid, process.parent))
+            guard process.command == "lxc-start", Self.ownedByRoot("\(paths.proc)/\(pid)", type: S_IFDIR),
+                  let monitor = StateFile.read("\(paths.proc)/\(pid)/cmdline").flatMap(RuntimeState.lxcMonitor),
+                  Self.ownedByRoot(monitor.path + "/" + monitor.name + "/config", type: S_IFREG) else { continue }
+            monitors[pid] = monitor.name
+        }
+        guard !monitors.isEmpty else { return [:] }
+        var found: [Int32: FoundOwner] = [:]
+        for (pid, parent) in parents.sorted(by: { $0.pid < $1.pid }) {
+            guard let name = monitors[parent], let nsid = (try? socket.namespaceID(ofProcess: pid)) ?? nil,
+                  nsids.contains(nsid), found[nsid] == nil else { continue }
+            found[nsid] = FoundOwner(.lxc, name: name, id: name)
+        }
+        return found
+    }
+
+    /// True when `path` is a file of `type` (`S_IFREG`, `S_IFDIR`) owned by root: what only
+    /// root could have made, so no user can pass for a runtime there.
+    private static func ownedByRoot(_ path: String, type: mode_t) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0 && status.st_uid == 0 && status.st_mode & S_IFMT == type
     }
 
     private func dockerContainers() -> [(id: String, name: String, sandbox: String)] {

@@ -123,6 +123,30 @@ public enum RuntimeState {
         return unit.map { .unit($0) }
     }
 
+    /// An LXC monitor's `/proc/PID/cmdline`, `[lxc monitor] LXCPATH NAME`: the container's path
+    /// and name; nil for any other process.
+    public static func lxcMonitor(cmdline bytes: [UInt8]) -> (path: String, name: String)? {
+        let prefix = Array("[lxc monitor] ".utf8)
+        guard bytes.count <= 8192, bytes.starts(with: prefix) else { return nil }
+        var rest = bytes.dropFirst(prefix.count)
+        while rest.last == 0 || rest.last == UInt8(ascii: " ") { rest = rest.dropLast() }
+        guard let space = rest.lastIndex(of: UInt8(ascii: " ")) else { return nil }
+        let path = String(decoding: rest[..<space], as: UTF8.self)
+        let name = String(decoding: rest[(space + 1)...], as: UTF8.self)
+        guard path.hasPrefix("/"), !path.utf8.contains(0), OwnerName.isAcceptable(name) else { return nil }
+        return (path, name)
+    }
+
+    /// A process's `/proc/PID/stat`: its command (`comm`, which may hold spaces and parentheses)
+    /// and its parent's pid.
+    public static func processStat(_ bytes: [UInt8]) -> (command: String, parent: Int32)? {
+        guard let open = bytes.firstIndex(of: UInt8(ascii: "(")), let close = bytes.lastIndex(of: UInt8(ascii: ")")),
+              open < close else { return nil }
+        let fields = bytes[(close + 1)...].split(separator: UInt8(ascii: " "))
+        guard fields.count >= 2, let parent = Int32(String(decoding: fields[1], as: UTF8.self)) else { return nil }
+        return (String(decoding: bytes[(open + 1)..<close], as: UTF8.self), parent)
+    }
+
     public enum CgroupOwner: Hashable, Sendable {
         case podman(id: String)
         case docker(id: String)

@@ -83,4 +83,23 @@ struct RuntimeStateTests {
     func ownerNames(name: String, acceptable: Bool) {
         #expect(OwnerName.isAcceptable(name) == acceptable)
     }
+
+    @Test("an LXC monitor's cmdline names its path and container; anything else, or a name no runtime accepts, names nothing")
+    func lxcMonitor() {
+        let monitor = RuntimeState.lxcMonitor(cmdline: Array("[lxc monitor] /var/lib/lxc web\0".utf8))
+        #expect(monitor?.path == "/var/lib/lxc" && monitor?.name == "web")
+        #expect(RuntimeState.lxcMonitor(cmdline: Array("[lxc monitor] /var/lib/lxc we b".utf8))?.name == "b")
+        #expect(RuntimeState.lxcMonitor(cmdline: Array("[lxc monitor] /var/lib/lxc a:b".utf8)) == nil)
+        #expect(RuntimeState.lxcMonitor(cmdline: Array("[lxc monitor] relative web".utf8)) == nil)
+        #expect(RuntimeState.lxcMonitor(cmdline: Array("/usr/bin/lxc-start -n web".utf8)) == nil)
+        #expect(RuntimeState.lxcMonitor(cmdline: []) == nil)
+    }
+
+    @Test("/proc/PID/stat: the command between the first ( and the last ), whatever it holds, and the parent's pid")
+    func processStat() {
+        let stat = RuntimeState.processStat(Array("8564 (a) b (c)) S 8563 8564 8564 0 -1".utf8))
+        #expect(stat?.command == "a) b (c)" && stat?.parent == 8563)
+        #expect(RuntimeState.processStat(Array("8564 (sh) S".utf8)) == nil)
+        #expect(RuntimeState.processStat(Array("garbage".utf8)) == nil)
+    }
 }

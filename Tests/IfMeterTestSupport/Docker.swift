@@ -46,7 +46,7 @@ public final class DockerDaemon {
         network = "ifmt-\(getpid())"
         try Self.shareNamespaceMounts()
         let log = directory.path + "/dockerd.log"
-        pid = try Self.spawn([try Command.resolve("nsenter"), "--net=/run/netns/\(namespace.name)", "/usr/sbin/dockerd",
+        pid = try SpawnWithSignals.start([try Command.resolve("nsenter"), "--net=/run/netns/\(namespace.name)", "/usr/sbin/dockerd",
                               "-H", "unix://\(socket)", "--pidfile", directory.path + "/docker.pid", "--storage-driver", "vfs"],
                              output: log)
         let deadline = Date().addingTimeInterval(120)
@@ -155,46 +155,8 @@ public final class DockerDaemon {
         for label in labels { _ = try? Command.run([Self.client, "-H", "unix://\(socket)", "rm", "-f", Self.name(label)], timeout: 60) }
         _ = try? Command.run([Self.client, "-H", "unix://\(socket)", "network", "rm", network], timeout: 60)
         kill(pid, SIGTERM)
-        let deadline = Date().addingTimeInterval(60)
-        var status: Int32 = 0
-        while waitpid(pid, &status, WNOHANG) == 0 {
-            if Date() > deadline {
-                kill(pid, SIGKILL)
-                _ = waitpid(pid, &status, 0)
-                break
-            }
-            usleep(20_000)
-        }
+        _ = SpawnWithSignals.wait(pid, within: 60)
         pid = 0
-    }
-
-    /// Starts `arguments` with every signal unblocked and at its default: a test's own thread
-    /// blocks them all, and what it starts inherits the mask — down to a container's busybox
-    /// `ping`, which waits for a SIGALRM that never comes.
-    private static func spawn(_ arguments: [String], output: String) throws -> pid_t {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t(), all = sigset_t()
-        sigemptyset(&none)
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var pid: pid_t = 0
-        let argv = arguments.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        let spawned = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, environ)
-        guard spawned == 0 else {
-            throw CommandFailed(command: arguments, result: CommandResult(status: -1, stdout: "", stderr: "posix_spawn: \(spawned)"))
-        }
-        return pid
     }
 
     private func importImage() throws {

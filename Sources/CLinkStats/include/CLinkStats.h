@@ -162,6 +162,10 @@ int ifm_parse_counters(const void *buf, size_t len, ifm_counters_array *out);
  * need no privilege. */
 int ifm_nl_netns_id(ifm_nl *nl, int netns_fd);
 
+/* The same for the network namespace of process `pid` (RTM_GETNSID with NETNSA_PID): no right to
+ * trace the process is needed. -ESRCH when there is no such process. */
+int ifm_nl_netns_id_of_pid(ifm_nl *nl, int32_t pid);
+
 /* Moves the calling thread into the network namespace `netns_fd` refers to (setns; needs
  * CAP_SYS_ADMIN). 0 or -errno. */
 int ifm_enter_netns(int netns_fd);
