@@ -92,43 +92,13 @@ struct CLILivePipeTests {
     }
 }
 
-/// Runs a program with standard streams on /dev/null and returns its exit status; one still
-/// running after `seconds` is killed and the test fails saying so.
+/// Runs a program with standard streams on /dev/null, its signals reset (the tmux server's
+/// panes die when the server is killed only with every signal at its default), and returns its
+/// exit status; one still running after `seconds` is killed and the test fails saying so.
 func spawnAndWait(_ arguments: [String], seconds: Double = Command.defaultTimeout) throws -> Int32 {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    for fd in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] {
-        posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0)
+    let pid = try SpawnWithSignals.start([try Command.resolve(arguments[0])] + arguments.dropFirst(), output: "/dev/null")
+    guard let status = SpawnWithSignals.wait(pid, within: seconds) else {
+        throw CommandTimedOut(command: arguments, seconds: seconds, result: CommandResult(status: -1, stdout: "", stderr: ""), threads: "")
     }
-    let path = try Command.resolve(arguments[0])
-    var argv = arguments.map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
-    // The test's threads block most signals and the mask is inherited: unblocked, and every
-    // signal at its default, the tmux server's panes die when the server is killed.
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var none = sigset_t(), all = sigset_t()
-    sigemptyset(&none)
-    sigfillset(&all)
-    posix_spawnattr_setsigmask(&attributes, &none)
-    posix_spawnattr_setsigdefault(&attributes, &all)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-    var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, path, &actions, &attributes, &argv, environ)
-    guard spawned == 0 else { throw POSIXError(.init(rawValue: spawned) ?? .EIO) }
-    var status: Int32 = 0
-    let deadline = Date().addingTimeInterval(seconds)
-    while true {
-        let reaped = waitpid(pid, &status, WNOHANG)
-        if reaped == pid { return (status >> 8) & 0xff }
-        guard reaped == 0 || errno == EINTR else { throw POSIXError(.init(rawValue: errno) ?? .ECHILD) }
-        if Date() >= deadline {
-            kill(pid, SIGKILL)
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-            throw CommandTimedOut(command: arguments, seconds: seconds, result: CommandResult(status: -1, stdout: "", stderr: ""), threads: "")
-        }
-        usleep(5_000)
-    }
+    return status
 }

@@ -99,4 +99,27 @@ struct TestRulesTests {
         #expect(error.description.contains("ifmeterd T "), "the stopped thread is named with its state: \(error)")
         #expect(!daemon.isRunning)
     }
+
+    /// Foundation's Process learns that a child exited when the socket the child inherited
+    /// closes. A long-lived program started while another thread's Process.run held that socket
+    /// open kept the child "running" for good, and every wait on it hung (a whole run, once
+    /// dockerd held several): what the tests start themselves inherits none of their descriptors.
+    @Test("a program the tests start with their signals reset holds no descriptor of theirs")
+    func spawnedHoldsNothing() throws {
+        var ends: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+        defer { close(ends[0]) }
+        let directory = try TemporaryDirectory()
+        let longLived = try SpawnWithSignals.start([try Command.resolve("sleep"), "60"], output: directory.path + "/out")
+        defer {
+            kill(longLived, SIGKILL)
+            _ = SpawnWithSignals.wait(longLived, within: 10)
+        }
+        close(ends[1])
+        // The end's last holder gone, the other end reads end-of-file at once.
+        var poller = pollfd(fd: ends[0], events: Int16(POLLIN), revents: 0)
+        #expect(poll(&poller, 1, 5000) == 1, "the long-lived program holds the other end")
+        var byte: UInt8 = 0
+        #expect(read(ends[0], &byte, 1) == 0)
+    }
 }

@@ -38,8 +38,8 @@ public enum Podman {
             + ["podman", "--runtime", "runc", "--cgroup-manager=cgroupfs"] + arguments
         // conmon, which outlives `podman run -d`, inherits its output: through a pipe the reader
         // would wait for an end that never comes, so the output goes to a file. And Foundation's
-        // Process here sometimes never sees such a child exit: it is spawned and waited for
-        // directly.
+        // Process learns that a child exited when the socket the child inherited closes, which
+        // conmon would hold open: it is spawned and waited for directly.
         let output = try TemporaryDirectory()
         let file = output.path + "/podman"
         let status = try spawnAndWait(try Command.resolve(command[0]), command, output: file, timeout: timeout)
@@ -62,6 +62,10 @@ public enum Podman {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of the test process's: Foundation learns that a child it started exited
+        // when the socket that child inherited closes, and a runtime's daemon started here holding
+        // a copy of it (they are not close-on-exec) would keep that child "running" for good.
+        SpawnWithSignals.closeFrom3(&actions)
         var pid: pid_t = 0
         let argv = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }

@@ -6,7 +6,8 @@ import Glibc
 /// Programs started with every signal unblocked and at its default. A test's own thread blocks
 /// them all (``OwnThread``), and what it starts inherits the mask — down to a container's busybox
 /// `ping`, which then waits for a SIGALRM that never comes. Container runtimes' daemons and
-/// their attach tools (dockerd, lxc-start, lxc-attach) are started this way.
+/// their attach tools (dockerd, lxc-start, lxc-attach) are started this way, with no descriptor
+/// of the test process's but their standard ones.
 public enum SpawnWithSignals {
     /// Starts `arguments` (an absolute path first) with stdin from /dev/null and stdout and
     /// stderr to `output`; its pid.
@@ -26,6 +27,10 @@ public enum SpawnWithSignals {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of the test process's: Foundation learns that a child it started exited
+        // when the socket that child inherited closes, and a runtime's daemon started here holding
+        // a copy of it (they are not close-on-exec) would keep that child "running" for good.
+        SpawnWithSignals.closeFrom3(&actions)
         var pid: pid_t = 0
         let argv = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
@@ -34,6 +39,17 @@ public enum SpawnWithSignals {
             throw CommandFailed(command: arguments, result: CommandResult(status: -1, stdout: "", stderr: "posix_spawn: \(spawned)"))
         }
         return pid
+    }
+
+    /// Adds to `actions` the closing of every descriptor from 3 up: glibc's
+    /// `posix_spawn_file_actions_addclosefrom_np`, which Glibc's module does not declare.
+    public static func closeFrom3(_ actions: inout posix_spawn_file_actions_t) {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
+            preconditionFailure("glibc 2.34 or later is needed: no posix_spawn_file_actions_addclosefrom_np")
+        }
+        let closeFrom = unsafeBitCast(symbol, to: CloseFrom.self)
+        precondition(closeFrom(&actions, 3) == 0, "posix_spawn_file_actions_addclosefrom_np failed")
     }
 
     /// Runs `arguments` (the first resolved on PATH) to its exit within `timeout` seconds (then
