@@ -12,14 +12,18 @@ public struct OwnerPaths: Hashable, Sendable {
     public var podmanStorage: String
     public var dockerRoot: String
     public var proc: String
+    /// The cgroup tree's root (`/sys/fs/cgroup`, cgroup v2), where LXC puts a container in
+    /// `lxc.payload.NAME`.
+    public var cgroups: String
 
     public init(namedNamespaces: [String] = ["/run/netns", "/run/docker/netns"],
                 podmanStorage: String = "/var/lib/containers/storage", dockerRoot: String = "/var/lib/docker",
-                proc: String = "/proc") {
+                proc: String = "/proc", cgroups: String = "/sys/fs/cgroup") {
         self.namedNamespaces = namedNamespaces
         self.podmanStorage = podmanStorage
         self.dockerRoot = dockerRoot
         self.proc = proc
+        self.cgroups = cgroups
     }
 }
 
@@ -155,11 +159,41 @@ public final class OwnerDirectory: @unchecked Sendable {
         return (namespaces, listed)
     }
 
-    /// LXC's containers: each monitor (`[lxc monitor] LXCPATH NAME`, the command `lxc-start`,
-    /// run by root, with a root-owned `LXCPATH/NAME/config`) and its child, the container's
-    /// init, whose namespace the kernel numbers by pid (`RTM_GETNSID` with `NETNSA_PID`, which
-    /// takes no right to trace it). Every file read is world-readable.
+    /// LXC's containers, whose namespaces the kernel numbers by a process's pid (`RTM_GETNSID`
+    /// with `NETNSA_PID`, which takes no right to trace it). The processes are found where the
+    /// shipped unit can see them: in the container's cgroup, `lxc.payload.NAME` at the top of
+    /// the tree, which only root can make (under the unit /proc shows only its own processes,
+    /// `ProtectProc=invisible`); else, where /proc shows them all, as the children of their
+    /// monitors.
     private func lxcContainers(of nsids: Set<Int32>) -> [Int32: FoundOwner] {
+        var found: [Int32: FoundOwner] = [:]
+        for entry in SysfsReader.listDirectory(paths.cgroups).sorted() where entry.hasPrefix("lxc.payload.") {
+            let name = String(entry.dropFirst("lxc.payload.".count))
+            let directory = paths.cgroups + "/" + entry
+            guard OwnerName.isAcceptable(name), Self.ownedByRoot(directory, type: S_IFDIR),
+                  let pid = Self.firstProcess(in: directory),
+                  let nsid = (try? socket.namespaceID(ofProcess: pid)) ?? nil, nsids.contains(nsid), found[nsid] == nil else { continue }
+            found[nsid] = FoundOwner(.lxc, name: name, id: name)
+        }
+        for (nsid, owner) in lxcMonitors(of: nsids) where found[nsid] == nil { found[nsid] = owner }
+        return found
+    }
+
+    /// The lowest pid in a cgroup, or in its children when it has none itself (cgroup v2 keeps
+    /// processes only in leaves: a container running systemd has them in `init.scope` and below).
+    private static func firstProcess(in directory: String) -> Int32? {
+        func pids(_ path: String) -> [Int32] {
+            guard let text = StateFile.read(path + "/cgroup.procs") else { return [] }
+            return text.split(separator: UInt8(ascii: "\n")).compactMap { Int32(String(decoding: $0, as: UTF8.self)) }
+        }
+        if let own = pids(directory).min() { return own }
+        return SysfsReader.listDirectory(directory).flatMap { pids(directory + "/" + $0) }.min()
+    }
+
+    /// Each LXC monitor (`[lxc monitor] LXCPATH NAME`, the command `lxc-start`, run by root,
+    /// with a root-owned `LXCPATH/NAME/config`) and its child, the container's init. Every file
+    /// read is world-readable.
+    private func lxcMonitors(of nsids: Set<Int32>) -> [Int32: FoundOwner] {
         var parents: [(pid: Int32, parent: Int32)] = []
         var monitors: [Int32: String] = [:]
         for entry in SysfsReader.listDirectory(paths.proc) {

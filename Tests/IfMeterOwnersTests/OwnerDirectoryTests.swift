@@ -217,6 +217,42 @@ struct OwnerDirectoryTests {
         #expect(found == .found(FoundOwner(.podman, name: "member0", id: ids[0])))
     }
 
+    @Test("an LXC container by its cgroup, lxc.payload.NAME, where /proc shows nothing (the unit's ProtectProc=invisible); one a user made is nobody's container")
+    func lxcByCgroup() throws {
+        let host = try NetworkNamespace()
+        var holders: [Process] = []
+        defer { for holder in holders { holder.end(SIGKILL) } }
+        for _ in 0..<2 {
+            let holder = Process()
+            holder.executableURL = URL(fileURLWithPath: try Command.resolve("unshare"))
+            holder.arguments = ["--net", "sleep", "120"]
+            try holder.run()
+            holders.append(holder)
+            _ = try waitForOwnNamespace(of: holder.processIdentifier)
+        }
+        try host.ip("link", "add", "h-web", "type", "veth", "peer", "name", "eth0", "netns", String(holders[0].processIdentifier))
+        try host.ip("link", "add", "h-fake", "type", "veth", "peer", "name", "eth0", "netns", String(holders[1].processIdentifier))
+        // The tree as LXC leaves it: the payload's processes in a leaf below it (cgroup v2).
+        let cgroups = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: cgroups.path + "/lxc.payload.web/init.scope", withIntermediateDirectories: true)
+        try "".write(toFile: cgroups.path + "/lxc.payload.web/cgroup.procs", atomically: true, encoding: .utf8)
+        try "\(holders[0].processIdentifier)\n".write(toFile: cgroups.path + "/lxc.payload.web/init.scope/cgroup.procs", atomically: true, encoding: .utf8)
+        // A user's own: not root's, so not LXC's.
+        try FileManager.default.createDirectory(atPath: cgroups.path + "/lxc.payload.fake", withIntermediateDirectories: true)
+        try "\(holders[1].processIdentifier)\n".write(toFile: cgroups.path + "/lxc.payload.fake/cgroup.procs", atomically: true, encoding: .utf8)
+        try Command.check(["chown", "-R", "65534:65534", cgroups.path + "/lxc.payload.fake"])
+        let nothing = try TemporaryDirectory()
+        let paths = OwnerPaths(namedNamespaces: [], podmanStorage: nothing.path, dockerRoot: nothing.path, proc: nothing.path, cgroups: cgroups.path)
+        let (links, found) = try host.inside { () throws -> ([Link], [Int32: OwnerLookup]) in
+            let links = try NetlinkSocket().dumpLinks()
+            var names: [Int32: String] = [:]
+            for link in links { if let nsid = link.peerNamespaceID { names[nsid] = link.name } }
+            return (links, try OwnerDirectory(paths: paths).lookUp(Set(names.keys), hostNames: names))
+        }
+        #expect(found[try #require(try link(named: "h-web", in: links).peerNamespaceID)] == .found(FoundOwner(.lxc, name: "web", id: "web")))
+        #expect(found[try #require(try link(named: "h-fake", in: links).peerNamespaceID)] == .unknown)
+    }
+
     private func link(named name: String, in links: [Link]) throws -> Link {
         try #require(links.first { $0.name == name }, "no link \(name)")
     }
