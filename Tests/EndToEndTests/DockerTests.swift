@@ -24,14 +24,6 @@ final class DockerTests {
         host.delete()
     }
 
-    func interfaces() throws -> [String: [String: Any]] {
-        let client = try daemon.client()
-        _ = try client.request(#"{"v":1,"cmd":"sample"}"#)
-        let reply = try client.request(#"{"v":1,"cmd":"interfaces"}"#)
-        let list = try #require(reply[path: "result.interfaces"] as? [[String: Any]], "\(reply)")
-        return Dictionary(list.map { ($0["name"] as? String ?? "", $0) }) { first, _ in first }
-    }
-
     @Test("as the unit runs it: a removed, c started, b restarted; each container's figures are its own eth0's over its lifetimes, no veth name keeps a byte")
     func lifetimes() throws {
         let capabilities = "-all,+dac_read_search,+net_broadcast"
@@ -57,7 +49,7 @@ final class DockerTests {
         let b2 = try docker.counters(of: "b")
         let c = try docker.counters(of: "c")
 
-        let figures = try interfaces()
+        let figures = try daemon.figuresAfterSample()
         func totals(_ label: String) throws -> (rx: UInt64?, tx: UInt64?) {
             let entry = try #require(figures["container:\(DockerDaemon.name(label))"], "\(label) not listed: \(figures.keys.sorted())")
             #expect((entry["owner"] as? [String: Any])?["kind"] as? String == (label == "a" ? nil : "docker"), "\(entry)")

@@ -24,14 +24,6 @@ final class LXCTests {
         host.delete()
     }
 
-    func interfaces() throws -> [String: [String: Any]] {
-        let client = try daemon.client()
-        _ = try client.request(#"{"v":1,"cmd":"sample"}"#)
-        let reply = try client.request(#"{"v":1,"cmd":"interfaces"}"#)
-        let list = try #require(reply[path: "result.interfaces"] as? [[String: Any]], "\(reply)")
-        return Dictionary(list.map { ($0["name"] as? String ?? "", $0) }) { first, _ in first }
-    }
-
     @Test("as the unit runs it: a removed, c started, b restarted; each container's figures are its own eth0's over its lifetimes, no veth name keeps a byte")
     func lifetimes() throws {
         let capabilities = "-all,+dac_read_search,+net_broadcast"
@@ -47,14 +39,14 @@ final class LXCTests {
         try lxc.freeze("a")
         let a = try lxc.counters(of: "a")
         #expect(a.tx > 20 * 1000)
-        _ = try interfaces()
+        _ = try daemon.figuresAfterSample()
         try lxc.remove("a")
 
         try lxc.run("c", host: 12)
         try lxc.ping(from: "c", to: 11, count: 10, size: 1000)
         try lxc.freeze("b")
         let b1 = try lxc.counters(of: "b")
-        _ = try interfaces()
+        _ = try daemon.figuresAfterSample()
         try lxc.stop("b")
         try lxc.start("b")
         try lxc.ping(from: "b", to: 12, count: 10, size: 500)
@@ -63,7 +55,7 @@ final class LXCTests {
         let b2 = try lxc.counters(of: "b")
         let c = try lxc.counters(of: "c")
 
-        let figures = try interfaces()
+        let figures = try daemon.figuresAfterSample()
         func totals(_ label: String) throws -> (rx: UInt64?, tx: UInt64?) {
             let entry = try #require(figures["container:\(LXCHost.name(label))"], "\(label) not listed: \(figures.keys.sorted())")
             #expect((entry["owner"] as? [String: Any])?["kind"] as? String == (label == "a" ? nil : "lxc"), "\(entry)")

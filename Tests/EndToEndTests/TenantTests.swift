@@ -20,14 +20,6 @@ final class TenantTests {
         host.delete()
     }
 
-    func interfaces() throws -> [String: [String: Any]] {
-        let client = try daemon.client()
-        _ = try client.request(#"{"v":1,"cmd":"sample"}"#)
-        let reply = try client.request(#"{"v":1,"cmd":"interfaces"}"#)
-        let list = try #require(reply[path: "result.interfaces"] as? [[String: Any]], "\(reply)")
-        return Dictionary(list.map { ($0["name"] as? String ?? "", $0) }) { first, _ in first }
-    }
-
     /// A link's field in `ip -j link show` inside `namespace`.
     func linkField(_ field: String, of interface: String, in namespace: NetworkNamespace) throws -> Int? {
         let text = try namespace.ip("-j", "link", "show", interface)
@@ -49,11 +41,11 @@ final class TenantTests {
         let evil = try NetworkNamespace()
         let hideout = try NetworkNamespace()
         try host.ip("link", "add", "hevil", "type", "veth", "peer", "name", "eth0", "netns", evil.name)
-        #expect(try interfaces()["netns:\(evil.name)"] != nil)
+        #expect(try daemon.figuresAfterSample()["netns:\(evil.name)"] != nil)
         let number = try #require(try linkField("link_netnsid", of: "hevil", in: host))
 
         try evil.ip("link", "set", "eth0", "netns", hideout.name)
-        _ = try interfaces()
+        _ = try daemon.figuresAfterSample()
         evil.delete()
         // The kernel deletes the number in the namespace's cleanup, queued after `ip netns delete`.
         let deadline = Date().addingTimeInterval(60)
@@ -67,7 +59,7 @@ final class TenantTests {
         try #require(try linkField("link_netnsid", of: "hvictim", in: host) == number, "the kernel gives the freed number to the next namespace")
         try up("hvictim", "eth0", in: victim)
         try victim.sendFrames(50, from: "eth0")
-        let figures = try interfaces()
+        let figures = try daemon.figuresAfterSample()
         let victimFigures = try #require(figures["netns:\(victim.name)"], "\(figures.keys.sorted())")
         #expect((victimFigures["owner"] as? [String: Any])?["alias"] as? String == "hvictim")
         #expect((victimFigures.int("tx_bytes") ?? 0) >= 50 * 100)
@@ -87,12 +79,12 @@ final class TenantTests {
         try evil.sendFrames(20, from: "eth0")
         try host.sendFrames(10, from: "hevil")
         let index = try #require(try linkField("ifindex", of: "eth0", in: evil))
-        #expect(try interfaces()["netns:\(evil.name)"] != nil)
+        #expect(try daemon.figuresAfterSample()["netns:\(evil.name)"] != nil)
 
         // The host end sends nothing more, and the moved end goes down as it leaves.
         try host.exec(EgressDrop.command("hevil"))
         try evil.ip("link", "set", "eth0", "netns", hideout.name)
-        _ = try interfaces()
+        _ = try daemon.figuresAfterSample()
         try evil.ip("link", "add", "d0", "index", String(index), "type", "veth", "peer", "name", "d1")
         try evil.ip("link", "set", "d1", "up")
         try evil.ip("link", "set", "d0", "up")
@@ -100,17 +92,17 @@ final class TenantTests {
         try evil.sendFrames(300, from: "d0")
         try evil.sendFrames(300, from: "d1")
         for mtu in 1400..<1405 { try evil.ip("link", "set", "d0", "mtu", String(mtu)) }
-        _ = try interfaces()
+        _ = try daemon.figuresAfterSample()
         let final = (rx: try host.sysfsCounter("hevil", "rx_bytes"), tx: try host.sysfsCounter("hevil", "tx_bytes"))
         try evil.ip("link", "delete", "d0")
         try hideout.ip("link", "delete", "eth0")
 
         let deadline = Date().addingTimeInterval(60)
-        var gone = try #require(try interfaces()["netns:\(evil.name)"])
+        var gone = try #require(try daemon.figuresAfterSample()["netns:\(evil.name)"])
         while gone["operstate"] as? String != "absent" {
             guard Date() < deadline else { Issue.record("netns:\(evil.name) still present after 60 s"); return }
             usleep(20_000)
-            gone = try #require(try interfaces()["netns:\(evil.name)"])
+            gone = try #require(try daemon.figuresAfterSample()["netns:\(evil.name)"])
         }
         #expect(final.rx >= 20 * 100 && final.tx >= 10 * 100)
         #expect(gone.int("tx_bytes") == final.rx && gone.int("rx_bytes") == final.tx, "\(gone) vs the host end's \(final)")

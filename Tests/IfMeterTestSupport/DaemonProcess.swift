@@ -154,6 +154,18 @@ public final class DaemonProcess: @unchecked Sendable {
         try SocketClient(path: socket)
     }
 
+    /// A sample, then every `interfaces` entry by name (the first of a name, which is the present
+    /// link's): what the daemon counts right now.
+    public func figuresAfterSample() throws -> [String: [String: Any]] {
+        let client = try client()
+        _ = try client.request(#"{"v":1,"cmd":"sample"}"#)
+        let reply = try client.request(#"{"v":1,"cmd":"interfaces"}"#)
+        guard let list = (reply["result"] as? [String: Any])?["interfaces"] as? [[String: Any]] else {
+            throw CommandFailed(command: ["interfaces"], result: CommandResult(status: 1, stdout: "\(reply)", stderr: "no interfaces in the answer"))
+        }
+        return Dictionary(list.map { ($0["name"] as? String ?? "", $0) }) { first, _ in first }
+    }
+
     /// Lines of the current estimate log, parsed.
     public func logRecords() throws -> [[String: Any]] {
         let text = (try? String(contentsOfFile: logDirectory + "/estimates.jsonl", encoding: .utf8)) ?? ""

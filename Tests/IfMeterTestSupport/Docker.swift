@@ -109,39 +109,14 @@ public final class DockerDaemon {
         try docker(["inspect", "-f", "{{.NetworkSettings.SandboxKey}}", Self.name(label)]).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// The container's own counters of its `eth0`: its traffic from its point of view.
-    public func counters(of label: String) throws -> (rx: UInt64, tx: UInt64) {
-        let text = try Command.check(["nsenter", "--net=\(try sandbox(of: label))", "ip", "-s", "-j", "link", "show", "eth0"])
-        let links = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]]
-        let stats = links?.first?["stats64"] as? [String: Any]
-        guard let rx = (stats?["rx"] as? [String: Any])?["bytes"] as? NSNumber,
-              let tx = (stats?["tx"] as? [String: Any])?["bytes"] as? NSNumber else {
-            throw CommandFailed(command: ["ip", "-s", "-j", "link", "show", "eth0"], result: CommandResult(status: 1, stdout: text, stderr: "no counters"))
-        }
-        return (rx.uint64Value, tx.uint64Value)
+    /// The container's `eth0` as its namespace shows it (``ContainerEnd``).
+    public func end(of label: String) throws -> ContainerEnd {
+        ContainerEnd(enter: ["--net=\(try sandbox(of: label))"], host: namespace)
     }
 
-    /// The host side of the container's veth, by its peer index (`eth0@ifN`).
-    public func hostSide(of label: String) throws -> String {
-        let text = try Command.check(["nsenter", "--net=\(try sandbox(of: label))", "ip", "-j", "link", "show", "eth0"])
-        let links = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]]
-        guard let peer = (links?.first?["link_index"] as? NSNumber)?.intValue else {
-            throw CommandFailed(command: ["ip", "-j", "link", "show", "eth0"], result: CommandResult(status: 1, stdout: text, stderr: "no peer index"))
-        }
-        let hostLinks = try JSONSerialization.jsonObject(with: Data(try namespace.ip("-j", "link", "show").utf8)) as? [[String: Any]] ?? []
-        guard let name = hostLinks.first(where: { ($0["ifindex"] as? NSNumber)?.intValue == peer })?["ifname"] as? String else {
-            throw CommandFailed(command: ["ip", "-j", "link", "show"], result: CommandResult(status: 1, stdout: "", stderr: "no host link with index \(peer)"))
-        }
-        return name
-    }
+    public func counters(of label: String) throws -> (rx: UInt64, tx: UInt64) { try end(of: label).counters() }
 
-    /// Stops every frame between the container and the bridge, both ways (``EgressDrop`` on each
-    /// end), so that counters read afterwards are final (the bridge's IGMP reports and stale
-    /// neighbours' ARP probes would move them later).
-    public func freeze(_ label: String) throws {
-        try namespace.exec(EgressDrop.command(try hostSide(of: label)))
-        try Command.check(["nsenter", "--net=\(try sandbox(of: label))"] + EgressDrop.command("eth0"))
-    }
+    public func freeze(_ label: String) throws { try end(of: label).freeze() }
 
     /// Removes a container at once.
     public func remove(_ label: String) throws {

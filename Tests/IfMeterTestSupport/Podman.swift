@@ -56,37 +56,8 @@ public enum Podman {
     /// Runs `path` with stdin from /dev/null and stdout and stderr to `output`; its exit status,
     /// or -1 once it has been killed at the deadline.
     private static func spawnAndWait(_ path: String, _ arguments: [String], output: String, timeout: Double) throws -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        // Nothing else of the test process's: Foundation learns that a child it started exited
-        // when the socket that child inherited closes, and a runtime's daemon started here holding
-        // a copy of it (they are not close-on-exec) would keep that child "running" for good.
-        SpawnWithSignals.closeFrom3(&actions)
-        var pid: pid_t = 0
-        let argv = arguments.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
-        guard spawned == 0 else {
-            throw CommandFailed(command: arguments, result: CommandResult(status: -1, stdout: "", stderr: "posix_spawn: \(spawned)"))
-        }
-        let deadline = Date().addingTimeInterval(timeout)
-        var status: Int32 = 0
-        while true {
-            let done = waitpid(pid, &status, WNOHANG)
-            if done == pid { break }
-            if done < 0 && errno != EINTR { return -1 }
-            if Date() > deadline {
-                kill(pid, SIGKILL)
-                _ = waitpid(pid, &status, 0)
-                return -1
-            }
-            usleep(5_000)
-        }
-        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
+        let pid = try SpawnWithSignals.start([path] + arguments.dropFirst(), output: output)
+        return SpawnWithSignals.wait(pid, within: timeout) ?? -1
     }
 
     /// Starts a container on Podman's default bridge with its host side in `namespace`; IPv6
