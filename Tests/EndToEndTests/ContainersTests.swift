@@ -126,10 +126,7 @@ final class ContainersTests {
     /// only CAP_DAC_READ_SEARCH and CAP_NET_BROADCAST, as ifmeterd.service grants them.
     @Test("as nobody with only the unit's two capabilities: containers are named, and one removed between samples is exact")
     func underTheUnitsPrivileges() throws {
-        let capabilities = "-all,+dac_read_search,+net_broadcast"
-        try Command.check(["chown", "-R", "65534:65534", daemon.directory])
-        try daemon.start(prefix: ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=\(capabilities)",
-                                  "--ambient-caps=\(capabilities)", "--bounding-set=\(capabilities)"])
+        try daemon.startAsTheUnit()
         let status = try String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8)
         #expect(status.contains("CapEff:\t0000000000000804"), "\(status.split(separator: "\n").filter { $0.hasPrefix("Cap") })")
         #expect(!daemon.stderrText.contains("NETLINK_LISTEN_ALL_NSID"), "\(daemon.stderrText)")

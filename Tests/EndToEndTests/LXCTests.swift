@@ -26,10 +26,7 @@ final class LXCTests {
 
     @Test("as the unit runs it: a removed, c started, b restarted; each container's figures are its own eth0's over its lifetimes, no veth name keeps a byte")
     func lifetimes() throws {
-        let capabilities = "-all,+dac_read_search,+net_broadcast"
-        try Command.check(["chown", "-R", "65534:65534", daemon.directory])
-        try daemon.start(prefix: ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=\(capabilities)",
-                                  "--ambient-caps=\(capabilities)", "--bounding-set=\(capabilities)"])
+        try daemon.startAsTheUnit()
         try lxc.run("a", host: 10)
         try lxc.run("b", host: 11)
         try lxc.ping(from: "a", to: 11, count: 20, size: 1000)

@@ -154,6 +154,16 @@ public final class DaemonProcess: @unchecked Sendable {
         try SocketClient(path: socket)
     }
 
+    /// The shipped unit's privileges without systemd: starts the daemon as nobody holding only
+    /// `CAP_DAC_READ_SEARCH` and `CAP_NET_BROADCAST`, as ifmeterd.service grants them (its
+    /// directory handed to nobody first).
+    public func startAsTheUnit() throws {
+        let capabilities = "-all,+dac_read_search,+net_broadcast"
+        try Command.check(["chown", "-R", "65534:65534", directory])
+        try start(prefix: ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=\(capabilities)",
+                           "--ambient-caps=\(capabilities)", "--bounding-set=\(capabilities)"])
+    }
+
     /// A sample, then every `interfaces` entry by name (the first of a name, which is the present
     /// link's): what the daemon counts right now.
     public func figuresAfterSample() throws -> [String: [String: Any]] {
