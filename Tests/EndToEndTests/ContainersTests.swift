@@ -122,6 +122,22 @@ final class ContainersTests {
         #expect(metrics.contains("ifmeter_owner_info{interface=\"container:\(name)\",container=\"\(name)\",kind=\"podman\""))
     }
 
+    @Test("containers sharing one namespace (--network container:X, as a pod's): it is named by the first created of them, the same at five daemon starts")
+    func sharedNamespaceOwner() throws {
+        try run("first")
+        for label in ["second", "third"] {
+            if !labels.contains(label) { labels.append(label) }
+            try Podman.run(label, sharingNamespaceOf: "first", in: host)
+        }
+        var named: [[String]] = []
+        for _ in 0..<5 {
+            try daemon.start()
+            named.append(try daemon.figuresAfterSample().keys.filter { $0.hasPrefix("container:") }.sorted())
+            try daemon.stop()
+        }
+        #expect(named == Array(repeating: ["container:\(Podman.name("first"))"], count: 5), "\(named)")
+    }
+
     /// The shipped unit's privileges without systemd: an unprivileged user (nobody) holding
     /// only CAP_DAC_READ_SEARCH and CAP_NET_BROADCAST, as ifmeterd.service grants them.
     @Test("as nobody with only the unit's two capabilities: containers are named, and one removed between samples is exact")

@@ -71,6 +71,14 @@ public enum Podman {
         return output.split(separator: "\n").last.map(String.init) ?? ""
     }
 
+    /// Starts a container in the network namespace of the test's container `sharing`
+    /// (`--network container:…`, as a pod's containers share its infra container's).
+    public static func run(_ label: String, sharingNamespaceOf sharing: String, in namespace: NetworkNamespace) throws {
+        try prepared.get()
+        try podman(["run", "-d", "--ulimit", "nofile=4096:4096", "--ulimit", "nproc=4096:4096",
+                    "--name", name(label), "--network", "container:\(name(sharing))", image, "/bin/sleep", "3600"], in: namespace)
+    }
+
     /// Removes a container at once (a `sleep` as PID 1 ignores SIGTERM: no grace period).
     public static func remove(_ label: String) {
         _ = try? Command.run(["podman", "rm", "-f", "-t", "0", name(label)])
