@@ -49,6 +49,11 @@ int ifm_parse_netns_id(const void *buf, size_t len, uint32_t seq) {
     return -EAGAIN;
 }
 
+static int ifm_netns_id_reply(const void *buf, size_t len, uint32_t seq, void *context) {
+    (void)context;
+    return ifm_parse_netns_id(buf, len, seq);
+}
+
 /* RTM_GETNSID naming the namespace by `attribute` (NETNSA_FD or NETNSA_PID) = `value`. */
 static int ifm_nl_netns_id_by(ifm_nl *nl, int attribute, uint32_t value) {
     struct rtgenmsg header = { .rtgen_family = AF_UNSPEC };
@@ -60,17 +65,7 @@ static int ifm_nl_netns_id_by(ifm_nl *nl, int attribute, uint32_t value) {
         nlmsg_free(request);
         return -ifm_errno_from_nle(err);
     }
-    int sent = nl_send_auto(nl->sock, request);
-    uint32_t seq = nlmsg_hdr(request)->nlmsg_seq;
-    nlmsg_free(request);
-    if (sent < 0) return -ifm_errno_from_nle(sent);
-    /* One reply; datagrams of an abandoned earlier request carry other sequence numbers. */
-    for (;;) {
-        ssize_t n = ifm_recv(nl, 0);
-        if (n < 0) return (int)n;
-        int result = ifm_parse_netns_id(nl->buf, (size_t)n, seq);
-        if (result != -EAGAIN) return result;
-    }
+    return ifm_request_reply(nl, request, ifm_netns_id_reply, NULL);
 }
 
 int ifm_nl_netns_id(ifm_nl *nl, int netns_fd) { return ifm_nl_netns_id_by(nl, NETNSA_FD, (uint32_t)netns_fd); }

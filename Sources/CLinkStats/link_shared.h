@@ -41,6 +41,14 @@ struct ifm_nl {
  * size: 0 with *nsid set, or -EPROTO. */
 int ifm_nsid_of_message(struct nlmsghdr *hdr, int32_t *nsid);
 
+/* Reads a request's one reply: 0 or -errno once found in `len` bytes, -EAGAIN when they hold no
+ * reply to `seq` (a datagram of an abandoned earlier request). */
+typedef int (*ifm_reply_parser)(const void *buf, size_t len, uint32_t seq, void *context);
+
+/* Sends `request` (freed here) and reads until `parse` finds its reply; what `parse` returned,
+ * or -errno. */
+int ifm_request_reply(ifm_nl *nl, struct nl_msg *request, ifm_reply_parser parse, void *context);
+
 /* libnl reports its own NLE_* codes; the Swift side speaks errno. */
 int ifm_errno_from_nle(int nle);
 

@@ -250,6 +250,19 @@ int ifm_nl_listen_all_nsid(ifm_nl *nl, int deletions_only) {
     return 0;
 }
 
+int ifm_request_reply(ifm_nl *nl, struct nl_msg *request, ifm_reply_parser parse, void *context) {
+    int sent = nl_send_auto(nl->sock, request);
+    uint32_t seq = nlmsg_hdr(request)->nlmsg_seq;
+    nlmsg_free(request);
+    if (sent < 0) return -ifm_errno_from_nle(sent);
+    for (;;) {
+        ssize_t n = ifm_recv(nl, 0);
+        if (n < 0) return (int)n;
+        int result = parse(nl->buf, (size_t)n, seq, context);
+        if (result != -EAGAIN) return result;
+    }
+}
+
 /* Sends `request` and feeds every reply message carrying its sequence number to `handler`
  * until NLMSG_DONE. Messages of an earlier, abandoned dump are skipped. Returns 0, -errno, or
  * -EAGAIN when the kernel flagged the dump as interrupted by concurrent changes. */

@@ -123,7 +123,8 @@ static int ifm_on_counters(struct nlmsghdr *hdr, void *context);
 
 /* The reply to RTM_GETLINK request `seq` in `len` bytes: 0 with *out filled, -ENODEV when the
  * kernel has no such link, -EAGAIN when the bytes hold no reply to `seq`, or -errno. */
-static int ifm_parse_link_reply(const void *buf, size_t len, uint32_t seq, ifm_link *out) {
+static int ifm_parse_link_reply(const void *buf, size_t len, uint32_t seq, void *context) {
+    ifm_link *out = context;
     int remaining = len > INT_MAX ? INT_MAX : (int)len;
     for (struct nlmsghdr *hdr = (struct nlmsghdr *)buf; nlmsg_ok(hdr, remaining);
          hdr = nlmsg_next(hdr, &remaining)) {
@@ -147,17 +148,7 @@ int ifm_nl_get_link(ifm_nl *nl, int32_t ifindex, ifm_link *out) {
         nlmsg_free(request);
         return -ifm_errno_from_nle(err);
     }
-    int sent = nl_send_auto(nl->sock, request);
-    uint32_t seq = nlmsg_hdr(request)->nlmsg_seq;
-    nlmsg_free(request);
-    if (sent < 0) return -ifm_errno_from_nle(sent);
-    /* One reply; datagrams of an abandoned earlier request carry other sequence numbers. */
-    for (;;) {
-        ssize_t n = ifm_recv(nl, 0);
-        if (n < 0) return (int)n;
-        int result = ifm_parse_link_reply(nl->buf, (size_t)n, seq, out);
-        if (result != -EAGAIN) return result;
-    }
+    return ifm_request_reply(nl, request, ifm_parse_link_reply, out);
 }
 
 int ifm_parse_counters(const void *buf, size_t len, ifm_counters_array *out) {
