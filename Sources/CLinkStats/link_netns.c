@@ -34,11 +34,7 @@ int ifm_parse_netns_id(const void *buf, size_t len, uint32_t seq) {
     for (struct nlmsghdr *hdr = (struct nlmsghdr *)buf; nlmsg_ok(hdr, remaining);
          hdr = nlmsg_next(hdr, &remaining)) {
         if (hdr->nlmsg_seq != seq) continue;
-        if (hdr->nlmsg_type == NLMSG_ERROR) {
-            if (hdr->nlmsg_len < nlmsg_size(sizeof(struct nlmsgerr))) return -EPROTO;
-            const struct nlmsgerr *e = nlmsg_data(hdr);
-            return e->error < 0 ? e->error : -EPROTO;
-        }
+        if (hdr->nlmsg_type == NLMSG_ERROR) return ifm_nlmsg_error(hdr);
         if (hdr->nlmsg_type != RTM_NEWNSID) continue;
         int32_t nsid;
         if (ifm_nsid_of_message(hdr, &nsid) < 0) return -EPROTO;

@@ -41,6 +41,10 @@ struct ifm_nl {
  * size: 0 with *nsid set, or -EPROTO. */
 int ifm_nsid_of_message(struct nlmsghdr *hdr, int32_t *nsid);
 
+/* The kernel's answer in an NLMSG_ERROR message, as -errno; -EPROTO for one cut short or one
+ * that says no error where an answer was due. */
+int ifm_nlmsg_error(const struct nlmsghdr *hdr);
+
 /* Reads a request's one reply: 0 or -errno once found in `len` bytes, -EAGAIN when they hold no
  * reply to `seq` (a datagram of an abandoned earlier request). */
 typedef int (*ifm_reply_parser)(const void *buf, size_t len, uint32_t seq, void *context);

@@ -250,6 +250,12 @@ int ifm_nl_listen_all_nsid(ifm_nl *nl, int deletions_only) {
     return 0;
 }
 
+int ifm_nlmsg_error(const struct nlmsghdr *hdr) {
+    if (hdr->nlmsg_len < nlmsg_size(sizeof(struct nlmsgerr))) return -EPROTO;
+    const struct nlmsgerr *e = nlmsg_data((struct nlmsghdr *)hdr);
+    return e->error < 0 ? e->error : -EPROTO;
+}
+
 int ifm_request_reply(ifm_nl *nl, struct nl_msg *request, ifm_reply_parser parse, void *context) {
     int sent = nl_send_auto(nl->sock, request);
     uint32_t seq = nlmsg_hdr(request)->nlmsg_seq;

@@ -129,11 +129,7 @@ static int ifm_parse_link_reply(const void *buf, size_t len, uint32_t seq, void 
     for (struct nlmsghdr *hdr = (struct nlmsghdr *)buf; nlmsg_ok(hdr, remaining);
          hdr = nlmsg_next(hdr, &remaining)) {
         if (hdr->nlmsg_seq != seq) continue;
-        if (hdr->nlmsg_type == NLMSG_ERROR) {
-            if (hdr->nlmsg_len < nlmsg_size(sizeof(struct nlmsgerr))) return -EPROTO;
-            const struct nlmsgerr *e = nlmsg_data(hdr);
-            return e->error < 0 ? e->error : -EPROTO;
-        }
+        if (hdr->nlmsg_type == NLMSG_ERROR) return ifm_nlmsg_error(hdr);
         if (hdr->nlmsg_type == RTM_NEWLINK) return ifm_parse_link_message(hdr, out);
     }
     return -EAGAIN;
