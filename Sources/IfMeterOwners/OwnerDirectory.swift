@@ -96,9 +96,6 @@ public final class OwnerDirectory: @unchecked Sendable {
             guard let nsid = look.nsid(ofFile: container.sandbox), nsids.contains(nsid), found[nsid] == nil else { continue }
             found[nsid] = .found(FoundOwner(.docker, name: container.name, id: container.id))
         }
-        if nsids.contains(where: { found[$0] == nil }) {
-            for (nsid, owner) in lxcContainers(of: nsids) where found[nsid] == nil { found[nsid] = .found(owner) }
-        }
         for directory in paths.namedNamespaces {
             let runtimeOwned = directory.hasSuffix("/docker/netns")
             for name in SysfsReader.listDirectory(directory).sorted() where OwnerName.isAcceptable(name) {
@@ -110,6 +107,11 @@ public final class OwnerDirectory: @unchecked Sendable {
                 let starting = runtimeOwned || name.hasPrefix("netns-") || name.hasPrefix("cni-")
                 found[nsid] = starting ? .starting(fallback: named) : .found(named)
             }
+        }
+        // LXC binds no namespace file: only a namespace no file named is looked for there (the
+        // scan reads every process's stat).
+        if nsids.contains(where: { found[$0] == nil }) {
+            for (nsid, owner) in lxcContainers(of: nsids) where found[nsid] == nil { found[nsid] = .found(owner) }
         }
         let unsettled = nsids.filter { nsid in
             switch found[nsid] {
