@@ -19,6 +19,12 @@ import IfMeterCore
 ///   another namespace: then ``unbound``, since the next namespace may get the number.
 /// - ``Entry/plain``: nobody could be found (the namespace is invisible to the daemon); counted
 ///   under its own name like any link.
+/// - ``Entry/home(of:)``: the container's end of an owned link, brought back into the daemon's
+///   namespace as its runtime takes the container down; never counted.
+///
+/// A veth whose both ends are in the daemon's namespace waits too (Docker and LXC make a pair so
+/// and move one end into the container): until an end moves away, then as any link into another
+/// namespace, or until ``graceSeconds`` pass, then plain.
 public struct Attribution: Sendable {
     public enum Entry: Hashable, Sendable {
         // Boxed: a Link is some 250 bytes, and every entry would be that large.
@@ -82,7 +88,7 @@ public struct Attribution: Sendable {
     /// Plain links that were veths with both ends here when their grace ran out: one whose end a
     /// runtime moves away later still becomes its owner's.
     private var pairsAtHome: Set<LinkKey> = []
-    /// Waiting links whose nsid the kernel deleted while they waited (see ``forget(_:at:)``).
+    /// Waiting links whose nsid the kernel deleted while they waited (see ``forget(_:)``).
     private var unnumbered: Set<LinkKey> = []
 
     private struct PeerKey: Hashable, Sendable {
@@ -166,7 +172,7 @@ public struct Attribution: Sendable {
             case .peer:
                 break
             case .namespaceIDDeleted(let nsid):
-                output += forget(nsid, at: wall)
+                output += forget(nsid)
             case .resync(let links, let namespace, let unparseable):
                 guard namespace == .own else { output.append(observation); continue }
                 let present = Set(links.map(\.key))
@@ -397,7 +403,7 @@ public struct Attribution: Sendable {
     /// one's (the kernel frees the number before it says so, and may give it out in between):
     /// it is ``unnumbered`` — counted under its own name if it is deleted before a look, and
     /// settled by the look as any other if it is not.
-    private mutating func forget(_ nsid: Int32, at wall: Double) -> [LinkObservation] {
+    private mutating func forget(_ nsid: Int32) -> [LinkObservation] {
         known[nsid] = nil
         let bound = entries.compactMap { key, entry -> LinkKey? in
             if case .owned(_, nsid, _) = entry { key } else { nil }
