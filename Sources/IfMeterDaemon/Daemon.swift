@@ -281,7 +281,7 @@ final class Daemon {
                 let own = try LinkFeed(eventSocket: passed.linkEvents)
                 own.annotate = LinkFeed.reading(SysfsReader(root: options.sysfsRoot))
                 feeds = LinkFeeds([own] + Self.insideFeeds(config.meterInside))
-                owners = config.attributeOwners != nil ? try OwnerDirectory() : nil
+                owners = config.attributeOwners != nil ? try OwnerDirectory(paths: config.ownerPaths) : nil
                 if owners != nil {
                     do {
                         try own.events.listenToPeers()

@@ -57,6 +57,18 @@ public struct DaemonConfig: Hashable, Sendable {
     /// Bound namespaces (`/run/netns/NAME`) metered from inside, their links `netns:NAME/IFACE`
     /// (docs/NAMESPACES.md; needs docs/examples/meter-inside.conf under systemd).
     public var meterInside: [String] = []
+    /// Where the container runtimes keep their state, for naming containers: Docker's
+    /// `data-root` and `exec-root` (`/etc/docker/daemon.json`) and Podman's graph root.
+    public var dockerRoot = "/var/lib/docker"
+    public var dockerExecRoot = "/run/docker"
+    public var podmanStorage = "/var/lib/containers/storage"
+
+    /// Where the owner directory looks, from the runtimes' roots.
+    public var ownerPaths: OwnerPaths {
+        OwnerPaths(namedNamespaces: ["/run/netns", dockerExecRoot + "/netns"], podmanStorage: podmanStorage, dockerRoot: dockerRoot,
+                   dockerNamespaces: dockerExecRoot + "/netns")
+    }
+
     /// Link names each `meter_inside` namespace may have subjects for: root inside can create
     /// links at will, and each new name would be a history of its own for good.
     public var meterInsideNames = 256
@@ -222,6 +234,9 @@ public struct DaemonConfig: Hashable, Sendable {
             }
             guard names.count <= 64 else { throw ValueError("meter_inside: at most 64 namespaces, got \(names.count)") }
             meterInside = names
+        case "docker_root": dockerRoot = try Self.directory(value, key: key)
+        case "docker_exec_root": dockerExecRoot = try Self.directory(value, key: key)
+        case "podman_storage": podmanStorage = try Self.directory(value, key: key)
         case "meter_inside_names": meterInsideNames = try Self.integer(value, key: key, in: 1...100_000)
         case "owner_grace": ownerGrace = UInt64(try Self.seconds(value, key: key, in: 0...3600))
         case "metrics_keep_absent": metricsKeepAbsent = UInt64(try Self.seconds(value, key: key, in: 0...(100 * 366 * 86400)))
@@ -232,6 +247,15 @@ public struct DaemonConfig: Hashable, Sendable {
     struct ValueError: Error, CustomStringConvertible {
         var description: String
         init(_ description: String) { self.description = description }
+    }
+
+    /// An absolute directory path without `..` (the directory need not exist yet: a runtime may
+    /// be installed later).
+    static func directory(_ value: String, key: String) throws(ValueError) -> String {
+        guard value.hasPrefix("/"), !value.split(separator: "/").contains(".."), !value.utf8.contains(0) else {
+            throw ValueError("\(key): expected an absolute directory path, got \"\(value)\"")
+        }
+        return value.count > 1 && value.hasSuffix("/") ? String(value.dropLast()) : value
     }
 
     static func integer(_ value: String, key: String, in range: ClosedRange<Int>) throws(ValueError) -> Int {

@@ -8,6 +8,8 @@ import Glibc
 public struct OwnerPaths: Hashable, Sendable {
     /// Directories of bound namespaces: `ip netns` and Podman's (`/run/netns`), Docker's.
     public var namedNamespaces: [String]
+    /// Docker's among them (`EXEC-ROOT/netns`): a namespace there is a container's being started.
+    public var dockerNamespaces: String
     /// Podman's graph root (`podman info --format {{.Store.GraphRoot}}`).
     public var podmanStorage: String
     public var dockerRoot: String
@@ -18,8 +20,9 @@ public struct OwnerPaths: Hashable, Sendable {
 
     public init(namedNamespaces: [String] = ["/run/netns", "/run/docker/netns"],
                 podmanStorage: String = "/var/lib/containers/storage", dockerRoot: String = "/var/lib/docker",
-                proc: String = "/proc", cgroups: String = "/sys/fs/cgroup") {
+                proc: String = "/proc", cgroups: String = "/sys/fs/cgroup", dockerNamespaces: String = "/run/docker/netns") {
         self.namedNamespaces = namedNamespaces
+        self.dockerNamespaces = dockerNamespaces
         self.podmanStorage = podmanStorage
         self.dockerRoot = dockerRoot
         self.proc = proc
@@ -97,7 +100,7 @@ public final class OwnerDirectory: @unchecked Sendable {
             found[nsid] = .found(FoundOwner(.docker, name: container.name, id: container.id))
         }
         for directory in paths.namedNamespaces {
-            let runtimeOwned = directory.hasSuffix("/docker/netns")
+            let runtimeOwned = directory == paths.dockerNamespaces
             for name in SysfsReader.listDirectory(directory).sorted() where OwnerName.isAcceptable(name) {
                 guard let (nsid, inode) = look.nsidAndInode(ofFile: directory + "/" + name), nsids.contains(nsid),
                       found[nsid] == nil else { continue }

@@ -104,6 +104,8 @@ struct ConfigTests {
         ("month_start_day[] = 3", "test.conf:2: month_start_day[…] needs an interface name"),
         ("attribute_owners = maybe", "test.conf:2: attribute_owners: expected containers, all or no, got \"maybe\""),
         ("meter_inside = vpn, a/b", "test.conf:2: meter_inside: \"a/b\" is not a namespace name (letters, digits, _ . - @)"),
+        ("docker_root = var/lib/docker", "test.conf:2: docker_root: expected an absolute directory path, got \"var/lib/docker\""),
+        ("podman_storage = /var/lib/../containers", "test.conf:2: podman_storage: expected an absolute directory path, got \"/var/lib/../containers\""),
         ("meter_inside_names = 0", "test.conf:2: meter_inside_names: expected a whole number from 1 to 100000, got \"0\""),
         ("owner_grace = 2h", "test.conf:2: owner_grace: expected a duration from 0 to 3600 s such as 30, 15m, 48h or 62d, got \"2h\""),
     ])

@@ -37,17 +37,20 @@ public final class DockerDaemon {
     private var pid: pid_t = 0
     private var labels: [String] = []
 
-    /// Starts `dockerd` with its host side in `namespace` and waits until it answers.
-    public init(in namespace: NetworkNamespace, subnet: String = "10.78.\(getpid() % 200)") throws {
+    /// Starts `dockerd` with its host side in `namespace` and waits until it answers; its state
+    /// where Docker keeps it by default, or under `roots` (`data-root` and `exec-root`).
+    public init(in namespace: NetworkNamespace, subnet: String = "10.78.\(getpid() % 200)",
+                roots: (data: String, exec: String)? = nil) throws {
         self.namespace = namespace
         self.subnet = subnet
         directory = try TemporaryDirectory()
         socket = directory.path + "/docker.sock"
         network = "ifmt-\(getpid())"
-        try Self.shareNamespaceMounts()
+        try Self.shareNamespaceMounts((roots?.exec ?? "/run/docker") + "/netns")
         let log = directory.path + "/dockerd.log"
         pid = try SpawnWithSignals.start([try Command.resolve("nsenter"), "--net=/run/netns/\(namespace.name)", "/usr/sbin/dockerd",
-                              "-H", "unix://\(socket)", "--pidfile", directory.path + "/docker.pid", "--storage-driver", "vfs"],
+                              "-H", "unix://\(socket)", "--pidfile", directory.path + "/docker.pid", "--storage-driver", "vfs"]
+                                 + (roots.map { ["--data-root", $0.data, "--exec-root", $0.exec] } ?? []),
                              output: log)
         let deadline = Date().addingTimeInterval(120)
         while (try? Command.run([Self.client, "-H", "unix://\(socket)", "info"], timeout: 30))?.status != 0 {
@@ -64,12 +67,11 @@ public final class DockerDaemon {
 
     deinit { stop() }
 
-    /// The namespaces Docker binds under /run/docker/netns are mounts of the root mount
+    /// The namespaces Docker binds under EXEC-ROOT/netns are mounts of the root mount
     /// namespace; a daemon started with `ip netns exec` has a mount namespace of its own and
     /// would see empty files there, unless the directory is a shared mount (as it is on a
     /// systemd host, where every mount is shared and a unit's namespace receives them).
-    private static func shareNamespaceMounts() throws {
-        let path = "/run/docker/netns"
+    private static func shareNamespaceMounts(_ path: String) throws {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         let mounts = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
         let shared = mounts.split(separator: "\n").contains { line in
