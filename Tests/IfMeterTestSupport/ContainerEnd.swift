@@ -53,3 +53,12 @@ public struct ContainerEnd {
         return link
     }
 }
+
+/// A busybox shell script run inside a container: pings `address` until one is answered (for at
+/// most about a minute), then `count` pings of `size` bytes, every one answered.
+public enum PingScript {
+    public static func text(to address: String, count: Int, size: Int) -> String {
+        "i=0; until ping -c 1 -W 1 \(address) >/dev/null; do i=$((i+1)); [ $i -ge 200 ] && exit 1; sleep 0.2; done; "
+            + "ping -c \(count) -i 0.2 -s \(size) \(address)"
+    }
+}

@@ -101,9 +101,10 @@ public final class DockerDaemon {
                     Self.image, "sleep", "3600"])
     }
 
-    /// `count` pings of `size` bytes from the container to `subnet.host`, each answered.
+    /// `count` pings of `size` bytes from the container to `subnet.host`, once one is answered
+    /// (a container just started may not reach the other yet; a loaded machine took seconds).
     public func ping(from label: String, to host: Int, count: Int, size: Int) throws {
-        try docker(["exec", Self.name(label), "ping", "-c", String(count), "-i", "0.2", "-s", String(size), "\(subnet).\(host)"])
+        try docker(["exec", Self.name(label), "sh", "-c", PingScript.text(to: "\(subnet).\(host)", count: count, size: size)])
     }
 
     /// The container's network namespace file (`NetworkSettings.SandboxKey`).

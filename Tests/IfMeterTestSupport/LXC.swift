@@ -84,10 +84,10 @@ public final class LXCHost {
         labels.removeAll { $0 == label }
     }
 
-    /// `count` pings of `size` bytes from the container to `subnet.host`, each answered.
+    /// `count` pings of `size` bytes from the container to `subnet.host`, once one is answered.
     public func ping(from label: String, to host: Int, count: Int, size: Int) throws {
-        try lxc(["lxc-attach", "-n", Self.name(label), "--", "/bin/busybox", "ping", "-c", String(count), "-i", "0.2",
-                 "-s", String(size), "\(subnet).\(host)"])
+        try lxc(["lxc-attach", "-n", Self.name(label), "--", "/bin/busybox", "sh", "-c",
+                 PingScript.text(to: "\(subnet).\(host)", count: count, size: size)])
     }
 
     /// The container's init pid.
