@@ -67,8 +67,8 @@ struct MeterKernelTests {
         #expect(recorder.totals("tunm0") == Traffic(rxBytes: 10 * 428, txBytes: 6 * 128, rxPackets: 10, txPackets: 6))
 
         // More traffic, then the tun is gone before the next poll.
-        let more = TunDevice.udpPacket(from: [10, 88, 0, 2], to: [10, 88, 0, 1], port: 9999, payload: 1000)
-        let receiver = try namespace.inside { try UDPSocket(bindTo: "10.88.0.1", port: 9999) }
+        let receiver = try namespace.inside { try UDPSocket(bindTo: "10.88.0.1", port: 0) }
+        let more = TunDevice.udpPacket(from: [10, 88, 0, 2], to: [10, 88, 0, 1], port: receiver.port, payload: 1000)
         for _ in 0..<7 {
             try tun.write(more)
             try receiver.receive(timeoutMilliseconds: 30_000)

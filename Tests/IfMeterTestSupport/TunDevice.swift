@@ -81,8 +81,11 @@ public enum TunTraffic {
                      writtenPayload: Int, read: Int, readPayload: Int) throws {
         try namespace.ip("address", "add", "10.88.0.1/24", "dev", tun.name)
         try namespace.ip("link", "set", tun.name, "up")
-        let receiver = try namespace.inside { try UDPSocket(bindTo: "10.88.0.1", port: 9999) }
-        let packet = TunDevice.udpPacket(from: [10, 88, 0, 2], to: [10, 88, 0, 1], port: 9999,
+        // A port of the kernel's choosing: a port this process closed may still be held by a
+        // child another test is spawning (between its fork and its exec), and a second bind of
+        // it here fails with EADDRINUSE.
+        let receiver = try namespace.inside { try UDPSocket(bindTo: "10.88.0.1", port: 0) }
+        let packet = TunDevice.udpPacket(from: [10, 88, 0, 2], to: [10, 88, 0, 1], port: receiver.port,
                                          payload: writtenPayload)
         for _ in 0..<written {
             try tun.write(packet)

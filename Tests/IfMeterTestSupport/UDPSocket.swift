@@ -22,6 +22,16 @@ public final class UDPSocket: @unchecked Sendable {
 
     deinit { close(fd) }
 
+    /// The port the socket is bound to: the one the kernel chose for port 0.
+    public var port: UInt16 {
+        var sin = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &sin) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return UInt16(bigEndian: sin.sin_port)
+    }
+
     public func send(_ bytes: [UInt8], to address: String, port: UInt16) throws {
         var sin = try Self.address(address, port)
         let sent = bytes.withUnsafeBytes { buffer in
