@@ -2,7 +2,7 @@ import IfMeterCore
 import IfMeterJSON
 import IfMeterWire
 
-/// `containers`: every container's and namespace's subject (docs/NAMESPACES.md) — today, this
+/// `containers`: every container's, virtual machine's and namespace's subject (docs/NAMESPACES.md) — today, this
 /// month, all time, the current rate, who owns it and the host-side link it is counted through
 /// now — from the owner's point of view.
 enum ContainersView {
@@ -68,7 +68,7 @@ enum ContainersView {
 
     static func render(_ result: Result, _ session: Session, units: Units) -> String {
         guard !result.containers.isEmpty else {
-            return "No container or namespace has been seen yet (docs/NAMESPACES.md says what is attributed).\n"
+            return "No container, virtual machine or namespace has been seen yet (docs/NAMESPACES.md says what is attributed).\n"
         }
         var table = Table([.left, .left, .left, .left, .right, .right, .right, .right, .right, .right, .right])
         table.add(["container", "kind", "via", "state", "today", "month rx", "month tx", "this month", "all time",

@@ -10,6 +10,9 @@ public enum EstimateLabel: String, Hashable, Sendable, CaseIterable {
     /// A container's or namespace's traffic read from the host's end of its veth, turned round
     /// to the container's point of view: rx is what the container received.
     case hostSideVeth = "host-side-veth"
+    /// A virtual machine's traffic read from the host's end of its tap, turned round to the
+    /// machine's point of view: rx is what the guest received.
+    case hostSideTap = "host-side-tap"
     case resetInPeriod = "reset-in-period"
     case gapInPeriod = "gap-in-period"
     case implausibleDropped = "implausible-dropped"
@@ -40,11 +43,11 @@ public enum EstimateLabel: String, Hashable, Sendable, CaseIterable {
 
     /// The labels of a figure: always the four, then what applies to its class and period.
     public static func labels(tunnel: Bool, resets: Int, gaps: Int, implausibleDropped: Int, eventsLost: Int = 0,
-                              imported: Bool = false, hostSide: Bool = false) -> [EstimateLabel] {
+                              imported: Bool = false, hostSide: EstimateLabel? = nil) -> [EstimateLabel] {
         var labels = always
         if imported { labels.append(.importedVnstat) }
         if tunnel { labels.append(.tunnelDoubleCounted) }
-        if hostSide { labels.append(.hostSideVeth) }
+        if let hostSide { labels.append(hostSide) }
         if resets > 0 { labels.append(.resetInPeriod) }
         if gaps > 0 { labels.append(.gapInPeriod) }
         if implausibleDropped > 0 { labels.append(.implausibleDropped) }

@@ -1,5 +1,6 @@
 /// Who owns the network namespace a host-side link leads into: a container, a machine, a named
-/// namespace or, failing those, the namespace's first process (docs/NAMESPACES.md). A class, so
+/// namespace or, failing those, the namespace's first process; or the virtual machine a tap
+/// leads into (docs/NAMESPACES.md). A class, so
 /// a link carries one reference to it (links are held by the thousand), never a copy.
 public final class LinkOwner: Hashable, Sendable, CustomStringConvertible {
     /// Where the owner's name comes from.
@@ -12,13 +13,36 @@ public final class LinkOwner: Hashable, Sendable, CustomStringConvertible {
         case nspawn
         /// An LXC container: its name from its monitor process (`[lxc monitor] PATH NAME`).
         case lxc
+        /// A libvirt QEMU domain, a virtual machine: its name and UUID from libvirt's live status
+        /// file, which names the tap of each of its NICs.
+        case libvirt
         /// A namespace bound under `/run/netns` (`ip netns add NAME`) that no runtime claims.
         case netns
         /// None of those: the namespace's first process, named by its systemd unit or command.
         case process
 
-        /// Containers and machines are `container:NAME` subjects; the rest `netns:NAME`.
-        public var isContainer: Bool { self == .podman || self == .docker || self == .nspawn || self == .lxc }
+        /// Containers and machines are `container:NAME` subjects, virtual machines `vm:NAME`,
+        /// the rest `netns:NAME`.
+        public var prefix: SubjectName.Prefix {
+            switch self {
+            case .podman, .docker, .nspawn, .lxc: .container
+            case .libvirt: .vm
+            case .netns, .process: .netns
+            }
+        }
+
+        /// Named by a runtime (a container, machine or virtual machine), not by a bound name or
+        /// a process.
+        public var isRuntime: Bool { prefix != .netns }
+
+        /// What the owner is, in a sentence: "container", "virtual machine", "namespace".
+        public var noun: String {
+            switch prefix {
+            case .container: "container"
+            case .vm: "virtual machine"
+            case .netns: "namespace"
+            }
+        }
     }
 
     public let kind: Kind
@@ -30,7 +54,8 @@ public final class LinkOwner: Hashable, Sendable, CustomStringConvertible {
     /// `veth0` after the container's next start.
     public let alias: String
     /// Set for a second link into the same owner's namespace (a container on two networks): the
-    /// ifindex of its peer there, which tells the owner's links apart (`container:web#3`).
+    /// ifindex of its peer there, which tells the owner's links apart (`container:web#3`); for a
+    /// virtual machine's NIC after its first, its position among the domain's NICs (`vm:db#2`).
     public let peer: Int32?
 
     public init(kind: Kind, name: String, id: String, alias: String, peer: Int32? = nil) {
@@ -44,9 +69,10 @@ public final class LinkOwner: Hashable, Sendable, CustomStringConvertible {
     /// The same owner reached through a link now called `alias`.
     public func with(alias: String) -> LinkOwner { LinkOwner(kind: kind, name: name, id: id, alias: alias, peer: peer) }
 
-    /// The name the link's history is kept under: `container:web`, `netns:blue`, `container:web#3`.
+    /// The name the link's history is kept under: `container:web`, `netns:blue`, `container:web#3`,
+    /// `vm:db`.
     public var subject: String {
-        SubjectName.owned(kind.isContainer ? .container : .netns, name) + (peer.map { "#\($0)" } ?? "")
+        SubjectName.owned(kind.prefix, name) + (peer.map { "#\($0)" } ?? "")
     }
 
     public var description: String { "\(subject) (\(kind.rawValue) \(id), via \(alias))" }
@@ -65,11 +91,11 @@ public final class LinkOwner: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// The names history is kept under, besides interface names: an owner's subject is
-/// `container:NAME` or `netns:NAME` (no interface name has a `:`, so the two never meet), and a
-/// link metered inside a namespace is `netns:NAME/IFACE`.
+/// `container:NAME`, `vm:NAME` or `netns:NAME` (no interface name has a `:`, so the two never
+/// meet), and a link metered inside a namespace is `netns:NAME/IFACE`.
 public enum SubjectName {
     public enum Prefix: String, Sendable, CaseIterable {
-        case container, netns
+        case container, vm, netns
     }
 
     /// `container:web`.
@@ -83,10 +109,11 @@ public enum SubjectName {
         return name.isEmpty ? nil : (prefix, name)
     }
 
-    /// True for an owner's subject counted on the host side of its veth: its counters are the
-    /// owner's traffic seen from the host, turned round (the `host-side-veth` label).
-    public static func isHostSide(_ subject: String) -> Bool {
-        guard let owner = owner(of: subject) else { return false }
-        return !owner.name.utf8.contains(UInt8(ascii: "/"))
+    /// The label of an owner's subject counted on the host side of its link, whose counters are
+    /// the owner's traffic seen from the host, turned round: `host-side-veth` for a container
+    /// or namespace, `host-side-tap` for a virtual machine; nil for any other subject.
+    public static func hostSideLabel(_ subject: String) -> EstimateLabel? {
+        guard let owner = owner(of: subject), !owner.name.utf8.contains(UInt8(ascii: "/")) else { return nil }
+        return owner.prefix == .vm ? .hostSideTap : .hostSideVeth
     }
 }

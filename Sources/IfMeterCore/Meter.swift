@@ -223,7 +223,7 @@ public struct Meter: Sendable {
     private func newEpoch(of link: Link, replacing: Bool, whileDown: Bool) -> (kind: CounterEvent.Kind, detail: String) {
         // A container's link says whose it is: its start, a restart, its return.
         if let owner = link.owner {
-            let whose = "\(owner.kind.rawValue) \(owner.kind.isContainer ? "container" : "namespace") \(owner.name) (\(owner.id.prefix(12)))"
+            let whose = "\(owner.kind.rawValue) \(owner.kind.noun) \(owner.name) (\(owner.id.prefix(12)))"
             if replacing || firstSeen[link.name] != nil {
                 return (replacing ? .recreated : .epochStarted, "\(whose) started again"
                     + (whileDown ? " while the daemon was down" : "") + ", via \(owner.alias) (ifindex \(link.ifindex)); counted from zero")

@@ -68,10 +68,10 @@ public struct BucketTally: Hashable, Sendable {
 
     /// The labels of a figure with this tally (DESIGN §1).
     /// - Parameter subject: the name the tally is of; an owner's subject counted on the host
-    ///   side is labelled so (``SubjectName/isHostSide(_:)``).
+    ///   side is labelled so (``SubjectName/hostSideLabel(_:)``).
     public func labels(tunnel: Bool, eventsLost: Int = 0, subject: String = "") -> [EstimateLabel] {
         EstimateLabel.labels(tunnel: tunnel, resets: resets, gaps: gaps, implausibleDropped: implausible,
-                             eventsLost: eventsLost, imported: imported, hostSide: SubjectName.isHostSide(subject))
+                             eventsLost: eventsLost, imported: imported, hostSide: SubjectName.hostSideLabel(subject))
     }
 
     /// The tally's continuity as answered, with when counting began and the `events-lost`

@@ -73,7 +73,7 @@ final class Daemon {
         /// round, waiting ones left out; then what `lookups` settles (the owners of the links
         /// that waited when the look began), after the events.
         func attributed(_ events: [LinkObservation], _ readings: [CounterReading]?, at wall: Double,
-                        lookups: [Int32: OwnerLookup]? = nil) -> (events: [LinkObservation], readings: [CounterReading]?) {
+                        lookups: OwnerLookups? = nil) -> (events: [LinkObservation], readings: [CounterReading]?) {
             guard owners != nil else { return (events, readings) }
             var events = attribution.apply(events, at: wall)
             let readings = readings.map { attribution.apply(readings: $0) }
@@ -83,10 +83,10 @@ final class Daemon {
 
         /// The look a sample takes for the links waiting now, to run wherever the sample's dump
         /// runs; nil when none waits.
-        func look() -> (@Sendable () -> [Int32: OwnerLookup])? {
+        func look() -> (@Sendable () -> OwnerLookups)? {
             guard let owners, !attribution.isSettled else { return nil }
-            let (nsids, names) = attribution.unsettled
-            return { owners.lookUp(nsids, hostNames: names) }
+            let unsettled = attribution.unsettled
+            return { owners.lookUp(unsettled) }
         }
     }
 
@@ -297,7 +297,7 @@ final class Daemon {
             let now = SystemClock.now()
             var attribution = Attribution(scope: config.attributeOwners ?? .containers, graceSeconds: Double(config.ownerGrace))
             if let owners {
-                dump.links = attribution.start(dump.links, at: now.wall) { owners.lookUp($0, hostNames: $1) }
+                dump.links = attribution.start(dump.links, at: now.wall, lookUp: owners.lookUp)
             }
             let metering = Metering(worker: try StoreWorker(store, loop: loop), feeds: feeds,
                                     dumper: try KernelWorker(feeds, loop: loop),

@@ -44,7 +44,7 @@ extension Daemon {
         let look = metering.look()
         metering.dumper.run({ feeds in
             (Result { () throws(KernelError) in try feeds.dumpCounters() }, look?())
-        }, then: { [unowned self] (result: Result<[CounterReading], KernelError>, lookups: [Int32: OwnerLookup]?) in
+        }, then: { [unowned self] (result: Result<[CounterReading], KernelError>, lookups: OwnerLookups?) in
             for source in metering.linkEvents { source.setEnabled(true) }
             let readings: [CounterReading]?
             do {
@@ -81,7 +81,7 @@ extension Daemon {
     /// a second until the grace runs out. A sample out meanwhile takes its own look.
     func lookSoon(after delay: UInt64 = 0) {
         guard let metering, metering.lookPending == nil, !metering.looking,
-              !metering.attribution.unsettled.nsids.isEmpty else { return }
+              !metering.attribution.unsettled.isEmpty else { return }
         metering.lookPending = try? loop.after(delay) { [unowned self] in
             metering.lookPending = nil
             guard metering.sampling == nil, let look = metering.look() else { return }

@@ -36,11 +36,11 @@ public struct Plan: Hashable, Sendable {
                 }
                 self = .interfaceClass(interfaceClass)
             } else {
-                // A container's or namespace's subject (docs/NAMESPACES.md) has a `:` of its own.
+                // A container's, virtual machine's or namespace's subject (docs/NAMESPACES.md) has a `:` of its own.
                 let subject = SubjectName.Prefix.allCases.contains { text.hasPrefix($0.rawValue + ":") && text.utf8.count > $0.rawValue.utf8.count + 1 }
                 guard !text.isEmpty, text.utf8.count <= (subject ? 300 : 64), !text.contains(where: \.isWhitespace),
                       subject || !text.contains(where: { $0 == "/" || $0 == ":" }) else {
-                    throw PlanError("\"\(text)\" is neither an interface name, a glob such as wwan*, container:NAME, nor class:CLASS")
+                    throw PlanError("\"\(text)\" is neither an interface name, a glob such as wwan*, container:NAME, vm:NAME, nor class:CLASS")
                 }
                 self = .name(text)
             }

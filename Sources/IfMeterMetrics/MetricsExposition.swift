@@ -154,18 +154,16 @@ public enum MetricsExposition {
             writeOwners(interfaces, showing: isShown, to: &writer)
         }
         let shown = interfaces.indices.filter { isShown(interfaces[$0]) }
-        // A container's series say whose they are, `container="web"` (`netns="blue"`), so a query
-        // needs no join; as many as the interfaces shown.
+        // An owner's series say whose they are, `container="web"` (`vm="db"`, `netns="blue"`), so
+        // a query needs no join; as many as the interfaces shown.
         let labelSets = shown.map { index -> [UInt8] in
             let (name, interfaceClass) = (interfaces[index].name, interfaces[index].interfaceClass)
-            switch SubjectName.owner(of: name) {
-            case (.container, let owner)?: return ExpositionWriter.labelSet(["interface": name, "class": interfaceClass, "container": owner])
-            // `netns:vpn/tun0`, metered inside the namespace, is the namespace's too.
-            case (.netns, let owner)?:
-                return ExpositionWriter.labelSet(["interface": name, "class": interfaceClass,
-                                                  "netns": String(owner.prefix { $0 != "/" })])
-            case nil: return ExpositionWriter.labelSet(["interface": name, "class": interfaceClass])
+            guard let (prefix, owner) = SubjectName.owner(of: name) else {
+                return ExpositionWriter.labelSet(["interface": name, "class": interfaceClass])
             }
+            // `netns:vpn/tun0`, metered inside the namespace, is the namespace's too.
+            return ExpositionWriter.labelSet(["interface": name, "class": interfaceClass,
+                                              prefix.rawValue: String(owner.prefix { $0 != "/" })])
         }
         for counter in interfaceCounters {
             writer.family(counter.name, .counter, unit: counter.unit, help: counter.help)
@@ -180,18 +178,12 @@ public enum MetricsExposition {
         _ interfaces: [InterfaceFigures], showing isShown: (InterfaceFigures) -> Bool, to writer: inout ExpositionWriter
     ) {
         writer.family("ifmeter_owner_info", .info,
-                      help: "1 for every present interface counted as a container's or namespace's (docs/NAMESPACES.md): "
+                      help: "1 for every present interface counted as a container's, virtual machine's or namespace's (docs/NAMESPACES.md): "
                         + "the owner's kind, name and id, and the host-side link it is counted through now (alias).")
         for figures in interfaces where isShown(figures) {
             guard let owner = figures.present?.owner, let subject = SubjectName.owner(of: figures.name) else { continue }
-            switch subject.prefix {
-            case .container:
-                writer.sample("ifmeter_owner_info", ["interface": figures.name, "container": subject.name, "kind": owner.kind.rawValue,
-                                                     "id": owner.id, "alias": owner.alias], UInt64(1))
-            case .netns:
-                writer.sample("ifmeter_owner_info", ["interface": figures.name, "netns": subject.name, "kind": owner.kind.rawValue,
-                                                     "id": owner.id, "alias": owner.alias], UInt64(1))
-            }
+            writer.sample("ifmeter_owner_info", ["interface": figures.name, subject.prefix.rawValue: subject.name,
+                                                 "kind": owner.kind.rawValue, "id": owner.id, "alias": owner.alias], UInt64(1))
         }
     }
 

@@ -25,6 +25,10 @@ import IfMeterCore
 /// A veth whose both ends are in the daemon's namespace waits too (Docker and LXC make a pair so
 /// and move one end into the container): until an end moves away, then as any link into another
 /// namespace, or until ``graceSeconds`` pass, then plain.
+///
+/// A tap libvirt made (``isLibvirtTap(_:)``) waits for a look at libvirt's live status files,
+/// which say whose virtual machine's NIC it is (by its name and address, ``OwnerLookups/taps``);
+/// owned, it is counted as the machine's, turned round as a host-side veth is.
 public struct Attribution: Sendable {
     public enum Entry: Hashable, Sendable {
         // Boxed: a Link is some 250 bytes, and every entry would be that large.
@@ -51,9 +55,9 @@ public struct Attribution: Sendable {
 
     /// Which owners a link is counted as.
     public enum Scope: String, Hashable, Sendable, CaseIterable {
-        /// Containers and machines (Podman, Docker, nspawn), and the namespaces their runtimes
-        /// bound but have not named: their host-side links have names nobody chose, which the
-        /// runtimes give to the next container. A link into a namespace someone named (`ip netns
+        /// Containers and machines (Podman, Docker, nspawn, LXC), virtual machines (libvirt), and
+        /// the namespaces their runtimes bound but have not named: their host-side links have
+        /// names nobody chose, which the runtimes give to the next container or machine. A link into a namespace someone named (`ip netns
         /// add vpn`, a service's) keeps the name its admin gave it.
         case containers
         /// Every owner found: bound namespaces and those only processes hold too.
@@ -106,32 +110,49 @@ public struct Attribution: Sendable {
         departed.isEmpty && !entries.values.contains { if case .waiting = $0 { true } else { false } }
     }
 
-    /// What a look has to find: the nsids links wait on, and the host-side names leading there.
-    public var unsettled: (nsids: Set<Int32>, hostNames: [Int32: String]) {
-        var nsids = Set<Int32>()
-        var names: [Int32: String] = [:]
+    /// What a look has to find.
+    public struct Unsettled: Hashable, Sendable {
+        /// The nsids links wait on, and the host-side names leading there.
+        public var nsids: Set<Int32> = []
+        public var hostNames: [Int32: String] = [:]
+        /// The taps waiting for a virtual machine to claim them, by ifindex.
+        public var taps: [Int32: TapSight] = [:]
+
+        public init() {}
+
+        public var isEmpty: Bool { nsids.isEmpty && taps.isEmpty }
+    }
+
+    /// What a look has to find now.
+    public var unsettled: Unsettled {
+        var unsettled = Unsettled()
         let waiting = entries.values.compactMap { entry -> Link? in if case .waiting(let link, _) = entry { link } else { nil } }
         for link in waiting + departed.map(\.last) {
+            if Self.isLibvirtTap(link) { unsettled.taps[link.ifindex] = TapSight(name: link.name, address: link.address) }
             guard let nsid = link.peerNamespaceID else { continue }
-            nsids.insert(nsid)
-            names[nsid] = link.name
+            unsettled.nsids.insert(nsid)
+            unsettled.hostNames[nsid] = link.name
         }
-        return (nsids, names)
+        return unsettled
+    }
+
+    /// A tap libvirt made for a virtual machine's NIC: it names them `vnetN`, a prefix it keeps
+    /// for itself (a domain's `<target dev='vnet…'/>` is replaced by one it generates). Taps of
+    /// other names are counted under their own.
+    public static func isLibvirtTap(_ link: Link) -> Bool {
+        link.kind == "tun" && link.name.hasPrefix("vnet")
     }
 
     // MARK: Inputs
 
     /// The start dump: every host-side link is looked up at once and, if its owner is not
     /// found, counted under its own name — a restored epoch resumes only from the start dump.
-    public mutating func start(
-        _ links: [Link], at wall: Double, lookUp: (Set<Int32>, [Int32: String]) -> [Int32: OwnerLookup]
-    ) -> [Link] {
+    public mutating func start(_ links: [Link], at wall: Double, lookUp: (Unsettled) -> OwnerLookups) -> [Link] {
         var links = links
         for link in links { _ = observe(link, at: wall) }
         defer { compactEntries() }
         guard !isSettled else { return links.map(rewritten) }
-        let (nsids, names) = unsettled
-        _ = settle(lookUp(nsids, names), at: wall, final: true)
+        _ = settle(lookUp(unsettled), at: wall, final: true)
         for index in links.indices { links[index] = rewritten(links[index]) }
         return links
     }
@@ -232,7 +253,7 @@ public struct Attribution: Sendable {
     /// whose nsid the look did not cover (it began waiting after the look did) waits for the
     /// next, unless `final`. Returns what the meter should now see: each settled link as it is
     /// now, and each departed one's last sight and deletion.
-    public mutating func settle(_ lookups: [Int32: OwnerLookup], at wall: Double, final: Bool = false) -> [LinkObservation] {
+    public mutating func settle(_ lookups: OwnerLookups, at wall: Double, final: Bool = false) -> [LinkObservation] {
         var output: [LinkObservation] = []
         let waiting = entries.compactMap { key, entry -> (key: LinkKey, link: Link, since: Double)? in
             if case .waiting(let link, let since) = entry { (key, link, since) } else { nil }
@@ -241,7 +262,7 @@ public struct Attribution: Sendable {
             guard let lookup = finding(for: link, since: since, at: wall, in: lookups, final: final) else { continue }
             let expired = final || wall - since >= graceSeconds
             guard let shown = resolve(link, key: key, lookup, expired: expired) else { continue }
-            if link.peerNamespaceID == nil { pairsAtHome.insert(key) }
+            if link.kind == "veth", link.peerNamespaceID == nil { pairsAtHome.insert(key) }
             output.append(.event(.newOrChanged(shown)))
         }
         var later: [(last: Link, final: Link)] = []
@@ -287,6 +308,10 @@ public struct Attribution: Sendable {
         case .home?:
             return nil
         case nil:
+            if Self.isLibvirtTap(link) {
+                set(link.key, .waiting(link, since: wall))
+                return nil
+            }
             // The first end of a new pair is announced before its peer exists (no IFLA_LINK yet).
             if link.kind == "veth", link.peerNamespaceID == nil, link.parent != link.ifindex {
                 if let peer = link.parent, case .owned? = entries[LinkKey(link.namespace, ifindex: peer)] {
@@ -352,25 +377,26 @@ public struct Attribution: Sendable {
         }
     }
 
-    /// What a look found for a waiting link's nsid; nil when it did not cover it. A veth whose
-    /// both ends are here has no owner to find: once ``graceSeconds`` passed and no runtime
-    /// moved an end away, it is counted under its own name.
-    private func finding(for link: Link, since: Double, at wall: Double, in lookups: [Int32: OwnerLookup], final: Bool) -> OwnerLookup? {
+    /// What a look found for a waiting link's nsid, or for a tap; nil when it did not cover it.
+    /// A veth whose both ends are here has no owner to find: once ``graceSeconds`` passed and no
+    /// runtime moved an end away, it is counted under its own name.
+    private func finding(for link: Link, since: Double, at wall: Double, in lookups: OwnerLookups, final: Bool) -> OwnerLookup? {
+        if Self.isLibvirtTap(link) { return lookups.taps[link.ifindex] ?? (final ? .unknown : nil) }
         guard let nsid = link.peerNamespaceID else { return final || wall - since >= graceSeconds ? .unknown : nil }
-        return lookups[nsid] ?? (final ? .unknown : nil)
+        return lookups.namespaces[nsid] ?? (final ? .unknown : nil)
     }
 
     /// Settles a waiting link by a look's finding; nil when it goes on waiting.
     private mutating func resolve(_ link: Link, key: LinkKey, _ lookup: OwnerLookup, expired: Bool) -> Link? {
         switch lookup {
-        case .found(let owner) where scope == .all || owner.kind.isContainer:
-            attribute(link, to: owner, nsid: link.peerNamespaceID!)
+        case .found(let owner) where scope == .all || owner.kind.isRuntime:
+            attribute(link, to: owner, nsid: link.peerNamespaceID ?? Self.unbound)
         case .found:
             set(key, .plain)
         case .starting(let fallback):
             guard expired else { return nil }
             if let fallback {
-                attribute(link, to: fallback, nsid: link.peerNamespaceID!)
+                attribute(link, to: fallback, nsid: link.peerNamespaceID ?? Self.unbound)
             } else {
                 set(key, .plain)
             }
@@ -380,15 +406,23 @@ public struct Attribution: Sendable {
         return rewritten(link)
     }
 
+    /// Counts `link` as `owner`'s, found by the namespace numbered `nsid` (``unbound`` for a tap).
     private mutating func attribute(_ link: Link, to owner: FoundOwner, nsid: Int32) {
-        known[nsid] = owner
-        let shared = entries.contains { key, entry in
-            guard key != link.key, case .owned(let other, _, _) = entry else { return false }
-            return other.kind.isContainer == owner.kind.isContainer && other.name == owner.name && other.peer == nil
+        let peer: Int32?
+        if let nic = owner.nic {
+            // A virtual machine's NICs are told apart by their place in its definition.
+            peer = nic > 1 ? nic : nil
+        } else {
+            let shared = entries.contains { key, entry in
+                guard key != link.key, case .owned(let other, _, _) = entry else { return false }
+                return other.kind.prefix == owner.kind.prefix && other.name == owner.name && other.peer == nil
+            }
+            peer = shared ? (link.parent ?? link.ifindex) : nil
         }
-        let attributed = LinkOwner(kind: owner.kind, name: owner.name, id: owner.id, alias: link.name,
-                                   peer: shared ? (link.parent ?? link.ifindex) : nil)
+        let attributed = LinkOwner(kind: owner.kind, name: owner.name, id: owner.id, alias: link.name, peer: peer)
         set(link.key, .owned(attributed, nsid: nsid, last: LastSeen(Self.shown(link, as: attributed))))
+        guard nsid != Self.unbound else { return }
+        known[nsid] = owner
         if let peer = link.parent { byPeer[PeerKey(nsid: nsid, ifindex: peer)] = link.key }
     }
 

@@ -17,16 +17,21 @@ public struct OwnerPaths: Hashable, Sendable {
     /// The cgroup tree's root (`/sys/fs/cgroup`, cgroup v2), where LXC puts a container in
     /// `lxc.payload.NAME`.
     public var cgroups: String
+    /// libvirt's QEMU driver's state directory, where a running domain's live status is
+    /// `NAME.xml`.
+    public var libvirtQemu: String
 
     public init(namedNamespaces: [String] = ["/run/netns", "/run/docker/netns"],
                 podmanStorage: String = "/var/lib/containers/storage", dockerRoot: String = "/var/lib/docker",
-                proc: String = "/proc", cgroups: String = "/sys/fs/cgroup", dockerNamespaces: String = "/run/docker/netns") {
+                proc: String = "/proc", cgroups: String = "/sys/fs/cgroup", dockerNamespaces: String = "/run/docker/netns",
+                libvirtQemu: String = "/run/libvirt/qemu") {
         self.namedNamespaces = namedNamespaces
         self.dockerNamespaces = dockerNamespaces
         self.podmanStorage = podmanStorage
         self.dockerRoot = dockerRoot
         self.proc = proc
         self.cgroups = cgroups
+        self.libvirtQemu = libvirtQemu
     }
 }
 
@@ -35,11 +40,42 @@ public struct FoundOwner: Hashable, Sendable {
     public var kind: LinkOwner.Kind
     public var name: String
     public var id: String
+    /// A virtual machine's NIC: its position (from 1) among the domain's NICs.
+    public var nic: Int32?
 
-    public init(_ kind: LinkOwner.Kind, name: String, id: String) {
+    public init(_ kind: LinkOwner.Kind, name: String, id: String, nic: Int32? = nil) {
         self.kind = kind
         self.name = name
         self.id = id
+        self.nic = nic
+    }
+}
+
+/// A tap as a look needs it: its name and hardware address.
+public struct TapSight: Hashable, Sendable {
+    public var name: String
+    public var address: String
+
+    public init(name: String, address: String) {
+        self.name = name
+        self.address = address
+    }
+}
+
+/// What a look found: host-side veths' owners by the nsid of their peer's namespace, taps'
+/// by their ifindex.
+public struct OwnerLookups: Hashable, Sendable, ExpressibleByDictionaryLiteral {
+    public var namespaces: [Int32: OwnerLookup]
+    public var taps: [Int32: OwnerLookup]
+
+    public init(namespaces: [Int32: OwnerLookup] = [:], taps: [Int32: OwnerLookup] = [:]) {
+        self.namespaces = namespaces
+        self.taps = taps
+    }
+
+    /// A look that found namespaces only: `[3: .found(web)]`.
+    public init(dictionaryLiteral elements: (Int32, OwnerLookup)...) {
+        self.init(namespaces: Dictionary(elements) { first, _ in first })
     }
 }
 
@@ -71,10 +107,56 @@ public final class OwnerDirectory: @unchecked Sendable {
     private var podmanNamespaces: [String: String] = [:]
     private var podmanNames = CachedFile<[(id: String, name: String)]>()
     private var dockerConfigs: [String: CachedFile<(id: String, name: String, sandbox: String)?>] = [:]
+    /// libvirt: each running domain's live status, by file name.
+    private var libvirtStatus: [String: CachedFile<LibvirtDomain?>] = [:]
 
     public init(paths: OwnerPaths = OwnerPaths()) throws(KernelError) {
         self.paths = paths
         socket = try NetlinkSocket()
+    }
+
+    /// Who owns what `unsettled` waits on: the namespaces behind host-side veths and the taps.
+    public func lookUp(_ unsettled: Attribution.Unsettled) -> OwnerLookups {
+        OwnerLookups(namespaces: lookUp(unsettled.nsids, hostNames: unsettled.hostNames), taps: lookUp(taps: unsettled.taps))
+    }
+
+    /// Whose virtual machine's NIC each of `taps` (by ifindex) is, from libvirt's live status
+    /// files: the domain that names the tap and whose NIC's MAC the tap's address carries. A tap
+    /// no running domain claims is one libvirt is still starting (it writes the status after
+    /// the taps) while its state directory exists, and nobody's otherwise.
+    public func lookUp(taps: [Int32: TapSight]) -> [Int32: OwnerLookup] {
+        guard !taps.isEmpty else { return [:] }
+        let domains = libvirtDomains()
+        var found: [Int32: OwnerLookup] = [:]
+        let libvirtRuns = Self.ownedByRoot(paths.libvirtQemu, type: S_IFDIR)
+        for (ifindex, tap) in taps {
+            let owner = domains.lazy.compactMap { domain in
+                domain.nic(tap: tap.name, address: tap.address).map { FoundOwner(.libvirt, name: domain.name, id: domain.uuid, nic: Int32($0)) }
+            }.first
+            found[ifindex] = owner.map(OwnerLookup.found) ?? (libvirtRuns ? .starting(fallback: nil) : .unknown)
+        }
+        return found
+    }
+
+    /// The running domains, in the order of their files' names. A file counts only when root
+    /// wrote it, in a directory only root can write to: libvirtd runs as root.
+    private func libvirtDomains() -> [LibvirtDomain] {
+        let directory = paths.libvirtQemu
+        guard Self.ownedByRoot(directory, type: S_IFDIR) else {
+            libvirtStatus = [:]
+            return []
+        }
+        let files = SysfsReader.listDirectory(directory).filter { $0.hasSuffix(".xml") }.sorted()
+        libvirtStatus = libvirtStatus.filter { files.contains($0.key) }
+        var domains: [LibvirtDomain] = []
+        for file in files {
+            let path = directory + "/" + file
+            guard Self.ownedByRoot(path, type: S_IFREG) else { continue }
+            var cached = libvirtStatus[file] ?? CachedFile()
+            if let domain = cached.read(path, RuntimeState.libvirtDomain(statusXML:)) ?? nil { domains.append(domain) }
+            libvirtStatus[file] = cached
+        }
+        return domains
     }
 
     /// Who owns each of `nsids` (as the daemon's namespace numbers them); `hostNames` are the
@@ -127,7 +209,7 @@ public final class OwnerDirectory: @unchecked Sendable {
                 // A namespace a runtime bound is its container's, being started: the process in
                 // it says nothing more unless the runtime's state names it (Docker writes the
                 // container's SandboxKey after its veth is in place).
-                if case .starting? = found[nsid], case .found(let owner) = lookup, !owner.kind.isContainer { continue }
+                if case .starting? = found[nsid], case .found(let owner) = lookup, !owner.kind.isRuntime { continue }
                 found[nsid] = lookup
             }
         }

@@ -24,7 +24,7 @@ func containerBenchmark(rounds: Int = 200) throws {
     // The namespaces are bound ones: named as `attribute_owners = all` names them, the same look.
     var attribution = Attribution(scope: .all)
     let lookStarted = nanoseconds()
-    let attributed = attribution.start(links, at: ContainerRun.instant(0).wall) { directory.lookUp($0, hostNames: $1) }
+    let attributed = attribution.start(links, at: ContainerRun.instant(0).wall, lookUp: directory.lookUp)
     let fullLook = nanoseconds() - lookStarted
     let owned = attributed.filter { $0.owner != nil }.count
     guard owned == hostSides.count else { throw BenchmarkError("\(owned) of \(hostSides.count) host sides attributed") }
@@ -70,8 +70,7 @@ private func newContainerLook(socket: NetlinkSocket, directory: OwnerDirectory, 
     guard attribution.apply(seen, at: ContainerRun.instant(1).wall).allSatisfy({ $0.link?.name != "hnew" }),
           !attribution.isSettled else { throw BenchmarkError("the new host side did not wait for its owner") }
     let started = nanoseconds()
-    let (nsids, names) = attribution.unsettled
-    let settled = attribution.settle(directory.lookUp(nsids, hostNames: names), at: ContainerRun.instant(1).wall)
+    let settled = attribution.settle(directory.lookUp(attribution.unsettled), at: ContainerRun.instant(1).wall)
     let elapsed = nanoseconds() - started
     guard settled.contains(where: { $0.link?.name == "netns:\(name)" }) else {
         throw BenchmarkError("the new container was not named at the next sample: \(settled)")

@@ -188,7 +188,7 @@ struct AttributionTests {
         var attribution = Attribution(scope: .all, graceSeconds: 10)
         _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3))),
                                .event(.newOrChanged(Self.veth(8, "veth1", nsid: 4)))], at: 100)
-        let lookups: [Int32: OwnerLookup] = [3: .starting(fallback: FoundOwner(.netns, name: "netns-x", id: "9")),
+        let lookups: OwnerLookups = [3: .starting(fallback: FoundOwner(.netns, name: "netns-x", id: "9")),
                                              4: .starting(fallback: nil)]
         #expect(attribution.settle(lookups, at: 109).isEmpty)
         let settled = Self.shown(attribution.settle(lookups, at: 110))
@@ -250,8 +250,8 @@ struct AttributionTests {
         var attribution = Attribution(scope: .all)
         var asked: Set<Int32> = []
         let links = attribution.start([Self.veth(7, "veth0", nsid: 3), Self.veth(8, "veth1", nsid: 4),
-                                       Link(ifindex: 1, name: "lo", arpType: 772)], at: 100) { nsids, _ in
-            asked = nsids
+                                       Link(ifindex: 1, name: "lo", arpType: 772)], at: 100) { unsettled in
+            asked = unsettled.nsids
             return [3: .found(Self.web), 4: .starting(fallback: nil)]
         }
         #expect(asked == [3, 4])
@@ -280,7 +280,7 @@ struct AttributionTests {
         var meter = Meter(bootID: "boot")
         var totals: [String: Traffic] = [:]
         var second: UInt64 = 0
-        func run(_ observations: [LinkObservation], _ readings: [CounterReading], lookups: [Int32: OwnerLookup]) {
+        func run(_ observations: [LinkObservation], _ readings: [CounterReading], lookups: OwnerLookups) {
             second += 1
             let instant = MeterInstant(wall: 1000 + Double(second), sinceBootNanoseconds: second * 1_000_000_000)
             var events = attribution.apply(observations, at: instant.wall)
@@ -316,7 +316,7 @@ struct AttributionTests {
         _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth-vpn", nsid: 3))),
                                .event(.newOrChanged(Self.veth(8, "veth0", nsid: 4))),
                                .event(.newOrChanged(Self.veth(9, "veth1", nsid: 5)))], at: 100)
-        let lookups: [Int32: OwnerLookup] = [3: .found(FoundOwner(.netns, name: "vpn", id: "1")),
+        let lookups: OwnerLookups = [3: .found(FoundOwner(.netns, name: "vpn", id: "1")),
                                              4: .found(Self.web),
                                              5: .starting(fallback: FoundOwner(.netns, name: "netns-x", id: "2"))]
         #expect(Self.shown(attribution.settle(lookups, at: 100)).map(\.name) == ["veth-vpn", "container:web"])
@@ -338,6 +338,81 @@ struct AttributionTests {
         #expect(attribution.unsettled.nsids == [3, 5])
         #expect(Self.shown(attribution.settle([3: .found(Self.web), 5: .found(Self.db)], at: 200)).map(\.name)
                 == ["container:web", "container:db"])
+        #expect(attribution.isSettled)
+    }
+
+    // MARK: Virtual machines' taps
+
+    static let vmA = FoundOwner(.libvirt, name: "a", id: "ae25cd81-9c70-4c91-9c74-481c24be67a4", nic: 1)
+    static let vmB = FoundOwner(.libvirt, name: "b", id: "0d0e3c1a-1111-4c91-9c74-481c24be67a4", nic: 1)
+
+    static func tap(_ ifindex: Int32, _ name: String, address: String = "fe:54:00:50:6b:de", rx: UInt64 = 0, tx: UInt64 = 0) -> Link {
+        Link(ifindex: ifindex, name: name, kind: "tun", arpType: 1, flags: [.up], operState: .up, address: address,
+             master: 4, counters: LinkCounters(rxBytes: rx, txBytes: tx))
+    }
+
+    @Test("a libvirt tap waits for a look, then is its virtual machine's, turned round: rx is what the guest received")
+    func tapOfVM() {
+        var attribution = Attribution()
+        #expect(Self.shown(attribution.apply([.event(.newOrChanged(Self.tap(9, "vnet0", rx: 10, tx: 20)))], at: 100)).isEmpty)
+        #expect(attribution.unsettled.taps == [9: TapSight(name: "vnet0", address: "fe:54:00:50:6b:de")])
+        #expect(attribution.unsettled.nsids.isEmpty && !attribution.unsettled.isEmpty)
+        #expect(attribution.apply(readings: [Self.reading(9, rx: 30, tx: 40)]).isEmpty, "withheld while it waits")
+        let settled = Self.shown(attribution.settle(OwnerLookups(taps: [9: .found(Self.vmA)]), at: 100))
+        #expect(settled.map(\.name) == ["vm:a"])
+        #expect(settled.first?.owner?.kind == .libvirt && settled.first?.owner?.alias == "vnet0")
+        #expect(settled.first?.counters == LinkCounters(rxBytes: 40, txBytes: 30))
+        #expect(attribution.apply(readings: [Self.reading(9, rx: 50, tx: 70)]).map(\.counters) == [LinkCounters(rxBytes: 70, txBytes: 50)])
+        #expect(attribution.isSettled)
+        let gone = attribution.apply([.event(.deleted(Self.tap(9, "vnet0", rx: 60, tx: 80)))], at: 200)
+        guard case .event(.deleted(let last))? = gone.first else { Issue.record("\(gone)"); return }
+        #expect(last.name == "vm:a" && last.counters == LinkCounters(rxBytes: 80, txBytes: 60))
+    }
+
+    @Test("a VM's second NIC is vm:NAME#2, by its place in the domain, whichever tap is seen first")
+    func secondNIC() {
+        var attribution = Attribution()
+        _ = attribution.apply([.event(.newOrChanged(Self.tap(11, "vnet4", address: "fe:54:00:00:00:02"))),
+                               .event(.newOrChanged(Self.tap(10, "vnet3")))], at: 100)
+        var second = Self.vmA
+        second.nic = 2
+        let settled = Self.shown(attribution.settle(OwnerLookups(taps: [10: .found(Self.vmA), 11: .found(second)]), at: 100))
+        #expect(Set(settled.map(\.name)) == ["vm:a", "vm:a#2"])
+    }
+
+    @Test("a tap libvirt is still starting waits out the grace, then counts under its own name from zero; other taps never wait")
+    func tapStartingAndOthers() {
+        var attribution = Attribution(graceSeconds: 10)
+        let shown = Self.shown(attribution.apply([.event(.newOrChanged(Self.tap(9, "vnet0", rx: 5))),
+                                                  .event(.newOrChanged(Self.tap(12, "tap0", rx: 7)))], at: 100))
+        #expect(shown.map(\.name) == ["tap0"], "a tap of another name is nobody's VM")
+        #expect(attribution.settle(OwnerLookups(taps: [9: .starting(fallback: nil)]), at: 109).isEmpty)
+        let settled = Self.shown(attribution.settle(OwnerLookups(taps: [9: .starting(fallback: nil)]), at: 110))
+        #expect(settled.map(\.name) == ["vnet0"] && settled.first?.owner == nil)
+        #expect(settled.first?.counters == LinkCounters(rxBytes: 5))
+    }
+
+    @Test("a tap name the next VM takes over is that VM's; a look that does not cover a new tap leaves it waiting")
+    func tapNameReused() {
+        var attribution = Attribution()
+        _ = attribution.apply([.event(.newOrChanged(Self.tap(9, "vnet0")))], at: 100)
+        _ = attribution.settle(OwnerLookups(taps: [9: .found(Self.vmA)]), at: 100)
+        _ = attribution.apply([.event(.deleted(Self.tap(9, "vnet0")))], at: 101)
+        _ = attribution.apply([.event(.newOrChanged(Self.tap(13, "vnet0", address: "fe:54:00:aa:bb:cc")))], at: 102)
+        #expect(attribution.settle(OwnerLookups(taps: [9: .found(Self.vmA)]), at: 102).isEmpty)
+        #expect(Self.shown(attribution.settle(OwnerLookups(taps: [13: .found(Self.vmB)]), at: 102)).map(\.name) == ["vm:b"])
+    }
+
+    @Test("at the start, a tap no running domain names is counted under its own name at once")
+    func tapAtStart() {
+        var attribution = Attribution()
+        var asked: [Int32: TapSight] = [:]
+        let links = attribution.start([Self.tap(9, "vnet0"), Self.tap(10, "vnet1", address: "fe:00:00:00:00:01")], at: 100) { unsettled in
+            asked = unsettled.taps
+            return OwnerLookups(taps: [9: .found(Self.vmA), 10: .starting(fallback: nil)])
+        }
+        #expect(asked.keys.sorted() == [9, 10])
+        #expect(links.map(\.name) == ["vm:a", "vnet1"])
         #expect(attribution.isSettled)
     }
 }

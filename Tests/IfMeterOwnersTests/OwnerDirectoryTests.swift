@@ -187,7 +187,7 @@ struct OwnerDirectoryTests {
         #expect(try lookup("h-dvictim") == .found(FoundOwner(.docker, name: "dvictim", id: dockerID)))
         for name in ["h-evil", "h-devil"] {
             guard case .found(let owner)? = try lookup(name) else { Issue.record("\(name): \(String(describing: try lookup(name)))"); continue }
-            #expect(owner.kind == .process && !owner.kind.isContainer, "\(name) is \(owner)")
+            #expect(owner.kind == .process && !owner.kind.isRuntime, "\(name) is \(owner)")
             #expect(owner.name != "victim" && owner.name != "dvictim", "\(name) is \(owner)")
         }
     }
@@ -251,6 +251,45 @@ struct OwnerDirectoryTests {
         }
         #expect(found[try #require(try link(named: "h-web", in: links).peerNamespaceID)] == .found(FoundOwner(.lxc, name: "web", id: "web")))
         #expect(found[try #require(try link(named: "h-fake", in: links).peerNamespaceID)] == .unknown)
+    }
+
+    @Test("a tap is the VM's whose live status names it with its NIC's MAC; a stale file's name reused, a user's file and no libvirt at all are not")
+    func libvirtTaps() throws {
+        func status(_ name: String, _ uuidTail: String, nics: [(tap: String, mac: String)]) -> String {
+            let interfaces = nics.map { "<interface type='bridge'><mac address='\($0.mac)'/><target dev='\($0.tap)'/></interface>" }
+            return "<domstatus state='running'><domain type='qemu'><name>\(name)</name>"
+                + "<uuid>ae25cd81-9c70-4c91-9c74-\(uuidTail)</uuid><devices>\(interfaces.joined())</devices></domain></domstatus>"
+        }
+        let state = try TemporaryDirectory()
+        try status("web", "481c24be67a4", nics: [("vnet0", "52:54:00:50:6b:de"), ("vnet5", "52:54:00:50:6b:df")])
+            .write(toFile: state.path + "/web.xml", atomically: true, encoding: .utf8)
+        try status("old", "000000000001", nics: [("vnet1", "52:54:00:11:11:11")])
+            .write(toFile: state.path + "/old.xml", atomically: true, encoding: .utf8)
+        try status("fake", "000000000002", nics: [("vnet2", "52:54:00:22:22:22")])
+            .write(toFile: state.path + "/fake.xml", atomically: true, encoding: .utf8)
+        try Command.check(["chown", "65534:65534", state.path + "/fake.xml"])
+        let nothing = try TemporaryDirectory()
+        let taps: [Int32: TapSight] = [
+            10: TapSight(name: "vnet0", address: "fe:54:00:50:6b:de"),
+            11: TapSight(name: "vnet5", address: "fe:54:00:50:6b:df"),
+            12: TapSight(name: "vnet1", address: "fe:54:00:99:99:99"),
+            13: TapSight(name: "vnet2", address: "fe:54:00:22:22:22"),
+        ]
+        let directory = try OwnerDirectory(paths: OwnerPaths(namedNamespaces: [], podmanStorage: nothing.path, dockerRoot: nothing.path,
+                                                             proc: nothing.path, cgroups: nothing.path, libvirtQemu: state.path))
+        let found = directory.lookUp(taps: taps)
+        let uuid = "ae25cd81-9c70-4c91-9c74-481c24be67a4"
+        #expect(found[10] == .found(FoundOwner(.libvirt, name: "web", id: uuid, nic: 1)))
+        #expect(found[11] == .found(FoundOwner(.libvirt, name: "web", id: uuid, nic: 2)))
+        #expect(found[12] == .starting(fallback: nil), "vnet1 is another VM's now, not yet in a file")
+        #expect(found[13] == .starting(fallback: nil), "a file root did not write names nobody")
+        // The file rewritten (a restart): read again.
+        try status("web2", "481c24be67a4", nics: [("vnet0", "52:54:00:50:6b:de")])
+            .write(toFile: state.path + "/web.xml", atomically: true, encoding: .utf8)
+        #expect(directory.lookUp(taps: taps)[10] == .found(FoundOwner(.libvirt, name: "web2", id: uuid, nic: 1)))
+        let noLibvirt = try OwnerDirectory(paths: OwnerPaths(namedNamespaces: [], podmanStorage: nothing.path, dockerRoot: nothing.path,
+                                                             proc: nothing.path, cgroups: nothing.path, libvirtQemu: nothing.path + "/none"))
+        #expect(noLibvirt.lookUp(taps: taps) == [10: .unknown, 11: .unknown, 12: .unknown, 13: .unknown])
     }
 
     private func link(named name: String, in links: [Link]) throws -> Link {

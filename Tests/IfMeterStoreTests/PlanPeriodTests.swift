@@ -57,13 +57,17 @@ struct PlanPeriodTests {
 
 @Suite("Plan config values", .timeLimit(.minutes(3)))
 struct PlanValueTests {
-    @Test("a plan may name containers' subjects and globs of them; other names keep their rules")
+    @Test("a plan may name containers' and virtual machines' subjects and globs of them; other names keep their rules")
     func containerSelectors() throws {
         let web = try Plan.Selector(parsing: "container:web*")
         #expect(web.matches("container:web-1", interfaceClass: "virtual"))
         #expect(!web.matches("web-1", interfaceClass: "virtual"))
         #expect(try Plan.Selector(parsing: "netns:blue").matches("netns:blue", interfaceClass: nil))
-        for bad in ["container:", "eth0:1", "a/b", "container:a b"] {
+        // Every NIC of one VM: its first is vm:db, the others vm:db#N.
+        let db = try Plan.Selector(parsing: "vm:db#*")
+        #expect(db.matches("vm:db#2", interfaceClass: "virtual") && !db.matches("vm:db", interfaceClass: "virtual"))
+        #expect(try Plan.Selector(parsing: "vm:*").matches("vm:db", interfaceClass: nil))
+        for bad in ["container:", "vm:", "eth0:1", "a/b", "container:a b"] {
             #expect(throws: PlanError.self) { try Plan.Selector(parsing: bad) }
         }
     }
