@@ -1,0 +1,212 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Real libvirt and QEMU virtual machines for tests (shared/notes/docker-lxc-vms-in-a-test.md):
+/// Debian's libvirtd, run by the test in its own namespace (so the taps it makes are the test's)
+/// on a socket of the test's own, and diskless domains under TCG whose firmware's network boot
+/// sends DHCP requests: real traffic from a guest, with no image. Each NIC is on a bridge of its
+/// own in the namespace, so that a guest's broadcasts reach no other guest's tap. Domain names
+/// carry the test process's pid (`ifmt-<pid>-<label>`).
+///
+/// libvirtd's state is the host's (`/run/libvirt/qemu`): one at a time runs there, which the
+/// suite's `.serialized` keeps to.
+public final class LibvirtHost {
+    /// True when libvirt and QEMU can run here: root, libvirtd, virtlogd, virsh, QEMU and its
+    /// network boot ROM.
+    public static var available: Bool {
+        getuid() == 0 && ["libvirtd", "virtlogd", "virsh", "qemu-system-x86_64"].allSatisfy { (try? Command.resolve($0)) != nil }
+            && FileManager.default.fileExists(atPath: "/usr/lib/ipxe/qemu/efi-virtio.rom")
+    }
+
+    public static let skipReason: Comment =
+        "needs root with libvirt-daemon-system and qemu-system-x86 (scripts/install-deps --test installs them)"
+
+    public let namespace: NetworkNamespace
+    private let directory: TemporaryDirectory
+    private var libvirtd: pid_t?
+    private var virtlogd: pid_t?
+    private var labels: [String] = []
+    private var bridges: [String] = []
+
+    public init(in namespace: NetworkNamespace) throws {
+        self.namespace = namespace
+        directory = try TemporaryDirectory()
+        Self.reapStale()
+        // A guest's taps and the bridges send no IPv6 of their own: a suspended guest's tap
+        // then carries only what the test sends it.
+        try namespace.exec(["sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"])
+        try """
+        unix_sock_dir = "\(directory.path)"
+        auth_unix_rw = "none"
+        auth_unix_ro = "none"
+        """.write(toFile: directory.path + "/libvirtd.conf", atomically: true, encoding: .utf8)
+        // The host's virtlogd, if one runs, takes the guests' output; else the test's.
+        if !FileManager.default.fileExists(atPath: "/run/libvirt/virtlogd-sock") {
+            virtlogd = try SpawnWithSignals.start([try Command.resolve("virtlogd")], output: directory.path + "/virtlogd.log")
+        }
+        try startDaemon()
+    }
+
+    deinit { destroy() }
+
+    public static func name(_ label: String) -> String { "ifmt-\(getpid())-\(label)" }
+
+    /// `virsh` on the test's libvirtd.
+    @discardableResult
+    public func virsh(_ arguments: [String]) throws -> String {
+        try SpawnWithSignals.check(["virsh", "-c", "qemu:///system?socket=\(directory.path)/libvirt-sock"] + arguments, timeout: 120)
+    }
+
+    /// Starts libvirtd in the test's namespace and waits until it answers on its socket.
+    public func startDaemon() throws {
+        let pid = try SpawnWithSignals.start([try Command.resolve("ip"), "netns", "exec", namespace.name, try Command.resolve("libvirtd"),
+                                               "-f", directory.path + "/libvirtd.conf", "-p", directory.path + "/libvirtd.pid"],
+                                   output: directory.path + "/libvirtd.log")
+        libvirtd = pid
+        // Its answer, not its socket's appearing: it listens before its drivers are up.
+        let deadline = Date().addingTimeInterval(120)
+        while true {
+            do {
+                _ = try virsh(["list"])
+                return
+            } catch {
+                var status: Int32 = 0
+                // Gone: another libvirtd holds the host's QEMU state (`/run/libvirt/qemu/driver.pid`).
+                let exited = waitpid(pid, &status, WNOHANG) == pid
+                guard !exited, Date() < deadline else {
+                    if exited { libvirtd = nil }
+                    let log = (try? String(contentsOfFile: directory.path + "/libvirtd.log", encoding: .utf8)) ?? ""
+                    throw CommandFailed(command: ["libvirtd"], result: CommandResult(
+                        status: 1, stdout: log, stderr: (exited ? "libvirtd exited" : "no answer after 120 s")
+                            + " (socket \(directory.path)/libvirt-sock): \(error)"))
+                }
+                usleep(200_000)
+            }
+        }
+    }
+
+    /// Stops libvirtd (its domains run on): a libvirtd started again names its next tap `vnet0`
+    /// if none is, the name reuse that hands one VM's tap name to the next.
+    public func stopDaemon() throws {
+        guard let pid = libvirtd else { return }
+        kill(pid, SIGTERM)
+        libvirtd = nil
+        guard SpawnWithSignals.wait(pid, within: 60) != nil else {
+            kill(pid, SIGKILL)
+            _ = SpawnWithSignals.wait(pid, within: 10)
+            throw CommandFailed(command: ["libvirtd"], result: CommandResult(status: 1, stdout: "", stderr: "still running 60 s after SIGTERM"))
+        }
+    }
+
+    /// Starts a diskless domain booting from the network under TCG, one NIC for each MAC, each
+    /// on a bridge of its own (`ifmtv<label><n>`, `10.76.<n>.1/24` on it).
+    public func run(_ label: String, macs: [String]) throws {
+        if !labels.contains(label) { labels.append(label) }
+        var interfaces = ""
+        for (index, mac) in macs.enumerated() {
+            let bridge = Self.bridge(label, index)
+            if !bridges.contains(bridge) {
+                try namespace.ip("link", "add", bridge, "type", "bridge")
+                try namespace.ip("link", "set", bridge, "up")
+                bridges.append(bridge)
+            }
+            interfaces += "<interface type='bridge'><mac address='\(mac)'/><source bridge='\(bridge)'/><model type='virtio'/></interface>"
+        }
+        let xml = """
+        <domain type='qemu'><name>\(Self.name(label))</name><memory unit='MiB'>64</memory><vcpu>1</vcpu>
+        <os><type arch='x86_64' machine='pc'>hvm</type><boot dev='network'/></os>
+        <devices>\(interfaces)</devices></domain>
+        """
+        let path = directory.path + "/\(label).xml"
+        try xml.write(toFile: path, atomically: true, encoding: .utf8)
+        try virsh(["create", path])
+    }
+
+    public static func bridge(_ label: String, _ index: Int) -> String { "ifmtv\(label)\(index)" }
+
+    /// The domain's taps, in the order of its NICs (`virsh domiflist`).
+    public func taps(of label: String) throws -> [String] {
+        try virsh(["domiflist", Self.name(label)]).split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ")
+            return fields.first.flatMap { $0.hasPrefix("vnet") ? String($0) : nil }
+        }
+    }
+
+    /// Pauses the guest, so that it sends nothing more, and stops every frame the host would
+    /// send it (``EgressDrop`` on each tap): its taps' counters are final.
+    public func freeze(_ label: String) throws {
+        try virsh(["suspend", Self.name(label)])
+        for tap in try taps(of: label) { try namespace.exec(EgressDrop.command(tap)) }
+    }
+
+    /// A tap's counters as the host sees them: rx is what the guest sent.
+    public func counters(ofTap tap: String) throws -> (rx: UInt64, tx: UInt64) {
+        let text = try namespace.ip("-s", "-j", "link", "show", "dev", tap)
+        let stats = ((try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]])?.first)?["stats64"] as? [String: Any]
+        guard let rx = (stats?["rx"] as? [String: Any])?["bytes"] as? NSNumber,
+              let tx = (stats?["tx"] as? [String: Any])?["bytes"] as? NSNumber else {
+            throw CommandFailed(command: ["ip", "-s", "-j", "link", "show", "dev", tap], result: CommandResult(status: 1, stdout: text, stderr: "no counters"))
+        }
+        return (rx.uint64Value, tx.uint64Value)
+    }
+
+    /// Waits until the guest behind `tap` has sent something (its firmware's DHCP requests):
+    /// what the kernel counted, with a deadline.
+    public func waitForGuest(on tap: String) throws {
+        let deadline = Date().addingTimeInterval(180)
+        while try counters(ofTap: tap).rx == 0 {
+            guard Date() < deadline else {
+                throw CommandFailed(command: ["guest on \(tap)"], result: CommandResult(status: 1, stdout: "", stderr: "sent nothing in 180 s"))
+            }
+            usleep(200_000)
+        }
+    }
+
+    /// Stops the domain at once; it goes, being transient, and its taps with it.
+    public func remove(_ label: String) throws {
+        try virsh(["destroy", Self.name(label)])
+        labels.removeAll { $0 == label }
+    }
+
+    /// `count` UDP datagrams of `size` bytes from the host into the guest's NIC `index` (to
+    /// `10.76.<n>.2`, which the guest does not hold: the bridge delivers them to its tap all the
+    /// same, by a neighbour entry for the guest's MAC).
+    public func send(to label: String, nic index: Int = 0, mac: String, count: Int, size: Int) throws {
+        let bridge = Self.bridge(label, index)
+        let subnet = "10.76.\(index + 10 * (labels.firstIndex(of: label) ?? 0))"
+        _ = try? namespace.ip("addr", "add", "\(subnet).1/24", "dev", bridge)
+        try namespace.ip("neigh", "replace", "\(subnet).2", "lladdr", mac, "dev", bridge, "nud", "permanent")
+        let sender = try namespace.inside { try UDPSocket(bindTo: "\(subnet).1", port: 0) }
+        for _ in 0..<count { try sender.send([UInt8](repeating: 7, count: size), to: "\(subnet).2", port: 9) }
+    }
+
+    /// Destroys the test's domains, stops its daemons and removes its bridges.
+    public func destroy() {
+        for label in labels { _ = try? virsh(["destroy", Self.name(label)]) }
+        labels = []
+        try? stopDaemon()
+        if let virtlogd {
+            kill(virtlogd, SIGTERM)
+            if SpawnWithSignals.wait(virtlogd, within: 30) == nil { kill(virtlogd, SIGKILL) }
+            self.virtlogd = nil
+        }
+        for bridge in bridges { _ = try? namespace.ip("link", "del", bridge) }
+        bridges = []
+    }
+
+    /// Kills the QEMU processes of `ifmt-<pid>-*` domains whose test process is gone (QEMU runs
+    /// on when its libvirtd is killed).
+    static func reapStale() {
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(entry),
+                  let command = try? String(contentsOfFile: "/proc/\(entry)/cmdline", encoding: .utf8),
+                  command.hasPrefix("/usr/bin/qemu-system"),
+                  let range = command.range(of: "guest=ifmt-") else { continue }
+            let owner = command[range.upperBound...].prefix { $0.isNumber }
+            if let testPID = Int32(owner), kill(testPID, 0) != 0, errno == ESRCH { kill(pid, SIGKILL) }
+        }
+    }
+}
