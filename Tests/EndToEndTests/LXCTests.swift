@@ -69,4 +69,18 @@ final class LXCTests {
             #expect(listed.split(separator: "\n").contains { $0.hasPrefix("container:\(LXCHost.name(label))") && $0.contains(" lxc ") }, "\(listed)")
         }
     }
+
+    @Test("as the unit runs it: an unprivileged container (its ids mapped, started by root) is named and exact")
+    func unprivileged() throws {
+        try daemon.startAsTheUnit()
+        try lxc.run("u", host: 20, unprivileged: true)
+        try lxc.ping(from: "u", to: 1, count: 10, size: 800)
+        try lxc.freeze("u")
+        let truth = try lxc.counters(of: "u")
+        #expect(truth.tx > 10 * 800)
+        let figures = try daemon.figuresAfterSample()
+        let entry = try #require(figures["container:\(LXCHost.name("u"))"], "not listed: \(figures.keys.sorted())")
+        #expect((entry["owner"] as? [String: Any])?["kind"] as? String == "lxc", "\(entry)")
+        #expect(entry.int("rx_bytes") == truth.rx && entry.int("tx_bytes") == truth.tx, "\(entry) vs \(truth)")
+    }
 }

@@ -46,11 +46,22 @@ public final class LXCHost {
         try SpawnWithSignals.check(["ip", "netns", "exec", namespace.name] + arguments, timeout: 120)
     }
 
-    /// Creates and starts a busybox container at `subnet.host` on the bridge, IPv6 off inside.
-    public func run(_ label: String, host: Int) throws {
+    /// Creates and starts a busybox container at `subnet.host` on the bridge, IPv6 off inside;
+    /// `unprivileged`, its ids mapped (root inside is uid 200000 outside, started by root).
+    public func run(_ label: String, host: Int, unprivileged: Bool = false) throws {
         let name = Self.name(label)
         if !labels.contains(label) { labels.append(label) }
-        try SpawnWithSignals.check(["lxc-create", "-n", name, "-t", "busybox"], timeout: 120)
+        var create = ["lxc-create", "-n", name, "-t", "busybox"]
+        let mapped = "/var/lib/lxc/\(name).create.conf"
+        defer { try? FileManager.default.removeItem(atPath: mapped) }
+        if unprivileged {
+            try Self.delegateIDs()
+            // In place of /etc/lxc/default.conf: the template makes the tree owned by the mapped ids.
+            try "lxc.net.0.type = veth\nlxc.net.0.flags = up\nlxc.idmap = u 0 200000 65536\nlxc.idmap = g 0 200000 65536\n"
+                .write(toFile: mapped, atomically: true, encoding: .utf8)
+            create += ["-f", mapped]
+        }
+        try SpawnWithSignals.check(create, timeout: 120)
         let path = "/var/lib/lxc/\(name)/config"
         var config = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
             .filter { !$0.hasPrefix("lxc.net.0.link") && !$0.hasPrefix("lxc.apparmor") }.joined(separator: "\n")
@@ -66,6 +77,17 @@ public final class LXCHost {
             .filter { !$0.contains("udhcpc") }.joined(separator: "\n")
         try script.write(toFile: rcS, atomically: false, encoding: .utf8)
         try start(label)
+    }
+
+    /// Root may map ids 200000–265535 (newuidmap reads /etc/subuid and /etc/subgid): the line
+    /// is added to each file that lacks it, and left there.
+    static func delegateIDs() throws {
+        for file in ["/etc/subuid", "/etc/subgid"] {
+            let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+            guard !text.split(separator: "\n").contains("root:200000:65536") else { continue }
+            try (text + (text.isEmpty || text.hasSuffix("\n") ? "" : "\n") + "root:200000:65536\n")
+                .write(toFile: file, atomically: true, encoding: .utf8)
+        }
     }
 
     public func start(_ label: String) throws {
