@@ -46,12 +46,59 @@ func containerBenchmark(rounds: Int = 200) throws {
     let differences = zip(withOwners.samples, plain.samples).map { Int64(bitPattern: $0 &- $1) }.sorted()
     let added = Double(differences[differences.count / 2])
     let start = try newContainerLook(socket: socket, directory: directory, attribution: &attribution)
+    let vm = try newVMLook(domains: 100)
     print("containers: \(hostSides.count) containers' host sides among \(links.count) links, \(rounds) samples, each a dump "
         + "and the ingest of every link busy: sample median \(Int(base / 1000)) µs without attribution; attribution adds "
         + "\(Int(added / 1000)) µs (median of the differences by round) = \(ratio(base + added, base)), of which turning "
         + "the readings round \(Int(median(withOwners.applies) / 1000)) µs; "
         + "naming all \(hostSides.count) at start \(fullLook / 1_000_000) ms; a new container named at the first sample "
-        + "after its link event, that look \(start / 1000) µs")
+        + "after its link event, that look \(start / 1000) µs; with \(vm.domains) VMs running (status files of \(vm.bytes) bytes), "
+        + "a tap named at start by a look of \(vm.start / 1000) µs reading them all, a new VM's tap by one of \(vm.new / 1000) µs")
+}
+
+/// A tap libvirt would make for one more VM while `domains` others run, their live status files
+/// (as libvirtd 9.0 writes one, with 150 capability flags) in a directory of the benchmark's:
+/// the look at daemon start, which reads every file, then the look that names the new VM's tap,
+/// which reads only its file.
+private func newVMLook(domains: Int) throws -> (domains: Int, bytes: Int, start: UInt64, new: UInt64) {
+    let state = "/tmp/ifmbench-\(getpid())-libvirt"
+    guard mkdir(state, 0o700) == 0 else { throw BenchmarkError("could not make \(state)") }
+    defer { _ = system("rm -rf \(state)") }
+    let flags = (0..<150).map { "    <flag name='capability-\($0)'/>\n" }.joined()
+    func hex(_ value: Int, _ digits: Int) -> String {
+        let text = String(value, radix: 16)
+        return String(repeating: "0", count: max(0, digits - text.count)) + text
+    }
+    func mac(_ index: Int) -> String { "54:00:00:\(hex(index >> 8, 2)):\(hex(index & 0xff, 2))" }
+    func uuid(_ index: Int) -> String { "ae25cd81-9c70-4c91-9c74-" + hex(index, 12) }
+    var bytes = 0
+    func write(_ index: Int) throws {
+        var text = "<domstatus state='running' reason='booted' pid='\(1000 + index)'>\n  <qemuCaps>\n\(flags)  </qemuCaps>\n"
+        text += "  <domain type='kvm' id='\(index + 1)'>\n    <name>vm\(index)</name>\n    <uuid>\(uuid(index))</uuid>\n"
+        text += "    <devices>\n      <interface type='bridge'><mac address='52:\(mac(index))'/><source bridge='br0'/>"
+        text += "<target dev='vnet\(index)'/><model type='virtio'/><alias name='net0'/></interface>\n    </devices>\n"
+        text += "  </domain>\n</domstatus>\n"
+        guard let file = fopen("\(state)/vm\(index).xml", "w"), fputs(text, file) >= 0, fclose(file) == 0 else {
+            throw BenchmarkError("could not write \(state)/vm\(index).xml")
+        }
+        bytes += text.utf8.count
+    }
+    for index in 0..<domains { try write(index) }
+    let directory = try OwnerDirectory(paths: OwnerPaths(namedNamespaces: [], podmanStorage: "/nonexistent", dockerRoot: "/nonexistent",
+                                                         proc: "/nonexistent", libvirtQemu: state))
+    func tap(_ index: Int) -> [Int32: TapSight] { [Int32(index + 1): TapSight(name: "vnet\(index)", address: "fe:" + mac(index))] }
+    func found(_ index: Int) -> OwnerLookup { .found(FoundOwner(.libvirt, name: "vm\(index)", id: uuid(index), nic: 1)) }
+    let started = nanoseconds()
+    let atStart = directory.lookUp(taps: tap(0))
+    let startTime = nanoseconds() - started
+    try write(domains)
+    let again = nanoseconds()
+    let new = directory.lookUp(taps: tap(domains))
+    let newTime = nanoseconds() - again
+    guard atStart[1] == found(0), new[Int32(domains + 1)] == found(domains) else {
+        throw BenchmarkError("a tap was not named: \(atStart) \(new)")
+    }
+    return (domains, bytes / (domains + 1), startTime, newTime)
 }
 
 /// One more namespace and a veth into it, as a runtime starting a container: the link event
