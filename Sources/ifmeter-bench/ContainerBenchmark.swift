@@ -7,20 +7,25 @@ import IfMeterService
 import Glibc
 #endif
 
-/// What attributing host-side veths to their namespaces' owners costs a sample, in one run (run
-/// where scripts/bench made containers: veths whose peers are each in a bound namespace of its
-/// own). Two services step through the same samples, each the real `RTM_GETSTATS` dump of the
+/// What attributing host-side veths to their namespaces' owners, and libvirt taps to their
+/// virtual machines, costs a sample, in one run (run where scripts/bench made containers: veths
+/// whose peers are each in a bound namespace of its own; the taps and the domains' status files
+/// are made here). Two services step through the same samples, each the real `RTM_GETSTATS` dump of the
 /// namespace and the ingest of every link busy (every counter moved), a save every other sample:
 /// one takes the links as they are, the other through ``Attribution`` (each link renamed to its
 /// owner's subject and its counters turned round). Then the look a new container costs with all
 /// the others present: a veth into one more namespace, from its link event to its owner.
 func containerBenchmark(rounds: Int = 200) throws {
     let socket = try NetlinkSocket()
+    var vms = try VirtualMachines(domains: 100)
+    defer { vms.remove() }
     let links = try socket.dumpLinks()
-    let hostSides = links.filter { $0.peerNamespaceID != nil }
-    guard hostSides.count >= 10 else { throw BenchmarkError("run it where scripts/bench made containers: \(hostSides.count) host-side veths here") }
+    let hostSides = links.filter { $0.peerNamespaceID != nil || Attribution.isLibvirtTap($0) }
+    guard hostSides.count >= 10 + vms.domains else {
+        throw BenchmarkError("run it where scripts/bench made containers: \(hostSides.count) host-side veths and taps here")
+    }
     let directory = try OwnerDirectory(paths: OwnerPaths(namedNamespaces: ["/run/netns"], podmanStorage: "/nonexistent",
-                                                         dockerRoot: "/nonexistent", proc: "/nonexistent"))
+                                                         dockerRoot: "/nonexistent", proc: "/nonexistent", libvirtQemu: vms.state))
     // The namespaces are bound ones: named as `attribute_owners = all` names them, the same look.
     var attribution = Attribution(scope: .all)
     let lookStarted = nanoseconds()
@@ -46,59 +51,76 @@ func containerBenchmark(rounds: Int = 200) throws {
     let differences = zip(withOwners.samples, plain.samples).map { Int64(bitPattern: $0 &- $1) }.sorted()
     let added = Double(differences[differences.count / 2])
     let start = try newContainerLook(socket: socket, directory: directory, attribution: &attribution)
-    let vm = try newVMLook(domains: 100)
-    print("containers: \(hostSides.count) containers' host sides among \(links.count) links, \(rounds) samples, each a dump "
+    let vm = try vms.newVMLook(directory: directory)
+    print("containers: \(hostSides.count - vms.domains) containers' host sides and \(vms.domains) VMs' taps among \(links.count) links, "
+        + "\(rounds) samples, each a dump "
         + "and the ingest of every link busy: sample median \(Int(base / 1000)) µs without attribution; attribution adds "
         + "\(Int(added / 1000)) µs (median of the differences by round) = \(ratio(base + added, base)), of which turning "
         + "the readings round \(Int(median(withOwners.applies) / 1000)) µs; "
-        + "naming all \(hostSides.count) at start \(fullLook / 1_000_000) ms; a new container named at the first sample "
-        + "after its link event, that look \(start / 1000) µs; with \(vm.domains) VMs running (status files of \(vm.bytes) bytes), "
-        + "a tap named at start by a look of \(vm.start / 1000) µs reading them all, a new VM's tap by one of \(vm.new / 1000) µs")
+        + "naming all \(hostSides.count) at start \(fullLook / 1_000_000) ms (reading \(vms.domains) status files of \(vms.bytes) bytes); "
+        + "a new container named at the first sample after its link event, that look \(start / 1000) µs; a new VM's tap, "
+        + "by a look of \(vm / 1000) µs")
 }
 
-/// A tap libvirt would make for one more VM while `domains` others run, their live status files
-/// (as libvirtd 9.0 writes one, with 150 capability flags) in a directory of the benchmark's:
-/// the look at daemon start, which reads every file, then the look that names the new VM's tap,
-/// which reads only its file.
-private func newVMLook(domains: Int) throws -> (domains: Int, bytes: Int, start: UInt64, new: UInt64) {
+/// `domains` running virtual machines as libvirt leaves them for the daemon: a tap each in the
+/// benchmark's namespace (`vnetN`, the guest's MAC behind `fe`) and a live status file each (as
+/// libvirtd 9.0 writes one, with 150 capability flags) in a directory of the benchmark's.
+private struct VirtualMachines {
+    let domains: Int
     let state = "/tmp/ifmbench-\(getpid())-libvirt"
-    guard mkdir(state, 0o700) == 0 else { throw BenchmarkError("could not make \(state)") }
-    defer { _ = system("rm -rf \(state)") }
-    let flags = (0..<150).map { "    <flag name='capability-\($0)'/>\n" }.joined()
-    func hex(_ value: Int, _ digits: Int) -> String {
+    private(set) var bytes = 0
+
+    init(domains: Int) throws {
+        self.domains = domains
+        guard mkdir(state, 0o700) == 0 else { throw BenchmarkError("could not make \(state)") }
+        let taps = (0..<domains).map { "tuntap add dev vnet\($0) mode tap\nlink set dev vnet\($0) address fe:\(Self.mac($0))\n" }
+        guard let file = fopen(state + "/taps", "w"), fputs(taps.joined(), file) >= 0, fclose(file) == 0,
+              system("ip -batch \(state)/taps") == 0 else {
+            remove()
+            throw BenchmarkError("could not make \(domains) taps")
+        }
+        for index in 0..<domains { try write(index) }
+    }
+
+    func remove() {
+        _ = system("for i in $(seq 0 \(domains - 1)); do ip link del vnet$i 2>/dev/null; done; rm -rf \(state)")
+    }
+
+    static func hex(_ value: Int, _ digits: Int) -> String {
         let text = String(value, radix: 16)
         return String(repeating: "0", count: max(0, digits - text.count)) + text
     }
-    func mac(_ index: Int) -> String { "54:00:00:\(hex(index >> 8, 2)):\(hex(index & 0xff, 2))" }
-    func uuid(_ index: Int) -> String { "ae25cd81-9c70-4c91-9c74-" + hex(index, 12) }
-    var bytes = 0
-    func write(_ index: Int) throws {
+
+    static func mac(_ index: Int) -> String { "54:00:00:\(hex(index >> 8, 2)):\(hex(index & 0xff, 2))" }
+
+    static func uuid(_ index: Int) -> String { "ae25cd81-9c70-4c91-9c74-" + hex(index, 12) }
+
+    private mutating func write(_ index: Int) throws {
+        let flags = (0..<150).map { "    <flag name='capability-\($0)'/>\n" }.joined()
         var text = "<domstatus state='running' reason='booted' pid='\(1000 + index)'>\n  <qemuCaps>\n\(flags)  </qemuCaps>\n"
-        text += "  <domain type='kvm' id='\(index + 1)'>\n    <name>vm\(index)</name>\n    <uuid>\(uuid(index))</uuid>\n"
-        text += "    <devices>\n      <interface type='bridge'><mac address='52:\(mac(index))'/><source bridge='br0'/>"
+        text += "  <domain type='kvm' id='\(index + 1)'>\n    <name>vm\(index)</name>\n    <uuid>\(Self.uuid(index))</uuid>\n"
+        text += "    <devices>\n      <interface type='bridge'><mac address='52:\(Self.mac(index))'/><source bridge='br0'/>"
         text += "<target dev='vnet\(index)'/><model type='virtio'/><alias name='net0'/></interface>\n    </devices>\n"
         text += "  </domain>\n</domstatus>\n"
         guard let file = fopen("\(state)/vm\(index).xml", "w"), fputs(text, file) >= 0, fclose(file) == 0 else {
             throw BenchmarkError("could not write \(state)/vm\(index).xml")
         }
-        bytes += text.utf8.count
+        bytes = text.utf8.count
     }
-    for index in 0..<domains { try write(index) }
-    let directory = try OwnerDirectory(paths: OwnerPaths(namedNamespaces: [], podmanStorage: "/nonexistent", dockerRoot: "/nonexistent",
-                                                         proc: "/nonexistent", libvirtQemu: state))
-    func tap(_ index: Int) -> [Int32: TapSight] { [Int32(index + 1): TapSight(name: "vnet\(index)", address: "fe:" + mac(index))] }
-    func found(_ index: Int) -> OwnerLookup { .found(FoundOwner(.libvirt, name: "vm\(index)", id: uuid(index), nic: 1)) }
-    let started = nanoseconds()
-    let atStart = directory.lookUp(taps: tap(0))
-    let startTime = nanoseconds() - started
-    try write(domains)
-    let again = nanoseconds()
-    let new = directory.lookUp(taps: tap(domains))
-    let newTime = nanoseconds() - again
-    guard atStart[1] == found(0), new[Int32(domains + 1)] == found(domains) else {
-        throw BenchmarkError("a tap was not named: \(atStart) \(new)")
+
+    /// One more VM's status file, and the look that names its tap (the others' files read
+    /// already). Nanoseconds of the look.
+    mutating func newVMLook(directory: OwnerDirectory) throws -> UInt64 {
+        try write(domains)
+        let tap = [Int32(1): TapSight(name: "vnet\(domains)", address: "fe:" + Self.mac(domains))]
+        let started = nanoseconds()
+        let found = directory.lookUp(taps: tap)
+        let elapsed = nanoseconds() - started
+        guard found[1] == .found(FoundOwner(.libvirt, name: "vm\(domains)", id: Self.uuid(domains), nic: 1)) else {
+            throw BenchmarkError("the new VM's tap was not named: \(found)")
+        }
+        return elapsed
     }
-    return (domains, bytes / (domains + 1), startTime, newTime)
 }
 
 /// One more namespace and a veth into it, as a runtime starting a container: the link event
