@@ -43,11 +43,31 @@ public struct Attribution: Sendable {
     }
 
     /// An attributed link as the meter last saw it, changed in place by every sample's reading
-    /// (a box: writing a link back into the table for each reading was most of the cost).
+    /// (a box: writing a link back into the table for each reading was most of the cost). Its
+    /// counters are kept apart from the rest: a reading replaces them in place, where setting a
+    /// link's counters boxes them anew.
     public final class LastSeen: Hashable, @unchecked Sendable {
-        public fileprivate(set) var link: Link
+        private var seen: Link
+        fileprivate var counters: LinkCounters?
 
-        init(_ link: Link) { self.link = link }
+        init(_ link: Link) {
+            seen = link
+            seen.counters = nil
+            counters = link.counters
+        }
+
+        public var link: Link {
+            var link = seen
+            link.counters = counters
+            return link
+        }
+
+        /// The link seen again; a sight without counters keeps the last ones.
+        fileprivate func update(_ link: Link) {
+            if let counters = link.counters { self.counters = counters }
+            seen = link
+            seen.counters = nil
+        }
 
         public static func == (lhs: LastSeen, rhs: LastSeen) -> Bool { lhs.link == rhs.link }
         public func hash(into hasher: inout Hasher) { hasher.combine(link) }
@@ -221,7 +241,7 @@ public struct Attribution: Sendable {
             for index in readings.indices where readings[index].namespace == .own {
                 if let last = turning[readings[index].ifindex] {
                     readings[index].counters = readings[index].counters.turnedRound
-                    last.link.counters = readings[index].counters
+                    last.counters = readings[index].counters
                 } else if anyWithheld, let entry = entries[readings[index].key] {
                     switch entry {
                     case .waiting(var link, let since):
@@ -295,9 +315,7 @@ public struct Attribution: Sendable {
                 nsid = Self.unbound
             }
             let shown = Self.shown(link, as: owner.alias == link.name ? owner : owner.with(alias: link.name))
-            var kept = shown
-            if kept.counters == nil { kept.counters = last.link.counters }
-            last.link = kept
+            last.update(shown)
             if shown.owner !== owner { set(link.key, .owned(shown.owner!, nsid: nsid, last: last)) }
             return shown
         case .waiting(_, let since)?:
@@ -479,7 +497,7 @@ public struct Attribution: Sendable {
     /// The attributed link at `key` as the meter saw it last, raised counter by counter to its
     /// container end's own final counters `theirs`; nil when that changes nothing.
     private func raised(_ key: LinkKey, to theirs: LinkCounters) -> LinkCounters? {
-        guard case .owned(_, _, let last)? = entries[key], let ours = last.link.counters else { return nil }
+        guard case .owned(_, _, let last)? = entries[key], let ours = last.counters else { return nil }
         let raised = LinkCounters(
             rxBytes: max(ours.rxBytes, theirs.rxBytes), txBytes: max(ours.txBytes, theirs.txBytes),
             rxPackets: max(ours.rxPackets, theirs.rxPackets), txPackets: max(ours.txPackets, theirs.txPackets),
@@ -492,7 +510,7 @@ public struct Attribution: Sendable {
     /// its deletion.
     private mutating func raise(_ key: LinkKey, to counters: LinkCounters) -> Link? {
         guard case .owned(_, _, let last)? = entries[key] else { return nil }
-        last.link.counters = counters
+        last.counters = counters
         return last.link
     }
 
