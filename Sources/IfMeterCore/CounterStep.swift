@@ -21,8 +21,7 @@ public enum CounterStep: Hashable, Sendable {
     /// set is a reset.
     public init(from previous: Traffic, to current: Traffic, is32Bit: Bool, wrapLimit: UInt64) {
         // The case of nearly every sample, without building arrays.
-        if current.rxBytes >= previous.rxBytes, current.txBytes >= previous.txBytes,
-           current.rxPackets >= previous.rxPackets, current.txPackets >= previous.txPackets {
+        if current.isAtLeast(previous) {
             self = .advanced(current.combined(with: previous, -))
             return
         }

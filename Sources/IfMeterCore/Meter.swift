@@ -124,7 +124,7 @@ public struct Meter: Sendable {
             output += vanish(interface.key, at: instant, detail: "missing from a full dump")
         }
         for link in links.sorted(by: { $0.key < $1.key }) {
-            output += observe(link, at: instant)
+            output += observe(link, at: instant, from: .dump)
         }
         return output
     }
@@ -135,7 +135,7 @@ public struct Meter: Sendable {
         var output = checkClock(instant)
         switch event {
         case .newOrChanged(let link):
-            output += observe(link, at: instant)
+            output += observe(link, at: instant, from: .event)
         case .deleted(let link):
             output += delete(link, at: instant)
         }
@@ -163,9 +163,20 @@ public struct Meter: Sendable {
 
     // MARK: Rules
 
+    /// Where an observed link's counters come from, which decides whether they may go back.
+    private enum Observation {
+        /// A full dump: read now, so counters below the last applied are a reset (rule 5).
+        case dump
+        /// A link event: the kernel may have queued it after a sample read the queued events
+        /// and before that sample's dump ran, so it is read after newer counters were applied.
+        /// Counters below the last applied are that older reading, never a reset: the next
+        /// dump decides (a genuine reset is still below the last applied then).
+        case event
+    }
+
     /// A link in an event or resync dump: advance a tracked one (renaming it if its name
     /// changed), or start counting a new one from zero.
-    private mutating func observe(_ link: Link, at instant: MeterInstant) -> MeterOutput {
+    private mutating func observe(_ link: Link, at instant: MeterInstant, from source: Observation) -> MeterOutput {
         guard let counters = link.counters else { return MeterOutput() }
         var current = Traffic(counters)
         guard var interface = tracked[link.key] else {
@@ -180,7 +191,8 @@ public struct Meter: Sendable {
             return output
         }
         current = Self.holdingVethReceive(current, of: link, last: interface.last)
-        var output = advance(&interface, to: current, at: instant)
+        let older = source == .event && !current.isAtLeast(interface.last)
+        var output = older ? MeterOutput() : advance(&interface, to: current, at: instant)
         output += adopt(link, into: &interface, at: instant)
         return output
     }

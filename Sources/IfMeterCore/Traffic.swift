@@ -55,6 +55,12 @@ public struct Traffic: Hashable, Sendable {
         return (sum, overflowed)
     }
 
+    /// Whether every counter is at least `other`'s: what a later reading of the same counters is.
+    public func isAtLeast(_ other: Traffic) -> Bool {
+        rxBytes >= other.rxBytes && txBytes >= other.txBytes
+            && rxPackets >= other.rxPackets && txPackets >= other.txPackets
+    }
+
     /// Per-counter maximum: how a deletion's final counters are taken (DESIGN §3 rule 4).
     public static func max(_ lhs: Traffic, _ rhs: Traffic) -> Traffic {
         lhs.combined(with: rhs) { Swift.max($0, $1) }

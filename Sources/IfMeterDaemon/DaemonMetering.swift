@@ -18,8 +18,9 @@ import Glibc
 extension Daemon {
     /// A periodic or requested sample: every queued link event now, then the counters dump on
     /// the kernel's thread, while the loop answers others. Link events
-    /// are not read until its readings are applied, so the events queued before the counters
-    /// were read still come first, and those after, after. `then` runs once the readings are
+    /// are not read until its readings are applied; those queued between the first read and
+    /// the dump come after readings newer than theirs, which the meter allows for (rule 5 is
+    /// decided by dumps). `then` runs once the readings are
     /// applied; a sample asked for while one is out is taken after it (it must be fresh).
     func sample(then done: @escaping () -> Void = {}) {
         guard let metering else { return }

@@ -82,6 +82,45 @@ struct MeterKernelTests {
         #expect(!recorder.kinds.contains(.reset))
     }
 
+    @Test("a link event queued between a sample's event read and its dump carries older counters: no reset, no phantom bytes")
+    func eventOlderThanTheDump() throws {
+        let namespace = try NetworkNamespace()
+        let recorder = try KernelMeter(in: namespace)
+        let tun = try namespace.inside { try TunDevice(name: "tunm2") }
+        try recorder.start()
+        try TunTraffic.push(through: tun, in: namespace, written: 10, writtenPayload: 400, read: 6, readPayload: 100)
+
+        // The daemon's order: the queued events, then (on another thread) the dump, then the
+        // readings applied; the events queued meanwhile are read after them.
+        let queued = try recorder.feed.readQueuedEvents()
+        try namespace.ip("link", "set", "tunm2", "mtu", "1400")
+        let receiver = try namespace.inside { try UDPSocket(bindTo: "10.88.0.1", port: 0) }
+        let more = TunDevice.udpPacket(from: [10, 88, 0, 2], to: [10, 88, 0, 1], port: receiver.port, payload: 200)
+        for _ in 0..<5 {
+            try tun.write(more)
+            try receiver.receive(timeoutMilliseconds: 30_000)
+        }
+        let readings = try recorder.feed.dumpCounters()
+        recorder.events += recorder.service.ingest(linkEvents: queued, readings: readings, at: SystemClock.now()).events
+        let later = try recorder.feed.readQueuedEvents()
+        let older = later.compactMap { observation -> Traffic? in
+            guard case .event(.newOrChanged(let link)) = observation, link.name == "tunm2" else { return nil }
+            return link.counters.map(Traffic.init)
+        }
+        let dumped = readings.first { reading in later.contains { observation in
+            if case .event(.newOrChanged(let link)) = observation { link.key == reading.key && link.name == "tunm2" } else { false }
+        } }.map { Traffic($0.counters) }
+        // The setup itself: the event read after the readings is older than them.
+        #expect(older.contains { event in dumped.map { !event.isAtLeast($0) } ?? false },
+                "the mtu event \(older) should be older than the dump \(String(describing: dumped))")
+        recorder.events += recorder.service.ingest(linkEvents: later, at: SystemClock.now()).events
+        try recorder.sample()
+
+        #expect(recorder.totals("tunm2") == Traffic(
+            rxBytes: 10 * 428 + 5 * 228, txBytes: 6 * 128, rxPackets: 15, txPackets: 6))
+        #expect(!recorder.kinds.contains(.reset), "events: \(recorder.kinds)")
+    }
+
     @Test("a tun re-created under the same name starts a new epoch with no phantom bytes")
     func tunRecreated() throws {
         let namespace = try NetworkNamespace()
