@@ -62,7 +62,7 @@ fuzz:
 	scripts/fuzz
 
 ## Build, then install the daemon, the client, the systemd units (paths filled in), man pages,
-## bash completion and the documentation.
+## bash completion (written by the client from its own commands) and the documentation.
 install:
 	scripts/install-deps
 	$(BUILD) --product ifmeterd
@@ -78,7 +78,9 @@ install-files:
 	install -D -m 0644 man/ifmeter.1 "$(DESTDIR)$(MANDIR)/man1/ifmeter.1"
 	install -D -m 0644 man/ifmeterd.conf.5 "$(DESTDIR)$(MANDIR)/man5/ifmeterd.conf.5"
 	install -D -m 0644 man/ifmeterd.8 "$(DESTDIR)$(MANDIR)/man8/ifmeterd.8"
-	install -D -m 0644 completions/ifmeter.bash "$(DESTDIR)$(COMPLETIONDIR)/ifmeter"
+	install -d "$(DESTDIR)$(COMPLETIONDIR)"
+	"$(BUILT)/ifmeter" completion bash > "$(DESTDIR)$(COMPLETIONDIR)/ifmeter"
+	chmod 0644 "$(DESTDIR)$(COMPLETIONDIR)/ifmeter"
 	install -d "$(DESTDIR)$(UNITDIR)" "$(DESTDIR)$(DOCDIR)/examples"
 	for unit in ifmeterd.service ifmeterd.socket ifmeterd-events.socket ifmeterd-metrics.socket; do \
 	  sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' "systemd/$$unit" > "$(DESTDIR)$(UNITDIR)/$$unit"; \

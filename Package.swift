@@ -128,7 +128,7 @@ let package = Package(
             name: "history-seeder", dependencies: ["IfMeterStore", "IfMeterHistory", "IfMeterCore"],
             path: "Tests/HistorySeeder"),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["ifmeterd", "ifmeter", "history-seeder", "IfMeterTestSupport"],
+            name: "EndToEndTests", dependencies: ["ifmeterd", "ifmeter", "history-seeder", "IfMeterTestSupport", "IfMeterCLI"],
             exclude: ["Golden", "Rules"]),
     ],
     swiftLanguageModes: [.v6]

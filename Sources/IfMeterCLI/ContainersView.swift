@@ -34,13 +34,13 @@ enum ContainersView {
 
     /// Every owner's subject (or those `-i` names), with its day, month and all-time rows, in
     /// one round trip.
-    static func fetch(_ socketCandidates: [String], _ invocation: Invocation) throws(CLIError) -> (Session, Result) {
+    static func fetch(_ socketCandidates: [String], _ names: [String]) throws(CLIError) -> (Session, Result) {
         let now = Session.wallClock()
         var request = Request(.query)
-        if invocation.interfaces.isEmpty {
+        if names.isEmpty {
             request.select = QuerySelection.owners.rawValue
         } else {
-            request.interfaces = invocation.interfaces
+            request.interfaces = names
         }
         request.usage = [UsageSpec(.day, from: TimeArgument(seconds: now - 2 * 86400), projection: true),
                          UsageSpec(.month, from: TimeArgument(seconds: now - 40 * 86400), projection: true),
@@ -100,5 +100,31 @@ extension ContainersView.Entry: JSONWritable {
         if let thisMonth { w.key("this_month"); thisMonth.write(to: &w) }
         if let today { w.key("today"); today.write(to: &w) }
         w.endObject()
+    }
+}
+
+/// `containers`.
+struct ContainersCommand: Subcommand {
+    static let name = "containers"
+    static let summary = "traffic per container, VM and network namespace: today, this month, all time"
+    static let usage = "ifmeter containers [-i container:NAME …] [--json]"
+    static let about = """
+        Every container, virtual machine and network namespace ifmeterd counted
+        (docs/NAMESPACES.md): its traffic today, this month and all time, its rate now, who owns
+        it (podman, docker, nspawn, lxc, libvirt, netns, process) and the host-side link it is
+        counted through now ("via"). A container keeps its history across restarts and new veth
+        names; rx is what it received, tx what it sent. Every view takes its name:
+        ifmeter days -i container:web, ifmeter hours -i vm:db.
+        """
+    static let options = [OptionSpec.interface]
+
+    var names: [String]
+
+    init(_ parsed: ParsedArguments) throws(CLIError) { names = try Subjects(parsed).interfaces }
+
+    func run(_ context: CommandContext) throws(CLIError) -> Int32 {
+        let (session, result) = try ContainersView.fetch(context.socketCandidates, names)
+        context.write(result) { ContainersView.render($0, session, units: context.units) }
+        return 0
     }
 }

@@ -4,13 +4,12 @@ import IfMeterWire
 /// `events`: what happened to the counters (resets, re-creations, gaps, implausible jumps),
 /// each with the daemon's explanation, so a figure that looks odd can be understood.
 enum EventsView {
-    static func fetch(_ session: Session, _ invocation: Invocation) throws(CLIError) -> EventsResult {
-        guard invocation.interfaces.count <= 1 else { throw .usage("events: give at most one -i") }
+    static func fetch(_ session: Session, _ command: EventsCommand) throws(CLIError) -> EventsResult {
         let request = Request(
-            .events, interface: invocation.interfaces.first,
-            from: try session.timeArgument(invocation.from, option: "--from"),
-            to: try session.timeArgument(invocation.to, option: "--to"),
-            kind: invocation.kind, limit: invocation.rowLimit(1000))
+            .events, interface: command.interface,
+            from: try session.timeArgument(command.from, option: "--from"),
+            to: try session.timeArgument(command.to, option: "--to"),
+            kind: command.kind, limit: command.limit)
         return try session.client.call(request, reading: EventsResult.self)
     }
 
@@ -48,5 +47,40 @@ enum EventsView {
                        "\(meaning(event.kind)): \(event.detail)"])
         }
         return table.render() + "\n" + EstimateLabel.footnote + "\n"
+    }
+}
+
+/// `events`.
+struct EventsCommand: Subcommand {
+    static let name = "events"
+    static let summary = "counter resets, re-creations, gaps, implausible jumps, and what they mean"
+    static let usage = "ifmeter events [-i NAME] [--kind KIND] [--from TIME] [--to TIME] [--limit N]"
+    static let about = """
+        Counter events, oldest first, each with what it means for the figures. Kinds:
+        first-sight, appeared, epoch-started, reboot, recreated, deleted, vanished, reset,
+        wrap, implausible, gap, rename, clock-jump, events-lost, buckets-folded.
+        """
+    static let options = [OptionSpec.interface, .eventKind] + OptionSpec.range
+
+    var interface: String?
+    var kind: String?
+    var from: String?
+    var to: String?
+    var limit: Int
+
+    init(_ parsed: ParsedArguments) throws(CLIError) {
+        let interfaces = try Subjects(parsed).interfaces
+        guard interfaces.count <= 1 else { throw .usage("events: give at most one -i") }
+        interface = interfaces.first
+        kind = parsed.value(.eventKind)
+        from = parsed.value(.from)
+        to = parsed.value(.to)
+        limit = try RowLimit.parse(parsed, default: 1000)
+    }
+
+    func run(_ context: CommandContext) throws(CLIError) -> Int32 {
+        let session = try Session(socketCandidates: context.socketCandidates)
+        context.write(try EventsView.fetch(session, self)) { EventsView.render($0, session, units: context.units) }
+        return 0
     }
 }

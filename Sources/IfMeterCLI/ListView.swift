@@ -6,15 +6,15 @@ import IfMeterWire
 /// epoch (since the interface was created or its counters last reset) with when that began.
 enum ListView {
     /// Every known interface (or those `-i` or `--class` name), in one round trip.
-    static func fetch(_ socketCandidates: [String], _ invocation: Invocation) throws(CLIError) -> (Session, InterfacesResult) {
+    static func fetch(_ socketCandidates: [String], _ subjects: Subjects) throws(CLIError) -> (Session, InterfacesResult) {
         var request = Request(.query)
         request.select = QuerySelection.every.rawValue
         request.include = [QueryPart.interfaces.rawValue]
         let (session, answer) = try Session.query(socketCandidates: socketCandidates, request)
         var interfaces = answer.interfaces ?? []
-        if !invocation.interfaces.isEmpty {
-            interfaces = interfaces.filter { invocation.interfaces.contains($0.name) }
-        } else if let interfaceClass = invocation.interfaceClass {
+        if !subjects.interfaces.isEmpty {
+            interfaces = interfaces.filter { subjects.interfaces.contains($0.name) }
+        } else if let interfaceClass = subjects.interfaceClass {
             interfaces = interfaces.filter { $0.class == interfaceClass }
         }
         return (session, InterfacesResult(interfaces: interfaces, footnote: answer.footnote))
@@ -50,5 +50,28 @@ enum ListView {
         let parts = [plural(continuity.resets, "reset"), plural(continuity.gaps, "gap"),
                      plural(continuity.implausibleDropped, "implausible")].compactMap { $0 }
         return parts.isEmpty ? "intact" : parts.joined(separator: ", ")
+    }
+}
+
+/// `list`.
+struct ListCommand: Subcommand {
+    static let name = "list"
+    static let summary = "interfaces: class and why, state, rates, totals, continuity"
+    static let usage = "ifmeter list [-i NAME | --class CLASS]"
+    static let about = """
+        Every interface ifmeter knows, present or not: class and the evidence for it, state,
+        rates over the last interval, totals since its history began, and continuity
+        (resets, gaps and implausible jumps in that history).
+        """
+    static let options = OptionSpec.subjects
+
+    var subjects: Subjects
+
+    init(_ parsed: ParsedArguments) throws(CLIError) { subjects = try Subjects(parsed) }
+
+    func run(_ context: CommandContext) throws(CLIError) -> Int32 {
+        let (session, result) = try ListView.fetch(context.socketCandidates, subjects)
+        context.write(result) { ListView.render($0, session, units: context.units) }
+        return 0
     }
 }

@@ -58,16 +58,16 @@ enum LiveView {
     }
 
     /// `rate`: the rates of the last interval, once.
-    static func rate(_ session: Session, _ invocation: Invocation, output: Output) throws(CLIError) {
-        let names = Set(try session.subjects(invocation).map(\.name))
+    static func rate(_ session: Session, _ subjects: Subjects, _ context: CommandContext) throws(CLIError) {
+        let names = Set(try session.subjects(subjects).map(\.name))
         let watcher = try DaemonClient(path: session.client.path)
         let first = try watcher.send([Request(.watch)])[0]
         var rates = try DaemonClient.result(of: first, as: RatesResult.self)
         rates.interfaces = rates.interfaces.filter { names.contains($0.name) }
-        if invocation.json {
-            output.json(rates)
+        if context.json {
+            context.output.json(rates)
         } else {
-            output.write(table(rates, names: names.sorted(), units: invocation.units)
+            context.output.write(table(rates, names: names.sorted(), units: context.units)
                 + "over the last \(session.status.interval) s interval\n" + EstimateLabel.footnote + "\n")
         }
     }
@@ -83,14 +83,15 @@ enum LiveView {
         return grid.render()
     }
 
-    static func run(_ session: Session, _ invocation: Invocation, output: Output) throws(CLIError) {
-        let subjects = try session.subjects(invocation)
+    static func run(_ session: Session, _ chosen: Subjects, count: Int?, _ context: CommandContext) throws(CLIError) {
+        let output = context.output
+        let subjects = try session.subjects(chosen)
         let names = subjects.map(\.name)
         let startTotals = Dictionary(subjects.map { ($0.name, ($0.rxBytes, $0.txBytes)) }) { first, _ in first }
         let signals = try SignalDescriptor([SIGINT, SIGTERM])
         let watcher = try DaemonClient(path: session.client.path)
         var line: [UInt8]? = try watcher.send([Request(.watch)])[0].line
-        let terminal = isatty(STDOUT_FILENO) == 1 && !invocation.json
+        let terminal = isatty(STDOUT_FILENO) == 1 && !context.json
         var drawn = 0
         var updates = 0
         var peaks: [String: (Double, Double)] = [:]
@@ -106,7 +107,7 @@ enum LiveView {
                 if response.stream == "event", let event = try? response.result(as: CounterEvent.self),
                    event.interface.map(names.contains) ?? true {
                     let text = "\(session.time.second(event.at))  \(event.interface ?? "—")  \(event.kind.rawValue): \(EventsView.meaning(event.kind))"
-                    if invocation.json {
+                    if context.json {
                         output.raw(data)
                     } else if terminal {
                         recentEvents = Array((recentEvents + [text]).suffix(5))
@@ -122,10 +123,10 @@ enum LiveView {
                         peaks[entry.name] = (max(peak.0, entry.rate.rxBytesPerSecond), max(peak.1, entry.rate.txBytesPerSecond))
                     }
                     updates += 1
-                    if invocation.json {
+                    if context.json {
                         output.json(rates)
                     } else if terminal {
-                        let screen = "\(session.time.second(rates.at))\n" + table(rates, names: names, units: invocation.units)
+                        let screen = "\(session.time.second(rates.at))\n" + table(rates, names: names, units: context.units)
                             + recentEvents.map { "  event \($0)\n" }.joined()
                         // Up to the first line drawn last time, clear to the end, draw again.
                         if drawn > 0 { output.control("\u{1B}[\(drawn)F\u{1B}[J") }
@@ -135,12 +136,12 @@ enum LiveView {
                         // Every interface asked for, "—" until it has a measured interval, as on a terminal.
                         output.write(names.map { name in
                             let rate = rates.interfaces.first { $0.name == name }?.rate
-                            return "\(session.time.second(rates.at))  \(name)  rx \(rate.map { invocation.units.rate($0.rxBytesPerSecond) } ?? "—")"
-                                + "  tx \(rate.map { invocation.units.rate($0.txBytesPerSecond) } ?? "—")\n"
+                            return "\(session.time.second(rates.at))  \(name)  rx \(rate.map { context.units.rate($0.rxBytesPerSecond) } ?? "—")"
+                                + "  tx \(rate.map { context.units.rate($0.txBytesPerSecond) } ?? "—")\n"
                         }.joined())
                     }
                     output.flush()
-                    if let count = invocation.count, updates > count { break loop }
+                    if let count = count, updates > count { break loop }
                 }
             }
             if watcher.hasBufferedLine {
@@ -168,10 +169,10 @@ enum LiveView {
                 name: name, rxBytes: (end?.rxBytes ?? start.0) &- start.0, txBytes: (end?.txBytes ?? start.1) &- start.1,
                 peakRxBytesPerSecond: peak.0, peakTxBytesPerSecond: peak.1)
         })
-        if invocation.json {
+        if context.json {
             output.json(LiveSession.Line(session: summary))
         } else {
-            output.write(render(summary, units: invocation.units))
+            output.write(render(summary, units: context.units))
         }
     }
 
@@ -186,5 +187,55 @@ enum LiveView {
                       units.rate(entry.peakRxBytesPerSecond), units.rate(entry.peakTxBytesPerSecond)])
         }
         return text + grid.render() + EstimateLabel.footnote + "\n"
+    }
+}
+
+/// `rate`.
+struct RateCommand: Subcommand {
+    static let name = "rate"
+    static let aliases = ["-tr"]
+    static let summary = "rates over the last sampling interval"
+    static let usage = "ifmeter rate [-i NAME | --class CLASS]"
+    static let about = "Rates measured over the daemon's last sampling interval, once."
+    static let options = OptionSpec.subjects
+
+    var subjects: Subjects
+
+    init(_ parsed: ParsedArguments) throws(CLIError) { subjects = try Subjects(parsed) }
+
+    func run(_ context: CommandContext) throws(CLIError) -> Int32 {
+        try LiveView.rate(try Session(socketCandidates: context.socketCandidates), subjects, context)
+        return 0
+    }
+}
+
+/// `live`.
+struct LiveCommand: Subcommand {
+    static let name = "live"
+    static let aliases = ["-l", "--live"]
+    static let summary = "rates updating after each sample until Ctrl-C, then a session summary"
+    static let usage = "ifmeter live [-i NAME | --class CLASS] [--count N]"
+    static let about = """
+        Rates pushed by the daemon after each sample (its `watch` stream), redrawn in place
+        on a terminal, a line per interface and update otherwise. Ctrl-C ends it with a
+        summary of the session: bytes, average and peak rates per interface.
+        """
+    static let count = OptionSpec(names: ["--count"], value: "N", help: "stop after N updates")
+    static let options = OptionSpec.subjects + [count]
+
+    var subjects: Subjects
+    var count: Int?
+
+    init(_ parsed: ParsedArguments) throws(CLIError) {
+        subjects = try Subjects(parsed)
+        if let text = parsed.value(Self.count) {
+            guard let number = Int(text), number > 0 else { throw .usage("--count: expected a positive number, got \"\(text)\"") }
+            count = number
+        }
+    }
+
+    func run(_ context: CommandContext) throws(CLIError) -> Int32 {
+        try LiveView.run(try Session(socketCandidates: context.socketCandidates), subjects, count: count, context)
+        return 0
     }
 }

@@ -8,9 +8,10 @@ import Glibc
 /// `log`: the estimate log, read from its files (the daemon need not run), filtered, as text
 /// or passed through as JSON; `--follow` keeps reading across rotations until Ctrl-C.
 enum LogView {
-    static func run(_ invocation: Invocation, _ locations: Locations, output: Output, errors: Output) throws(CLIError) {
+    static func run(_ invocation: LogCommand, _ context: CommandContext) throws(CLIError) {
+        let (locations, output, errors) = (context.locations, context.output, context.errors)
         let time = TimeText(utc: false)
-        var filter = LogFilter(interfaces: invocation.interfaces, interfaceClass: invocation.interfaceClass,
+        var filter = LogFilter(interfaces: invocation.subjects.interfaces, interfaceClass: invocation.subjects.interfaceClass,
                                kind: invocation.kind)
         filter.from = try time.argument(invocation.from, option: "--from")
         filter.to = try time.argument(invocation.to, option: "--to")
@@ -34,7 +35,7 @@ enum LogView {
         var reader = EstimateLogReader()
         let show = { (records: [LogRecord]) in
             for record in records where filter.matches(record) {
-                if invocation.json { output.raw(record.line) } else { output.write(describe(record, time: time, units: invocation.units)) }
+                if context.json { output.raw(record.line) } else { output.write(describe(record, time: time, units: context.units)) }
             }
         }
         let wholeFiles = invocation.follow ? files.filter { $0 != current } : files
@@ -45,7 +46,7 @@ enum LogView {
         if invocation.follow, let current {
             try follow(current, reader: &reader, output: output, show: show)
         }
-        if !invocation.json { output.write(EstimateLabel.footnote + "\n") }
+        if !context.json { output.write(EstimateLabel.footnote + "\n") }
         output.flush()
         if reader.unreadable > 0 {
             errors.write("ifmeter log: skipped \(reader.unreadable) line\(reader.unreadable == 1 ? "" : "s") that are not log records\n")
@@ -110,5 +111,54 @@ extension String {
     /// Padded with spaces to at least `width` characters.
     func padding(to width: Int) -> String {
         count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+}
+
+/// `log`.
+struct LogCommand: Subcommand {
+    static let name = "log"
+    static let summary = "read the estimate log files (the daemon need not run)"
+    static let usage = """
+        ifmeter log [--log-dir DIR | --file FILE...] [-i NAME] [--class CLASS]
+                           [--kind KIND] [--from TIME] [--to TIME] [--follow] [--json]
+        """
+    static let about = """
+        Reads the estimate log (docs/LOG.md) from its files, oldest rotated file first; works
+        with the daemon stopped. A torn last line is skipped. With --json, the records as they
+        are in the log, one per line.
+        """
+    static let logDirectory = OptionSpec(
+        names: ["--log-dir"], value: "DIR", help: "where the log is (default: the daemon's log directory)",
+        completion: .directories)
+    static let file = OptionSpec(
+        names: ["--file"], value: "FILE", help: "read this file instead (repeatable, in the order given)", completion: .files)
+    static let kind = OptionSpec(
+        names: ["--kind"], value: "KIND", help: "estimate, event, or an event kind (reset, gap, ...)",
+        completion: .words(["estimate", "event"] + CounterEvent.Kind.allCases.map(\.rawValue)))
+    static let follow = OptionSpec(
+        names: ["--follow"], help: "keep reading as records are written, across rotations,\nuntil Ctrl-C")
+    static let options = [logDirectory, file, OptionSpec.interface, .interfaceClass, kind, .from, .to, follow]
+
+    var subjects: Subjects
+    var kind: String?
+    var from: String?
+    var to: String?
+    var follow: Bool
+    var logDirectory: String?
+    var logFiles: [String]
+
+    init(_ parsed: ParsedArguments) throws(CLIError) {
+        subjects = try Subjects(parsed)
+        kind = parsed.value(Self.kind)
+        from = parsed.value(.from)
+        to = parsed.value(.to)
+        follow = parsed.isSet(Self.follow)
+        logDirectory = parsed.value(Self.logDirectory)
+        logFiles = parsed.values(Self.file)
+    }
+
+    func run(_ context: CommandContext) throws(CLIError) -> Int32 {
+        try LogView.run(self, context)
+        return 0
     }
 }

@@ -6,11 +6,36 @@ import Glibc
 
 /// `ifmeter metrics`: the exposition `/metrics` serves, on stdout or — with `--textfile DIR` —
 /// as `DIR/ifmeter.prom` for node_exporter's textfile collector, replaced atomically.
-enum MetricsCommand {
+struct MetricsCommand: Subcommand {
+    static let name = "metrics"
+    static let summary = "the Prometheus exposition /metrics serves; --textfile DIR for node_exporter"
+    static let usage = "ifmeter metrics [--openmetrics] [--textfile DIR]"
+    static let about = """
+        The Prometheus metrics ifmeterd serves on /metrics (docs/METRICS.md): continuous
+        per-interface totals across counter resets, re-creation, restarts and reboots.
+        Answered while the daemon is still loading too (ifmeter_up 0).
+        """
+    static let openMetrics = OptionSpec(names: ["--openmetrics"], help: "OpenMetrics 1.0 instead of the text format 0.0.4")
+    static let textfile = OptionSpec(
+        names: ["--textfile"], value: "DIR",
+        help: "write DIR/ifmeter.prom for node_exporter's textfile collector\n(--collector.textfile.directory=DIR), replaced atomically;\nwithout the process_* metrics node_exporter has itself",
+        completion: .directories)
+    static let options = [openMetrics, textfile]
+
     /// The file node_exporter's textfile collector reads (it reads `*.prom`).
     static let textfileName = "ifmeter.prom"
 
-    static func run(_ invocation: Invocation, socketCandidates: [String], output: Output) throws(CLIError) {
+    var openMetrics: Bool
+    var textfile: String?
+
+    init(_ parsed: ParsedArguments) {
+        openMetrics = parsed.isSet(Self.openMetrics)
+        textfile = parsed.value(Self.textfile)
+    }
+
+    // Answered while the daemon is still loading too (`ifmeter_up 0`), so no Session.
+    func run(_ context: CommandContext) throws(CLIError) -> Int32 {
+        let socketCandidates = context.socketCandidates
         guard let path = socketCandidates.first(where: exists) else {
             throw CLIError(.unavailable, DaemonClient.notRunning(socketCandidates.joined(separator: " or ")))
         }
@@ -18,14 +43,14 @@ enum MetricsCommand {
         // A textfile must not carry process_* metrics: node_exporter reports its own process
         // under those names and would refuse the duplicates.
         let result = try client.call(
-            Request(.metrics, format: invocation.openMetrics ? "openmetrics" : "prometheus",
-                    process: invocation.textfile == nil),
+            Request(.metrics, format: openMetrics ? "openmetrics" : "prometheus", process: textfile == nil),
             reading: MetricsResult.self)
-        guard let directory = invocation.textfile else {
-            output.write(result.text)
-            return
+        guard let textfile else {
+            context.output.write(result.text)
+            return 0
         }
-        try writeAtomically(result.text, directory: directory)
+        try Self.writeAtomically(result.text, directory: textfile)
+        return 0
     }
 
     /// Writes `DIR/.ifmeter.prom.PID` (a name the collector skips: it reads `*.prom` only),

@@ -9,21 +9,60 @@ import Glibc
 /// the plan events the daemon stored while it was not following; each event is handled once,
 /// remembered in a state file before it is acted on (so a crash during its command never runs
 /// it again). It runs until SIGINT or SIGTERM, reconnecting when the daemon restarts.
-enum NotifyCommand {
+struct NotifyCommand: Subcommand {
+    static let name = "notify"
+    static let summary = "run a command or a desktop notification for each data plan event"
+    static let usage = "ifmeter notify [--exec COMMAND] [--desktop] [--state FILE] [--once]"
+    static let about = """
+        Follows ifmeterd's data plan events (a threshold crossed, a new period) and acts on
+        each one once, also across its own restarts: events stored while it was not running
+        are caught up on (on its very first run they are only remembered). Runs until
+        SIGINT or SIGTERM, reconnecting when ifmeterd restarts. An event is remembered before
+        it is acted on: killed meanwhile, it is not acted on again.
+        """
+    static let exec = OptionSpec(
+        names: ["--exec"], value: "COMMAND",
+        help: "run COMMAND with /bin/sh for each event; the figures are in\nIFMETER_EVENT, IFMETER_PLAN, IFMETER_THRESHOLD (percent),\nIFMETER_USED_BYTES, IFMETER_LIMIT_BYTES, IFMETER_DIRECTION,\nIFMETER_PERIOD_START, IFMETER_PERIOD_END (Unix seconds),\nIFMETER_WHILE_DOWN (1: crossed while ifmeterd was stopped),\nIFMETER_SUMMARY, IFMETER_BODY, IFMETER_DETAIL, IFMETER_AT")
+    static let desktop = OptionSpec(
+        names: ["--desktop"],
+        help: "a desktop notification (freedesktop Notifications on the\nsession bus, through busctl --user)")
+    static let state = OptionSpec(
+        names: ["--state"], value: "FILE",
+        help: "the events handled (default: $XDG_STATE_HOME/ifmeter/notify.state,\nroot's /var/lib/ifmeter-notify/notify.state, or\n$STATE_DIRECTORY/notify.state under systemd)",
+        completion: .files)
+    static let once = OptionSpec(names: ["--once"], help: "catch up once and exit (for a timer or a test)")
+    static let options = [exec, desktop, state, once]
+
+    var exec: String?
+    var desktop: Bool
+    var statePath: String?
+    var once: Bool
+    var units = Units()
+
+    init(_ parsed: ParsedArguments) throws(CLIError) {
+        exec = parsed.value(Self.exec)
+        desktop = parsed.isSet(Self.desktop)
+        statePath = parsed.value(Self.state)
+        once = parsed.isSet(Self.once)
+        guard exec != nil || desktop else {
+            throw .usage("notify: say what to do: --exec COMMAND, --desktop, or both")
+        }
+    }
+
     /// What identifies a plan event: the daemon fires each kind once per plan, period and threshold.
     static func key(_ event: CounterEvent) -> String? {
         guard let plan = event.plan else { return nil }
         return "\(event.kind.rawValue) \(plan.plan) \(plan.periodStart) \(plan.threshold.map { String($0) } ?? "-")"
     }
 
-    static func run(_ invocation: Invocation, _ locations: Locations, output: Output, errors: Output) throws(CLIError) {
-        guard invocation.exec != nil || invocation.desktop else {
-            throw .usage("notify: say what to do: --exec COMMAND, --desktop, or both")
-        }
-        let statePath = invocation.statePath ?? locations.notifyState
+    func run(_ context: CommandContext) throws(CLIError) -> Int32 {
+        var invocation = self
+        invocation.units = context.units
+        let errors = context.errors
+        let statePath = statePath ?? context.locations.notifyState
         var state = try NotifyState.load(statePath)
         let signals = try SignalDescriptor([SIGINT, SIGTERM])
-        let candidates = locations.socketCandidates(flag: invocation.socket)
+        let candidates = context.socketCandidates
         var said = false
         while true {
             let client: DaemonClient
@@ -34,8 +73,8 @@ enum NotifyCommand {
                 client = try DaemonClient(path: path)
                 var line: [UInt8]? = try client.send([Request(.watch)])[0].line
                 said = false
-                try catchUp(client, &state, invocation, errors: errors)
-                if invocation.once { return }
+                try Self.catchUp(client, &state, invocation, errors: errors)
+                if invocation.once { return 0 }
                 errors.write("ifmeter notify: following ifmeterd's plan events at \(path)\n")
                 errors.flush()
                 while true {
@@ -43,7 +82,7 @@ enum NotifyCommand {
                         let response = try DaemonClient.decode(data)
                         if let error = response.error { throw DaemonClient.describe(error, command: Command.watch.rawValue) }
                         if response.stream == "event", let event = try? response.result(as: CounterEvent.self), event.plan != nil {
-                            try handle(event, &state, invocation, errors: errors)
+                            try Self.handle(event, &state, invocation, errors: errors)
                         }
                     }
                     if client.hasBufferedLine {
@@ -51,7 +90,7 @@ enum NotifyCommand {
                         continue
                     }
                     switch try signals.wait(alongside: client.descriptor) {
-                    case .signal: return
+                    case .signal: return 0
                     case .timeout: line = nil
                     case .readable:
                         guard let next = try client.readLine(timeoutMilliseconds: 1000) else {
@@ -65,7 +104,7 @@ enum NotifyCommand {
                 if !said { errors.write("ifmeter notify: \(error.message); trying again every 5 s\n") }
                 errors.flush()
                 said = true
-                if try signals.wait(alongside: -1, timeoutMilliseconds: 5000) == .signal { return }
+                if try signals.wait(alongside: -1, timeoutMilliseconds: 5000) == .signal { return 0 }
             }
         }
     }
@@ -77,7 +116,7 @@ enum NotifyCommand {
     /// newest one handled on, page after page, so that more stored events than one answer holds
     /// are all seen. On the very first run (no state file) they are only remembered: notifying a
     /// month of old events is not what a new user asked for.
-    static func catchUp(_ client: DaemonClient, _ state: inout NotifyState, _ invocation: Invocation,
+    static func catchUp(_ client: DaemonClient, _ state: inout NotifyState, _ invocation: NotifyCommand,
                         errors: Output) throws(CLIError) {
         var events: [CounterEvent] = []
         for kind in [CounterEvent.Kind.planThreshold, .planPeriodStarted] {
@@ -102,7 +141,7 @@ enum NotifyCommand {
         for event in events { try handle(event, &state, invocation, errors: errors) }
     }
 
-    static func handle(_ event: CounterEvent, _ state: inout NotifyState, _ invocation: Invocation,
+    static func handle(_ event: CounterEvent, _ state: inout NotifyState, _ invocation: NotifyCommand,
                        errors: Output) throws(CLIError) {
         guard let key = key(event), !state.handled(key, at: event.at), let plan = event.plan else { return }
         // Remembered first: killed while acting, the event is not acted on twice.

@@ -20,47 +20,38 @@ struct UsageTables: JSONWritable {
 /// `5min`, `hours`, `days`, `months`, `years` and `top`: history tables, newest last, with the
 /// average rate of each period and marks for resets and gaps; `hours` adds a bar graph.
 enum PeriodView {
-    static func defaultLimit(_ invocation: Invocation) -> Int {
-        switch (invocation.command, invocation.chartPeriod) {
-        case (.fiveMinutes, _), (.hours, _), (.chart, "hours"): 24
-        case (.days, _), (.chart, "days"): 30
-        case (.months, _), (.chart, "months"): 12
-        case (.top, _): 10
+    /// The rows a table shows unless `--limit` says otherwise.
+    static func defaultLimit(_ period: UsagePeriod, top: Bool = false) -> Int {
+        switch period {
+        case _ where top: 10
+        case .fiveMinutes, .hour: 24
+        case .day: 30
+        case .month: 12
         default: 100
         }
     }
 
     /// Every subject's table in one round trip; `--from`/`--to` are read in the daemon's zone,
     /// so with them the status comes first.
-    static func fetch(_ socketCandidates: [String], _ invocation: Invocation) throws(CLIError) -> (Session, UsageTables) {
-        let period = invocation.command.period ?? invocation.chartPeriod.map(chartResolution) ?? .day
-        let limit = invocation.rowLimit(defaultLimit(invocation))
-        guard Request.acceptedLimit.contains(limit) else {
-            throw .usage("--limit is a number of rows from \(Request.acceptedLimit.lowerBound) to \(Request.acceptedLimit.upperBound), got \(invocation.limit ?? "")")
+    static func fetch(_ socketCandidates: [String], _ table: PeriodTable) throws(CLIError) -> (Session, UsageTables) {
+        guard Request.acceptedLimit.contains(table.limit) else {
+            throw .usage("--limit is a number of rows from \(Request.acceptedLimit.lowerBound) to \(Request.acceptedLimit.upperBound), got \(table.limit)")
         }
         // The daemon keeps only the rows shown: the newest, or for top the busiest days.
-        let (last, top) = invocation.command == .top ? (nil, limit) : (limit, nil)
+        let (last, top) = table.top ? (nil, table.limit) : (table.limit, nil)
         let session: Session
         let answer: QueryResult
-        if invocation.from == nil && invocation.to == nil {
+        if table.from == nil && table.to == nil {
             (session, answer) = try Session.query(
                 socketCandidates: socketCandidates,
-                .query(for: invocation, sum: true, usage: [UsageSpec(period, last: last, top: top)]))
+                .query(for: table.subjects, sum: true, usage: [UsageSpec(table.period, last: last, top: top)]))
         } else {
             session = try Session(socketCandidates: socketCandidates)
-            let spec = UsageSpec(period, from: try session.timeArgument(invocation.from, option: "--from"),
-                                 to: try session.timeArgument(invocation.to, option: "--to"), last: last, top: top)
-            answer = try session.client.call(.query(for: invocation, sum: true, usage: [spec]), reading: QueryResult.self)
+            let spec = UsageSpec(table.period, from: try session.timeArgument(table.from, option: "--from"),
+                                 to: try session.timeArgument(table.to, option: "--to"), last: last, top: top)
+            answer = try session.client.call(.query(for: table.subjects, sum: true, usage: [spec]), reading: QueryResult.self)
         }
         return (session, UsageTables(usage: answer.usage, footnote: EstimateLabel.footnote))
-    }
-
-    static func chartResolution(_ chart: String) -> UsagePeriod {
-        switch chart {
-        case "hours": .hour
-        case "months": .month
-        default: .day
-        }
     }
 
     /// How a period's start is written.
@@ -73,18 +64,16 @@ enum PeriodView {
         }
     }
 
-    static func render(_ tables: UsageTables, _ session: Session, _ invocation: Invocation) -> String {
-        let units = invocation.units
+    static func render(_ tables: UsageTables, _ session: Session, units: Units, graph: Bool = false, top: Bool = false) -> String {
         var marks = Marks()
         // Bytes, not String appends: thousands of interfaces are tens of thousands of lines.
         var text: [UInt8] = []
         text.reserveCapacity(256 * tables.usage.count)
-        let graph = invocation.command == .hours
         // Every interface has the same periods: each start is written once per view.
         var labels: [PeriodStart: String] = [:]
         for table in tables.usage {
             let subject = table.interface ?? table.class.map { "class \($0)" } ?? ""
-            let heading = invocation.command == .top ? "top \(table.rows.count) days" : "by \(table.period)"
+            let heading = top ? "top \(table.rows.count) days" : "by \(table.period)"
             text += "\(subject)  \(heading)\n".utf8
             guard !table.rows.isEmpty else {
                 text += "  no traffic recorded in this range\n\n".utf8

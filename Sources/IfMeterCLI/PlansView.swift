@@ -88,3 +88,26 @@ struct PlanCheck {
                           message: message)
     }
 }
+
+/// `plans`.
+struct PlansCommand: Subcommand {
+    static let name = "plans"
+    static let summary = "data plans: used of the limit this period, left per day, projection"
+    static let usage = "ifmeter plans [--json]"
+    static let about = """
+        Each data plan of ifmeterd.conf (docs/PLANS.md): its period, what its interfaces
+        used of the limit so far (saved and not yet saved), the share, the projection at
+        this period's pace, the days left (today included) and what is left per day.
+        Marks: R reset, G gap, I implausible jump left out, L link events lost, V imported
+        from vnStat, T a tunnel summed with the link beneath it (counted twice).
+        """
+    static let options: [OptionSpec] = []
+
+    init(_ parsed: ParsedArguments) {}
+
+    func run(_ context: CommandContext) throws(CLIError) -> Int32 {
+        let session = try Session(socketCandidates: context.socketCandidates)
+        context.write(try PlansView.fetch(session)) { PlansView.render($0, session, units: context.units) }
+        return 0
+    }
+}

@@ -123,35 +123,35 @@ public final class Session {
     /// default every interface but loopback — physical, Wi-Fi and cellular links first, then
     /// other, tunnel and virtual ones, present before absent — leaving out, unless `--all`,
     /// virtual links that are down and never carried a byte (an idle `ifb0` is not news).
-    func subjects(_ invocation: Invocation) throws(CLIError) -> [InterfaceResult] {
+    func subjects(_ subjects: Subjects) throws(CLIError) -> [InterfaceResult] {
         let all = try interfaces().interfaces
-        if !invocation.interfaces.isEmpty {
-            return try invocation.interfaces.map { name throws(CLIError) in
+        if !subjects.interfaces.isEmpty {
+            return try subjects.interfaces.map { name throws(CLIError) in
                 guard let found = all.first(where: { $0.name == name }) else {
                     throw .usage("no interface named \"\(name)\" has ever been seen; `ifmeter list` shows the known ones")
                 }
                 return found
             }
         }
-        if let interfaceClass = invocation.interfaceClass {
+        if let interfaceClass = subjects.interfaceClass {
             return all.filter { $0.class == interfaceClass }
         }
-        return (invocation.all ? QuerySelection.all : .shown).pick(all)
+        return (subjects.all ? QuerySelection.all : .shown).pick(all)
     }
 }
 
 extension Request {
     /// A `query` about what a view's `-i`, `--class` and `-a` choose: the names given, the
     /// class's members (or, with `sum`, the class as one subject), or the views' default choice.
-    static func query(for invocation: Invocation, sum: Bool = false, usage: [UsageSpec], include: [QueryPart] = []) -> Request {
+    static func query(for subjects: Subjects, sum: Bool = false, usage: [UsageSpec], include: [QueryPart] = []) -> Request {
         var request = Request(.query)
-        if !invocation.interfaces.isEmpty {
-            request.interfaces = invocation.interfaces
-        } else if let interfaceClass = invocation.interfaceClass {
+        if !subjects.interfaces.isEmpty {
+            request.interfaces = subjects.interfaces
+        } else if let interfaceClass = subjects.interfaceClass {
             request.class = interfaceClass
             request.sum = sum ? true : nil
         } else {
-            request.select = (invocation.all ? QuerySelection.all : .shown).rawValue
+            request.select = (subjects.all ? QuerySelection.all : .shown).rawValue
         }
         request.usage = usage
         request.include = include.isEmpty ? nil : include.map(\.rawValue)

@@ -19,3 +19,20 @@ enum StatusView {
         return table.render()
     }
 }
+
+/// `status`.
+struct StatusCommand: Subcommand {
+    static let name = "status"
+    static let summary = "the daemon's state"
+    static let usage = "ifmeter status"
+    static let about = "The daemon's version, sampling, last sample and save, and database health."
+    static let options: [OptionSpec] = []
+
+    init(_ parsed: ParsedArguments) {}
+
+    func run(_ context: CommandContext) throws(CLIError) -> Int32 {
+        let session = try Session(socketCandidates: context.socketCandidates)
+        context.write(session.status) { StatusView.render($0, session) }
+        return 0
+    }
+}

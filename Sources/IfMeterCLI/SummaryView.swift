@@ -60,9 +60,9 @@ extension InterfaceSummary: JSONWritable {
 
 enum SummaryView {
     /// Today, yesterday, both months and all time of every subject, in one round trip.
-    static func fetch(_ socketCandidates: [String], _ invocation: Invocation) throws(CLIError) -> (Session, SummaryResult) {
+    static func fetch(_ socketCandidates: [String], _ subjects: Subjects) throws(CLIError) -> (Session, SummaryResult) {
         let now = Session.wallClock()
-        let (session, answer) = try Session.query(socketCandidates: socketCandidates, .query(for: invocation, usage: [
+        let (session, answer) = try Session.query(socketCandidates: socketCandidates, .query(for: subjects, usage: [
             UsageSpec(.day, from: TimeArgument(seconds: now - 3 * 86400), projection: true),
             UsageSpec(.month, from: TimeArgument(seconds: now - 70 * 86400), projection: true),
             UsageSpec(.total),
@@ -173,5 +173,37 @@ enum SummaryView {
                 + [projected] + figures(summary.allTime) + [String(Set(flagged).sorted())]
             return fields.joined(separator: ";") + "\n"
         }.joined()
+    }
+}
+
+/// `summary` (the default): every subject's today, yesterday, months, all time and projection.
+struct SummaryCommand: Subcommand {
+    static let name = "summary"
+    static let summary = "today, yesterday, this and last month, all time, month-end projection (default)"
+    static let usage = "ifmeter [summary] [-i NAME | --class CLASS] [--oneline]"
+    static let about = """
+        Per interface (all but loopback by default): today, yesterday, this month, last month,
+        all time, and where this month ends at its pace so far (a projection).
+        Marks: * a counter reset, ! a gap, ~ an implausible jump left out, in that period.
+        """
+    static let oneline = OptionSpec(
+        names: ["--oneline"],
+        help: "one ;-separated line per interface: name;class;today rx;tx;total;\nmonth rx;tx;total;month-end projection;all time rx;tx;total;marks")
+    static let options = OptionSpec.subjects + [oneline]
+
+    var subjects: Subjects
+    var oneline: Bool
+
+    init(_ parsed: ParsedArguments) throws(CLIError) {
+        subjects = try Subjects(parsed)
+        oneline = parsed.isSet(Self.oneline)
+    }
+
+    func run(_ context: CommandContext) throws(CLIError) -> Int32 {
+        let (session, result) = try SummaryView.fetch(context.socketCandidates, subjects)
+        context.write(result) { result in
+            oneline ? SummaryView.oneline(result, units: context.units) : SummaryView.render(result, session, units: context.units)
+        }
+        return 0
     }
 }

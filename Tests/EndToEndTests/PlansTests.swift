@@ -112,7 +112,7 @@ final class PlansTests {
         follower.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
         follower.arguments = ["netns", "exec", pair.left.name, CLIBinary.path, "--socket", daemon.socket] + notify
         let followerErrors = daemon.directory + "/notify.stderr"
-        FileManager.default.createFile(atPath: followerErrors, contents: nil)
+        #expect(FileManager.default.createFile(atPath: followerErrors, contents: nil))
         follower.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: followerErrors))
         try follower.run()
         defer { if follower.isRunning { kill(follower.processIdentifier, SIGKILL) } }
@@ -238,7 +238,7 @@ final class DesktopSession {
         // The bus in the foreground, its address to a file (a forked bus is no child to wait for).
         let file = NSTemporaryDirectory() + "ifmeter-bus-\(getpid())-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: file) }
-        FileManager.default.createFile(atPath: file, contents: nil)
+        #expect(FileManager.default.createFile(atPath: file, contents: nil))
         let bus = Process()
         bus.executableURL = URL(fileURLWithPath: try Command.resolve("dbus-daemon"))
         bus.arguments = ["--session", "--nofork", "--print-address=1"]

@@ -48,16 +48,22 @@ struct CLIUnitTests {
 
     @Test("commands, vnStat switches and per-command options")
     func arguments() throws {
-        #expect(try Invocation(arguments: []).command == .summary)
-        #expect(try Invocation(arguments: ["-d", "-i", "eth0"]).command == .days)
-        #expect(try Invocation(arguments: ["-i", "eth0,wlan0", "hours"]).interfaces == ["eth0", "wlan0"])
-        #expect(try Invocation(arguments: ["-tr"]).command == .rate)
-        #expect(try Invocation(arguments: ["days", "--help"]).helpRequested)
-        #expect(try Invocation(arguments: ["help", "check"]).command == .check)
-        let chart = try Invocation(arguments: ["chart", "days", "-o", "x.svg", "--si"])
-        #expect(chart.chartPeriod == "days" && chart.output == "x.svg" && chart.units.base == .si)
-        let check = try Invocation(arguments: ["check", "-i", "wwan0", "--limit", "10GiB", "--warn=90%", "--projected"])
-        #expect(check.limit == "10GiB" && check.warn == "90%" && check.projected)
+        #expect(try ParsedCommandLine([]).command == SummaryCommand.self)
+        #expect(try ParsedCommandLine(["-d", "-i", "eth0"]).command == DaysCommand.self)
+        let hours = try ParsedCommandLine(["-i", "eth0,wlan0", "hours"])
+        #expect(try Subjects(hours.parsed).interfaces == ["eth0", "wlan0"])
+        #expect(try ParsedCommandLine(["-tr"]).command == RateCommand.self)
+        #expect(try ParsedCommandLine(["days", "--help"]).helpRequested)
+        let help = try ParsedCommandLine(["help", "check"])
+        #expect(help.command == CheckCommand.self && help.helpRequested)
+        let chartLine = try ParsedCommandLine(["chart", "days", "-o", "x.svg", "--si"])
+        let chart = try ChartCommand(chartLine.parsed)
+        #expect(chart.table.period == .day && chart.path == "x.svg" && chart.table.limit == 30 && chartLine.parsed.isSet(.si))
+        let check = try CheckCommand(try ParsedCommandLine(["check", "-i", "wwan0", "--limit", "10GiB", "--warn=90%", "--projected"]).parsed)
+        #expect(check.limit == "10GiB" && check.warn == "90%" && check.projected && check.interfaces == ["wwan0"])
+        let importing = ImportCommand(try ParsedCommandLine(["import", "vnstat", "/tmp/v.db", "--dry-run"]).parsed)
+        #expect(importing.path == "/tmp/v.db" && importing.dryRun && !importing.utc)
+        #expect(try TopCommand(try ParsedCommandLine(["top"]).parsed).table.limit == 10)
     }
 
     @Test("bad command lines say what is wrong", arguments: [
@@ -67,12 +73,19 @@ struct CLIUnitTests {
         (["days", "--limit", "0"], "--limit: expected a positive number of rows"),
         (["days", "-i"], "-i needs a value"),
         (["chart"], "chart: say which chart"),
+        (["chart", "weeks"], "chart: say which chart"),
+        (["import"], "import: say which source"),
         (["days", "months"], "months: a second command after days"),
         (["-i", "eth0", "--class", "wifi"], "give -i/--interface or --class, not both"),
+        (["--json=yes"], "--json takes no value"),
+        (["live", "--count", "0"], "--count: expected a positive number"),
+        (["check", "-i", "a", "--direction", "up"], "--direction: expected rx, tx or both"),
+        (["notify"], "notify: say what to do"),
     ])
     func badArguments(arguments: [String], message: String) {
         #expect {
-            _ = try Invocation(arguments: arguments)
+            let line = try ParsedCommandLine(arguments)
+            _ = try CLI.parse(line.command, line.parsed)
         } throws: { error in
             let error = error as? CLIError
             return error?.status == .usage && error?.message.contains(message) == true
@@ -81,9 +94,28 @@ struct CLIUnitTests {
 
     @Test("a command named in arguments that do not parse; an option's value is not a command")
     func names() {
-        #expect(Invocation.names(.check, in: ["--socket", "/s", "check", "--bogus"]))
-        #expect(!Invocation.names(.check, in: ["days", "-i", "check", "--bogus"]))
-        #expect(!Invocation.names(.check, in: ["--socket", "check"]))
+        #expect(ParsedCommandLine.names(CheckCommand.self, in: ["--socket", "/s", "check", "--bogus"]))
+        #expect(!ParsedCommandLine.names(CheckCommand.self, in: ["days", "-i", "check", "--bogus"]))
+        #expect(!ParsedCommandLine.names(CheckCommand.self, in: ["--socket", "check"]))
+    }
+
+    @Test("the registry: every name, switch and spelling means one thing; every option has help")
+    func registry() {
+        let names = Subcommands.all.map { $0.name }
+        #expect(Set(names).count == names.count)
+        let aliases = Subcommands.all.flatMap { $0.aliases }
+        #expect(Set(aliases).count == aliases.count)
+        #expect(Set(names).isDisjoint(with: aliases))
+        for command in Subcommands.all {
+            let spellings = (OptionSpec.common + command.options).flatMap(\.names)
+            #expect(Set(spellings).count == spellings.count, "\(command.name) repeats an option")
+            #expect(Help.text(for: command).hasPrefix("usage: ifmeter"), "\(command.name)")
+            for option in command.options {
+                #expect(!option.help.isEmpty, "\(command.name) \(option.key)")
+                // A spelling takes a value everywhere or nowhere: the parser splits words before it knows the command.
+                #expect(Subcommands.optionsBySpelling[option.key]?.takesValue == option.takesValue, "\(option.key)")
+            }
+        }
     }
 
     @Test("the hour graph scales to the busiest hour")
