@@ -1,3 +1,4 @@
+import IfMeterCore
 import IfMeterWire
 
 /// `check`: one interface's day or month against a quota, or a data plan, as one line with
@@ -74,15 +75,18 @@ struct CheckCommand: Subcommand {
         guard interfaces.count == 1, let name = interfaces.first else {
             throw .usage("check: name one interface with -i")
         }
-        guard let limitText = limit, let quota = Units.parseSize(limitText), quota > 0 else {
-            throw .usage("check: --limit needs a quota such as 10GiB, got \(limit.map { "\"\($0)\"" } ?? "nothing")")
-        }
+        guard let limitText = limit else { throw .usage("check: --limit needs a quota such as 10GiB") }
+        let quota: UInt64
+        do { quota = try ValueGrammar.size(limitText) } catch { throw .usage("check: --limit: \(error.description)") }
+        guard quota > 0 else { throw .usage("check: --limit: a quota of 0 bytes is always exceeded; give at least 1 byte") }
         let periodName = period ?? UsagePeriod.month.rawValue
         guard let usagePeriod = UsagePeriod(rawValue: periodName), usagePeriod == .day || usagePeriod == .month else {
             throw .usage("check: --period is day or month, got \"\(periodName)\"")
         }
-        guard let warnFraction = parsePercent(warn ?? "80%"), warnFraction <= 1 else {
-            throw .usage("check: --warn is a percentage of the quota such as 80%, got \"\(warn ?? "")\"")
+        let warnFraction: Double
+        do { warnFraction = try ValueGrammar.percent(warn ?? "80%") } catch { throw .usage("check: --warn: \(error.description)") }
+        guard warnFraction <= 1 else {
+            throw .usage("check: --warn is a share of the quota from 0% to 100%, got \"\(warn ?? "")\"")
         }
         let span = usagePeriod == .day ? 2 * 86400.0 : 64 * 86400.0
         let usage = try session.client.call(

@@ -149,7 +149,7 @@ struct NotifyCommand: Subcommand {
         try state.save()
         let units = invocation.units
         let summary = event.kind == .planThreshold
-            ? "Data plan \(plan.plan): \(plan.threshold.map { PlansView.percent($0) } ?? "") of its limit"
+            ? "Data plan \(plan.plan): \(plan.threshold.map { ValueGrammar.percentText($0) } ?? "") of its limit"
             : "Data plan \(plan.plan): a new period"
         let body = "\(units.bytes(plan.used)) of \(units.bytes(plan.limit)) used (\(plan.direction))"
             + (plan.whileDown ? "; crossed while ifmeterd was not running" : "")

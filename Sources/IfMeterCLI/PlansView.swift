@@ -18,7 +18,7 @@ enum PlansView {
         var notes: [String] = []
         for plan in result.plans {
             table.add([plan.name, "\(session.time.day(Double(plan.periodStart))) – \(session.time.day(Double(plan.periodEnd)))",
-                       units.bytes(plan.used), units.bytes(plan.limit), percent(plan.share), units.bytes(plan.projected),
+                       units.bytes(plan.used), units.bytes(plan.limit), ValueGrammar.percentText(plan.share), units.bytes(plan.projected),
                        String(plan.daysLeft), units.bytes(plan.dailyBudget), marks(plan)])
             notes += note(plan, units: units)
         }
@@ -28,15 +28,9 @@ enum PlansView {
 
     /// One line under a view of an interface that is in the plan (the summary's).
     static func line(_ plan: PlanResult, units: Units) -> String {
-        "plan \(plan.name): \(units.bytes(plan.used)) of \(units.bytes(plan.limit)) (\(percent(plan.share))), "
+        "plan \(plan.name): \(units.bytes(plan.used)) of \(units.bytes(plan.limit)) (\(ValueGrammar.percentText(plan.share))), "
             + "\(units.bytes(plan.left)) left, \(units.bytes(plan.dailyBudget))/day for \(plan.daysLeft) day\(plan.daysLeft == 1 ? "" : "s")"
             + (plan.projected > plan.limit ? "; projected \(units.bytes(plan.projected)), over the limit" : "")
-    }
-
-    /// `25%`, `12.5%`; from 100 % on, whole percents.
-    static func percent(_ share: Double) -> String {
-        let tenths = (share * 1000).rounded()
-        return tenths >= 1000 || tenths.truncatingRemainder(dividingBy: 10) == 0 ? "\(Int(tenths / 10))%" : "\(tenths / 10)%"
     }
 
     /// `R` reset, `G` gap, `I` implausible dropped, `L` link events lost, `V` imported from
@@ -79,7 +73,7 @@ struct PlanCheck {
         var labels = plan.labels
         if projected { labels.append(EstimateLabel.projection.rawValue) }
         let message = "\(status.word): plan \(plan.name) \(what) of \(units.bytes(plan.limit)) "
-            + "(\(PlansView.percent(Double(compared) / Double(plan.limit)))), \(units.bytes(plan.dailyBudget))/day left "
+            + "(\(ValueGrammar.percentText(Double(compared) / Double(plan.limit)))), \(units.bytes(plan.dailyBudget))/day left "
             + "| used=\(plan.used)B;\(warnBytes);\(plan.limit);0 projected=\(plan.projected)B"
         return QuotaCheck(status: status, interface: plan.interfaces.joined(separator: ","), period: plan.period,
                           start: Double(plan.periodStart), end: Double(plan.periodEnd), direction: plan.direction,

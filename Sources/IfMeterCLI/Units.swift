@@ -43,33 +43,6 @@ public struct Units: Hashable, Sendable {
         if index == 0 { return "\(Int(amount.rounded())) \(units[0])" }
         return "\(fixed(amount, decimals: 2)) \(units[index])"
     }
-
-    /// Parses a size such as `10GiB`, `500 MB`, `1.5G` (IEC if no `B` suffix says otherwise:
-    /// `G` and `GiB` are 2³⁰, `GB` is 10⁹) or plain bytes.
-    public static func parseSize(_ text: String) -> UInt64? {
-        let trimmed = text.filter { $0 != " " }
-        let number = trimmed.prefix { $0.isNumber || $0 == "." }
-        let suffix = trimmed.dropFirst(number.count).lowercased()
-        guard let value = Double(number), value >= 0 else { return nil }
-        let powers = ["": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5]
-        var multiplier = 1.0
-        switch suffix {
-        case "", "b": break
-        default:
-            guard let power = powers[String(suffix.prefix(1))] else { return nil }
-            let rest = suffix.dropFirst()
-            let base: Double
-            switch rest {
-            case "", "i", "ib": base = 1024
-            case "b": base = 1000
-            default: return nil
-            }
-            for _ in 0..<power { multiplier *= base }
-        }
-        let bytes = value * multiplier
-        guard bytes < 1.8e19 else { return nil }
-        return UInt64(bytes.rounded())
-    }
 }
 
 /// `value` with exactly `decimals` digits after the point, rounded half away from zero.
@@ -84,11 +57,4 @@ func fixed(_ value: Double, decimals: Int) -> String {
         text += "." + String(repeating: "0", count: decimals - fraction.count) + fraction
     }
     return text
-}
-
-/// A percentage such as `80%` or `80` as a fraction (0.8).
-func parsePercent(_ text: String) -> Double? {
-    let number = text.hasSuffix("%") ? String(text.dropLast()) : text
-    guard let value = Double(number), value >= 0 else { return nil }
-    return value / 100
 }

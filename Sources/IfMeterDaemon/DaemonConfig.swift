@@ -271,15 +271,16 @@ public struct DaemonConfig: Hashable, Sendable {
     /// Retention ages: up to 100 years, beyond which `forever` says it better.
     static let acceptedAge: ClosedRange<Int64> = 1...(100 * 366 * 86400)
 
-    /// `90`, `90s`, `15m`, `48h`, `62d`, within `range` (every duration is bounded, so no
-    /// conversion to microseconds or subtraction from now can overflow).
+    /// A duration in the one grammar (``ValueGrammar/duration(_:)``: `90`, `90s`, `15m`,
+    /// `48h`, `62d`), within `range` (every duration is bounded, so no conversion to
+    /// microseconds or subtraction from now can overflow).
     static func seconds(_ value: String, key: String, in range: ClosedRange<Int64>) throws(ValueError) -> Int64 {
-        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
-        let (digits, unit) = value.last.flatMap { units[$0] }.map { (value.dropLast(), $0) } ?? (Substring(value), 1)
-        guard let number = Int64(digits), number >= 0, number <= Int64.max / unit, range.contains(number * unit) else {
+        let seconds: Int64
+        do { seconds = try ValueGrammar.duration(value) } catch { throw ValueError("\(key): \(error.description)") }
+        guard range.contains(seconds) else {
             throw ValueError("\(key): expected a duration from \(range.lowerBound) to \(range.upperBound) s such as 30, 15m, 48h or 62d, got \"\(value)\"")
         }
-        return number * unit
+        return seconds
     }
 
     static func optionalSeconds(_ value: String, key: String) throws(ValueError) -> Int64? {
@@ -290,28 +291,21 @@ public struct DaemonConfig: Hashable, Sendable {
         value == "forever" ? nil : try integer(value, key: key, in: range)
     }
 
-    /// `4096`, `512K`, `10M`, `1G` (powers of 1024), within `range`.
+    /// A size in the one grammar (``ValueGrammar/size(_:)``: `4096`, `512K`, `10MiB`,
+    /// `1.5 GB`), within `range`.
     static func size(_ value: String, key: String, in range: ClosedRange<UInt64>) throws(ValueError) -> UInt64 {
-        let units: [Character: UInt64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
-        let (digits, unit) = value.last.flatMap { units[$0] }.map { (value.dropLast(), $0) } ?? (Substring(value), 1)
-        guard let number = UInt64(digits), number <= UInt64.max / unit, range.contains(number * unit) else {
+        let bytes: UInt64
+        do { bytes = try ValueGrammar.size(value) } catch { throw ValueError("\(key): \(error.description)") }
+        guard range.contains(bytes) else {
             throw ValueError("\(key): expected a size from \(range.lowerBound) to \(range.upperBound) bytes such as 512K or 10M, got \"\(value)\"")
         }
-        return number * unit
+        return bytes
     }
 
-    /// Bytes per second: `125000`, or with a unit: `100Mbit`, `1Gbit`, `50MB` (SI, per second).
+    /// Bytes per second in the one rate grammar (``ValueGrammar/rate(_:)``: `125000`,
+    /// `100Mbit`, `1 Gbit/s`, `50MB/s`).
     static func bandwidth(_ value: String, key: String) throws(ValueError) -> UInt64 {
-        let units: [(String, Double)] = [
-            ("Gbit", 1e9 / 8), ("Mbit", 1e6 / 8), ("Kbit", 1e3 / 8), ("bit", 1.0 / 8),
-            ("GB", 1e9), ("MB", 1e6), ("KB", 1e3), ("B", 1),
-        ]
-        let (digits, unit) = units.first { value.hasSuffix($0.0) }.map { (value.dropLast($0.0.count), $0.1) }
-            ?? (Substring(value), 1)
-        guard let number = Double(digits), number >= 0, number * unit < 1.8e19 else {
-            throw ValueError("\(key): expected bytes per second, or a rate such as 100Mbit or 1Gbit, got \"\(value)\"")
-        }
-        return UInt64(number * unit)
+        do { return try ValueGrammar.rate(value) } catch { throw ValueError("\(key): \(error.description)") }
     }
 
     static func group(_ name: String, key: String) throws(ValueError) -> gid_t {

@@ -187,7 +187,7 @@ extension Daemon {
         var fields = [("IFMETER_EVENT", event.kind.rawValue), ("PLAN", plan.plan), ("PLAN_DIRECTION", plan.direction),
                       ("PLAN_USED_BYTES", String(plan.used)), ("PLAN_LIMIT_BYTES", String(plan.limit)),
                       ("PLAN_PERIOD_START", String(plan.periodStart)), ("PLAN_PERIOD_END", String(plan.periodEnd))]
-        if let threshold = plan.threshold { fields.append(("PLAN_THRESHOLD", PlanWatch.percent(threshold))) }
+        if let threshold = plan.threshold { fields.append(("PLAN_THRESHOLD", ValueGrammar.percentText(threshold))) }
         if plan.whileDown { fields.append(("PLAN_WHILE_DOWN", "1")) }
         return fields
     }

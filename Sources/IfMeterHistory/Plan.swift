@@ -109,36 +109,30 @@ public struct Plan: Hashable, Sendable {
             }
     }
 
-    /// Parses a limit: `20G` or `20GiB` (1024-based, like every size in the config), `20GB`
-    /// (1000-based, as carriers sell them), `1.5T`, or plain bytes.
+    /// A limit in the one size grammar (``ValueGrammar/size(_:)``): `20G`, `20 GiB`, `500MB`,
+    /// `1.5T`; at least one byte.
     public static func limit(parsing text: String) throws(PlanError) -> UInt64 {
-        let units: [(String, Double)] = [
-            ("KiB", 0x1p10), ("MiB", 0x1p20), ("GiB", 0x1p30), ("TiB", 0x1p40), ("PiB", 0x1p50),
-            ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12), ("PB", 1e15),
-            ("K", 0x1p10), ("M", 0x1p20), ("G", 0x1p30), ("T", 0x1p40), ("P", 0x1p50), ("B", 1),
-        ]
-        let (digits, unit) = units.first { text.hasSuffix($0.0) }.map { (text.dropLast($0.0.count), $0.1) }
-            ?? (Substring(text), 1)
-        guard let number = Double(digits.trimmingSpaces()), number.isFinite, number > 0,
-              number * unit >= 1, number * unit < 1.8e19 else {
-            throw PlanError("expected a limit such as 20G, 500MB or 1.5T (G = GiB, GB = 10^9 bytes), got \"\(text)\"")
-        }
-        return UInt64((number * unit).rounded())
+        let bytes: UInt64
+        do { bytes = try ValueGrammar.size(text) } catch { throw PlanError(error.description) }
+        guard bytes > 0 else { throw PlanError("a limit of 0 bytes is crossed by the first byte; expected at least 1 byte") }
+        return bytes
     }
 
-    /// Parses thresholds: `80%, 100%`, `80 %, 100 %` or `80% 100%` (a share may be 1 % to
-    /// 1000 %; the `%` is optional).
+    /// Parses thresholds: `80%, 100%`, `80 %, 100 %` or `80% 100%`, each in the one percentage
+    /// grammar (``ValueGrammar/percent(_:)``), from 1 % to 1000 %.
     public static func thresholds(parsing text: String) throws(PlanError) -> [Double] {
         var shares: [Double] = []
         let parts = text.contains(",")
-            ? text.split(separator: ",").map { String($0.filter { $0 != " " && $0 != "\t" }) }
-            : text.split(separator: " ").map(String.init)
-        for part in parts {
-            let digits = part.hasSuffix("%") ? String(part.dropLast()) : part
-            guard let percent = Double(digits), percent.isFinite, (1...1000).contains(percent) else {
-                throw PlanError("expected shares of the limit such as 80%, 100%, got \"\(part)\"")
+            ? text.split(separator: ",").map { $0.trimmingSpaces() }
+            : text.split(separator: " ").map(String.init).reduce(into: [String]()) { parts, word in
+                // `80 %` is one share written with a space.
+                if word == "%", let last = parts.popLast() { parts.append(last + word) } else { parts.append(word) }
             }
-            shares.append(percent / 100)
+        for part in parts {
+            guard let share = try? ValueGrammar.percent(part), (0.01...10).contains(share) else {
+                throw PlanError("expected shares of the limit from 1% to 1000% such as 80%, 100%, got \"\(part)\"")
+            }
+            shares.append(share)
         }
         guard !shares.isEmpty else { throw PlanError("expected at least one threshold such as 80%") }
         return Array(Set(shares)).sorted()
@@ -291,14 +285,4 @@ public struct PlanBounds: Hashable, Sendable {
 public struct PlanError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
-}
-
-extension StringProtocol {
-    /// Without leading and trailing spaces, tabs and carriage returns (config values).
-    package func trimmingSpaces() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
-        guard let first = firstIndex(where: { !isSpace($0) }),
-              let last = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(self[first...last])
-    }
 }

@@ -289,7 +289,7 @@ public struct PlanWatch: Sendable {
         let used = "\(figure.used) of \(plan.limit) bytes (\(plan.direction.rawValue))"
         let detail = switch kind {
         case .planThreshold:
-            "plan \(plan.name) crossed \(percent(threshold ?? 0)) of its limit: \(used) used in \(period)"
+            "plan \(plan.name) crossed \(ValueGrammar.percentText(threshold ?? 0)) of its limit: \(used) used in \(period)"
                 + (whileDown ? "; crossed while ifmeterd was not running, found at its start" : "")
         default:
             "plan \(plan.name) began \(period); \(used) used in it so far"
@@ -301,9 +301,4 @@ public struct PlanWatch: Sendable {
                                  periodEnd: figure.bounds.end, whileDown: whileDown))
     }
 
-    /// `80%`, `12.5%`.
-    public static func percent(_ share: Double) -> String {
-        let tenths = (share * 1000).rounded()
-        return tenths.truncatingRemainder(dividingBy: 10) == 0 ? "\(Int(tenths / 10))%" : "\(tenths / 10)%"
-    }
 }

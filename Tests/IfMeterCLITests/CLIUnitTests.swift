@@ -21,19 +21,6 @@ struct CLIUnitTests {
         #expect(Units(bits: true).rate(128) == "1.00 Kibit/s")
     }
 
-    @Test("sizes: IEC unless the unit says SI", arguments: [
-        ("10GiB", UInt64(10) << 30), ("10G", UInt64(10) << 30), ("10 GB", 10_000_000_000),
-        ("1.5M", 1_572_864), ("500", 500), ("2kb", 2000), ("7TiB", UInt64(7) << 40),
-    ])
-    func sizes(text: String, bytes: UInt64) {
-        #expect(Units.parseSize(text) == bytes)
-    }
-
-    @Test("sizes that are not sizes", arguments: ["", "GiB", "10 apples", "-5G", "1e30"])
-    func badSizes(text: String) {
-        #expect(Units.parseSize(text) == nil)
-    }
-
     @Test("times in UTC and with an offset: RFC 3339, Unix seconds, and what is not a time")
     func times() {
         let utc = TimeText(utc: true)

@@ -81,6 +81,24 @@ struct ConfigTests {
         #expect(config.meterConfiguration.maxBytesPerSecond == 12_500_000)
     }
 
+    static let grammarCases: [(String, UInt64)] = [
+        ("log_max_size = 10MiB", 10 << 20), ("log_max_size = 1.5 GB", 1_500_000_000), ("log_max_size = 64kib", 65536),
+        ("max_bandwidth = 1 Gbit/s", 125_000_000), ("max_bandwidth = 50MB/s", 50_000_000),
+        ("retention_5min = 2w", 14 * 86400), ("interval = 1m", 60),
+    ]
+
+    @Test("sizes, durations and rates in the one grammar the docs use (10MiB, 1.5 GB, 1 Gbit/s, 2w)", arguments: grammarCases)
+    func oneGrammar(line: String, expected: UInt64) throws {
+        let config = try DaemonConfig.parse("# test\n\(line)\n", file: "test.conf")
+        let read: UInt64? = switch line.split(separator: " ")[0] {
+        case "log_max_size": UInt64(config.logMaxSize)
+        case "max_bandwidth": config.meterConfiguration.maxBytesPerSecond
+        case "retention_5min": config.retention.fiveMinutes.map(UInt64.init)
+        default: config.interval
+        }
+        #expect(read == expected, "\(line)")
+    }
+
     @Test("a bad line is reported with file and line, and what is wrong", arguments: [
         ("interval = 0", "test.conf:2: interval: expected a duration from 1 to 3600 s such as 30, 15m, 48h or 62d, got \"0\""),
         // Values that once trapped the parser or a timer (issue: hostile input).
@@ -97,10 +115,10 @@ struct ConfigTests {
         ("time_zone = mars", "test.conf:2: time_zone: expected local or utc, got \"mars\""),
         ("month_start_day = 31", "test.conf:2: month_start_day: expected a whole number from 1 to 28, got \"31\""),
         ("classify = usb0 = modem", "test.conf:2: classify: unknown interface class \"modem\" (expected one of: loopback, wifi, cellular, tunnel, virtual, ethernet, other, ignore)"),
-        ("max_bandwidth = fast", "test.conf:2: max_bandwidth: expected bytes per second, or a rate such as 100Mbit or 1Gbit, got \"fast\""),
+        ("max_bandwidth = fast", "test.conf:2: max_bandwidth: expected a rate such as 100Mbit, 1 Gbit/s, 50MB/s or 125000 (bytes per second), got \"fast\""),
         ("socket_mode = 999", "test.conf:2: socket_mode: expected octal permissions such as 0660, got \"999\""),
         ("socket_group = no-such-group-here", "test.conf:2: socket_group: no group named \"no-such-group-here\""),
-        ("log_max_size = 10X", "test.conf:2: log_max_size: expected a size from 4096 to 1099511627776 bytes such as 512K or 10M, got \"10X\""),
+        ("log_max_size = 10X", "test.conf:2: log_max_size: expected a size such as 20GiB, 500 MB, 1.5T or 4096 (G and GiB are 2^30 bytes, GB is 10^9), got \"10X\""),
         ("month_start_day[] = 3", "test.conf:2: month_start_day[…] needs an interface name"),
         ("attribute_owners = maybe", "test.conf:2: attribute_owners: expected containers, all or no, got \"maybe\""),
         ("meter_inside = vpn, a/b", "test.conf:2: meter_inside: \"a/b\" is not a namespace name (letters, digits, _ . - @)"),
@@ -156,7 +174,7 @@ struct ConfigTests {
     @Test("a bad plan is reported with the line that names it, and what is missing or wrong", arguments: [
         ("plan[phone] = wwan0", "test.conf:2: plan[phone]: no limit: add plan[phone].limit = 20G"),
         ("plan[phone].limit = 20G", "test.conf:2: plan[phone]: no interfaces: add plan[phone] = wwan0 (names, globs such as wwan* or class:CLASS)"),
-        ("plan[phone].limit = lots", "test.conf:2: plan[phone].limit: expected a limit such as 20G, 500MB or 1.5T (G = GiB, GB = 10^9 bytes), got \"lots\""),
+        ("plan[phone].limit = lots", "test.conf:2: plan[phone].limit: expected a size such as 20GiB, 500 MB, 1.5T or 4096 (G and GiB are 2^30 bytes, GB is 10^9), got \"lots\""),
         ("plan[phone].colour = red", "test.conf:2: plan[phone].colour: unknown plan setting \"colour\" (expected limit, period, direction or thresholds)"),
         ("plan[a b] = wwan0", "test.conf:2: plan[a b]: a plan's name is 1 to 64 letters, digits, '-', '_' or '.', got \"a b\""),
         ("plan[phone] = wwan0\nplan[phone].limit = 1G\nplan[phone].period = fortnight", "test.conf:4: plan[phone]: period: expected a period such as month, month 15, day, week, week sunday or 7 days from 2026-12-01, got \"fortnight\""),
