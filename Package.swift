@@ -48,7 +48,7 @@ let package = Package(
         // Who owns the namespace behind a host-side link, and the rewriting that counts it as theirs.
         .target(name: "IfMeterOwners", dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterJSON"]),
         // History in SQLite: buckets, totals, epochs and meter state, events, retention.
-        .target(name: "IfMeterStore", dependencies: ["IfMeterCore", "IfMeterHistory", "IfMeterJSON", "CSQLite"]),
+        .target(name: "IfMeterStore", dependencies: ["IfMeterCore", "IfMeterHistory", "IfMeterJSON", "IfMeterWire", "CSQLite"]),
         // The one owner of what is counted now: meter, link table, classification, pending
         // writes, totals, the estimate log's window. Pure: no sockets, files, clock or SQLite.
         .target(name: "IfMeterService", dependencies: ["IfMeterCore", "IfMeterHistory"]),
