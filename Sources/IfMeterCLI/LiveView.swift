@@ -90,7 +90,7 @@ enum LiveView {
         let startTotals = Dictionary(subjects.map { ($0.name, ($0.rxBytes, $0.txBytes)) }) { first, _ in first }
         let signals = try SignalDescriptor([SIGINT, SIGTERM])
         let watcher = try DaemonClient(path: session.client.path)
-        var line: [UInt8]? = try watcher.send([Request(.watch)])[0].line
+        var stream = try WatchStream(watcher)
         let terminal = isatty(STDOUT_FILENO) == 1 && !context.json
         var drawn = 0
         var updates = 0
@@ -101,14 +101,17 @@ enum LiveView {
         let started = Double(monotonic.tv_sec) + Double(monotonic.tv_nsec) / 1e9
         if terminal { output.write("ifmeter live: rates after each sample (every \(session.status.interval) s); Ctrl-C to stop\n") }
         loop: while true {
-            if let data = line {
-                let response = try DaemonClient.decode(data)
-                if let error = response.error { throw DaemonClient.describe(error, command: Command.watch.rawValue) }
+            switch try stream.next(signals) {
+            case .signal, .timeout: break loop
+            case .closed:
+                output.write("ifmeterd closed the stream (stopped or restarted)\n")
+                break loop
+            case .message(let response):
                 if response.stream == "event", let event = try? response.result(as: CounterEvent.self),
                    event.interface.map(names.contains) ?? true {
                     let text = "\(session.time.second(event.at))  \(event.interface ?? "—")  \(event.kind.rawValue): \(EventsView.meaning(event.kind))"
                     if context.json {
-                        output.raw(data)
+                        output.raw(response.line)
                     } else if terminal {
                         recentEvents = Array((recentEvents + [text]).suffix(5))
                     } else {
@@ -143,19 +146,6 @@ enum LiveView {
                     output.flush()
                     if let count = count, updates > count { break loop }
                 }
-            }
-            if watcher.hasBufferedLine {
-                line = try watcher.readLine(timeoutMilliseconds: 0)
-                continue
-            }
-            switch try signals.wait(alongside: watcher.descriptor) {
-            case .signal, .timeout: break loop
-            case .readable:
-                guard let next = try watcher.readLine(timeoutMilliseconds: 1000) else {
-                    output.write("ifmeterd closed the stream (stopped or restarted)\n")
-                    break loop
-                }
-                line = next
             }
         }
         clock_gettime(CLOCK_MONOTONIC, &monotonic)

@@ -71,32 +71,21 @@ struct NotifyCommand: Subcommand {
                     throw CLIError(.unavailable, DaemonClient.notRunning(candidates.joined(separator: " or ")))
                 }
                 client = try DaemonClient(path: path)
-                var line: [UInt8]? = try client.send([Request(.watch)])[0].line
+                var stream = try WatchStream(client)
                 said = false
                 try Self.catchUp(client, &state, invocation, errors: errors)
                 if invocation.once { return 0 }
                 errors.write("ifmeter notify: following ifmeterd's plan events at \(path)\n")
                 errors.flush()
                 while true {
-                    if let data = line {
-                        let response = try DaemonClient.decode(data)
-                        if let error = response.error { throw DaemonClient.describe(error, command: Command.watch.rawValue) }
+                    switch try stream.next(signals) {
+                    case .signal: return 0
+                    case .timeout: continue
+                    case .closed: throw CLIError(.unavailable, "ifmeterd closed the stream (stopped or restarted)")
+                    case .message(let response):
                         if response.stream == "event", let event = try? response.result(as: CounterEvent.self), event.plan != nil {
                             try Self.handle(event, &state, invocation, errors: errors)
                         }
-                    }
-                    if client.hasBufferedLine {
-                        line = try client.readLine(timeoutMilliseconds: 0)
-                        continue
-                    }
-                    switch try signals.wait(alongside: client.descriptor) {
-                    case .signal: return 0
-                    case .timeout: line = nil
-                    case .readable:
-                        guard let next = try client.readLine(timeoutMilliseconds: 1000) else {
-                            throw CLIError(.unavailable, "ifmeterd closed the stream (stopped or restarted)")
-                        }
-                        line = next
                     }
                 }
             } catch {
