@@ -201,7 +201,7 @@ struct NotifyCommand: Subcommand {
         var pid: pid_t = 0
         guard posix_spawnp(&pid, arguments[0], nil, nil, argv, envp) == 0 else { return 127 }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        _ = retryingEINTR { waitpid(pid, &status, 0) }
         // WIFEXITED / WEXITSTATUS, which Swift does not import.
         return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
@@ -229,21 +229,13 @@ package struct NotifyState {
     package static let maximumKeys = 10_000
 
     package static func load(_ path: String) throws(CLIError) -> NotifyState {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            guard errno == ENOENT else { throw CLIError(.failure, "cannot read \(path): \(Errno.current.description)") }
-            return NotifyState(path: path, isNew: true, keys: [], known: [])
-        }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = read(fd, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw CLIError(.failure, "cannot read \(path): \(Errno.current.description)") }
-            if count == 0 { break }
-            bytes += chunk[..<count]
-            guard bytes.count <= 4 << 20 else { throw CLIError(.failure, "\(path) is larger than 4 MiB; is it notify's state?") }
+        let bytes: [UInt8]
+        do {
+            bytes = try WholeFile.read(path, limit: 4 << 20)
+        } catch {
+            if error.isMissing { return NotifyState(path: path, isNew: true, keys: [], known: []) }
+            if case .tooLarge = error.reason { throw CLIError(.failure, "\(path) is larger than 4 MiB; is it notify's state?") }
+            throw CLIError(.failure, "cannot read \(path): \(error)")
         }
         return try parse(bytes, path: path)
     }
@@ -319,8 +311,7 @@ package struct NotifyState {
         let text = Array(([Self.header] + mark + keys).joined(separator: "\n").utf8) + [0x0a]
         var written = 0
         while written < text.count {
-            let count = text[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
+            let count = text[written...].withUnsafeBytes { raw in retryingEINTR { write(fd, raw.baseAddress, raw.count) } }
             guard count > 0 else {
                 close(fd)
                 throw CLIError(.failure, "cannot write \(real)/\(temporary): \(Errno.current.description)")

@@ -166,13 +166,7 @@ public struct SysfsReader: Sendable {
 
     /// Reads a small sysfs attribute; sysfs files are at most a page.
     static func readFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard count >= 0 else { return nil }
-        return String(decoding: buffer[..<count], as: UTF8.self)
+        (try? WholeFile.read(path, limit: 4096)).map { String(decoding: $0, as: UTF8.self) }
     }
 }
 

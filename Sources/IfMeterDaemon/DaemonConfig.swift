@@ -103,22 +103,15 @@ public struct DaemonConfig: Hashable, Sendable {
 
     /// Reads a config file. A missing file is the defaults only if `required` is false.
     public static func load(path: String, required: Bool) throws(ConfigError) -> DaemonConfig {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            if errno == ENOENT && !required { return DaemonConfig() }
-            throw ConfigError(file: path, line: nil, message: "cannot read: \(Errno(errno).description)")
-        }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = try valueOrErrno { read(fd, &chunk, chunk.count) }
-                .mapError { ConfigError(file: path, line: nil, message: "cannot read: \($0)") }.get()
-            if count == 0 { break }
-            bytes += chunk[..<count]
-            guard bytes.count <= 1 << 20 else {
+        let bytes: [UInt8]
+        do {
+            bytes = try WholeFile.read(path, limit: 1 << 20)
+        } catch {
+            if error.isMissing && !required { return DaemonConfig() }
+            if case .tooLarge = error.reason {
                 throw ConfigError(file: path, line: nil, message: "larger than 1 MiB; is this the right file?")
             }
+            throw ConfigError(file: path, line: nil, message: "cannot read: \(error)")
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw ConfigError(file: path, line: nil, message: "not UTF-8 text")

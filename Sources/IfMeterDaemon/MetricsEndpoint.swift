@@ -1,5 +1,4 @@
 import CMemory
-import CMetricsHTTP
 import IfMeterHTTP
 import IfMeterPlatform
 import IfMeterServer

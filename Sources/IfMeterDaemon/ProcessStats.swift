@@ -1,3 +1,4 @@
+import IfMeterCore
 import IfMeterHTTP
 import IfMeterPlatform
 import IfMeterServer
@@ -38,12 +39,6 @@ enum ProcessStats {
     }
 
     private static func readSmallFile(_ path: String) -> Substring {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return "" }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 256)
-        let count = Glibc.read(fd, &buffer, buffer.count)
-        guard count > 0 else { return "" }
-        return Substring(decoding: buffer[..<count], as: UTF8.self)
+        Substring(decoding: (try? WholeFile.read(path, limit: 4096)) ?? [], as: UTF8.self)
     }
 }

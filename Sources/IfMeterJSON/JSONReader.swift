@@ -208,19 +208,6 @@ public struct JSONReader {
         }
     }
 
-    /// Drops input up to and including the next newline (to resynchronise after a bad line).
-    /// Returns false when the input ended first.
-    public mutating func skipLine() throws -> Bool {
-        while true {
-            if position == buffer.count, !(try fill()) { return false }
-            if let newline = buffer[position...].firstIndex(of: UInt8(ascii: "\n")) {
-                position = newline + 1
-                return true
-            }
-            position = buffer.count
-        }
-    }
-
     /// Whether only white space is left of the input.
     public mutating func isAtEnd() throws -> Bool {
         do {

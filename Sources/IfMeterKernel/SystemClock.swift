@@ -7,13 +7,18 @@ import Glibc
 public enum SystemClock {
     /// `/proc/sys/kernel/random/boot_id`: a new random UUID at every boot.
     public static func bootID(path: String = "/proc/sys/kernel/random/boot_id") throws(KernelError) -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw KernelError(call: "open \(path)", errno: errno) }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 64)
-        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard count > 0 else { throw KernelError(call: "read \(path)", errno: count < 0 ? errno : EIO) }
-        return String(decoding: buffer[..<count], as: UTF8.self).filter { !$0.isWhitespace }
+        let bytes: [UInt8]
+        do {
+            bytes = try WholeFile.read(path, limit: 64)
+        } catch {
+            switch error.reason {
+            case .open(let failure): throw KernelError(call: "open \(path)", errno: failure.code)
+            case .read(let failure): throw KernelError(call: "read \(path)", errno: failure.code)
+            case .tooLarge, .notRegularFile: throw KernelError(call: "read \(path)", errno: EINVAL)
+            }
+        }
+        guard !bytes.isEmpty else { throw KernelError(call: "read \(path)", errno: EIO) }
+        return String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
     }
 
     /// Wall time and `CLOCK_BOOTTIME`, read together.
