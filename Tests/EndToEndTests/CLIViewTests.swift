@@ -84,7 +84,10 @@ struct CLIViewTests {
             (["-i", "wwan0", "--limit", "1GiB", "--direction", "tx"], 2, "CRITICAL: wwan0 used 1.42 GiB of 1.00 GiB this month (tx only)"),
             (["-i", "wlan7", "--limit", "1GiB"], 3, "UNKNOWN: no interface named \"wlan7\""),
             (["-i", "wwan0"], 3, "UNKNOWN: check: --limit needs a quota"),
-            (["-i", "wwan0", "--limit", "lots"], 3, "UNKNOWN: check: --limit needs a quota such as 10GiB, got \"lots\""),
+            (["-i", "wwan0", "--limit", "lots"], 3, "UNKNOWN: check: --limit: expected a size such as 20GiB, 500 MB, 1.5T or 4096 (G and GiB are 2^30 bytes, GB is 10^9), got \"lots\""),
+            // The one size grammar: case-blind, B alone is SI.
+            (["-i", "eth0", "--period", "day", "--limit", "1 gb"], 0, "OK: eth0 used 135.50 MiB of 953.67 MiB this day"),
+            (["-i", "wwan0", "--limit", "20GiB", "--warn", "112%"], 3, "UNKNOWN: check: --warn is a share of the quota from 0% to 100%"),
         ]
         for (arguments, status, prefix) in cases {
             let result = try seeded.ifmeter(["check"] + arguments)
