@@ -87,6 +87,8 @@ install-files:
 	  chmod 0644 "$(DESTDIR)$(UNITDIR)/$$unit"; \
 	done
 	install -m 0644 README.md docs/*.md "$(DESTDIR)$(DOCDIR)/"
+	install -d "$(DESTDIR)$(DOCDIR)/decisions"
+	install -m 0644 docs/decisions/*.md "$(DESTDIR)$(DOCDIR)/decisions/"
 	install -m 0644 docs/examples/ifmeterd.conf docs/examples/metrics-listen.conf docs/examples/metrics-socket.conf docs/examples/ifmeter-textfile.service \
 	  docs/examples/ifmeter-textfile.timer docs/examples/grafana-dashboard.json docs/examples/ifmeter-plans.rules.yml \
 	  docs/examples/ifmeter-notify.service docs/examples/ifmeter-notify-desktop.service docs/examples/no-container-names.conf docs/examples/meter-inside.conf \

@@ -36,7 +36,7 @@ struct LinkEventTests {
         #expect(deleted.link.ifindex == created.link.ifindex)
     }
 
-    /// Documented in docs/ARCHITECTURE.md: deleting one end of a veth deletes both. The
+    /// Documented in docs/decisions/kernel-and-platform.md: deleting one end of a veth deletes both. The
     /// surviving end's delete message still reports its tx, but its rx is read through the
     /// peer, which is already gone, so the message says 0 received. The meter takes the
     /// larger of the last poll and the message, per counter (DESIGN §3 rule 4).
