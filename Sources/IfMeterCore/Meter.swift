@@ -20,8 +20,8 @@ public struct Meter: Sendable {
     public var configuration: MeterConfiguration
     /// The interfaces being counted, by ifindex.
     public private(set) var tracked = SlotTable<TrackedInterface>()
-    /// Names with history and when their counting began (dense: a dictionary of 4000 names kept
-    /// 8192 slots of a name and a time).
+    /// Names with history and when their counting began (dense: a dictionary keeps twice as
+    /// many slots as names).
     public private(set) var firstSeen: DenseTable<String, Double>
     public private(set) var rates = SlotTable<Rate>()
     private var restored: MeterState?
@@ -69,7 +69,7 @@ public struct Meter: Sendable {
     /// The state to persist with the totals, so a restart in this boot loses nothing.
     public func exportState() -> MeterState {
         // The tracked array itself, shared until the meter next changes it: a save usually ends
-        // before that, and a copy would be 152 bytes a link for every save.
+        // before that, and a copy would be a link's state again for every save.
         MeterState(bootID: bootID, interfaces: tracked.values, firstSeen: firstSeen, lastInstant: lastInstant)
     }
 

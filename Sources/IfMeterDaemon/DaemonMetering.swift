@@ -60,8 +60,8 @@ extension Daemon {
             self.sampleDurations.observe(started.seconds)
             self.broadcastRates()
             // The sample's smaller allocations (under the mmap threshold) leave their pages in
-            // the heap until something trims it, and saves are a minute apart: 50 to 100 bytes
-            // a link at a thousand links. The trim takes 25-35 µs there, 50-85 µs at 4000.
+            // the heap until something trims it, and saves are a minute apart; a trim costs
+            // little beside a sample (docs/BENCHMARKS.md).
             _ = ifm_malloc_trim()
             let waiting = metering.sampling ?? []
             metering.sampling = nil

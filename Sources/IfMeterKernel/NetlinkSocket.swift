@@ -26,8 +26,8 @@ public final class NetlinkSocket {
 
     /// Every link with its metadata and 64-bit counters: one `RTM_GETLINK` dump.
     public func dumpLinks() throws(KernelError) -> [Link] {
-        // A full dump comes at start and after lost events only, and its C array takes 176 bytes
-        // a link (180 KB a thousand links): freed, not kept from one to the next.
+        // A full dump comes at start and after lost events only, and its C array is large:
+        // freed, not kept from one to the next.
         defer { ifm_link_array_free(&links) }
         let count = try KernelError.check(ifm_nl_dump_links(handle, &links), "netlink RTM_GETLINK dump")
         return UnsafeBufferPointer(start: links.items, count: count).map(Link.init)
@@ -65,8 +65,8 @@ public final class NetlinkSocket {
     /// Every link's 64-bit counters and nothing else: one `RTM_GETSTATS` dump. This is what a
     /// periodic sample costs; names and metadata come from ``dumpLinks()`` and link events.
     public func dumpCounters() throws(KernelError) -> [CounterReading] {
-        // 72 bytes a link held between samples (288 KB at 4000 links), for saving one mapping
-        // a sample: freed (docs/BENCHMARKS.md, memory per link).
+        // Kept between samples it would be memory per link for the whole run, to save one
+        // mapping a sample: freed (docs/BENCHMARKS.md, memory per link).
         defer { ifm_counters_array_free(&counters) }
         let count = try KernelError.check(
             ifm_nl_dump_counters(handle, &counters), "netlink RTM_GETSTATS dump")

@@ -5,8 +5,8 @@ import IfMeterHistory
 /// name that had traffic or flags (docs/LOG.md).
 ///
 /// The estimates are worked out as they are read, from what the batch holds anyway (its
-/// traffic and its snapshot of the links and their classes): a window of 4000 busy links held
-/// as estimates was 640 KB for as long as its save took.
+/// traffic and its snapshot of the links and their classes), not held as estimates for as
+/// long as the save takes.
 public struct LogWindow: Sendable {
     public var events: [CounterEvent] = []
     public let start: Double

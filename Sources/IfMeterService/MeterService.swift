@@ -74,8 +74,7 @@ public struct MeterService: Sendable {
     /// dictionary of 4000 names kept 8192 slots of a name and a 48-byte tally.
     private(set) var savedTotals: DenseTable<String, BucketTally>
     /// Names with history that no link has now, as of the last save or note. A present link's
-    /// record is its link: keeping both was 180 bytes a link (a name, a class, a kind, two times
-    /// in a dictionary of twice as many slots); a link that goes is remembered here.
+    /// record is its link, so it is not kept twice; a link that goes is remembered here.
     private(set) var history: [String: StoredInterface]
     private(set) var lostEvents: LostEventTimes
     /// Where the estimate log's window began.

@@ -95,7 +95,7 @@ extension MeterService {
     public func figures(named names: [String]) -> [InterfaceFigures] {
         let wanted = Set(names)
         // By position, reading only each link's name: copying every Link out of the table
-        // was most of a one-interface question at 4000 links.
+        // would make a one-interface question cost as much as all of them.
         var present: [String: LinkKey] = [:]
         // A few names are compared (equal small strings compare as two words); hashing each of
         // thousands of names to look it up in a set cost more than the rest of the answer.

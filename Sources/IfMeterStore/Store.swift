@@ -116,8 +116,7 @@ public final class Store {
         // SQLite's default page cache (2 MB) would be the daemon's largest allocation, growing
         // with the interfaces up to that size; the kernel's page cache holds the file anyway,
         // so a page read again costs a pread, not a disk access. 64 KiB keeps a B-tree's upper
-        // levels: a save of 1000 interfaces took as long as with 256 (ifmeter-bench store),
-        // which filled by 1000 interfaces and was 190 bytes an interface there.
+        // levels, which is what a save touches again (ifmeter-bench store measures it).
         try connection.execute("PRAGMA cache_size = -\(Self.pageCacheKiB)", "configure")
     }
 
@@ -225,9 +224,8 @@ public final class Store {
             ])
         }
         try statements.closeEpochs.run([.int(sequence)])
-        // Every name, every save: a row that has it already is looked up, not written. Keeping
-        // a copy of what was saved to skip the lookups cost 50 bytes a name for as long as the
-        // daemon runs.
+        // Every name, every save: a row that has it already is looked up, not written. A copy of
+        // what was saved, to skip the lookups, would cost memory per name for the whole run.
         for (name, since) in state.firstSeen {
             try statements.recordName.run([.text(name), .double(since)])
         }
