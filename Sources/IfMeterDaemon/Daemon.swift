@@ -33,60 +33,20 @@ final class Daemon {
         case stopping
     }
 
-    /// What exists only while running: the store (behind its own thread), the kernel feeds (one
-    /// per metered namespace) and the service they serve.
+    /// What exists only while running: the store (behind its own thread), the sampler that
+    /// reads the kernel (one feed per metered namespace), and the service they serve.
     final class Metering {
         let worker: StoreWorker
-        let feeds: LinkFeeds
-        /// Takes the counters dump off the loop.
-        let dumper: KernelWorker
+        let sampler: Sampler
         /// Builds `interfaces` answers from a copy of the service, off the loop.
         let answers: AnswerWorker
         var service: MeterService
-        /// Host-side links counted as their namespaces' owners' (docs/NAMESPACES.md), and who
-        /// finds the owners; nil with `attribute_owners = no`.
-        var attribution: Attribution
-        let owners: OwnerDirectory?
-        /// Each feed's link-event socket's source, in the feeds' order: off while a counters
-        /// dump is out.
-        var linkEvents: [EventSource] = []
-        /// A counters dump is out; what to do once its readings are applied.
-        var sampling: [() -> Void]?
-        /// A sample was asked for while one was out: another follows it.
-        var sampleAgain: [() -> Void]?
-        /// A look for waiting links' owners is due or out (``Daemon/lookSoon(after:)``).
-        var lookPending: EventSource?
-        var looking = false
 
-        init(worker: StoreWorker, feeds: LinkFeeds, dumper: KernelWorker, answers: AnswerWorker, service: MeterService,
-             attribution: Attribution, owners: OwnerDirectory?) {
+        init(worker: StoreWorker, sampler: Sampler, answers: AnswerWorker, service: MeterService) {
             self.worker = worker
-            self.feeds = feeds
-            self.dumper = dumper
+            self.sampler = sampler
             self.answers = answers
             self.service = service
-            self.attribution = attribution
-            self.owners = owners
-        }
-
-        /// What the feeds read, as the meter should see it: attributed links renamed and turned
-        /// round, waiting ones left out; then what `lookups` settles (the owners of the links
-        /// that waited when the look began), after the events.
-        func attributed(_ events: [LinkObservation], _ readings: [CounterReading]?, at wall: Double,
-                        lookups: OwnerLookups? = nil) -> (events: [LinkObservation], readings: [CounterReading]?) {
-            guard owners != nil else { return (events, readings) }
-            var events = attribution.apply(events, at: wall)
-            let readings = readings.map { attribution.apply(readings: $0) }
-            if let lookups { events += attribution.settle(lookups, at: wall) }
-            return (events, readings)
-        }
-
-        /// The look a sample takes for the links waiting now, to run wherever the sample's dump
-        /// runs; nil when none waits.
-        func look() -> (@Sendable () -> OwnerLookups)? {
-            guard let owners, !attribution.isSettled else { return nil }
-            let unsettled = attribution.unsettled
-            return { owners.lookUp(unsettled) }
         }
     }
 
@@ -299,18 +259,15 @@ final class Daemon {
             if let owners {
                 dump.links = attribution.start(dump.links, at: now.wall, lookUp: owners.lookUp)
             }
-            let metering = Metering(worker: try StoreWorker(store, loop: loop), feeds: feeds,
-                                    dumper: try KernelWorker(feeds, loop: loop),
+            let sampler = try Sampler(feeds: feeds, attribution: attribution, owners: owners, loop: loop)
+            let metering = Metering(worker: try StoreWorker(store, loop: loop), sampler: sampler,
                                     answers: try AnswerWorker((), loop: loop), service: MeterService(
-                bootID: bootID, configuration: config.serviceConfiguration, history: history, at: startedAt),
-                                    attribution: attribution, owners: owners)
+                bootID: bootID, configuration: config.serviceConfiguration, history: history, at: startedAt))
             lifecycle = .running(metering)
+            sampler.deliver = { [unowned self] read in self.ingest(read) }
+            sampler.sampled = { [unowned self] seconds, waiting in self.sampled(seconds: seconds, waiting: waiting) }
             act(on: metering.service.start(links: dump.links, unparseable: dump.unparseable, at: now))
-            for feed in feeds.feeds {
-                metering.linkEvents.append(try loop.watch(fd: feed.events.fileDescriptor, events: UInt32(EPOLLIN.rawValue)) {
-                    [unowned self] _ in self.readLinkEvents(from: feed)
-                })
-            }
+            try sampler.watchLinkEvents()
             try scheduleTimers()
             let count = metering.service.summary.presentLinks
             Diagnostics.notice("ready: \(count) interfaces, database \(paths.database), socket \(paths.socket)")
@@ -359,9 +316,7 @@ final class Daemon {
         notify("STOPPING=1")
         if let metering {
             // A dump still out is applied first; no other follows it (the last is taken here).
-            metering.sampleAgain = nil
-            metering.dumper.drain()
-            sampleNow()
+            metering.sampler.sampleFinally()
             save()
             metering.worker.drain()
             metering.answers.drain()

@@ -16,123 +16,27 @@ import Glibc
 /// The I/O around the meter service: reading the kernel, saving, writing the estimate log,
 /// telling watchers.
 extension Daemon {
-    /// A periodic or requested sample: every queued link event now, then the counters dump on
-    /// the kernel's thread, while the loop answers others. Link events
-    /// are not read until its readings are applied; those queued between the first read and
-    /// the dump come after readings newer than theirs, which the meter allows for (rule 5 is
-    /// decided by dumps). `then` runs once the readings are
-    /// applied; a sample asked for while one is out is taken after it (it must be fresh).
+    /// A periodic or requested sample (``Sampler/sample(then:)``); `then` runs once its
+    /// readings are applied and `/metrics` shows them.
     func sample(then done: @escaping () -> Void = {}) {
-        guard let metering else { return }
-        guard metering.sampling == nil else {
-            metering.sampleAgain = (metering.sampleAgain ?? []) + [done]
-            return
-        }
-        let started = Stopwatch()
-        let now = SystemClock.now()
-        let events: [LinkObservation]
-        do {
-            events = try metering.feeds.readQueuedEvents()
-        } catch {
-            Diagnostics.error("sample failed: \(error)")
-            return done()
-        }
-        metering.sampling = [done]
-        for source in metering.linkEvents { source.setEnabled(false) }
-        // This sample's events first, so the look (a few milliseconds at hundreds of
-        // containers) covers the links they added; it runs beside the dump, off the loop.
-        let attributedEvents = metering.attributed(events, nil, at: now.wall).events
-        let look = metering.look()
-        metering.dumper.run({ feeds in
-            (Result { () throws(KernelError) in try feeds.dumpCounters() }, look?())
-        }, then: { [unowned self] (result: Result<[CounterReading], KernelError>, lookups: OwnerLookups?) in
-            for source in metering.linkEvents { source.setEnabled(true) }
-            let readings: [CounterReading]?
-            do {
-                readings = try result.get()
-            } catch {
-                Diagnostics.error("sample failed: \(error)")
-                readings = nil
-            }
-            let seen = metering.attributed([], readings, at: now.wall, lookups: lookups)
-            let linkEvents = attributedEvents + seen.events
-            self.act(on: metering.service.ingest(linkEvents: linkEvents, readings: seen.readings, at: now))
-            self.sampleDurations.observe(started.seconds)
-            self.broadcastRates()
-            // The sample's smaller allocations (under the mmap threshold) leave their pages in
-            // the heap until something trims it, and saves are a minute apart; a trim costs
-            // little beside a sample (docs/BENCHMARKS.md).
-            _ = ifm_malloc_trim()
-            let waiting = metering.sampling ?? []
-            metering.sampling = nil
-            // Those waiting for this sample (the `sample` command) see it in /metrics too.
-            self.refreshExpositions { for done in waiting { done() } }
-            if let again = metering.sampleAgain {
-                metering.sampleAgain = nil
-                self.sample { for done in again { done() } }
-            } else {
-                self.lookSoon(after: 250_000)
-            }
-        })
+        metering?.sampler.sample(then: done)
     }
 
-    /// Links wait for their owners: a look on the kernel's thread after `delay` microseconds,
-    /// not only at the next sample, so that a container living less than an interval is named
-    /// too. While its runtime is still setting the container up, looks follow every quarter of
-    /// a second until the grace runs out. A sample out meanwhile takes its own look.
-    func lookSoon(after delay: UInt64 = 0) {
-        guard let metering, metering.lookPending == nil, !metering.looking,
-              !metering.attribution.unsettled.isEmpty else { return }
-        metering.lookPending = try? loop.after(delay) { [unowned self] in
-            metering.lookPending = nil
-            guard metering.sampling == nil, let look = metering.look() else { return }
-            metering.looking = true
-            metering.dumper.run({ _ in look() }, then: { [unowned self] lookups in
-                metering.looking = false
-                guard metering.sampling == nil else { return }
-                let now = SystemClock.now()
-                let seen = metering.attributed([], nil, at: now.wall, lookups: lookups)
-                if !seen.events.isEmpty {
-                    let ingested = metering.service.ingest(linkEvents: seen.events, at: now)
-                    self.act(on: ingested)
-                    if ingested.wantsSave { self.save() }
-                }
-                self.lookSoon(after: 250_000)
-            })
-        }
+    /// What the sampler read, into the service; link events and owners found between samples
+    /// may make a save due (a plan event, a link gone).
+    func ingest(_ read: Sampler.Read) {
+        guard let metering else { return }
+        let ingested = metering.service.ingest(linkEvents: read.linkEvents, readings: read.readings, at: read.at)
+        act(on: ingested)
+        if read.cause != .sample && ingested.wantsSave { save() }
     }
 
-    /// A sample taken on the loop, at once: the last one before stopping (no dump is out then).
-    func sampleNow() {
-        guard let metering else { return }
-        do {
-            let now = SystemClock.now()
-            let read = try metering.feeds.sample()
-            let applied = metering.attributed(read.linkEvents, read.readings, at: now.wall)
-            let seen = metering.attributed([], nil, at: now.wall, lookups: metering.look()?())
-            let linkEvents = applied.events + seen.events
-            act(on: metering.service.ingest(linkEvents: linkEvents, readings: applied.readings, at: now))
-        } catch {
-            Diagnostics.error("sample failed: \(error)")
-        }
-    }
-
-    /// A feed's event socket is readable: one bounded read, so a burst is taken over several turns.
-    func readLinkEvents(from feed: LinkFeed) {
-        guard let metering else { return }
-        do {
-            let now = SystemClock.now()
-            let seen = metering.attributed(try feed.readEvents(), nil, at: now.wall)
-            // Nothing for the meter (another namespace's deletions, or nothing at all): a tenant
-            // churning links wakes the loop for each message, and an ingest would follow each.
-            guard !seen.events.isEmpty else { return }
-            let ingested = metering.service.ingest(linkEvents: seen.events, at: now)
-            act(on: ingested)
-            if ingested.wantsSave { save() }
-            lookSoon()
-        } catch {
-            Diagnostics.error("reading link events failed: \(error)")
-        }
+    /// After a sample's readings are applied: its duration, the rates to watchers, and those
+    /// waiting for it told once `/metrics` shows it too.
+    func sampled(seconds: Double, waiting: [() -> Void]) {
+        sampleDurations.observe(seconds)
+        broadcastRates()
+        refreshExpositions { for done in waiting { done() } }
     }
 
     /// Tells watchers about each event, and the journal about those an admin should see; then

@@ -80,8 +80,8 @@ extension Daemon: MeteringContext {
             store: summary.map { StoreHealth(path: paths.database, healthy: $0.saveError == nil,
                                              lastSaveAt: $0.lastSaveAt, error: $0.saveError?.description) },
             socket: paths.socket, timeZone: running ? (config.timeZone == .utc ? "utc" : "local") : nil,
-            linkEvents: metering.map { LinkEventsHealth(origin: $0.feeds.own.events.origin,
-                                                        receiveBuffer: $0.feeds.own.events.receiveBufferSize) },
+            linkEvents: metering.map { LinkEventsHealth(origin: $0.sampler.feeds.own.events.origin,
+                                                        receiveBuffer: $0.sampler.feeds.own.events.receiveBufferSize) },
             metrics: metricsServer.map { server in
                 (options.metricsListen ?? config.metricsListen).map { MetricsAddress(host: $0.host, port: server.port).description }
                     ?? ":\(server.port)"
