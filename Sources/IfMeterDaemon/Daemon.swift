@@ -78,8 +78,9 @@ final class Daemon {
     var metricsServer: MetricsServer?
     /// When a peer other than an admin last had the daemon save before answering (µs).
     var lastUnprivilegedSave: UInt64?
-    /// The expositions rendered so far and which are asked for (``exposition(_:)``).
-    var expositions = Expositions()
+    /// The metrics endpoint's expositions, rendered once per sample or save.
+    private(set) lazy var expositions = ExpositionCache(
+        loop: loop, state: { [unowned self] in self.expositionState }, input: { [unowned self] in self.metricsInput(process: $0) })
     var sampleDurations = Histogram(bounds: Histogram.sampleBounds)
     var saveDurations = Histogram(bounds: Histogram.saveBounds)
 
@@ -264,6 +265,7 @@ final class Daemon {
                                     answers: try AnswerWorker((), loop: loop), service: MeterService(
                 bootID: bootID, configuration: config.serviceConfiguration, history: history, at: startedAt))
             lifecycle = .running(metering)
+            expositions.answers = metering.answers
             sampler.deliver = { [unowned self] read in self.ingest(read) }
             sampler.sampled = { [unowned self] seconds, waiting in self.sampled(seconds: seconds, waiting: waiting) }
             act(on: metering.service.start(links: dump.links, unparseable: dump.unparseable, at: now))
