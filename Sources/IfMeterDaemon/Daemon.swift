@@ -57,7 +57,7 @@ final class Daemon {
     let server: Server
     let log: EstimateLog
     /// Set by the start and stop paths.
-    var lifecycle = Lifecycle.loading
+    private var lifecycle = Lifecycle.loading
     let startedAt: Double
     private let lock: StoreLock
     /// `paths.database` with every symlink in its directory resolved.
@@ -66,8 +66,8 @@ final class Daemon {
     private let passed: PassedSockets
     private var signalSources: [EventSource] = []
     private var loadSource: EventSource?
-    var sampleTimer: EventSource?
-    var saveTimer: EventSource?
+    private var sampleTimer: EventSource?
+    private var saveTimer: EventSource?
     /// Clients waiting for the answer to `sample`: one dump answers all of them.
     var sampleWaiters: [(client: Server.Client, id: RequestID?)] = []
     /// The one-shot timer that takes the requested sample.
@@ -89,7 +89,7 @@ final class Daemon {
     var handlers: RequestHandlers { RequestHandlers(context: self) }
 
     /// Checks the directories, takes systemd's sockets, locks the database and binds the socket.
-    init(options: DaemonOptions, paths: Paths, config: DaemonConfig) throws(DaemonError) {
+    init(options: DaemonOptions, paths: Paths, config: DaemonConfig) throws(PlatformError) {
         self.options = options
         self.paths = paths
         self.config = config
@@ -113,7 +113,7 @@ final class Daemon {
         do {
             lock = try StoreLock(databasePath: databasePath)
         } catch {
-            throw DaemonError(error)
+            throw PlatformError(error)
         }
         server = try Server(path: socketPath, passed: passed.listener, mode: config.socketMode,
                             group: config.socketGroup, limits: Self.limits(config), loop: loop)
@@ -129,17 +129,17 @@ final class Daemon {
 
     /// The real path of a directory the daemon writes in, once ``DirectoryTrust`` found nobody
     /// else can write there: 73 when it cannot be checked, 78 when another user could.
-    static func trusted(_ path: String, role: String) throws(DaemonError) -> String {
+    static func trusted(_ path: String, role: String) throws(PlatformError) -> String {
         do {
             return try DirectoryTrust.check(path, role: role, program: "ifmeterd")
         } catch {
-            throw DaemonError(error.kind == .unchecked ? .cannotCreate : .configuration, error.message)
+            throw PlatformError(error.kind == .unchecked ? .cannotCreate : .configuration, error.message)
         }
     }
 
     /// Runs until SIGTERM or SIGINT; returns the exit status.
     func run() -> Int32 {
-        do throws(DaemonError) {
+        do throws(PlatformError) {
             signalSources.append(try loop.onSignal(SIGTERM) { [unowned self] in self.stop(signal: "SIGTERM") })
             signalSources.append(try loop.onSignal(SIGINT) { [unowned self] in self.stop(signal: "SIGINT") })
             signalSources.append(try loop.onSignal(SIGHUP) { [unowned self] in _ = self.reload(trigger: "SIGHUP") })
@@ -183,9 +183,9 @@ final class Daemon {
 
     /// Opens, checks and loads the database on another thread, so a slow disk or a large
     /// integrity check never keeps clients from hearing `ready: false`.
-    private func startLoading() throws(DaemonError) {
+    private func startLoading() throws(PlatformError) {
         var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw DaemonError.system("pipe", errno) }
+        guard pipe(&fds) == 0 else { throw PlatformError.system("pipe", errno) }
         let (readEnd, writeEnd) = (fds[0], fds[1])
         let outcome = LoadOutcome()
         let path = databasePath
@@ -229,8 +229,8 @@ final class Daemon {
     /// Loading → running: the first dump, the timers, and READY=1.
     private func finishStart(_ result: Result<(Store, ServiceHistory), StoreError>) {
         guard case .loading = lifecycle else { return }
-        do throws(DaemonError) {
-            let (store, history) = try result.mapError { DaemonError($0) }.get()
+        do throws(PlatformError) {
+            let (store, history) = try result.mapError { PlatformError($0) }.get()
             for repair in store.repairs { Diagnostics.warning("database \(paths.database): repaired \(repair)") }
             store.waitWhenBusy(milliseconds: Self.busyWaitMilliseconds)
             let bootID: String
@@ -253,7 +253,7 @@ final class Daemon {
                 }
                 dump = try feeds.startDump()
             } catch {
-                throw DaemonError(error)
+                throw PlatformError(error)
             }
             let now = SystemClock.now()
             var attribution = Attribution(scope: config.attributeOwners ?? .containers, graceSeconds: Double(config.ownerGrace))
@@ -301,7 +301,7 @@ final class Daemon {
     /// The longest a save or query waits for another program's database lock.
     static let busyWaitMilliseconds: Int32 = 100
 
-    private func scheduleTimers() throws(DaemonError) {
+    private func scheduleTimers() throws(PlatformError) {
         sampleTimer = try loop.every(interval * 1_000_000) { [unowned self] in self.sample() }
         sampleTimer?.setImportant()
         saveTimer = try loop.every(config.saveInterval * 1_000_000) { [unowned self] in self.save() }

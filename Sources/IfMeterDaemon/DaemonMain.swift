@@ -16,7 +16,7 @@ public enum DaemonMain {
             options = try DaemonOptions(arguments: arguments)
         } catch {
             printError("ifmeterd: \(error)\n\(DaemonOptions.usage)")
-            return DaemonError.Kind.usage.rawValue
+            return PlatformError.Kind.usage.rawValue
         }
         switch options.mode {
         case .help:
@@ -34,7 +34,7 @@ public enum DaemonMain {
                 config = try DaemonConfig.load(path: paths.config, required: paths.configRequired)
             } catch {
                 Diagnostics.error("\(error)")
-                return DaemonError.Kind.configuration.rawValue
+                return PlatformError.Kind.configuration.rawValue
             }
             if options.mode == .checkConfig {
                 print("\(paths.config): ok")
@@ -69,7 +69,7 @@ public enum DaemonMain {
             return 0
         } catch {
             printError("ifmeterd: \(error)")
-            return DaemonError.Kind.unavailable.rawValue
+            return PlatformError.Kind.unavailable.rawValue
         }
     }
 

@@ -9,7 +9,7 @@ import IfMeterWire
 /// The metrics the daemon serves: over HTTP (`/metrics`) and as the `metrics` command.
 extension Daemon {
     /// Starts `/metrics` on systemd's socket, else on `--metrics-listen` or `metrics_listen`.
-    func startMetrics(passed: Int32?) throws(DaemonError) {
+    func startMetrics(passed: Int32?) throws(PlatformError) {
         let fd: Int32
         if let passed {
             fd = passed

@@ -16,16 +16,16 @@ extension Paths {
 }
 
 /// Creates `path` and its missing parents with `mode`; an existing directory is fine.
-func makeDirectories(_ path: String, mode: mode_t) throws(DaemonError) {
+func makeDirectories(_ path: String, mode: mode_t) throws(PlatformError) {
     var current = path.hasPrefix("/") ? "" : "."
     for component in path.split(separator: "/") {
         current += "/" + component
         if mkdir(current, mode) != 0 && errno != EEXIST {
-            throw DaemonError(.cannotCreate, "cannot create directory \(current): \(Errno(errno).description)")
+            throw PlatformError(.cannotCreate, "cannot create directory \(current): \(Errno(errno).description)")
         }
     }
     var info = stat()
     guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-        throw DaemonError(.cannotCreate, "\(path) exists but is not a directory")
+        throw PlatformError(.cannotCreate, "\(path) exists but is not a directory")
     }
 }

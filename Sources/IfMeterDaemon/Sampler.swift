@@ -56,7 +56,7 @@ final class Sampler {
     /// After a sample's readings were delivered: how long it took, and who waited for it.
     var sampled: (_ seconds: Double, _ waiting: [() -> Void]) -> Void = { _, waiting in for done in waiting { done() } }
 
-    init(feeds: LinkFeeds, attribution: Attribution, owners: OwnerDirectory?, loop: EventLoop) throws(DaemonError) {
+    init(feeds: LinkFeeds, attribution: Attribution, owners: OwnerDirectory?, loop: EventLoop) throws(PlatformError) {
         self.feeds = feeds
         self.attribution = attribution
         self.owners = owners
@@ -65,7 +65,7 @@ final class Sampler {
     }
 
     /// Starts reading each feed's link events as they arrive.
-    func watchLinkEvents() throws(DaemonError) {
+    func watchLinkEvents() throws(PlatformError) {
         for feed in feeds.feeds {
             linkEventSources.append(try loop.watch(fd: feed.events.fileDescriptor, events: UInt32(EPOLLIN.rawValue)) {
                 [unowned self] _ in self.readLinkEvents(from: feed)

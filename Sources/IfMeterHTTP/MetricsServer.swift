@@ -57,7 +57,7 @@ public final class MetricsServer {
     public let port: UInt16
 
     /// Serves on `fd` (a listening TCP socket, owned from now on).
-    public init(listening fd: Int32, limits: Limits = Limits(), loop: EventLoop, respond: @escaping (Request) -> Answer) throws(DaemonError) {
+    public init(listening fd: Int32, limits: Limits = Limits(), loop: EventLoop, respond: @escaping (Request) -> Answer) throws(PlatformError) {
         self.loop = loop
         self.respond = respond
         admission = HTTPAdmission(limits: limits.admission)
@@ -77,11 +77,11 @@ public final class MetricsServer {
             Unmanaged<MetricsServer>.fromOpaque(context!).takeUnretainedValue().peerEvent(peer, kind)
         }, context) else {
             close(fd)
-            throw DaemonError.system("MHD_start_daemon", errno)
+            throw PlatformError.system("MHD_start_daemon", errno)
         }
         server = started
         let epoll = ifm_http_fd(started)
-        guard epoll >= 0 else { throw DaemonError.system("MHD_get_daemon_info", -epoll) }
+        guard epoll >= 0 else { throw PlatformError.system("MHD_get_daemon_info", -epoll) }
         watcher = try loop.watch(fd: epoll, events: UInt32(EPOLLIN.rawValue)) { [unowned self] _ in self.run() }
         // Armed by scheduleTimeout whenever libmicrohttpd has a deadline.
         timer = try loop.after(86_400_000_000) { [unowned self] in self.run() }
@@ -122,11 +122,11 @@ public final class MetricsServer {
     }
 
     /// Opens a listening socket on `address`.
-    public static func listen(on address: MetricsAddress) throws(DaemonError) -> Int32 {
+    public static func listen(on address: MetricsAddress) throws(PlatformError) -> Int32 {
         let fd = ifm_http_listen(address.host, address.port)
         guard fd >= 0 else {
-            let kind: DaemonError.Kind = -fd == EADDRINUSE ? .unavailable : -fd == EACCES ? .noPermission : .configuration
-            throw DaemonError(kind, "cannot listen for metrics on \(address): \(Errno(-fd).description)",
+            let kind: PlatformError.Kind = -fd == EADDRINUSE ? .unavailable : -fd == EACCES ? .noPermission : .configuration
+            throw PlatformError(kind, "cannot listen for metrics on \(address): \(Errno(-fd).description)",
                               call: "bind", errno: -fd)
         }
         return fd

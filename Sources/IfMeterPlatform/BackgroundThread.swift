@@ -4,7 +4,7 @@ import Glibc
 
 /// Runs one closure on a new detached pthread.
 public enum BackgroundThread {
-    public static func run(_ body: @escaping @Sendable () -> Void) throws(DaemonError) {
+    public static func run(_ body: @escaping @Sendable () -> Void) throws(PlatformError) {
         let box = Unmanaged.passRetained(ClosureBox(body)).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { context in
@@ -14,7 +14,7 @@ public enum BackgroundThread {
         }, box)
         guard result == 0 else {
             Unmanaged<ClosureBox>.fromOpaque(box).release()
-            throw DaemonError.system("pthread_create", result)
+            throw PlatformError.system("pthread_create", result)
         }
         pthread_detach(thread)
     }

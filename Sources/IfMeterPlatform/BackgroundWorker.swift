@@ -51,10 +51,10 @@ public final class BackgroundWorker<Resource> {
     private var completed = 0
 
     /// Starts the thread; the jobs' use of `resource` is its alone from now on.
-    public init(_ resource: Resource, loop: EventLoop) throws(DaemonError) {
+    public init(_ resource: Resource, loop: EventLoop) throws(PlatformError) {
         queue = Queue(resource: resource)
         var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw DaemonError.system("pipe", errno) }
+        guard pipe(&fds) == 0 else { throw PlatformError.system("pipe", errno) }
         (wakeRead, wakeWrite) = (fds[0], fds[1])
         for fd in fds {
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)

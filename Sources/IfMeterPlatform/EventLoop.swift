@@ -8,10 +8,10 @@ import Glibc
 public final class EventLoop {
     public let handle: OpaquePointer
 
-    public init() throws(DaemonError) {
+    public init() throws(PlatformError) {
         var handle: OpaquePointer?
         let result = sd_event_new(&handle)
-        guard result >= 0, let handle else { throw DaemonError.system("sd_event_new", -result) }
+        guard result >= 0, let handle else { throw PlatformError.system("sd_event_new", -result) }
         self.handle = handle
         // Sends WATCHDOG=1 at half of WATCHDOG_USEC from the loop itself when systemd asks for
         // it, so a stuck loop is noticed.
@@ -23,9 +23,9 @@ public final class EventLoop {
     }
 
     /// Runs until ``exit(_:)``; returns its code.
-    public func run() throws(DaemonError) -> Int32 {
+    public func run() throws(PlatformError) -> Int32 {
         let result = sd_event_loop(handle)
-        guard result >= 0 else { throw DaemonError.system("sd_event_loop", -result) }
+        guard result >= 0 else { throw PlatformError.system("sd_event_loop", -result) }
         return result
     }
 
@@ -41,7 +41,7 @@ public final class EventLoop {
     }
 
     /// Calls `handler` with the `EPOLL*` events whenever `fd` is ready for `events`.
-    public func watch(fd: Int32, events: UInt32, _ handler: @escaping (UInt32) -> Void) throws(DaemonError) -> EventSource {
+    public func watch(fd: Int32, events: UInt32, _ handler: @escaping (UInt32) -> Void) throws(PlatformError) -> EventSource {
         let box = Unmanaged.passRetained(HandlerBox(io: handler))
         var source: OpaquePointer?
         let result = sd_event_add_io(handle, &source, fd, events, { _, _, revents, userdata in
@@ -50,13 +50,13 @@ public final class EventLoop {
         }, box.toOpaque())
         guard result >= 0, let source else {
             box.release()
-            throw DaemonError.system("sd_event_add_io", -result)
+            throw PlatformError.system("sd_event_add_io", -result)
         }
         return EventSource(source, box: box)
     }
 
     /// Calls `handler` every `interval` microseconds (first call after one interval).
-    public func every(_ interval: UInt64, _ handler: @escaping () -> Void) throws(DaemonError) -> EventSource {
+    public func every(_ interval: UInt64, _ handler: @escaping () -> Void) throws(PlatformError) -> EventSource {
         let box = Unmanaged.passRetained(HandlerBox(timer: handler))
         var source: OpaquePointer?
         let result = sd_event_add_time_relative(handle, &source, CLOCK_MONOTONIC, interval, 0, { source, _, userdata in
@@ -71,7 +71,7 @@ public final class EventLoop {
         }, box.toOpaque())
         guard result >= 0, let source else {
             box.release()
-            throw DaemonError.system("sd_event_add_time_relative", -result)
+            throw PlatformError.system("sd_event_add_time_relative", -result)
         }
         box.takeUnretainedValue().interval = interval
         _ = sd_event_source_set_enabled(source, Int32(SD_EVENT_ON))
@@ -81,7 +81,7 @@ public final class EventLoop {
     /// A source that calls `handler` once on a later loop turn each time it is
     /// ``EventSource/trigger()``ed: work left over from one turn waits behind everything
     /// else that is ready, so one busy client cannot hold the loop.
-    public func deferred(_ handler: @escaping () -> Void) throws(DaemonError) -> EventSource {
+    public func deferred(_ handler: @escaping () -> Void) throws(PlatformError) -> EventSource {
         let box = Unmanaged.passRetained(HandlerBox(timer: handler))
         var source: OpaquePointer?
         let result = sd_event_add_defer(handle, &source, { _, userdata in
@@ -90,14 +90,14 @@ public final class EventLoop {
         }, box.toOpaque())
         guard result >= 0, let source else {
             box.release()
-            throw DaemonError.system("sd_event_add_defer", -result)
+            throw PlatformError.system("sd_event_add_defer", -result)
         }
         _ = sd_event_source_set_enabled(source, Int32(SD_EVENT_OFF))
         return EventSource(source, box: box)
     }
 
     /// Calls `handler` once, `delay` microseconds from now, unless the source is released first.
-    public func after(_ delay: UInt64, _ handler: @escaping () -> Void) throws(DaemonError) -> EventSource {
+    public func after(_ delay: UInt64, _ handler: @escaping () -> Void) throws(PlatformError) -> EventSource {
         let box = Unmanaged.passRetained(HandlerBox(timer: handler))
         var source: OpaquePointer?
         let result = sd_event_add_time_relative(handle, &source, CLOCK_MONOTONIC, delay, 0, { _, _, userdata in
@@ -106,14 +106,14 @@ public final class EventLoop {
         }, box.toOpaque())
         guard result >= 0, let source else {
             box.release()
-            throw DaemonError.system("sd_event_add_time_relative", -result)
+            throw PlatformError.system("sd_event_add_time_relative", -result)
         }
         return EventSource(source, box: box)
     }
 
     /// Calls `handler` when `signal` arrives (it is blocked for the process first, as sd-event
     /// requires).
-    public func onSignal(_ signal: Int32, _ handler: @escaping () -> Void) throws(DaemonError) -> EventSource {
+    public func onSignal(_ signal: Int32, _ handler: @escaping () -> Void) throws(PlatformError) -> EventSource {
         var set = sigset_t()
         sigemptyset(&set)
         sigaddset(&set, signal)
@@ -126,7 +126,7 @@ public final class EventLoop {
         }, box.toOpaque())
         guard result >= 0, let source else {
             box.release()
-            throw DaemonError.system("sd_event_add_signal", -result)
+            throw PlatformError.system("sd_event_add_signal", -result)
         }
         return EventSource(source, box: box)
     }

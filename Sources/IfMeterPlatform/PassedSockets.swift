@@ -14,10 +14,10 @@ public struct PassedSockets {
     public var metrics: Int32?
 
     /// Reads and unsets `LISTEN_FDS`, so nothing this process starts inherits them.
-    public static func take() throws(DaemonError) -> PassedSockets {
+    public static func take() throws(PlatformError) -> PassedSockets {
         var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
         let count = sd_listen_fds_with_names(1, &names)
-        guard count >= 0 else { throw DaemonError.system("sd_listen_fds_with_names", -count) }
+        guard count >= 0 else { throw PlatformError.system("sd_listen_fds_with_names", -count) }
         defer {
             for index in 0..<Int(count) { free(names?[index]) }
             free(names)
@@ -27,7 +27,7 @@ public struct PassedSockets {
             let name = names?[index].map { String(cString: $0) }
             if name == "metrics" {
                 guard sd_is_socket_inet(fd, 0, Int32(SOCK_STREAM.rawValue), 1, 0) > 0, sockets.metrics == nil else {
-                    throw DaemonError(.configuration, "systemd passed descriptor \(fd) named \"metrics\", which is not "
+                    throw PlatformError(.configuration, "systemd passed descriptor \(fd) named \"metrics\", which is not "
                         + "a listening TCP socket (check ifmeterd-metrics.socket's ListenStream= line)")
                 }
                 sockets.metrics = fd
@@ -36,7 +36,7 @@ public struct PassedSockets {
             } else if sd_is_socket(fd, AF_NETLINK, Int32(SOCK_RAW.rawValue), -1) > 0 && sockets.linkEvents == nil {
                 sockets.linkEvents = fd
             } else {
-                throw DaemonError(.configuration, "systemd passed descriptor \(fd), which is neither a listening Unix stream socket, "
+                throw PlatformError(.configuration, "systemd passed descriptor \(fd), which is neither a listening Unix stream socket, "
                     + "a netlink socket, nor one named \"metrics\" (check the socket units' Listen… and FileDescriptorName= lines)")
             }
         }

@@ -5,7 +5,7 @@ import IfMeterWire
 extension WireError {
     /// The one mapping from what a handler threw to the error a peer reads: a handler's own
     /// ``WireError`` as it is, a database failure as `store_error`, and anything else — a
-    /// ``DaemonError`` from a system call — as `internal_error`, never blamed on the store.
+    /// ``PlatformError`` from a system call — as `internal_error`, never blamed on the store.
     public init(answering error: any Error, id: RequestID?) {
         switch error {
         case let error as WireError: self.init(error.code, error.message, id: id)

@@ -54,7 +54,7 @@ public final class Server {
     public var isAdmin: (uid_t, [gid_t]) -> Bool = { uid, _ in uid == 0 }
 
     /// Listens on `passed` (systemd's socket), or binds `path` itself (``SocketBinding``).
-    public init(path: String, passed: Int32?, mode: mode_t, group: gid_t?, limits: Limits, loop: EventLoop) throws(DaemonError) {
+    public init(path: String, passed: Int32?, mode: mode_t, group: gid_t?, limits: Limits, loop: EventLoop) throws(PlatformError) {
         self.limits = limits
         self.loop = loop
         admission = Admission(limits: limits.admission)

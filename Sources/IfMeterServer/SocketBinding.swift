@@ -12,27 +12,27 @@ public enum SocketBinding {
     /// Binds and listens at `path` with `mode` and `group` set before anyone can connect.
     /// Something live at `path` is never unlinked: only a socket nobody answers on (a crashed
     /// ifmeterd's; we hold the state lock, so it is no running instance's) is replaced.
-    public static func bind(path: String, mode: mode_t, group: gid_t?) throws(DaemonError) -> (Int32, ino_t) {
+    public static func bind(path: String, mode: mode_t, group: gid_t?) throws(PlatformError) -> (Int32, ino_t) {
         guard let address = UnixSocketAddress(path: path) else {
-            throw DaemonError(.configuration, "socket path \(path) is longer than \(UnixSocketAddress.maximumPathLength) bytes")
+            throw PlatformError(.configuration, "socket path \(path) is longer than \(UnixSocketAddress.maximumPathLength) bytes")
         }
         var existing = stat()
         if lstat(path, &existing) == 0 {
             guard existing.st_mode & S_IFMT == S_IFSOCK else {
-                throw DaemonError(.cannotCreate, "\(path) exists and is not a socket; remove it or choose another --socket")
+                throw PlatformError(.cannotCreate, "\(path) exists and is not a socket; remove it or choose another --socket")
             }
             if answers(address) {
-                throw DaemonError(.unavailable, "another process (another ifmeterd?) is listening on \(path); stop it or choose another --socket")
+                throw PlatformError(.unavailable, "another process (another ifmeterd?) is listening on \(path); stop it or choose another --socket")
             }
             unlink(path)
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw DaemonError.system("socket", errno) }
+        guard fd >= 0 else { throw PlatformError.system("socket", errno) }
         let bound = address.withSockaddr { Glibc.bind(fd, $0, $1) }
         let bindError = errno
         guard bound == 0 else {
             Glibc.close(fd)
-            throw DaemonError(.cannotCreate, "cannot bind \(path): \(Errno(bindError).description)",
+            throw PlatformError(.cannotCreate, "cannot bind \(path): \(Errno(bindError).description)",
                               call: "bind", errno: bindError)
         }
         // Mode and group are set before listen: until then nobody can connect, whatever the file
@@ -43,7 +43,7 @@ public enum SocketBinding {
             let error = errno
             Glibc.close(fd)
             unlink(path)
-            throw DaemonError(.noPermission, "cannot set the mode of \(path): \(Errno(error).description)",
+            throw PlatformError(.noPermission, "cannot set the mode of \(path): \(Errno(error).description)",
                               call: "chmod", errno: error)
         }
         var info = stat()
@@ -52,14 +52,14 @@ public enum SocketBinding {
             let error = errno
             Glibc.close(fd)
             unlink(path)
-            throw DaemonError(.noPermission, "cannot set the group of \(path): \(Errno(error).description)",
+            throw PlatformError(.noPermission, "cannot set the group of \(path): \(Errno(error).description)",
                               call: "lchown", errno: error)
         }
         guard listen(fd, 128) == 0 else {
             let error = errno
             Glibc.close(fd)
             unlink(path)
-            throw DaemonError.system("listen", error)
+            throw PlatformError.system("listen", error)
         }
         return (fd, info.st_ino)
     }

@@ -5,7 +5,7 @@ import IfMeterHistory
 import IfMeterKernel
 import IfMeterPlatform
 
-extension DaemonError {
+extension PlatformError {
     /// A store failure at start, by what the store says went wrong.
     init(_ error: StoreError) {
         let kind: Kind = switch error.kind {

@@ -3,11 +3,12 @@ import IfMeterCore
 import Glibc
 #endif
 
-/// Why the daemon cannot start or go on, in words a user can act on, with the failing call
-/// and errno when there is one, and what kind of failure it is: the kind is the exit status
+/// Why the daemon's platform (its loop, threads, sockets, HTTP listener) or the daemon itself
+/// cannot start or go on, in words a user can act on, with the failing call and errno when
+/// there is one, and what kind of failure it is: the kind is the exit status
 /// (sysexits.h), so a script or systemd (`RestartPreventExitStatus=`) can tell a bad
 /// configuration from a busy database.
-public struct DaemonError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct PlatformError: Error, Hashable, Sendable, CustomStringConvertible {
     public enum Kind: Int32, Hashable, Sendable {
         /// EX_USAGE: a bad command line.
         case usage = 64
@@ -49,7 +50,7 @@ public struct DaemonError: Error, Hashable, Sendable, CustomStringConvertible {
     public var exitStatus: Int32 { kind.rawValue }
 
     /// A failed system call: its name and errno ("sd_event_new failed: …").
-    public static func system(_ call: String, _ code: Int32, kind: Kind = .osError) -> DaemonError {
-        DaemonError(kind, "\(call) failed: \(Errno(code).description)", call: call, errno: code)
+    public static func system(_ call: String, _ code: Int32, kind: Kind = .osError) -> PlatformError {
+        PlatformError(kind, "\(call) failed: \(Errno(code).description)", call: call, errno: code)
     }
 }
