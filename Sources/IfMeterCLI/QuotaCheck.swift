@@ -71,13 +71,13 @@ struct QuotaCheck: JSONWritable {
         let compared = projected ? (projectedBytes ?? used) : used
         let warnBytes = UInt64((Double(limit) * warnFraction).rounded())
         let status: CheckStatus = compared >= limit ? .critical : compared >= warnBytes ? .warning : .ok
-        let share = limit > 0 ? Int((Double(compared) / Double(limit) * 100).rounded(.down)) : 100
+        let share = ValueGrammar.percentText(limit > 0 ? Double(compared) / Double(limit) : 1)
         let what = projected ? "projected to use \(units.bytes(compared)) by \(time.minute(projection?.end ?? start))"
                              : "used \(units.bytes(compared))"
         let scope = direction == "both" ? "" : " (\(direction) only)"
         var labels = row?.labels ?? EstimateLabel.always.map(\.rawValue)
         if projected { labels.append(EstimateLabel.projection.rawValue) }
-        let message = "\(status.word): \(interface) \(what) of \(units.bytes(limit)) this \(period)\(scope) (\(share)%), "
+        let message = "\(status.word): \(interface) \(what) of \(units.bytes(limit)) this \(period)\(scope) (\(share)), "
             + "an estimate from interface counters"
             + (row.map { $0.continuity.resets + $0.continuity.gaps > 0 ? "; the period had a reset or gap" : "" } ?? "")
             + " | used=\(used)B;\(warnBytes);\(limit);0"

@@ -144,7 +144,7 @@ enum SummaryView {
             if let projection = summary.monthProjection {
                 table.add(["month-end projection", units.bytes(projection.rxBytes), units.bytes(projection.txBytes),
                            units.bytes(projection.rxBytes &+ projection.txBytes),
-                           "at this month's pace (\(Int((projection.elapsedFraction * 100).rounded(.down)))% elapsed)"])
+                           "at this month's pace (\(ValueGrammar.percentText(projection.elapsedFraction)) elapsed)"])
             }
             table.render(into: &text)
             for plan in result.plans where plan.interfaces.contains(summary.name) {

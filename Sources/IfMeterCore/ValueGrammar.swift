@@ -57,9 +57,11 @@ public enum ValueGrammar {
         return bytes
     }
 
-    /// A share as people read it: `80%`, `112.5%`, `0.1%`: to a tenth, without a trailing `.0`.
+    /// A share as people read it: `80%`, `112.5%`, `0.1%`: to a tenth, without a trailing `.0`,
+    /// cut down, never rounded up: a share just under the limit never reads `100%`. (The
+    /// nudge keeps `0.29`, stored as 0.28999…, at `29%`.)
     public static func percentText(_ share: Double) -> String {
-        let tenths = (share * 1000).rounded()
+        let tenths = (share * 1000 + 1e-6).rounded(.down)
         return tenths.truncatingRemainder(dividingBy: 10) == 0 ? "\(Int(tenths / 10))%" : "\(tenths / 10)%"
     }
 

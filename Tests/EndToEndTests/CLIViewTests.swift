@@ -75,12 +75,12 @@ struct CLIViewTests {
         let seeded = try SeededDaemon()
         // wwan0 used 15.65 GiB this month; at this pace it ends at 15.95 GiB.
         let cases: [([String], Int32, String)] = [
-            (["-i", "wwan0", "--limit", "20GiB"], 0, "OK: wwan0 used 15.65 GiB of 20.00 GiB this month (78%)"),
+            (["-i", "wwan0", "--limit", "20GiB"], 0, "OK: wwan0 used 15.65 GiB of 20.00 GiB this month (78.2%)"),
             (["-i", "wwan0", "--limit", "17GiB"], 1, "WARNING: wwan0 used 15.65 GiB of 17.00 GiB this month (92%)"),
-            (["-i", "wwan0", "--limit", "15GiB"], 2, "CRITICAL: wwan0 used 15.65 GiB of 15.00 GiB this month (104%)"),
+            (["-i", "wwan0", "--limit", "15GiB"], 2, "CRITICAL: wwan0 used 15.65 GiB of 15.00 GiB this month (104.3%)"),
             (["-i", "wwan0", "--limit", "15.9GiB", "--projected"], 2, "CRITICAL: wwan0 projected to use 15.95 GiB by 2026-04-01 00:00 of 15.90 GiB"),
             (["-i", "wwan0", "--limit", "20GiB", "--warn", "70%"], 1, "WARNING:"),
-            (["-i", "eth0", "--period", "day", "--limit", "1GiB"], 0, "OK: eth0 used 135.50 MiB of 1.00 GiB this day (13%)"),
+            (["-i", "eth0", "--period", "day", "--limit", "1GiB"], 0, "OK: eth0 used 135.50 MiB of 1.00 GiB this day (13.2%)"),
             (["-i", "wwan0", "--limit", "1GiB", "--direction", "tx"], 2, "CRITICAL: wwan0 used 1.42 GiB of 1.00 GiB this month (tx only)"),
             (["-i", "wlan7", "--limit", "1GiB"], 3, "UNKNOWN: no interface named \"wlan7\""),
             (["-i", "wwan0"], 3, "UNKNOWN: check: --limit needs a quota"),
