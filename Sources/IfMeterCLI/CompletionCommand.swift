@@ -39,6 +39,11 @@ struct CompletionCommand: Subcommand {
             }
         }
         let commands = Subcommands.all.map { $0.name }.joined(separator: " ")
+        // vnStat's switches choose their command too (`ifmeter -d -<TAB>` offers days' options).
+        let switches = Subcommands.all.filter { !$0.aliases.isEmpty }
+            // Quoted: `-?` unquoted is a pattern that matches every short option.
+            .map { "\($0.aliases.map { "\"\($0)\"" }.joined(separator: "|"))) if [[ -z $command ]]; then command=\($0.name); fi; continue ;;" }
+            .joined(separator: "\n        ")
         let common = OptionSpec.common.flatMap(\.names).joined(separator: " ")
         return """
             # bash completion for ifmeter(1), written by `ifmeter completion bash` from the
@@ -52,6 +57,9 @@ struct CompletionCommand: Subcommand {
                     word=${COMP_WORDS[index]}
                     if ((skip)); then skip=0; continue; fi
                     case " \(valueOptions.sorted().joined(separator: " ")) " in *" $word "*) skip=1; continue ;; esac
+                    case $word in
+                    \(switches)
+                    esac
                     case " \(commands) " in *" $word "*) if [[ -z $command ]]; then command=$word; fi ;; esac
                 done
                 case "${command:-\(SummaryCommand.name)} $prev" in

@@ -53,6 +53,10 @@ struct CLIInstallTests {
         // An option's value is not taken for a command, and a command's options follow it anywhere.
         #expect(try complete(["--socket", "days", "-"]) == common.union(SummaryCommand.options.flatMap(\.names)))
         #expect(try complete(["-i", "eth0", "check", "--pl"]) == ["--plan"])
+        // vnStat's switches are their commands: days' options after -d, top's after --top.
+        #expect(try complete(["-d", "--"]) == common.union(DaysCommand.options.flatMap(\.names)).filter { $0.hasPrefix("--") })
+        #expect(try complete(["--top", "--li"]) == ["--limit"])
+        #expect(try complete(["-a", "--onel"]) == ["--oneline"])
         // Every key docs/CONFIG.md documents is in ifmeterd.conf(5).
         let configDoc = try String(contentsOfFile: Daemon.packageRoot + "/docs/CONFIG.md", encoding: .utf8)
         let keys = configDoc.split(separator: "\n").filter { $0.hasPrefix("| `") }
