@@ -94,6 +94,14 @@ public enum FuzzTargets {
         if let options = try? DaemonOptions(arguments: arguments), let interval = options.interval {
             _ = interval * 1_000_000
         }
+        // The client's command line, and every value in the one grammar.
+        _ = try? CLI.parse(arguments: arguments)
+        for argument in arguments {
+            _ = try? ValueGrammar.size(argument)
+            _ = try? ValueGrammar.duration(argument)
+            _ = try? ValueGrammar.rate(argument)
+            if let share = try? ValueGrammar.percent(argument) { _ = ValueGrammar.percentText(share) }
+        }
     }
 
     // MARK: netlink

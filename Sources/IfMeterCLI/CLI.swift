@@ -46,6 +46,13 @@ public enum CLI {
         }
     }
 
+    /// Reads `arguments` as ``run(arguments:environment:)`` would, without running the command:
+    /// the fuzz target's way in.
+    public static func parse(arguments: [String]) throws(CLIError) {
+        let line = try ParsedCommandLine(arguments)
+        if !line.helpRequested { _ = try parse(line.command, line.parsed) }
+    }
+
     /// Reads the options into the command.
     static func parse<Chosen: Subcommand>(_ command: Chosen.Type, _ parsed: ParsedArguments) throws(CLIError) -> Chosen {
         try Chosen(parsed)

@@ -61,7 +61,9 @@ public enum ValueGrammar {
     /// cut down, never rounded up: a share just under the limit never reads `100%`. (The
     /// nudge keeps `0.29`, stored as 0.28999…, at `29%`.)
     public static func percentText(_ share: Double) -> String {
-        let tenths = (share * 1000 + 1e-6).rounded(.down)
+        guard share.isFinite else { return "—" }
+        // Bounded, so no share (a plan of 1 byte used petabytes over) traps the conversion.
+        let tenths = Swift.max(-1e17, Swift.min(1e17, (share * 1000 + 1e-6).rounded(.down)))
         return tenths.truncatingRemainder(dividingBy: 10) == 0 ? "\(Int(tenths / 10))%" : "\(tenths / 10)%"
     }
 

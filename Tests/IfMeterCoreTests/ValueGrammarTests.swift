@@ -42,6 +42,7 @@ struct ValueGrammarTests {
     @Test("one way to write a share, in the journal, notify and plans alike", arguments: [
         (0.8, "80%"), (0.125, "12.5%"), (1.125, "112.5%"), (1, "100%"), (2.5, "250%"), (0.001, "0.1%"), (0.99949, "99.9%"),
         (0.9996, "99.9%"), (0.99999, "99.9%"), (0.0, "0%"), (0.29, "29%"), (0.3333333333, "33.3%"), (0.0005, "0%"),
+        (1.8e16, "10000000000000000%"), (.infinity, "—"), (.nan, "—"),
     ])
     func percentText(share: Double, text: String) {
         #expect(ValueGrammar.percentText(share) == text)
