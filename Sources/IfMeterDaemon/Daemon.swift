@@ -302,9 +302,9 @@ final class Daemon {
     static let busyWaitMilliseconds: Int32 = 100
 
     private func scheduleTimers() throws(PlatformError) {
-        sampleTimer = try loop.every(interval * 1_000_000) { [unowned self] in self.sample() }
+        sampleTimer = try loop.every(.seconds(interval)) { [unowned self] in self.sample() }
         sampleTimer?.setImportant()
-        saveTimer = try loop.every(config.saveInterval * 1_000_000) { [unowned self] in self.save() }
+        saveTimer = try loop.every(.seconds(config.saveInterval)) { [unowned self] in self.save() }
     }
 
     /// The sampling interval in force: the command line's, else the config's.
@@ -350,8 +350,8 @@ final class Daemon {
             metering.worker.run({ store in store.configuration = configuration }, then: { _ in })
             metering.service.reconfigure(fresh.serviceConfiguration)
             watchPlans()
-            sampleTimer?.setInterval(interval * 1_000_000, now: loop.now)
-            saveTimer?.setInterval(fresh.saveInterval * 1_000_000, now: loop.now)
+            sampleTimer?.setInterval(.seconds(interval), now: loop.now)
+            saveTimer?.setInterval(.seconds(fresh.saveInterval), now: loop.now)
         }
         Diagnostics.notice("\(trigger): configuration reloaded from \(paths.config)")
         return nil

@@ -99,20 +99,20 @@ extension Daemon: MeteringContext {
     func saveBeforeAnswering(isAdmin: Bool) -> Bool {
         guard metering?.service.summary.hasUnsavedTraffic == true else { return true }
         if !isAdmin {
-            if let last = lastUnprivilegedSave, loop.now &- last < Self.forcedSaveSpacing { return false }
+            if let last = lastUnprivilegedSave, loop.now &- last < EventLoop.microseconds(Self.forcedSaveSpacing) { return false }
             lastUnprivilegedSave = loop.now
         }
         save()
         return true
     }
 
-    /// How often peers other than admins may have the daemon save before answering (µs).
-    static let forcedSaveSpacing: UInt64 = 10_000_000
+    /// How often peers other than admins may have the daemon save before answering.
+    static let forcedSaveSpacing: Duration = .seconds(10)
 
     // MARK: sample
 
     /// Most samples one non-admin peer can cause: one a second, whoever asks how often.
-    static let requestedSampleSpacing: UInt64 = 1_000_000
+    static let requestedSampleSpacing: Duration = .seconds(1)
 
     /// `sample` is answered after a fresh sample. Requests arriving before it is taken share
     /// it (one dump, however many ask); for non-admins it is taken at most once a second, so a
@@ -121,14 +121,14 @@ extension Daemon: MeteringContext {
         sampleWaiters.append((client, id))
         server.holdRequests(of: client)
         let now = loop.now
-        let earliest = client.isAdmin ? now : (lastRequestedSample.map { $0 + Self.requestedSampleSpacing } ?? now)
+        let earliest = client.isAdmin ? now : (lastRequestedSample.map { $0 + EventLoop.microseconds(Self.requestedSampleSpacing) } ?? now)
         let when = max(now, earliest)
         if let requestedSample {
             if client.isAdmin { requestedSample.reschedule(at: now) }
             return
         }
         do {
-            requestedSample = try loop.after(when - now) { [unowned self] in self.answerSampleWaiters() }
+            requestedSample = try loop.after(.microseconds(when - now)) { [unowned self] in self.answerSampleWaiters() }
         } catch {
             let waiters = sampleWaiters
             sampleWaiters = []

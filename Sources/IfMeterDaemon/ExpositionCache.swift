@@ -22,7 +22,7 @@ final class ExpositionCache {
 
     /// A key not asked for in this long is no longer rendered after each sample (Prometheus
     /// scrapes every minute or more often).
-    static let keptWarmMicroseconds: UInt64 = 600_000_000
+    static let keptWarm: Duration = .seconds(600)
 
     private let loop: EventLoop
     /// What the figures are as of now.
@@ -63,7 +63,7 @@ final class ExpositionCache {
     /// the loop (at once if none).
     func refresh(then done: @escaping () -> Void = {}) {
         let now = loop.now
-        askedAt = askedAt.filter { now &- $0.value < Self.keptWarmMicroseconds }
+        askedAt = askedAt.filter { now &- $0.value < EventLoop.microseconds(Self.keptWarm) }
         let state = state()
         let keys = askedAt.keys.filter { latest[$0]?.state != state }
         guard let answers, !keys.isEmpty else { return done() }

@@ -51,6 +51,10 @@ final class Sampler {
     private var lookPending: EventSource?
     private var looking = false
 
+    /// How soon a look follows one that left links waiting: four a second while a runtime sets
+    /// a container up.
+    static let lookSpacing: Duration = .milliseconds(250)
+
     /// Ingests what was read (set by the daemon before the first read).
     var deliver: (Read) -> Void = { _ in }
     /// After a sample's readings were delivered: how long it took, and who waited for it.
@@ -120,7 +124,7 @@ final class Sampler {
                 sampleAgain = nil
                 sample { for done in again { done() } }
             } else {
-                lookSoon(after: 250_000)
+                lookSoon(after: Self.lookSpacing)
             }
         })
     }
@@ -141,11 +145,11 @@ final class Sampler {
         }
     }
 
-    /// Links wait for their owners: a look on the kernel's thread after `delay` microseconds,
+    /// Links wait for their owners: a look on the kernel's thread after `delay`,
     /// not only at the next sample, so that a container living less than an interval is named
     /// too. While its runtime is still setting the container up, looks follow every quarter of
     /// a second until the grace runs out. A sample out meanwhile takes its own look.
-    func lookSoon(after delay: UInt64 = 0) {
+    func lookSoon(after delay: Duration = .zero) {
         guard lookPending == nil, !looking, !attribution.unsettled.isEmpty else { return }
         lookPending = try? loop.after(delay) { [unowned self] in
             lookPending = nil
@@ -157,7 +161,7 @@ final class Sampler {
                 let now = SystemClock.now()
                 let seen = attributed([], nil, at: now.wall, lookups: lookups)
                 if !seen.events.isEmpty { deliver(Read(cause: .look, linkEvents: seen.events, at: now)) }
-                lookSoon(after: 250_000)
+                lookSoon(after: Self.lookSpacing)
             })
         }
     }

@@ -1,10 +1,12 @@
+import IfMeterPlatform
+
 /// Which connections of the metrics endpoint to end, so that clients who connect and never
 /// finish a request (a slowloris trickling a header line every 2 s, from as many loopback
 /// addresses as it likes) cannot keep a scraper out.
 ///
 /// Every connection is let in; a connection still *waiting* for its request (no complete
 /// headers since it opened or since its last answer) is the one that gives way:
-/// - a request must be complete `requestMicroseconds` after the connection opened or was last
+/// - a request must be complete `requestTimeout` after the connection opened or was last
 ///   answered (a whole-request deadline: bytes trickled do not renew it);
 /// - past `perAddress` connections from one address, or `total` in all, the oldest waiting one
 ///   is ended (the newcomer itself, if nothing else waits).
@@ -14,10 +16,10 @@ public struct HTTPAdmission {
     public struct Limits: Equatable {
         public var total: Int
         public var perAddress: Int
-        public var requestMicroseconds: UInt64
+        public var requestTimeout: Duration
 
-        public init(total: Int = 32, perAddress: Int = 8, requestMicroseconds: UInt64 = 5_000_000) {
-            (self.total, self.perAddress, self.requestMicroseconds) = (total, perAddress, requestMicroseconds)
+        public init(total: Int = 32, perAddress: Int = 8, requestTimeout: Duration = .seconds(5)) {
+            (self.total, self.perAddress, self.requestTimeout) = (total, perAddress, requestTimeout)
         }
     }
 
@@ -64,7 +66,7 @@ public struct HTTPAdmission {
 
     /// Connections whose request is not complete by the deadline; they are forgotten here.
     public mutating func expired(at now: UInt64) -> [Int32] {
-        let late = peers.filter { $0.value.waitingSince.map { now &- $0 >= limits.requestMicroseconds } ?? false }.keys
+        let late = peers.filter { $0.value.waitingSince.map { now &- $0 >= EventLoop.microseconds(limits.requestTimeout) } ?? false }.keys
         return late.sorted().map { end($0) }
     }
 

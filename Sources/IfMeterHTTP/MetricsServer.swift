@@ -84,9 +84,9 @@ public final class MetricsServer {
         guard epoll >= 0 else { throw PlatformError.system("MHD_get_daemon_info", -epoll) }
         watcher = try loop.watch(fd: epoll, events: UInt32(EPOLLIN.rawValue)) { [unowned self] _ in self.run() }
         // Armed by scheduleTimeout whenever libmicrohttpd has a deadline.
-        timer = try loop.after(86_400_000_000) { [unowned self] in self.run() }
+        timer = try loop.after(.seconds(86_400)) { [unowned self] in self.run() }
         again = try loop.deferred { [unowned self] in self.run() }
-        sweep = try loop.every(1_000_000) { [unowned self] in self.end(self.admission.expired(at: self.loop.now)) }
+        sweep = try loop.every(.seconds(1)) { [unowned self] in self.end(self.admission.expired(at: self.loop.now)) }
         scheduleTimeout()
     }
 

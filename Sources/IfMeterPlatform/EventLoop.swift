@@ -33,6 +33,15 @@ public final class EventLoop {
         _ = sd_event_exit(handle, code)
     }
 
+    /// sd-event's unit: whole microseconds, none below zero, whatever the duration.
+    public static func microseconds(_ duration: Duration) -> UInt64 {
+        // A negative duration's components may be a zero second and negative attoseconds.
+        guard duration > .zero else { return 0 }
+        let (seconds, attoseconds) = duration.components
+        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000)
+        return overflow ? UInt64.max : whole &+ UInt64(attoseconds / 1_000_000_000_000)
+    }
+
     /// `CLOCK_MONOTONIC` now, in microseconds, as sd-event sees it.
     public var now: UInt64 {
         var usec: UInt64 = 0
@@ -55,8 +64,9 @@ public final class EventLoop {
         return EventSource(source, box: box)
     }
 
-    /// Calls `handler` every `interval` microseconds (first call after one interval).
-    public func every(_ interval: UInt64, _ handler: @escaping () -> Void) throws(PlatformError) -> EventSource {
+    /// Calls `handler` every `period` (first call after one period).
+    public func every(_ period: Duration, _ handler: @escaping () -> Void) throws(PlatformError) -> EventSource {
+        let interval = Self.microseconds(period)
         let box = Unmanaged.passRetained(HandlerBox(timer: handler))
         var source: OpaquePointer?
         let result = sd_event_add_time_relative(handle, &source, CLOCK_MONOTONIC, interval, 0, { source, _, userdata in
@@ -96,11 +106,11 @@ public final class EventLoop {
         return EventSource(source, box: box)
     }
 
-    /// Calls `handler` once, `delay` microseconds from now, unless the source is released first.
-    public func after(_ delay: UInt64, _ handler: @escaping () -> Void) throws(PlatformError) -> EventSource {
+    /// Calls `handler` once, `delay` from now, unless the source is released first.
+    public func after(_ delay: Duration, _ handler: @escaping () -> Void) throws(PlatformError) -> EventSource {
         let box = Unmanaged.passRetained(HandlerBox(timer: handler))
         var source: OpaquePointer?
-        let result = sd_event_add_time_relative(handle, &source, CLOCK_MONOTONIC, delay, 0, { _, _, userdata in
+        let result = sd_event_add_time_relative(handle, &source, CLOCK_MONOTONIC, Self.microseconds(delay), 0, { _, _, userdata in
             Unmanaged<HandlerBox>.fromOpaque(userdata!).takeUnretainedValue().timer?()
             return 0
         }, box.toOpaque())
@@ -186,8 +196,9 @@ public final class EventSource {
         _ = sd_event_source_set_priority(handle, Int64(SD_EVENT_PRIORITY_IMPORTANT))
     }
 
-    /// Changes a repeating timer's period; the next call comes one period from now.
-    public func setInterval(_ interval: UInt64, now: UInt64) {
+    /// Changes a repeating timer's period; the next call comes one period from `now` (the loop's).
+    public func setInterval(_ period: Duration, now: UInt64) {
+        let interval = EventLoop.microseconds(period)
         box.takeUnretainedValue().interval = interval
         _ = sd_event_source_set_time(handle, now + interval)
     }

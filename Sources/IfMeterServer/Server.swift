@@ -71,7 +71,7 @@ public final class Server {
         listenSource = try loop.watch(fd: listenFD, events: UInt32(EPOLLIN.rawValue)) { [unowned self] _ in
             self.acceptSome()
         }
-        sweepSource = try loop.every(1_000_000) { [unowned self] in self.sweepIdle() }
+        sweepSource = try loop.every(.seconds(1)) { [unowned self] in self.sweepIdle() }
         backlogSource = try loop.deferred { [unowned self] in self.runBacklog() }
     }
 

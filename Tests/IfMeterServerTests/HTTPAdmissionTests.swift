@@ -3,7 +3,7 @@ import Testing
 
 @Suite("HTTPAdmission", .timeLimit(.minutes(3)))
 struct HTTPAdmissionTests {
-    let limits = HTTPAdmission.Limits(total: 4, perAddress: 2, requestMicroseconds: 5_000_000)
+    let limits = HTTPAdmission.Limits(total: 4, perAddress: 2, requestTimeout: .seconds(5))
 
     @Test("a request not complete by the deadline is ended; trickled bytes do not renew it; an answer starts it again")
     func deadline() {

@@ -48,7 +48,7 @@ final class StubServer: @unchecked Sendable {
             switch request.cmd {
             case "later":
                 server.holdRequests(of: client)
-                timers.append(try! loop.after(1000) {
+                timers.append(try! loop.after(.milliseconds(1)) {
                     server.send(LineEncoder.success(AdminResult(done: "later"), id: id), to: client)
                     server.answered(client)
                 })
@@ -129,5 +129,20 @@ struct ServerTests {
         #expect(count < 2000, "the stream was cut short")
         let notice = try SocketClient.decode(try #require(last))
         #expect((notice["error"] as? [String: Any])?["code"] as? String == "slow_client")
+    }
+}
+
+/// The loop's timers take a `Duration`; sd-event counts whole microseconds.
+@Suite("Event loop durations", .timeLimit(.minutes(1)))
+struct EventLoopDurationTests {
+    static let cases: [(Duration, UInt64)] = [
+        (.seconds(1), 1_000_000), (.milliseconds(250), 250_000), (.microseconds(7), 7), (.zero, 0),
+        (.nanoseconds(999), 0), (.microseconds(-5), 0), (.seconds(Int64.max), UInt64.max),
+        (Duration(secondsComponent: 2, attosecondsComponent: 999_999_999_999), 2_000_000),
+    ]
+
+    @Test("a duration in sd-event's microseconds: cut down below one, never negative, saturated above 2^64", arguments: cases)
+    func microseconds(duration: Duration, expected: UInt64) {
+        #expect(EventLoop.microseconds(duration) == expected)
     }
 }
