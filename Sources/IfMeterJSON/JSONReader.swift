@@ -1,16 +1,3 @@
-/// What is wrong with JSON being read, and where (the byte offset from the start of the input).
-public struct JSONReadError: Error, Hashable, Sendable, CustomStringConvertible {
-    public var message: String
-    public var offset: Int
-
-    public init(_ message: String, offset: Int) {
-        self.message = message
-        self.offset = offset
-    }
-
-    public var description: String { "\(message) at byte \(offset)" }
-}
-
 /// A pull parser that reads JSON as it arrives: a type reads itself member by member into its
 /// own fields (`init(reading:)`), with no `Codable` and no intermediate tree. Input comes from
 /// `more`, called whenever the bytes at hand run out, so an answer of megabytes is parsed while

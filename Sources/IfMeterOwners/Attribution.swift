@@ -30,92 +30,33 @@ import IfMeterCore
 /// which say whose virtual machine's NIC it is (by its name and address, ``OwnerLookups/taps``);
 /// owned, it is counted as the machine's, turned round as a host-side veth is.
 public struct Attribution: Sendable {
-    public enum Entry: Hashable, Sendable {
-        // Boxed: a Link is some 250 bytes, and every entry would be that large.
-        indirect case waiting(Link, since: Double)
-        case owned(LinkOwner, nsid: Int32, last: LastSeen)
-        case plain
-        /// The container's end of the attributed link at that key, come back into the daemon's
-        /// namespace as its runtime takes the container down (Docker moves it back before it
-        /// deletes it): never counted — its counters are the container's, which the host end
-        /// counted —; its deletion raises the host end as a peer's would.
-        case home(of: LinkKey)
-    }
-
-    /// An attributed link as the meter last saw it, changed in place by every sample's reading
-    /// (a box: writing a link back into the table for each reading was most of the cost). Its
-    /// counters are kept apart from the rest: a reading replaces them in place, where setting a
-    /// link's counters boxes them anew.
-    public final class LastSeen: Hashable, @unchecked Sendable {
-        private var seen: Link
-        fileprivate var counters: LinkCounters?
-
-        init(_ link: Link) {
-            seen = link
-            seen.counters = nil
-            counters = link.counters
-        }
-
-        public var link: Link {
-            var link = seen
-            link.counters = counters
-            return link
-        }
-
-        /// The link seen again; a sight without counters keeps the last ones.
-        fileprivate func update(_ link: Link) {
-            if let counters = link.counters { self.counters = counters }
-            seen = link
-            seen.counters = nil
-        }
-
-        public static func == (lhs: LastSeen, rhs: LastSeen) -> Bool { lhs.link == rhs.link }
-        public func hash(into hasher: inout Hasher) { hasher.combine(link) }
-    }
-
-    /// Which owners a link is counted as.
-    public enum Scope: String, Hashable, Sendable, CaseIterable {
-        /// Containers and machines (Podman, Docker, nspawn, LXC), virtual machines (libvirt), and
-        /// the namespaces their runtimes bound but have not named: their host-side links have
-        /// names nobody chose, which the runtimes give to the next container or machine. A link into a namespace someone named (`ip netns
-        /// add vpn`, a service's) keeps the name its admin gave it.
-        case containers
-        /// Every owner found: bound namespaces and those only processes hold too.
-        case all
-    }
-
     public var scope: Scope
     /// How long a link into a namespace its runtime is still setting up waits for the runtime
     /// to say whose it is.
     public var graceSeconds: Double
-    /// The links waiting or attributed. Plain ones are in ``plain``: on a host whose veths all
-    /// lead into namespaces someone named, that is every link, and a key is all it needs.
-    public private(set) var entries: [LinkKey: Entry] = [:]
-    public private(set) var plain: Set<LinkKey> = []
-    /// The attributed links of the daemon's own namespace by ifindex, for the readings.
-    private var turning: [Int32: LastSeen] = [:]
-    /// Waiting and home links: readings are looked up only while there are some.
-    private var withheldCount = 0
+    var table = AttributionTable()
+    /// The links waiting, attributed or home.
+    public var entries: [LinkKey: Entry] { table.entries }
+    /// The links counted under their own names.
+    public var plain: Set<LinkKey> { table.plain }
     /// Owners found, by nsid, while a link leads there: a second link into the same namespace,
     /// or one re-created, needs no look.
-    private var known: [Int32: FoundOwner] = [:]
+    var known: [Int32: FoundOwner] = [:]
     /// Links that went while waiting: their final counters, settled at the next look.
-    private var departed: [(last: Link, final: Link)] = []
+    var departed: [(last: Link, final: Link)] = []
     /// Attributed links by their peer: the nsid of its namespace and its ifindex there.
-    private var byPeer: [PeerKey: LinkKey] = [:]
+    var byPeer: [PeerKey: LinkKey] = [:]
     /// Final counters a container's end reported as it was deleted, by its host end's key:
     /// applied when the host end goes too (the kernel deletes both ends of a veth together),
     /// dropped when the host end is seen alive after it (the message was then about another
     /// link that took the end's index in the container: nothing a tenant does there moves the
     /// figures).
-    private var finalByPeer: [LinkKey: LinkCounters] = [:]
+    var finalByPeer: [LinkKey: LinkCounters] = [:]
     /// Plain links that were veths with both ends here when their grace ran out: one whose end a
     /// runtime moves away later still becomes its owner's.
     private var pairsAtHome: Set<LinkKey> = []
-    /// Waiting links whose nsid the kernel deleted while they waited (see ``forget(_:)``).
-    private var unnumbered: Set<LinkKey> = []
 
-    private struct PeerKey: Hashable, Sendable {
+    struct PeerKey: Hashable, Sendable {
         var nsid: Int32
         var ifindex: Int32
     }
@@ -128,19 +69,6 @@ public struct Attribution: Sendable {
     /// True when no link waits for a look.
     public var isSettled: Bool {
         departed.isEmpty && !entries.values.contains { if case .waiting = $0 { true } else { false } }
-    }
-
-    /// What a look has to find.
-    public struct Unsettled: Hashable, Sendable {
-        /// The nsids links wait on, and the host-side names leading there.
-        public var nsids: Set<Int32> = []
-        public var hostNames: [Int32: String] = [:]
-        /// The taps waiting for a virtual machine to claim them, by ifindex.
-        public var taps: [Int32: TapSight] = [:]
-
-        public init() {}
-
-        public var isEmpty: Bool { nsids.isEmpty && taps.isEmpty }
     }
 
     /// What a look has to find now.
@@ -170,7 +98,7 @@ public struct Attribution: Sendable {
     public mutating func start(_ links: [Link], at wall: Double, lookUp: (Unsettled) -> OwnerLookups) -> [Link] {
         var links = links
         for link in links { _ = observe(link, at: wall) }
-        defer { compactEntries() }
+        defer { table.compact() }
         guard !isSettled else { return links.map(rewritten) }
         _ = settle(lookUp(unsettled), at: wall, final: true)
         for index in links.indices { links[index] = rewritten(links[index]) }
@@ -195,10 +123,10 @@ public struct Attribution: Sendable {
             case .event(.newOrChanged(let link)):
                 finalByPeer[link.key] = nil
                 if let shown = observe(link, at: wall) { output.append(.event(.newOrChanged(shown))) }
-            case .event(.deleted(let link)) where unnumbered.contains(link.key):
+            case .event(.deleted(let link)) where table.unnumbered.contains(link.key):
                 // Gone before a look could say whose: its own name, never the number's next owner.
                 guard case .waiting(let last, _)? = entries[link.key] else { continue }
-                set(link.key, .plain)
+                table.set(link.key, .plain)
                 output.append(.event(.newOrChanged(last)))
                 if let shown = delete(link) { output.append(.event(.deleted(shown))) }
             case .event(.deleted(let link)):
@@ -221,7 +149,7 @@ public struct Attribution: Sendable {
                 for key in Array(entries.keys) + Array(plain) where !present.contains(key) { remove(key) }
                 output.append(.resync(links: links.compactMap { observe($0, at: wall) }, namespace: namespace,
                                       unparseable: unparseable))
-                compactEntries()
+                table.compact()
             }
         }
         return output
@@ -235,18 +163,17 @@ public struct Attribution: Sendable {
         guard !entries.isEmpty else { return readings }
         if !finalByPeer.isEmpty { for reading in readings { finalByPeer[reading.key] = nil } }
         var readings = readings
-        let anyWithheld = withheldCount > 0
+        let anyWithheld = table.withheldCount > 0
         var withheld = false
         readings.withUnsafeMutableBufferPointer { readings in
             for index in readings.indices where readings[index].namespace == .own {
-                if let last = turning[readings[index].ifindex] {
+                if let last = table.turning[readings[index].ifindex] {
                     readings[index].counters = readings[index].counters.turnedRound
                     last.counters = readings[index].counters
                 } else if anyWithheld, let entry = entries[readings[index].key] {
                     switch entry {
-                    case .waiting(var link, let since):
-                        link.counters = readings[index].counters
-                        entries[readings[index].key] = .waiting(link, since: since)
+                    case .waiting:
+                        table.updateWaiting(readings[index].key, counters: readings[index].counters)
                         withheld = true
                     case .home:
                         withheld = true
@@ -305,7 +232,7 @@ public struct Attribution: Sendable {
     /// The link as the meter should see it; nil while it waits.
     private mutating func observe(_ link: Link, at wall: Double) -> Link? {
         guard link.namespace == .own else { return link }
-        switch entry(link.key) {
+        switch table.entry(link.key) {
         case .owned(let owner, var nsid, let last)?:
             if nsid != Self.unbound, let now = link.peerNamespaceID, now != nsid {
                 // Its end was moved to another namespace: the link stays its owner's, but no
@@ -316,10 +243,10 @@ public struct Attribution: Sendable {
             }
             let shown = Self.shown(link, as: owner.alias == link.name ? owner : owner.with(alias: link.name))
             last.update(shown)
-            if shown.owner !== owner { set(link.key, .owned(shown.owner!, nsid: nsid, last: last)) }
+            if shown.owner !== owner { table.set(link.key, .owned(shown.owner!, nsid: nsid, last: last)) }
             return shown
         case .waiting(_, let since)?:
-            set(link.key, .waiting(link, since: since))
+            table.set(link.key, .waiting(link, since: since))
             return nil
         case .plain?:
             return link
@@ -327,20 +254,20 @@ public struct Attribution: Sendable {
             return nil
         case nil:
             if Self.isLibvirtTap(link) {
-                set(link.key, .waiting(link, since: wall))
+                table.set(link.key, .waiting(link, since: wall))
                 return nil
             }
             // The first end of a new pair is announced before its peer exists (no IFLA_LINK yet).
             if link.kind == "veth", link.peerNamespaceID == nil, link.parent != link.ifindex {
                 if let peer = link.parent, case .owned? = entries[LinkKey(link.namespace, ifindex: peer)] {
-                    set(link.key, .home(of: LinkKey(link.namespace, ifindex: peer)))
+                    table.set(link.key, .home(of: LinkKey(link.namespace, ifindex: peer)))
                     return nil
                 }
                 // Both ends here: Docker and LXC make a pair so and move one end into the
                 // container (Docker 0.2 s later). It waits, so that the end that stays is named by
                 // its owner from its first byte and the one that leaves is never a name of its
                 // own; one still here after the grace is counted under its own name, from zero.
-                set(link.key, .waiting(link, since: wall))
+                table.set(link.key, .waiting(link, since: wall))
                 return nil
             }
             guard link.kind == "veth", let nsid = link.peerNamespaceID else { return link }
@@ -348,20 +275,20 @@ public struct Attribution: Sendable {
                 attribute(link, to: owner, nsid: nsid)
                 return rewritten(link)
             }
-            set(link.key, .waiting(link, since: wall))
+            table.set(link.key, .waiting(link, since: wall))
             return nil
         }
     }
 
     private mutating func delete(_ link: Link) -> Link? {
         guard link.namespace == .own else { return link }
-        switch entry(link.key) {
+        switch table.entry(link.key) {
         case .owned?:
             let shown = rewritten(link)
             remove(link.key)
             return shown
         case .waiting(let last, _)?:
-            set(link.key, nil)
+            table.set(link.key, nil)
             if last.peerNamespaceID == nil, let peer = link.parent ?? last.parent, movedAway(from: LinkKey(link.namespace, ifindex: peer)) {
                 // Moved into a container, not deleted: its peer leads there now.
                 return nil
@@ -372,7 +299,7 @@ public struct Attribution: Sendable {
             remove(link.key)
             return link
         case .home(let host)?:
-            set(link.key, nil)
+            table.set(link.key, nil)
             if let counters = link.counters, let raised = raised(host, to: counters) { finalByPeer[host] = raised }
             return nil
         case nil:
@@ -410,16 +337,16 @@ public struct Attribution: Sendable {
         case .found(let owner) where scope == .all || owner.kind.isRuntime:
             attribute(link, to: owner, nsid: link.peerNamespaceID ?? Self.unbound)
         case .found:
-            set(key, .plain)
+            table.set(key, .plain)
         case .starting(let fallback):
             guard expired else { return nil }
             if let fallback {
                 attribute(link, to: fallback, nsid: link.peerNamespaceID ?? Self.unbound)
             } else {
-                set(key, .plain)
+                table.set(key, .plain)
             }
         case .unknown:
-            set(key, .plain)
+            table.set(key, .plain)
         }
         return rewritten(link)
     }
@@ -438,126 +365,17 @@ public struct Attribution: Sendable {
             peer = shared ? (link.parent ?? link.ifindex) : nil
         }
         let attributed = LinkOwner(kind: owner.kind, name: owner.name, id: owner.id, alias: link.name, peer: peer)
-        set(link.key, .owned(attributed, nsid: nsid, last: LastSeen(Self.shown(link, as: attributed))))
+        table.set(link.key, .owned(attributed, nsid: nsid, last: LastSeen(Self.shown(link, as: attributed))))
         guard nsid != Self.unbound else { return }
         known[nsid] = owner
         if let peer = link.parent { byPeer[PeerKey(nsid: nsid, ifindex: peer)] = link.key }
     }
 
-    /// The nsid an attributed link was found by, once that number may name another namespace.
-    static let unbound: Int32 = -1
-
-    /// The namespace numbered `nsid` was destroyed: the number may go to the next namespace, so
-    /// nothing found by it is kept. Attributed links keep their owners, found when the number
-    /// was theirs. A link gone while waiting on it is counted under its own name now: a later
-    /// look would find whoever has the number next. A link still waiting on it is either the
-    /// dying namespace's (the kernel deletes those links after the number) or already the next
-    /// one's (the kernel frees the number before it says so, and may give it out in between):
-    /// it is ``unnumbered`` — counted under its own name if it is deleted before a look, and
-    /// settled by the look as any other if it is not.
-    private mutating func forget(_ nsid: Int32) -> [LinkObservation] {
-        known[nsid] = nil
-        let bound = entries.compactMap { key, entry -> LinkKey? in
-            if case .owned(_, nsid, _) = entry { key } else { nil }
-        }
-        for key in bound { unbind(key) }
-        for (key, entry) in entries {
-            if case .waiting(let link, _) = entry, link.peerNamespaceID == nsid { unnumbered.insert(key) }
-        }
-        var output: [LinkObservation] = []
-        departed.removeAll { pair in
-            guard pair.last.peerNamespaceID == nsid else { return false }
-            output.append(.event(.newOrChanged(pair.last)))
-            output.append(.event(.deleted(pair.final)))
-            return true
-        }
-        return output
-    }
-
-    /// The link at `key` keeps its owner but is no longer found by its nsid or its peer's index.
-    private mutating func unbind(_ key: LinkKey) {
-        guard case .owned(let owner, let nsid, let last)? = entries[key] else { return }
-        set(key, .owned(owner, nsid: Self.unbound, last: last))
-        if let peer = last.link.parent, byPeer[PeerKey(nsid: nsid, ifindex: peer)] == key { byPeer[PeerKey(nsid: nsid, ifindex: peer)] = nil }
-        if !entries.values.contains(where: { if case .owned(_, nsid, _) = $0 { true } else { false } }) {
-            known[nsid] = nil
-        }
-    }
-
-    /// The container's end of an attributed link was deleted with these counters: its host
-    /// end's key and the link's counters as the meter saw them last, raised to the end's counter
-    /// by counter; nil when that changes nothing.
-    private func finalCounters(byPeer peer: Link, nsid: Int32) -> (LinkKey, LinkCounters)? {
-        guard let key = byPeer[PeerKey(nsid: nsid, ifindex: peer.ifindex)],
-              case .owned(_, let entryNsid, _)? = entries[key], entryNsid == nsid,
-              let theirs = peer.counters, let raised = raised(key, to: theirs) else { return nil }
-        return (key, raised)
-    }
-
-    /// The attributed link at `key` as the meter saw it last, raised counter by counter to its
-    /// container end's own final counters `theirs`; nil when that changes nothing.
-    private func raised(_ key: LinkKey, to theirs: LinkCounters) -> LinkCounters? {
-        guard case .owned(_, _, let last)? = entries[key], let ours = last.counters else { return nil }
-        let raised = LinkCounters(
-            rxBytes: max(ours.rxBytes, theirs.rxBytes), txBytes: max(ours.txBytes, theirs.txBytes),
-            rxPackets: max(ours.rxPackets, theirs.rxPackets), txPackets: max(ours.txPackets, theirs.txPackets),
-            rxErrors: max(ours.rxErrors, theirs.rxErrors), txErrors: max(ours.txErrors, theirs.txErrors),
-            rxDropped: max(ours.rxDropped, theirs.rxDropped), txDropped: max(ours.txDropped, theirs.txDropped))
-        return raised == ours ? nil : raised
-    }
-
-    /// The host end at `key` as the meter saw it last, with `counters`: what it counted up to
-    /// its deletion.
-    private mutating func raise(_ key: LinkKey, to counters: LinkCounters) -> Link? {
-        guard case .owned(_, _, let last)? = entries[key] else { return nil }
-        last.counters = counters
-        return last.link
-    }
-
-    private mutating func remove(_ key: LinkKey) {
+    mutating func remove(_ key: LinkKey) {
         finalByPeer[key] = nil
         pairsAtHome.remove(key)
         unbind(key)
-        set(key, nil)
-    }
-
-    /// A link's state, plain ones included.
-    private func entry(_ key: LinkKey) -> Entry? {
-        entries[key] ?? (plain.contains(key) ? .plain : nil)
-    }
-
-    /// The one writer of ``entries`` and ``plain``: keeps ``turning`` and the count of waiting
-    /// links with them.
-    private mutating func set(_ key: LinkKey, _ entry: Entry?) {
-        switch entries[key] {
-        case .waiting?, .home?: withheldCount -= 1
-        default: break
-        }
-        switch entry {
-        case .waiting?: withheldCount += 1
-        case .home?:
-            withheldCount += 1
-            if !unnumbered.isEmpty { unnumbered.remove(key) }
-        default:
-            if !unnumbered.isEmpty { unnumbered.remove(key) }
-        }
-        if key.namespace == .own {
-            if case .owned(_, _, let last)? = entry { turning[key.ifindex] = last } else { turning[key.ifindex] = nil }
-        }
-        if case .plain? = entry {
-            plain.insert(key)
-            entries[key] = nil
-        } else {
-            plain.remove(key)
-            entries[key] = entry
-        }
-    }
-
-    /// A dump enters every link as waiting before most turn plain, and a dictionary keeps the
-    /// capacity it once needed: 8192 slots of 32 bytes for 4000 links that are all plain after.
-    private mutating func compactEntries() {
-        guard entries.capacity > 2 * entries.count + 64 else { return }
-        entries = Dictionary(uniqueKeysWithValues: entries.map { ($0.key, $0.value) })
+        table.set(key, nil)
     }
 
     /// `link` renamed and turned round if it is attributed, as it is otherwise.

@@ -4,92 +4,6 @@ import IfMeterKernel
 import Glibc
 #endif
 
-/// Where the directory looks; every path can be moved under another root for tests.
-public struct OwnerPaths: Hashable, Sendable {
-    /// Directories of bound namespaces: `ip netns` and Podman's (`/run/netns`), Docker's.
-    public var namedNamespaces: [String]
-    /// Docker's among them (`EXEC-ROOT/netns`): a namespace there is a container's being started.
-    public var dockerNamespaces: String
-    /// Podman's graph root (`podman info --format {{.Store.GraphRoot}}`).
-    public var podmanStorage: String
-    public var dockerRoot: String
-    public var proc: String
-    /// The cgroup tree's root (`/sys/fs/cgroup`, cgroup v2), where LXC puts a container in
-    /// `lxc.payload.NAME`.
-    public var cgroups: String
-    /// libvirt's QEMU driver's state directory, where a running domain's live status is
-    /// `NAME.xml`.
-    public var libvirtQemu: String
-
-    public init(namedNamespaces: [String] = ["/run/netns", "/run/docker/netns"],
-                podmanStorage: String = "/var/lib/containers/storage", dockerRoot: String = "/var/lib/docker",
-                proc: String = "/proc", cgroups: String = "/sys/fs/cgroup", dockerNamespaces: String = "/run/docker/netns",
-                libvirtQemu: String = "/run/libvirt/qemu") {
-        self.namedNamespaces = namedNamespaces
-        self.dockerNamespaces = dockerNamespaces
-        self.podmanStorage = podmanStorage
-        self.dockerRoot = dockerRoot
-        self.proc = proc
-        self.cgroups = cgroups
-        self.libvirtQemu = libvirtQemu
-    }
-}
-
-/// An owner as a look found it.
-public struct FoundOwner: Hashable, Sendable {
-    public var kind: LinkOwner.Kind
-    public var name: String
-    public var id: String
-    /// A virtual machine's NIC: its position (from 1) among the domain's NICs.
-    public var nic: Int32?
-
-    public init(_ kind: LinkOwner.Kind, name: String, id: String, nic: Int32? = nil) {
-        self.kind = kind
-        self.name = name
-        self.id = id
-        self.nic = nic
-    }
-}
-
-/// A tap as a look needs it: its name and hardware address.
-public struct TapSight: Hashable, Sendable {
-    public var name: String
-    public var address: String
-
-    public init(name: String, address: String) {
-        self.name = name
-        self.address = address
-    }
-}
-
-/// What a look found: host-side veths' owners by the nsid of their peer's namespace, taps'
-/// by their ifindex.
-public struct OwnerLookups: Hashable, Sendable, ExpressibleByDictionaryLiteral {
-    public var namespaces: [Int32: OwnerLookup]
-    public var taps: [Int32: OwnerLookup]
-
-    public init(namespaces: [Int32: OwnerLookup] = [:], taps: [Int32: OwnerLookup] = [:]) {
-        self.namespaces = namespaces
-        self.taps = taps
-    }
-
-    /// A look that found namespaces only: `[3: .found(web)]`.
-    public init(dictionaryLiteral elements: (Int32, OwnerLookup)...) {
-        self.init(namespaces: Dictionary(elements) { first, _ in first })
-    }
-}
-
-/// What the directory found about one nsid.
-public enum OwnerLookup: Hashable, Sendable {
-    case found(FoundOwner)
-    /// A namespace a runtime bound but no container of its state names yet: one being started
-    /// (Podman writes its container's spec tens of milliseconds after the veth). `fallback` is
-    /// what it is known by if that never changes.
-    case starting(fallback: FoundOwner?)
-    /// No namespace this process can see has that nsid.
-    case unknown
-}
-
 /// Finds who owns the namespaces behind host-side links, from what the kernel and each runtime
 /// expose (docs/NAMESPACES.md): the nsid of every candidate namespace file (`RTM_GETNSID` on it),
 /// Podman's and Docker's state, `ve-NAME` for systemd-nspawn, bound names, and the namespaces of
@@ -390,33 +304,5 @@ public final class OwnerDirectory: @unchecked Sendable {
             nsids[inode] = nsid
             return nsid.map { ($0, inode) }
         }
-    }
-}
-
-/// A state file read again only when it changed (inode, size or modification time).
-struct CachedFile<Value> {
-    private var stamp: (UInt64, Int64, Int64, Int)?
-    private(set) var value: Value?
-
-    mutating func read(_ path: String, _ parse: ([UInt8]) -> Value) -> Value? {
-        var status = stat()
-        guard stat(path, &status) == 0 else {
-            (stamp, value) = (nil, nil)
-            return nil
-        }
-        let now = (UInt64(status.st_ino), Int64(status.st_size), Int64(status.st_mtim.tv_sec), status.st_mtim.tv_nsec)
-        if let stamp, stamp == now, let value { return value }
-        guard let bytes = StateFile.read(path) else { return nil }
-        (stamp, value) = (now, parse(bytes))
-        return value
-    }
-}
-
-/// Reading a runtime's state file: a regular file only, at most `limit` bytes.
-enum StateFile {
-    static let limit = 16 << 20
-
-    static func read(_ path: String) -> [UInt8]? {
-        try? WholeFile.read(path, limit: limit, regularOnly: true)
     }
 }
