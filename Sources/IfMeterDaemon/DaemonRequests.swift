@@ -1,9 +1,7 @@
-import IfMeterHTTP
 import IfMeterPlatform
 import IfMeterServer
 import IfMeterCore
 import IfMeterKernel
-import IfMeterMetrics
 import IfMeterRequests
 import IfMeterService
 import IfMeterWire
@@ -13,12 +11,44 @@ import Glibc
 
 /// The daemon as the request handlers' context, and the wiring that carries out their answers:
 /// a line is sent, a store job goes to the store's thread, an answer built from a copy of the
-/// service goes to the answers' thread, a `sample` waits for one, a `watch` begins.
-extension Daemon: MeteringContext {
-    var service: MeterService? { metering?.service }
-    var isMetering: Bool { metering != nil }
+/// service goes to the answers' thread, a `sample` waits for one, a `watch` begins; and what
+/// watchers are sent after each sample and event.
+final class DaemonRequests: MeteringContext {
+    private let loop: EventLoop
+    private let server: Server
+    private let metricsEndpoint: MetricsEndpoint
+    let configPath: String
+    /// The metering state, when the daemon runs.
+    private let metering: () -> Metering?
+    private let statusNow: () -> StatusResult
+    private let reloadNow: (_ uid: UInt32) -> String?
+    /// Clients waiting for the answer to `sample`: one dump answers all of them.
+    private var sampleWaiters: [(client: Server.Client, id: RequestID?)] = []
+    /// The one-shot timer that takes the requested sample.
+    private var requestedSample: EventSource?
+    /// When a requested sample was last taken (CLOCK_MONOTONIC µs).
+    private var lastRequestedSample: UInt64?
+    /// When a peer other than an admin last had the daemon save before answering (µs).
+    private var lastUnprivilegedSave: UInt64?
+
+    init(loop: EventLoop, server: Server, metrics: MetricsEndpoint, configPath: String, metering: @escaping () -> Metering?,
+         status: @escaping () -> StatusResult, reload: @escaping (_ uid: UInt32) -> String?) {
+        self.loop = loop
+        self.server = server
+        self.metricsEndpoint = metrics
+        self.configPath = configPath
+        self.metering = metering
+        self.statusNow = status
+        self.reloadNow = reload
+    }
+
+    /// The commands, answered over this context (a value made per use, so it does not hold
+    /// itself).
+    private var handlers: RequestHandlers { RequestHandlers(context: self) }
+
+    var service: MeterService? { metering()?.service }
+    var isMetering: Bool { metering() != nil }
     var now: Double { SystemClock.now().wall }
-    var configPath: String { paths.config }
 
     func handle(_ request: Request, from client: Server.Client) {
         let id = request.id
@@ -29,19 +59,19 @@ extension Daemon: MeteringContext {
             server.send(line, to: client)
         case .afterSample: requestSample(id, client)
         case .offLoop(let build):
-            guard let metering else { return server.send(Self.notMetering(id), to: client) }
+            guard let metering = metering() else { return server.send(Self.notMetering(id), to: client) }
             server.holdRequests(of: client)
-            metering.answers.run({ _ in build() }, then: { [unowned self] (line: [UInt8]) in
-                self.server.send(line, to: client)
-                self.server.answered(client)
+            metering.answers.run({ _ in build() }, then: { [server] (line: [UInt8]) in
+                server.send(line, to: client)
+                server.answered(client)
             })
         case .fromStore(let job):
-            guard let metering else { return server.send(Self.notMetering(id), to: client) }
+            guard let metering = metering() else { return server.send(Self.notMetering(id), to: client) }
             server.holdRequests(of: client)
             metering.worker.run({ store in job(store) }, then: { [unowned self] (answer: StoreAnswer) in
-                answer.update?(&metering.service, self.now)
-                self.server.send(answer.line, to: client)
-                self.server.answered(client)
+                answer.update?(&metering.service, now)
+                server.send(answer.line, to: client)
+                server.answered(client)
             })
         }
     }
@@ -50,42 +80,16 @@ extension Daemon: MeteringContext {
         LineEncoder.failure(WireError(.notReady, "ifmeterd is not metering now", id: id))
     }
 
-    /// Root, the daemon's own user, and members of `admin_group` may change state.
-    func isAdmin(uid: uid_t, groups: [gid_t]) -> Bool {
-        uid == 0 || uid == getuid() || config.adminGroup.map(groups.contains) == true
-    }
+    func status() -> StatusResult { statusNow() }
 
-    func reload(requestedBy uid: UInt32) -> String? {
-        reload(trigger: "reload requested by uid \(uid)").map { "\($0)" }
-    }
+    func reload(requestedBy uid: UInt32) -> String? { reloadNow(uid) }
 
     func forgetPending(_ name: String) -> Bool {
-        metering?.service.forget(name, at: now) ?? false
+        metering()?.service.forget(name, at: now) ?? false
     }
 
     func metrics(_ request: MetricsRequest) -> MetricsResult {
-        let format: ExpositionFormat = request.format == .openmetrics ? .openMetrics : .prometheus
-        let bytes = exposition(ExpositionKey(format: format, gzip: false, process: request.process)).body
-        return MetricsResult(contentType: format.contentType, text: String(decoding: bytes, as: UTF8.self))
-    }
-
-    func status() -> StatusResult {
-        let summary = metering?.service.summary
-        let running = summary != nil
-        return StatusResult(
-            ready: running, version: IfMeterVersion.string, pid: getpid(), startedAt: startedAt,
-            interval: interval, saveInterval: config.saveInterval,
-            lastSampleAt: summary?.sampledAt?.wall, source: running ? "netlink" : nil,
-            interfaces: summary?.presentLinks,
-            store: summary.map { StoreHealth(path: paths.database, healthy: $0.saveError == nil,
-                                             lastSaveAt: $0.lastSaveAt, error: $0.saveError?.description) },
-            socket: paths.socket, timeZone: running ? (config.timeZone == .utc ? "utc" : "local") : nil,
-            linkEvents: metering.map { LinkEventsHealth(origin: $0.sampler.feeds.own.events.origin,
-                                                        receiveBuffer: $0.sampler.feeds.own.events.receiveBufferSize) },
-            metrics: metricsServer.map { server in
-                (options.metricsListen ?? config.metricsListen).map { MetricsAddress(host: $0.host, port: server.port).description }
-                    ?? ":\(server.port)"
-            })
+        metricsEndpoint.metrics(request)
     }
 
     /// Answers come from the database, so traffic counted but not yet saved is saved first:
@@ -97,12 +101,12 @@ extension Daemon: MeteringContext {
     /// store as it is, and say so (``EstimateLabel/unsavedNotIncluded``). Returns whether the
     /// answer holds everything counted.
     func saveBeforeAnswering(isAdmin: Bool) -> Bool {
-        guard metering?.service.summary.hasUnsavedTraffic == true else { return true }
+        guard let metering = metering(), metering.service.summary.hasUnsavedTraffic else { return true }
         if !isAdmin {
             if let last = lastUnprivilegedSave, loop.now &- last < EventLoop.microseconds(Self.forcedSaveSpacing) { return false }
             lastUnprivilegedSave = loop.now
         }
-        save()
+        metering.save()
         return true
     }
 
@@ -128,7 +132,7 @@ extension Daemon: MeteringContext {
             return
         }
         do {
-            requestedSample = try loop.after(.microseconds(when - now)) { [unowned self] in self.answerSampleWaiters() }
+            requestedSample = try loop.after(.microseconds(when - now)) { [unowned self] in answerSampleWaiters() }
         } catch {
             let waiters = sampleWaiters
             sampleWaiters = []
@@ -144,16 +148,19 @@ extension Daemon: MeteringContext {
         lastRequestedSample = loop.now
         let waiters = sampleWaiters
         sampleWaiters = []
-        sample { [unowned self] in
+        let answer = { [unowned self] in
             for (client, id) in waiters where client.isOpen {
-                self.server.send(self.handlers.sampled(id: id), to: client)
-                self.server.answered(client)
+                server.send(handlers.sampled(id: id), to: client)
+                server.answered(client)
             }
         }
+        guard let metering = metering() else { return answer() }
+        metering.sampler.sample(then: answer)
     }
 
     // MARK: watchers
 
+    /// The rates after a sample, to every watcher.
     func broadcastRates() {
         let watchers = server.clients.values.filter { $0.watchID != nil }
         guard !watchers.isEmpty else { return }
@@ -163,6 +170,7 @@ extension Daemon: MeteringContext {
         }
     }
 
+    /// A counter or plan event, to every watcher.
     func broadcast(_ event: CounterEvent) {
         for client in server.clients.values where client.watchID != nil {
             server.send(LineEncoder.success(event, id: client.watchID!, stream: "event"), to: client)

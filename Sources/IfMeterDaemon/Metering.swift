@@ -1,10 +1,8 @@
 import CMemory
-import IfMeterHTTP
+import CSystemd
 import IfMeterPlatform
-import IfMeterServer
 import IfMeterCore
 import IfMeterKernel
-import IfMeterOwners
 import IfMeterHistory
 import IfMeterService
 import IfMeterStore
@@ -13,30 +11,55 @@ import IfMeterWire
 import Glibc
 #endif
 
-/// The I/O around the meter service: reading the kernel, saving, writing the estimate log,
-/// telling watchers.
-extension Daemon {
-    /// A periodic or requested sample (``Sampler/sample(then:)``); `then` runs once its
-    /// readings are applied and `/metrics` shows them.
-    func sample(then done: @escaping () -> Void = {}) {
-        metering?.sampler.sample(then: done)
+/// What exists only while the daemon meters, and the I/O around the meter service: what the
+/// ``Sampler`` read goes into the service; what the service counted goes to the store (on its
+/// own thread), the estimate log, the journal and, through ``onEvent``, the watchers.
+final class Metering {
+    let sampler: Sampler
+    /// The store, behind its own thread.
+    let worker: StoreWorker
+    /// Builds large answers from a copy of the service, off the loop.
+    let answers: AnswerWorker
+    /// What is counted now; answers from the store may change it (``StoreAnswer/update``).
+    var service: MeterService
+    private let log: EstimateLog
+    /// The database as configured, for messages.
+    private let database: String
+    /// How long a container gone stays in the database (`retention_owners`); nil keeps it.
+    var retentionOwners: Int64?
+    /// Each counter and plan event, for the watchers.
+    var onEvent: (CounterEvent) -> Void = { _ in }
+    /// After each save, with how long it took.
+    var onSaved: (_ seconds: Double) -> Void = { _ in }
+
+    init(sampler: Sampler, worker: StoreWorker, answers: AnswerWorker, service: MeterService, log: EstimateLog,
+         database: String, retentionOwners: Int64?) {
+        self.sampler = sampler
+        self.worker = worker
+        self.answers = answers
+        self.service = service
+        self.log = log
+        self.database = database
+        self.retentionOwners = retentionOwners
+    }
+
+    /// Opens the estimate log again, for a rotation done outside (SIGHUP).
+    func reopenLog() {
+        log.reopen()
+    }
+
+    /// The estimate log's limits, from a reloaded configuration.
+    func limitLog(maxSize: UInt64, keep: Int) {
+        log.maxSize = maxSize
+        log.keep = keep
     }
 
     /// What the sampler read, into the service; link events and owners found between samples
     /// may make a save due (a plan event, a link gone).
     func ingest(_ read: Sampler.Read) {
-        guard let metering else { return }
-        let ingested = metering.service.ingest(linkEvents: read.linkEvents, readings: read.readings, at: read.at)
+        let ingested = service.ingest(linkEvents: read.linkEvents, readings: read.readings, at: read.at)
         act(on: ingested)
         if read.cause != .sample && ingested.wantsSave { save() }
-    }
-
-    /// After a sample's readings are applied: its duration, the rates to watchers, and those
-    /// waiting for it told once `/metrics` shows it too.
-    func sampled(seconds: Double, waiting: [() -> Void]) {
-        sampleDurations.observe(seconds)
-        broadcastRates()
-        refreshExpositions { for done in waiting { done() } }
     }
 
     /// Tells watchers about each event, and the journal about those an admin should see; then
@@ -49,7 +72,7 @@ extension Daemon {
 
     private func tell(_ events: [CounterEvent]) {
         for event in events {
-            broadcast(event)
+            onEvent(event)
             if let plan = event.plan {
                 Diagnostics.log(event.kind == .planThreshold ? .warning : .notice, event.detail, fields: Self.journalFields(plan, event))
             } else if Self.journalledKinds.contains(event.kind) {
@@ -61,10 +84,9 @@ extension Daemon {
     /// Evaluates the plans (after every ingest): what fired goes out like counter events and is
     /// saved at once. A period whose saved traffic is not known yet is read from the store first.
     func watchPlans() {
-        guard let metering else { return }
         let now = SystemClock.now().wall
-        if let request = metering.service.planBaselinesNeeded(at: now) {
-            metering.worker.run({ store -> Result<[PlanBounds: [String: BucketTally]], StoreError> in
+        if let request = service.planBaselinesNeeded(at: now) {
+            worker.run({ store -> Result<[PlanBounds: [String: BucketTally]], StoreError> in
                 Result { () throws(StoreError) in
                     var tallies: [PlanBounds: [String: BucketTally]] = [:]
                     for period in request.periods { tallies[period] = try store.dailyTallies(from: period.start, to: period.end) }
@@ -73,15 +95,15 @@ extension Daemon {
             }, then: { [unowned self] result in
                 switch result {
                 case .success(let tallies):
-                    metering.service.takePlanBaselines(tallies, for: request)
-                    self.watchPlans()
+                    service.takePlanBaselines(tallies, for: request)
+                    watchPlans()
                 case .failure(let error):
-                    metering.service.takePlanBaselines([:], for: request)
+                    service.takePlanBaselines([:], for: request)
                     Diagnostics.error("reading the plans' periods from the database failed: \(error); tried again at the next sample")
                 }
             })
         }
-        let fired = metering.service.watchPlans(at: now)
+        let fired = service.watchPlans(at: now)
         tell(fired.events)
         if fired.wantsSave { save() }
     }
@@ -103,13 +125,12 @@ extension Daemon {
     /// then, on the loop, takes the result and writes the estimate log's window. A failing save
     /// keeps everything for the next one.
     func save() {
-        guard let metering else { return }
-        let batch = metering.service.beginSave(at: SystemClock.now().wall)
+        let batch = service.beginSave(at: SystemClock.now().wall)
         // Containers gone longer than retention_owners go with this save, a hundred at a time.
-        let expired = config.retention.owners.map {
-            metering.service.absentOwners(lastSeenBefore: batch.at - Double($0), limit: Self.ownersForgottenPerSave)
+        let expired = retentionOwners.map {
+            service.absentOwners(lastSeenBefore: batch.at - Double($0), limit: Self.ownersForgottenPerSave)
         } ?? []
-        metering.worker.run({ store -> (SaveBatch, StoreError?, StoreError?, Double) in
+        worker.run({ store -> (SaveBatch, StoreError?, StoreError?, Double) in
             var batch = batch
             let started = Stopwatch()
             do throws(StoreError) {
@@ -129,25 +150,23 @@ extension Daemon {
             _ = ifm_malloc_trim()
             return (batch, nil, nil, started.seconds)
         }, then: { [unowned self] (batch: SaveBatch, error: StoreError?, pruneError: StoreError?, seconds: Double) in
-            self.finishSave(batch, error: error, pruneError: pruneError, seconds: seconds, expired: expired, metering: metering)
+            finishSave(batch, error: error, pruneError: pruneError, seconds: seconds, expired: expired)
         })
     }
 
     /// A churn of thousands of containers is forgotten over several saves, none of them long.
     static let ownersForgottenPerSave = 100
 
-    private func finishSave(_ batch: SaveBatch, error: StoreError?, pruneError: StoreError?, seconds: Double,
-                            expired: [String], metering: Metering) {
-        saveDurations.observe(seconds)
-        let outcome = metering.service.finishSave(batch, error: error)
+    private func finishSave(_ batch: SaveBatch, error: StoreError?, pruneError: StoreError?, seconds: Double, expired: [String]) {
+        let outcome = service.finishSave(batch, error: error)
         if error == nil, pruneError == nil {
-            for name in expired { _ = metering.service.forget(name, at: batch.at) }
+            for name in expired { _ = service.forget(name, at: batch.at) }
             if !expired.isEmpty {
                 Diagnostics.notice("forgot \(expired.count) container(s) and namespace(s) gone longer than retention_owners: "
                     + expired.prefix(5).joined(separator: ", ") + (expired.count > 5 ? ", …" : ""))
             }
         }
-        refreshExpositions()
+        onSaved(seconds)
         if let error = outcome.error {
             if outcome.previousError != error {
                 Diagnostics.error("\(error); counting goes on in memory and the save will be retried")
@@ -156,15 +175,24 @@ extension Daemon {
             if outcome.droppedEvents > 0 {
                 Diagnostics.warning("\(outcome.droppedEvents) counter events were not stored: the database could not be written for too long")
             }
-            if outcome.recovered { Diagnostics.notice("saving to \(paths.database) works again") }
+            if outcome.recovered { Diagnostics.notice("saving to \(database) works again") }
             if let pruneError {
                 Diagnostics.error("pruning old buckets failed: \(pruneError); it is tried again at the next save")
             }
-            let summary = metering.service.summary
+            let summary = service.summary
             let sampled = summary.sampledAt.map { Int($0.wall) } ?? Int(batch.at)
-            notify("STATUS=metering \(summary.presentLinks) interfaces; last sample \(sampled)")
+            Daemon.notify("STATUS=metering \(summary.presentLinks) interfaces; last sample \(sampled)")
         }
         EstimateLogRecord.forEachRecord(of: outcome.log) { log.append(LineEncoder.line($0)) }
+    }
+
+    /// A last sample and save, then the threads finish what they were given.
+    func finish() {
+        // A dump still out is applied first; no other follows it (the last is taken here).
+        sampler.sampleFinally()
+        save()
+        worker.drain()
+        answers.drain()
     }
 }
 
