@@ -42,18 +42,21 @@ let package = Package(
         .target(name: "IfMeterCore"),
         // Kernel sources turned into IfMeterCore values; the only importer of CLinkStats.
         .target(name: "IfMeterKernel", dependencies: ["IfMeterCore", "CLinkStats"]),
-        // History as values, which the service fills and the store keeps: the bucket calendar,
-        // pending writes, interface records, what a start loads, the store's failures. Pure.
-        .target(name: "IfMeterHistory", dependencies: ["IfMeterCore"]),
+        // Data plans as configured, their periods, what fired in one, and which names count
+        // toward which plan. Pure.
+        .target(name: "IfMeterPlans", dependencies: ["IfMeterCore"]),
+        // History as values, which the service fills and the store keeps: pending writes,
+        // interface records, what a start loads, how history is bucketed and kept. Pure.
+        .target(name: "IfMeterHistory", dependencies: ["IfMeterCore", "IfMeterPlans"]),
         // Who owns the namespace behind a host-side link, and the rewriting that counts it as theirs.
         .target(name: "IfMeterOwners", dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterJSON"]),
         // History in SQLite: buckets, totals, epochs and meter state, events, retention.
-        .target(name: "IfMeterStore", dependencies: ["IfMeterCore", "IfMeterHistory", "IfMeterJSON", "IfMeterWire", "CSQLite"]),
+        .target(name: "IfMeterStore", dependencies: ["IfMeterCore", "IfMeterHistory", "IfMeterPlans", "IfMeterJSON", "IfMeterWire", "CSQLite"]),
         // The one owner of what is counted now: meter, link table, classification, pending
         // writes, totals, the estimate log's window. Pure: no sockets, files, clock or SQLite.
-        .target(name: "IfMeterService", dependencies: ["IfMeterCore", "IfMeterHistory"]),
+        .target(name: "IfMeterService", dependencies: ["IfMeterCore", "IfMeterHistory", "IfMeterPlans"]),
         // The Prometheus / OpenMetrics exposition of a MeterSnapshot: pure text, no I/O.
-        .target(name: "IfMeterMetrics", dependencies: ["IfMeterService", "IfMeterHistory", "IfMeterCore"]),
+        .target(name: "IfMeterMetrics", dependencies: ["IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterCore"]),
         // The socket protocol: request and response types, error codes, line framing.
         .target(name: "IfMeterWire", dependencies: ["IfMeterCore", "IfMeterJSON"]),
         // The daemon's platform: the sd-event loop, threads that own one resource each and hand
@@ -68,11 +71,11 @@ let package = Package(
         // in, how to answer it out. No socket, loop or lock: tested and fuzzed with values.
         .target(
             name: "IfMeterRequests",
-            dependencies: ["IfMeterCore", "IfMeterHistory", "IfMeterService", "IfMeterStore", "IfMeterWire", "IfMeterJSON"]),
+            dependencies: ["IfMeterCore", "IfMeterHistory", "IfMeterPlans", "IfMeterService", "IfMeterStore", "IfMeterWire", "IfMeterJSON"]),
         // Composition: command line, config, probe, event loop, server, systemd.
         .target(
             name: "IfMeterDaemon",
-            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterOwners", "IfMeterService", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterMetrics", "IfMeterRequests", "IfMeterPlatform", "IfMeterServer", "IfMeterHTTP", "CSystemd", "CMemory"]),
+            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterOwners", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterMetrics", "IfMeterRequests", "IfMeterPlatform", "IfMeterServer", "IfMeterHTTP", "CSystemd", "CMemory"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
         // The client: views, live rates, the estimate log, quota checks, charts.
         .target(name: "IfMeterCLI", dependencies: ["IfMeterCore", "IfMeterWire", "IfMeterJSON"]),
@@ -89,43 +92,43 @@ let package = Package(
         .target(name: "CBenchFloor", cSettings: [.define("_GNU_SOURCE")]),
         // `make bench`: sample cost against a raw C RTM_GETSTATS dump of the same links.
         .executableTarget(
-            name: "ifmeter-bench", dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterOwners", "IfMeterHistory", "IfMeterPlatform", "IfMeterService", "IfMeterStore", "IfMeterWire", "CBenchFloor", "CSQLite"]),
+            name: "ifmeter-bench", dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterOwners", "IfMeterHistory", "IfMeterPlans", "IfMeterPlatform", "IfMeterService", "IfMeterStore", "IfMeterWire", "CBenchFloor", "CSQLite"]),
         // The fuzz targets' bodies: run under libFuzzer by `make fuzz` (scripts/fuzz), and over
         // the committed corpora by FuzzReplayTests. Never linked into a product.
         .target(
             name: "IfMeterFuzzTargets",
-            dependencies: ["IfMeterDaemon", "IfMeterRequests", "IfMeterPlatform", "IfMeterMetrics", "IfMeterCLI", "IfMeterService", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterKernel", "IfMeterOwners", "CLinkStats"],
+            dependencies: ["IfMeterDaemon", "IfMeterRequests", "IfMeterPlatform", "IfMeterMetrics", "IfMeterCLI", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterKernel", "IfMeterOwners", "CLinkStats"],
             path: "Fuzz/Targets"),
         .testTarget(name: "FuzzReplayTests", dependencies: ["IfMeterFuzzTargets"]),
         // Network namespaces, processes and fixtures for the tests; never linked into a product.
         .target(name: "IfMeterTestSupport", path: "Tests/IfMeterTestSupport"),
-        .testTarget(name: "IfMeterMetricsTests", dependencies: ["IfMeterMetrics", "IfMeterService", "IfMeterHistory", "IfMeterCore", "IfMeterTestSupport"]),
-        .testTarget(name: "IfMeterServiceTests", dependencies: ["IfMeterService", "IfMeterHistory", "IfMeterStore", "IfMeterCore", "IfMeterTestSupport"]),
+        .testTarget(name: "IfMeterMetricsTests", dependencies: ["IfMeterMetrics", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterCore", "IfMeterTestSupport"]),
+        .testTarget(name: "IfMeterServiceTests", dependencies: ["IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterOwnersTests", dependencies: ["IfMeterOwners", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterCoreTests", dependencies: ["IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(
             name: "IfMeterKernelTests",
-            dependencies: ["IfMeterKernel", "IfMeterService", "IfMeterHistory", "IfMeterCore", "IfMeterTestSupport", "CLinkStats"]),
+            dependencies: ["IfMeterKernel", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterCore", "IfMeterTestSupport", "CLinkStats"]),
         .testTarget(
             name: "IfMeterStoreTests",
-            dependencies: ["IfMeterStore", "IfMeterHistory", "IfMeterCore", "IfMeterTestSupport", "store-crash-writer"]),
+            dependencies: ["IfMeterStore", "IfMeterHistory", "IfMeterPlans", "IfMeterCore", "IfMeterTestSupport", "store-crash-writer"]),
         // A child process for the crash test: saves in a loop until SIGKILLed.
         .executableTarget(
-            name: "store-crash-writer", dependencies: ["IfMeterStore", "IfMeterHistory", "IfMeterCore"],
+            name: "store-crash-writer", dependencies: ["IfMeterStore", "IfMeterHistory", "IfMeterPlans", "IfMeterCore"],
             path: "Tests/StoreCrashWriter"),
-        .testTarget(name: "IfMeterDaemonTests", dependencies: ["IfMeterDaemon", "IfMeterRequests", "IfMeterServer", "IfMeterHTTP", "IfMeterPlatform", "IfMeterCore", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterService", "IfMeterTestSupport"]),
+        .testTarget(name: "IfMeterDaemonTests", dependencies: ["IfMeterDaemon", "IfMeterRequests", "IfMeterServer", "IfMeterHTTP", "IfMeterPlatform", "IfMeterCore", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterService", "IfMeterTestSupport"]),
         .testTarget(
             name: "IfMeterServerTests",
             dependencies: ["IfMeterServer", "IfMeterHTTP", "IfMeterPlatform", "IfMeterRequests", "IfMeterWire", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(
             name: "IfMeterRequestsTests",
-            dependencies: ["IfMeterRequests", "IfMeterService", "IfMeterHistory", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterTestSupport"]),
+            dependencies: ["IfMeterRequests", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterCLITests", dependencies: ["IfMeterCLI", "IfMeterCore", "IfMeterWire", "IfMeterJSON", "IfMeterTestSupport"], exclude: ["Golden"]),
         .testTarget(name: "IfMeterJSONTests", dependencies: ["IfMeterJSON"]),
         .testTarget(name: "IfMeterWireTests", dependencies: ["IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterTestSupport"], exclude: ["Golden"]),
         // Writes a known history (a reset, a DST change) through the real meter and store.
         .executableTarget(
-            name: "history-seeder", dependencies: ["IfMeterStore", "IfMeterHistory", "IfMeterCore"],
+            name: "history-seeder", dependencies: ["IfMeterStore", "IfMeterHistory", "IfMeterPlans", "IfMeterCore"],
             path: "Tests/HistorySeeder"),
         .testTarget(
             name: "EndToEndTests", dependencies: ["ifmeterd", "ifmeter", "history-seeder", "IfMeterTestSupport", "IfMeterCLI"],

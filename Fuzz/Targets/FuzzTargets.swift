@@ -1,3 +1,4 @@
+import IfMeterPlans
 import CLinkStats
 import FoundationEssentials
 import IfMeterCLI
@@ -85,7 +86,7 @@ public enum FuzzTargets {
         if let text = String(validating: bytes, as: UTF8.self) {
             if let config = try? DaemonConfig.parse(text, file: "fuzz.conf") {
                 // What the daemon derives from a config it accepted must not trap either.
-                _ = config.storeConfiguration
+                _ = config.historyConfiguration
                 _ = config.meterConfiguration
                 _ = config.interval * 1_000_000 + config.saveInterval * 1_000_000 + config.idleTimeout * 1_000_000
             }

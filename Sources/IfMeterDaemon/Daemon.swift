@@ -169,7 +169,7 @@ final class Daemon {
         guard pipe(&fds) == 0 else { throw PlatformError.system("pipe", errno) }
         let (readEnd, writeEnd) = (fds[0], fds[1])
         let outcome = LoadOutcome()
-        let configuration = config.storeConfiguration
+        let configuration = config.historyConfiguration
         // A plain thread, not Dispatch: libdispatch's workers adjust their priority, which the
         // service's syscall filter (~@resources) refuses.
         try BackgroundThread.run {
@@ -290,7 +290,7 @@ final class Daemon {
         if let metering {
             metering.limitLog(maxSize: fresh.logMaxSize, keep: fresh.logFiles)
             metering.retentionOwners = fresh.retention.owners
-            let configuration = fresh.storeConfiguration
+            let configuration = fresh.historyConfiguration
             metering.worker.run({ store in store.configuration = configuration }, then: { _ in })
             metering.service.reconfigure(fresh.serviceConfiguration)
             metering.watchPlans()

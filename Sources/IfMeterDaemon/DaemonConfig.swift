@@ -1,3 +1,4 @@
+import IfMeterPlans
 import IfMeterHTTP
 import IfMeterPlatform
 import IfMeterServer
@@ -75,8 +76,8 @@ public struct DaemonConfig: Hashable, Sendable {
 
     public init() {}
 
-    public var storeConfiguration: StoreConfiguration {
-        var configuration = StoreConfiguration()
+    public var historyConfiguration: HistoryConfiguration {
+        var configuration = HistoryConfiguration()
         configuration.calendar = BucketCalendar(zone: timeZone)
         configuration.retention = retention
         configuration.defaultMonthStartDay = monthStartDay
@@ -87,7 +88,7 @@ public struct DaemonConfig: Hashable, Sendable {
     /// What the meter service is configured with.
     public var serviceConfiguration: ServiceConfiguration {
         var configuration = ServiceConfiguration(meter: meterConfiguration, classifier: Classifier(rules: rules),
-                                                 store: storeConfiguration, plans: plans)
+                                                 store: historyConfiguration, plans: plans)
         configuration.insideNamesLimit = meterInsideNames
         return configuration
     }

@@ -44,7 +44,7 @@ extension Daemon {
     /// once: exiting after one try would leave the service to systemd's restart limit, and the
     /// daemon answers `ready: false` meanwhile, and stops at once on SIGTERM. Another ifmeterd
     /// on the database is no reason to wait: that fails at once (``StoreLock``).
-    static func load(path: String, configuration: StoreConfiguration, lock: StoreLock?) -> Result<(Store, ServiceHistory), StoreError> {
+    static func load(path: String, configuration: HistoryConfiguration, lock: StoreLock?) -> Result<(Store, ServiceHistory), StoreError> {
         var waiting = false
         while true {
             let result = Result { () throws(StoreError) in

@@ -1,3 +1,4 @@
+import IfMeterPlans
 import CMemory
 import CSystemd
 import IfMeterPlatform
@@ -158,7 +159,7 @@ final class Metering {
     static let ownersForgottenPerSave = 100
 
     private func finishSave(_ batch: SaveBatch, error: StoreError?, pruneError: StoreError?, seconds: Double, expired: [String]) {
-        let outcome = service.finishSave(batch, error: error)
+        let outcome = service.finishSave(batch, error: error.map(SaveFailure.init))
         if error == nil, pruneError == nil {
             for name in expired { _ = service.forget(name, at: batch.at) }
             if !expired.isEmpty {

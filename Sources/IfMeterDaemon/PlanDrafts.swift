@@ -1,3 +1,4 @@
+import IfMeterPlans
 import IfMeterHistory
 
 /// The `plan[NAME]…` lines of a config file as they are read, in any order; made into

@@ -1,3 +1,4 @@
+import IfMeterStore
 import IfMeterHTTP
 import IfMeterPlatform
 import IfMeterServer

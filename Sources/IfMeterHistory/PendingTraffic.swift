@@ -1,3 +1,4 @@
+import IfMeterPlans
 import IfMeterCore
 
 /// One name's traffic not yet in the database, as spans: runs of deltas that fall in the same

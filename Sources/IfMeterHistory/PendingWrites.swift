@@ -1,3 +1,4 @@
+import IfMeterPlans
 import IfMeterCore
 
 /// What the daemon knows about an interface besides its traffic.

@@ -1,4 +1,5 @@
 import IfMeterCore
+import IfMeterPlans
 
 /// Which data plans a name's traffic counts toward, and each plan's current period: what lets
 /// pending writes keep every plan's unsaved traffic summed as deltas arrive, so evaluating a

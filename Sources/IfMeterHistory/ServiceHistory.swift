@@ -1,3 +1,4 @@
+import IfMeterPlans
 import IfMeterCore
 
 /// What the database held at start: the service's state before its first observation.

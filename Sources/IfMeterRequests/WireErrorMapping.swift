@@ -1,5 +1,4 @@
-import IfMeterHistory
-import IfMeterHistory
+import IfMeterStore
 import IfMeterWire
 
 extension WireError {

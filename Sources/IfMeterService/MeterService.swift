@@ -52,7 +52,7 @@ public struct MeterService: Sendable {
     private(set) var lastSample: MeterInstant?
     private(set) var lastSaveAt: Double?
     /// Why the last save failed; nil once one succeeds.
-    private(set) var saveError: StoreError?
+    private(set) var saveError: SaveFailure?
     /// The data plans' watch.
     var plans: PlanWatch
     /// Each plan's names and their classes, in plan order; nil when links or history changed.
@@ -268,14 +268,14 @@ public struct MeterService: Sendable {
     /// Saves through `write` (the store's save) at once: ``beginSave(at:)`` and
     /// ``finishSave(_:error:)`` in one step, for callers that write on the same thread.
     public mutating func save(
-        at now: Double, write: (inout SaveBatch) throws(StoreError) -> Void
+        at now: Double, write: (inout SaveBatch) throws -> Void
     ) -> SaveOutcome {
         var batch = beginSave(at: now)
         do {
             try write(&batch)
             return finishSave(batch, error: nil)
         } catch {
-            return finishSave(batch, error: error)
+            return finishSave(batch, error: SaveFailure(error))
         }
     }
 
@@ -305,7 +305,7 @@ public struct MeterService: Sendable {
 
     /// Takes a batch's result: written, its totals become saved ones; failed, everything in it
     /// is pending again, under what was counted since, for the next save.
-    public mutating func finishSave(_ batch: SaveBatch, error: StoreError?) -> SaveOutcome {
+    public mutating func finishSave(_ batch: SaveBatch, error: SaveFailure?) -> SaveOutcome {
         var outcome = SaveOutcome(droppedEvents: batch.droppedEvents, previousError: saveError)
         outcome.log = batch.log
         let writes = inFlight.removeValue(forKey: batch.sequence) ?? batch.writes

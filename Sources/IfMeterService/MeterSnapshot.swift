@@ -19,7 +19,7 @@ public struct MeterSummary: Hashable, Sendable {
     public var presentLinks: Int
     public var lastSaveAt: Double?
     /// Why the last save failed; nil once one succeeds.
-    public var saveError: StoreError?
+    public var saveError: SaveFailure?
     /// When link events were lost (the `events-lost` events).
     public var lostEvents: LostEventTimes
     /// Whether traffic or events are counted and not yet saved.

@@ -1,3 +1,4 @@
+import IfMeterPlans
 import IfMeterCore
 import IfMeterHistory
 
@@ -284,8 +285,8 @@ public struct PlanWatch: Sendable {
     static func event(_ kind: CounterEvent.Kind, _ figure: PlanFigures, threshold: Double?, whileDown: Bool,
                       calendar: BucketCalendar) -> CounterEvent {
         let plan = figure.plan
-        let period = "the period from \(PlanPeriod.date(ofDayNumber: calendar.dayNumber(containing: figure.bounds.start))) "
-            + "to \(PlanPeriod.date(ofDayNumber: calendar.dayNumber(containing: figure.bounds.end)))"
+        let period = "the period from \(DayNumber.date(calendar.dayNumber(containing: figure.bounds.start))) "
+            + "to \(DayNumber.date(calendar.dayNumber(containing: figure.bounds.end)))"
         let used = "\(figure.used) of \(plan.limit) bytes (\(plan.direction.rawValue))"
         let detail = switch kind {
         case .planThreshold:

@@ -37,14 +37,24 @@ extension InterfaceRecord {
 /// What a save did.
 public struct SaveOutcome: Sendable {
     /// Why it failed; nil when it worked.
-    public var error: StoreError?
+    public var error: SaveFailure?
     /// Events that were not stored because saves failed for too long.
     public var droppedEvents: Int
     /// The error of the save before this one.
-    public var previousError: StoreError?
+    public var previousError: SaveFailure?
     /// The estimate log's closed window, to be written.
     public var log = LogWindow()
 
     /// A save that worked after one that failed.
     public var recovered: Bool { error == nil && previousError != nil }
+}
+
+/// Why a save failed, in the store's words: the service keeps it for `status` and `/metrics`
+/// and compares it with the last one, and never needs the store's own error type.
+public struct SaveFailure: Error, Hashable, Sendable, CustomStringConvertible {
+    public var description: String
+
+    public init(_ error: any Error) {
+        description = "\(error)"
+    }
 }

@@ -1,3 +1,4 @@
+import IfMeterPlans
 import IfMeterCore
 import IfMeterHistory
 
@@ -6,7 +7,7 @@ public struct ServiceConfiguration: Hashable, Sendable {
     public var meter: MeterConfiguration
     public var classifier: Classifier
     /// Bucket boundaries and billing days, for folding deltas into buckets.
-    public var store: StoreConfiguration
+    public var store: HistoryConfiguration
     /// The data plans to keep watch over.
     public var plans: [Plan]
     /// Link names a namespace metered from inside may have subjects for (`meter_inside_names`);
@@ -14,7 +15,7 @@ public struct ServiceConfiguration: Hashable, Sendable {
     public var insideNamesLimit = 256
 
     public init(meter: MeterConfiguration = MeterConfiguration(), classifier: Classifier = Classifier(),
-                store: StoreConfiguration = StoreConfiguration(), plans: [Plan] = []) {
+                store: HistoryConfiguration = HistoryConfiguration(), plans: [Plan] = []) {
         self.meter = meter
         self.classifier = classifier
         self.store = store

@@ -1,3 +1,4 @@
+import IfMeterPlans
 import IfMeterCore
 import IfMeterHistory
 

@@ -1,3 +1,4 @@
+import IfMeterPlans
 import CSQLite
 import FoundationEssentials
 import IfMeterCore
@@ -19,7 +20,7 @@ public final class Store {
     public private(set) var repairs: [String] = []
     public let path: String
     /// Replaced on a config reload; affects buckets written and queries answered from then on.
-    public var configuration: StoreConfiguration
+    public var configuration: HistoryConfiguration
     let connection: SQLiteConnection
     private let lock: StoreLock
     let statements: Statements
@@ -30,7 +31,7 @@ public final class Store {
     /// no second ifmeterd writes it. Refuses, without writing anything, a file that is not an
     /// ifmeter database, fails its integrity check, or has a newer schema.
     public init(
-        path: String, configuration: StoreConfiguration = StoreConfiguration(), lock: StoreLock? = nil
+        path: String, configuration: HistoryConfiguration = HistoryConfiguration(), lock: StoreLock? = nil
     ) throws(StoreError) {
         self.path = path
         self.configuration = configuration

@@ -1,3 +1,4 @@
+import IfMeterPlans
 import Foundation
 import IfMeterCore
 @testable import IfMeterDaemon
@@ -76,8 +77,8 @@ struct ConfigTests {
         expected.clientBuffer = 8192
         expected.idleTimeout = 45
         #expect(config == expected)
-        #expect(config.storeConfiguration.monthStartDay(for: "wwan0") == 15)
-        #expect(config.storeConfiguration.monthStartDay(for: "eth0") == 3)
+        #expect(config.historyConfiguration.monthStartDay(for: "wwan0") == 15)
+        #expect(config.historyConfiguration.monthStartDay(for: "eth0") == 3)
         #expect(config.meterConfiguration.maxBytesPerSecond == 12_500_000)
     }
 
@@ -151,7 +152,7 @@ struct ConfigTests {
         #expect(config.plans == [
             Plan(name: "phone", selectors: [.name("wwan0"), .name("usb*")], limit: 20 << 30, period: .month(startDay: 15)),
             Plan(name: "vps", selectors: [.interfaceClass(.ethernet)], direction: .tx, limit: 1_000_000_000_000,
-                 period: .days(30, from: PlanPeriod.dayNumber(parsing: "2026-11-20")!), thresholds: [0.5, 0.9, 1]),
+                 period: .days(30, from: DayNumber.parsing("2026-11-20")!), thresholds: [0.5, 0.9, 1]),
         ])
     }
 

@@ -1,3 +1,4 @@
+import IfMeterPlans
 import Foundation
 import IfMeterCore
 import IfMeterMetrics

@@ -27,7 +27,7 @@ final class ValueContext: MeteringContext {
 
     init(running: Bool = true) throws {
         directory = try TemporaryDirectory()
-        var configuration = StoreConfiguration()
+        var configuration = HistoryConfiguration()
         configuration.calendar = BucketCalendar(zone: .utc)
         store = try Store(path: directory.database, configuration: configuration)
         now = Self.origin + 24 * 3600

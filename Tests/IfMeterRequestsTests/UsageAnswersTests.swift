@@ -13,7 +13,7 @@ import Testing
 struct UsageAnswersTests {
     /// Three names with ten hourly buckets each; the busiest hour of `eth1` is its fourth.
     static func store(in directory: TemporaryDirectory) throws -> Store {
-        var configuration = StoreConfiguration()
+        var configuration = HistoryConfiguration()
         configuration.calendar = BucketCalendar(zone: .utc)
         let store = try Store(path: directory.database, configuration: configuration)
         var pending = PendingWrites()

@@ -37,7 +37,7 @@ final class ServiceHarness {
     var events: [CounterEvent] = []
     var logs: [LogWindow] = []
     /// When set, saves fail with this error instead of writing.
-    var failSaves: StoreError?
+    var failSaves: SaveFailure?
 
     init(bootID: String = "boot-1", configuration: ServiceConfiguration = ServiceConfiguration()) throws {
         directory = try TemporaryDirectory()
@@ -58,7 +58,7 @@ final class ServiceHarness {
     func save(at instant: MeterInstant) -> SaveOutcome {
         let store: Store = self.store
         let failure = failSaves
-        let outcome = service.save(at: instant.wall) { batch throws(StoreError) in
+        let outcome = service.save(at: instant.wall) { batch in
             if let failure { throw failure }
             let records = batch.presentRecords
             try store.save(&batch.writes, recording: records)
@@ -91,7 +91,7 @@ final class ServiceHarness {
     }
 }
 
-let diskFull = StoreError(kind: .full, path: "/test/ifmeter.db", operation: "save to", message: "database or disk is full")
+let diskFull = SaveFailure(StoreError(kind: .full, path: "/test/ifmeter.db", operation: "save to", message: "database or disk is full"))
 
 @Suite("Meter service coordination", .timeLimit(.minutes(3)))
 struct MeterServiceTests {

@@ -1,3 +1,4 @@
+import IfMeterPlans
 import IfMeterHistory
 import IfMeterTestSupport
 import IfMeterCore
@@ -36,12 +37,12 @@ struct PlanPeriodTests {
         #expect(february.end - february.start == 29 * 86400)
         let day = PlanPeriod.day.bounds(containing: midnight(2028, 2, 29) + 7200, calendar: calendar)
         #expect(day == PlanBounds(start: midnight(2028, 2, 29), end: midnight(2028, 3, 1)))
-        let from = PlanPeriod.dayNumber(parsing: "2028-02-26")!
+        let from = DayNumber.parsing("2028-02-26")!
         let week = PlanPeriod.days(7, from: from).bounds(containing: midnight(2028, 3, 3), calendar: calendar)
         #expect(week == PlanBounds(start: midnight(2028, 2, 26), end: midnight(2028, 3, 4)))
         let before = PlanPeriod.days(7, from: from).bounds(containing: midnight(2028, 2, 25), calendar: calendar)
         #expect(before == PlanBounds(start: midnight(2028, 2, 19), end: midnight(2028, 2, 26)), "periods before the first one too")
-        #expect(PlanPeriod.dayNumber(parsing: "2027-02-29") == nil, "not a date")
+        #expect(DayNumber.parsing("2027-02-29") == nil, "not a date")
     }
 
     @Test("across a DST change a week is an hour short or long, and its days 23 or 25 hours")

@@ -34,7 +34,7 @@ struct Lifetime {
     var pending = PendingWrites()
 
     /// Opens the store and resumes the meter from it, as the daemon does at start.
-    init(path: String, bootID: String = "boot-1", configuration: StoreConfiguration = StoreConfiguration()) throws {
+    init(path: String, bootID: String = "boot-1", configuration: HistoryConfiguration = HistoryConfiguration()) throws {
         store = try Store(path: path, configuration: configuration)
         let (state, names) = try store.loadMeter()
         meter = Meter(bootID: bootID, restoring: state, knownNames: names)
@@ -226,7 +226,7 @@ struct StoreTests {
     @Test("retention prunes each resolution, in batches that never exceed the limit")
     func retention() throws {
         let directory = try TemporaryDirectory()
-        var configuration = StoreConfiguration()
+        var configuration = HistoryConfiguration()
         configuration.calendar = BucketCalendar(zone: .utc)
         var life = try Lifetime(path: directory.database, configuration: configuration)
         // Two years of one sample an hour on one interface, saved every day as the daemon saves
@@ -259,7 +259,7 @@ struct StoreTests {
     @Test("usage by class, top days, events, projection")
     func queries() throws {
         let directory = try TemporaryDirectory()
-        var configuration = StoreConfiguration()
+        var configuration = HistoryConfiguration()
         configuration.calendar = BucketCalendar(zone: .utc)
         var life = try Lifetime(path: directory.database, configuration: configuration)
         life.take(life.meter.start(links: [link("eth0", 2, traffic(0, 0)), link("eth1", 3, traffic(0, 0)), link("wg0", 4, traffic(0, 0))], at: at(0)))

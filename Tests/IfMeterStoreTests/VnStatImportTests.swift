@@ -12,7 +12,7 @@ struct VnStatImportRuleTests {
     /// A store that first saw `eth0` at `firstSeen` and counted 1000 rx that day.
     func store(firstSeen: Double) throws -> (TemporaryDirectory, Store) {
         let directory = try TemporaryDirectory()
-        var configuration = StoreConfiguration()
+        var configuration = HistoryConfiguration()
         configuration.calendar = BucketCalendar(zone: .utc)
         let store = try Store(path: directory.database, configuration: configuration)
         var meter = Meter(bootID: "b")

@@ -1,3 +1,5 @@
+import IfMeterCore
+
 /// How long each resolution is kept. Defaults are at least vnStat's: 5-minute 48 hours,
 /// hourly 4 days, daily 62 days, monthly 25 months, yearly and totals forever.
 public struct Retention: Hashable, Sendable {
@@ -18,7 +20,9 @@ public struct Retention: Hashable, Sendable {
     public init() {}
 }
 
-public struct StoreConfiguration: Hashable, Sendable {
+/// How history is bucketed and kept: the calendar, retention and billing days. The service
+/// folds what it counts into buckets by it, and the store prunes by it.
+public struct HistoryConfiguration: Hashable, Sendable {
     public var calendar = BucketCalendar()
     public var retention = Retention()
     /// First day (1–28) of each interface's billing month; others use `defaultMonthStartDay`.

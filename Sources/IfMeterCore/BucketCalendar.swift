@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import IfMeterCore
 import Glibc
 #endif
 
@@ -8,7 +9,7 @@ public enum Resolution: String, Hashable, Sendable, CaseIterable {
     case hour, day, month, year
 
     /// Its place in `allCases`.
-    var index: Int {
+    public var index: Int {
         switch self {
         case .fiveMinutes: 0
         case .hour: 1
@@ -129,13 +130,13 @@ extension BucketCalendar {
         case .utc: gmtime_r(&seconds, &local)
         case .local: localtime_r(&seconds, &local)
         }
-        return PlanPeriod.daysFromCivil(year: Int(local.tm_year) + 1900, month: Int(local.tm_mon) + 1, day: Int(local.tm_mday))
+        return DayNumber.daysFromCivil(year: Int(local.tm_year) + 1900, month: Int(local.tm_mon) + 1, day: Int(local.tm_mday))
     }
 
     /// Where the local date `number` (days since 1970-01-01) begins: the same instant as the
     /// start of that date's daily bucket.
     public func startOfDay(number: Int) -> Int64 {
-        let (year, month, day) = PlanPeriod.civil(fromDays: number)
+        let (year, month, day) = DayNumber.civil(fromDays: number)
         var local = tm()
         (local.tm_year, local.tm_mon, local.tm_mday) = (Int32(year - 1900), Int32(month - 1), Int32(day))
         switch zone {
