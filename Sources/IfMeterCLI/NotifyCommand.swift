@@ -49,12 +49,6 @@ struct NotifyCommand: Subcommand {
         }
     }
 
-    /// What identifies a plan event: the daemon fires each kind once per plan, period and threshold.
-    static func key(_ event: CounterEvent) -> String? {
-        guard let plan = event.plan else { return nil }
-        return "\(event.kind.rawValue) \(plan.plan) \(plan.periodStart) \(plan.threshold.map { String($0) } ?? "-")"
-    }
-
     func run(_ context: CommandContext) throws(CLIError) -> Int32 {
         var invocation = self
         invocation.units = context.units
@@ -83,7 +77,7 @@ struct NotifyCommand: Subcommand {
                     case .timeout: continue
                     case .closed: throw CLIError(.unavailable, "ifmeterd closed the stream (stopped or restarted)")
                     case .message(let response):
-                        if response.stream == "event", let event = try? response.result(as: CounterEvent.self), event.plan != nil {
+                        if response.stream == "event", let event = (try? response.result(as: CounterEvent.self)).flatMap(PlanEvent.init) {
                             try Self.handle(event, &state, invocation, errors: errors)
                         }
                     }
@@ -107,13 +101,13 @@ struct NotifyCommand: Subcommand {
     /// month of old events is not what a new user asked for.
     static func catchUp(_ client: DaemonClient, _ state: inout NotifyState, _ invocation: NotifyCommand,
                         errors: Output) throws(CLIError) {
-        var events: [CounterEvent] = []
+        var events: [PlanEvent] = []
         for kind in [CounterEvent.Kind.planThreshold, .planPeriodStarted] {
             var from = state.newest
             while true {
                 let request = Request(.events, from: from.map { TimeArgument(seconds: $0) }, kind: kind.rawValue, limit: catchUpPage)
                 let page = try client.call(request, reading: EventsResult.self).events
-                events += page
+                events += page.compactMap(PlanEvent.init)
                 // A full page ends at an event whose time the next one starts from (keys tell the
                 // ones at that time apart); a page all at one time cannot be passed this way.
                 guard page.count == catchUpPage, let last = page.last?.at, last != from else { break }
@@ -122,7 +116,7 @@ struct NotifyCommand: Subcommand {
         }
         events.sort { $0.at < $1.at }
         if state.isNew {
-            for event in events { if let key = key(event) { state.remember(key, at: event.at) } }
+            for event in events { state.remember(event.key, at: event.at) }
             try state.save()
             errors.write("ifmeter notify: first run; \(events.count) earlier plan event(s) remembered, not acted on\n")
             return
@@ -130,14 +124,16 @@ struct NotifyCommand: Subcommand {
         for event in events { try handle(event, &state, invocation, errors: errors) }
     }
 
-    static func handle(_ event: CounterEvent, _ state: inout NotifyState, _ invocation: NotifyCommand,
+    static func handle(_ event: PlanEvent, _ state: inout NotifyState, _ invocation: NotifyCommand,
                        errors: Output) throws(CLIError) {
-        guard let key = key(event), !state.handled(key, at: event.at), let plan = event.plan else { return }
+        let key = event.key
+        guard !state.handled(key, at: event.at) else { return }
+        let plan = event.facts
         // Remembered first: killed while acting, the event is not acted on twice.
         state.remember(key, at: event.at)
         try state.save()
         let units = invocation.units
-        let summary = event.kind == .planThreshold
+        let summary = event.kind == .threshold
             ? "Data plan \(plan.plan): \(plan.threshold.map { ValueGrammar.percentText($0) } ?? "") of its limit"
             : "Data plan \(plan.plan): a new period"
         let body = "\(units.bytes(plan.used)) of \(units.bytes(plan.limit)) used (\(plan.direction))"
@@ -147,7 +143,7 @@ struct NotifyCommand: Subcommand {
             if status != 0 { errors.write("ifmeter notify: \(command) exited \(status) for \(key)\n") }
         }
         if invocation.desktop {
-            let urgency = event.kind == .planThreshold && (plan.threshold ?? 0) >= 1 ? "2" : "1"
+            let urgency = event.kind == .threshold && (plan.threshold ?? 0) >= 1 ? "2" : "1"
             // "--" before the arguments: the timeout -1 is not an option.
             let status = spawn(["busctl", "--user", "--", "call", "org.freedesktop.Notifications", "/org/freedesktop/Notifications",
                                 "org.freedesktop.Notifications", "Notify", "susssasa{sv}i", "ifmeter", "0",
@@ -163,9 +159,9 @@ struct NotifyCommand: Subcommand {
 
     /// The event's figures for the command: `IFMETER_PLAN`, `IFMETER_THRESHOLD` (percent) and
     /// the rest (docs/PLANS.md).
-    static func environment(_ event: CounterEvent, _ plan: PlanEventFacts, summary: String, body: String) -> [String: String] {
+    static func environment(_ event: PlanEvent, _ plan: PlanEventFacts, summary: String, body: String) -> [String: String] {
         var variables = [
-            "IFMETER_EVENT": event.kind.rawValue, "IFMETER_PLAN": plan.plan, "IFMETER_DIRECTION": plan.direction,
+            "IFMETER_EVENT": event.counterKind.rawValue, "IFMETER_PLAN": plan.plan, "IFMETER_DIRECTION": plan.direction,
             "IFMETER_USED_BYTES": String(plan.used), "IFMETER_LIMIT_BYTES": String(plan.limit),
             "IFMETER_PERIOD_START": String(plan.periodStart), "IFMETER_PERIOD_END": String(plan.periodEnd),
             "IFMETER_AT": String(Int64(event.at)), "IFMETER_WHILE_DOWN": plan.whileDown ? "1" : "0",

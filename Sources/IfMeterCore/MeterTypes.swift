@@ -204,41 +204,6 @@ public struct CounterEvent: Hashable, Sendable {
     }
 }
 
-/// What a plan event says, beside its detail text: which plan, the threshold crossed, and the
-/// figures when it was. A class, so events of every other kind stay as small as they were.
-public final class PlanEventFacts: Hashable, Sendable {
-    public let plan: String
-    /// `rx`, `tx` or `total`.
-    public let direction: String
-    /// The share of the limit crossed (0.8 is 80 %); nil for a period's start.
-    public let threshold: Double?
-    /// Bytes used in the period when it happened.
-    public let used: UInt64
-    public let limit: UInt64
-    public let periodStart: Int64
-    public let periodEnd: Int64
-    /// Crossed while the daemon was not running: found at its start, not at the sample that crossed it.
-    public let whileDown: Bool
-
-    public init(plan: String, direction: String, threshold: Double?, used: UInt64, limit: UInt64,
-                periodStart: Int64, periodEnd: Int64, whileDown: Bool = false) {
-        (self.plan, self.direction, self.threshold, self.used, self.limit) = (plan, direction, threshold, used, limit)
-        (self.periodStart, self.periodEnd, self.whileDown) = (periodStart, periodEnd, whileDown)
-    }
-
-    public static func == (a: PlanEventFacts, b: PlanEventFacts) -> Bool {
-        (a.plan, a.direction, a.threshold, a.used, a.limit) == (b.plan, b.direction, b.threshold, b.used, b.limit)
-            && (a.periodStart, a.periodEnd, a.whileDown) == (b.periodStart, b.periodEnd, b.whileDown)
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(plan)
-        hasher.combine(periodStart)
-        hasher.combine(threshold)
-        hasher.combine(used)
-    }
-}
-
 /// What one input to the meter produced.
 public struct MeterOutput: Hashable, Sendable {
     public var deltas: [MeterDelta] = []

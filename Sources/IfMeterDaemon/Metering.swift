@@ -74,8 +74,8 @@ final class Metering {
     private func tell(_ events: [CounterEvent]) {
         for event in events {
             onEvent(event)
-            if let plan = event.plan {
-                Diagnostics.log(event.kind == .planThreshold ? .warning : .notice, event.detail, fields: Self.journalFields(plan, event))
+            if let plan = PlanEvent(event) {
+                Diagnostics.log(plan.kind == .threshold ? .warning : .notice, plan.detail, fields: Self.journalFields(plan))
             } else if Self.journalledKinds.contains(event.kind) {
                 Diagnostics.warning("\(event.kind.rawValue)\(event.interface.map { " on \($0)" } ?? ""): \(event.detail)")
             }
@@ -110,8 +110,9 @@ final class Metering {
     }
 
     /// A plan event's figures as journal fields (`journalctl PLAN=phone`).
-    static func journalFields(_ plan: PlanEventFacts, _ event: CounterEvent) -> [(String, String)] {
-        var fields = [("IFMETER_EVENT", event.kind.rawValue), ("PLAN", plan.plan), ("PLAN_DIRECTION", plan.direction),
+    static func journalFields(_ event: PlanEvent) -> [(String, String)] {
+        let plan = event.facts
+        var fields = [("IFMETER_EVENT", event.counterKind.rawValue), ("PLAN", plan.plan), ("PLAN_DIRECTION", plan.direction),
                       ("PLAN_USED_BYTES", String(plan.used)), ("PLAN_LIMIT_BYTES", String(plan.limit)),
                       ("PLAN_PERIOD_START", String(plan.periodStart)), ("PLAN_PERIOD_END", String(plan.periodEnd))]
         if let threshold = plan.threshold { fields.append(("PLAN_THRESHOLD", ValueGrammar.percentText(threshold))) }

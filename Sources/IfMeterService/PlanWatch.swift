@@ -245,8 +245,8 @@ public struct PlanWatch: Sendable {
 
     /// Evaluates every plan whose baseline is there: a new period and each threshold crossed for
     /// the first time in a period are events; the states that changed are returned to be saved.
-    mutating func watch(_ figures: [PlanFigures], calendar: BucketCalendar) -> (events: [CounterEvent], changed: [String: PlanState]) {
-        var events: [CounterEvent] = []
+    mutating func watch(_ figures: [PlanFigures], calendar: BucketCalendar) -> (events: [PlanEvent], changed: [String: PlanState]) {
+        var events: [PlanEvent] = []
         var changed: [String: PlanState] = [:]
         for figure in figures {
             let plan = figure.plan
@@ -257,7 +257,7 @@ public struct PlanWatch: Sendable {
                 state = known
                 if state.periodStart != figure.bounds.start {
                     if figure.bounds.start > state.periodStart {
-                        events.append(Self.event(.planPeriodStarted, figure, threshold: nil, whileDown: firstLook, calendar: calendar))
+                        events.append(Self.event(.periodStarted, figure, threshold: nil, whileDown: firstLook, calendar: calendar))
                     }
                     state = PlanState(fingerprint: fingerprint, periodStart: figure.bounds.start)
                     changed[plan.name] = state
@@ -274,7 +274,7 @@ public struct PlanWatch: Sendable {
                 guard figure.used >= bytes, !state.fired.contains(bytes) else { continue }
                 state.fired.append(bytes)
                 changed[plan.name] = state
-                events.append(Self.event(.planThreshold, figure, threshold: threshold,
+                events.append(Self.event(.threshold, figure, threshold: threshold,
                                          whileDown: firstLook && knownBefore, calendar: calendar))
             }
             states[plan.name] = state
@@ -282,22 +282,22 @@ public struct PlanWatch: Sendable {
         return (events, changed)
     }
 
-    static func event(_ kind: CounterEvent.Kind, _ figure: PlanFigures, threshold: Double?, whileDown: Bool,
-                      calendar: BucketCalendar) -> CounterEvent {
+    static func event(_ kind: PlanEvent.Kind, _ figure: PlanFigures, threshold: Double?, whileDown: Bool,
+                      calendar: BucketCalendar) -> PlanEvent {
         let plan = figure.plan
         let period = "the period from \(DayNumber.date(calendar.dayNumber(containing: figure.bounds.start))) "
             + "to \(DayNumber.date(calendar.dayNumber(containing: figure.bounds.end)))"
         let used = "\(figure.used) of \(plan.limit) bytes (\(plan.direction.rawValue))"
         let detail = switch kind {
-        case .planThreshold:
+        case .threshold:
             "plan \(plan.name) crossed \(ValueGrammar.percentText(threshold ?? 0)) of its limit: \(used) used in \(period)"
                 + (whileDown ? "; crossed while ifmeterd was not running, found at its start" : "")
-        default:
+        case .periodStarted:
             "plan \(plan.name) began \(period); \(used) used in it so far"
         }
-        return CounterEvent(
+        return PlanEvent(
             kind: kind, at: figure.at, detail: detail,
-            plan: PlanEventFacts(plan: plan.name, direction: plan.direction.rawValue, threshold: threshold,
+            facts: PlanEventFacts(plan: plan.name, direction: plan.direction.rawValue, threshold: threshold,
                                  used: figure.used, limit: plan.limit, periodStart: figure.bounds.start,
                                  periodEnd: figure.bounds.end, whileDown: whileDown))
     }

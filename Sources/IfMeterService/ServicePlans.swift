@@ -43,8 +43,9 @@ extension MeterService {
         if plans.prepare(at: now, calendar: configuration.store.calendar, members: { members[$0] }) { reroute = true }
         if reroute { routePlans(members) }
         resumPlans()
-        let (events, changed) = plans.watch(planFigures(at: now), calendar: configuration.store.calendar)
-        guard !changed.isEmpty || !events.isEmpty else { return Ingested() }
+        let (fired, changed) = plans.watch(planFigures(at: now), calendar: configuration.store.calendar)
+        guard !changed.isEmpty || !fired.isEmpty else { return Ingested() }
+        let events = fired.map(\.counterEvent)
         pending.planStates.merge(changed) { _, newer in newer }
         pending.add(MeterOutput(events: events), calendar: configuration.store.calendar,
                     monthStartDay: configuration.store.monthStartDay(for:))

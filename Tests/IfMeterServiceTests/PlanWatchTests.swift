@@ -20,6 +20,21 @@ struct PlanWatchTests {
 
     static let daily = Plan(name: "phone", selectors: [.name("eth0")], limit: 1000, period: .day, thresholds: [0.5, 1])
 
+    @Test("what fired reads back as plan events from the counter events it is stored and sent as; no other event is one")
+    func planEventsReadBack() throws {
+        let harness = try ServiceHarness(configuration: Self.configuration([Self.daily]))
+        harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
+        harness.ingest(readings: [reading(2, traffic(1200, 0))], at: at(30))
+        let fired = harness.watch(at: at(30))
+        let plans = fired.compactMap(PlanEvent.init)
+        #expect(plans.map(\.kind) == [.threshold, .threshold])
+        #expect(plans.map(\.facts.threshold) == [0.5, 1])
+        #expect(plans.map(\.counterEvent) == fired, "stored and read back, a plan event is the same event")
+        #expect(Set(plans.map(\.key)).count == 2, "each threshold is its own key for notify")
+        #expect(PlanEvent(CounterEvent(kind: .deleted, at: 1, interface: "eth0", detail: "gone")) == nil)
+        #expect(PlanEvent(CounterEvent(kind: .planThreshold, at: 1, detail: "no facts")) == nil)
+    }
+
     @Test("each threshold fires once, at the sample that crossed it, and used is saved plus unsaved")
     func thresholdsOnce() throws {
         let harness = try ServiceHarness(configuration: Self.configuration([Self.daily]))
