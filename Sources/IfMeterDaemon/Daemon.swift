@@ -247,7 +247,7 @@ final class Daemon {
         } catch {
             throw PlatformError(error)
         }
-        var attribution = Attribution(scope: config.attributeOwners ?? .containers, graceSeconds: Double(config.ownerGrace))
+        var attribution = Attribution(scope: config.attributeOwners ?? .containers, grace: .seconds(config.ownerGrace))
         if let owners {
             dump.links = attribution.start(dump.links, at: SystemClock.now().wall, lookUp: owners.lookUp)
         }

@@ -30,7 +30,7 @@ extension Daemon {
                                         adminReserved: config.adminReservedClients),
             clientBuffer: config.clientBuffer,
             unreadPerUID: Self.unreadAnswersPerUID(clientBuffer: config.clientBuffer),
-            idleTimeout: config.idleTimeout)
+            idleTimeout: .seconds(config.idleTimeout))
     }
 
     /// Unread answers one uid's connections may hold (``UIDShares``): 16 × `client_buffer`

@@ -8,7 +8,7 @@ import IfMeterCore
 /// States of a host-side link (a veth whose peer is in another namespace, `IFLA_LINK_NETNSID`):
 /// - ``Entry/waiting(_:since:)``: seen, owner not known yet. Withheld from the meter, its latest
 ///   metadata and counters kept, until the owner is known (then the meter counts it from zero,
-///   so nothing it carried meanwhile is lost) or ``graceSeconds`` pass.
+///   so nothing it carried meanwhile is lost) or ``grace`` pass.
 /// - ``Entry/owned(_:nsid:last:)``: counted as its owner's until it goes. `last` is the link as
 ///   the meter last saw it: when the container's end of the veth reports its own counters
 ///   (``LinkObservation/peer(nsid:_:)``, as it is deleted), the host's end is raised to them —
@@ -24,7 +24,7 @@ import IfMeterCore
 ///
 /// A veth whose both ends are in the daemon's namespace waits too (Docker and LXC make a pair so
 /// and move one end into the container): until an end moves away, then as any link into another
-/// namespace, or until ``graceSeconds`` pass, then plain.
+/// namespace, or until ``grace`` pass, then plain.
 ///
 /// A tap libvirt made (``isLibvirtTap(_:)``) waits for a look at libvirt's live status files,
 /// which say whose virtual machine's NIC it is (by its name and address, ``OwnerLookups/taps``);
@@ -33,7 +33,7 @@ public struct Attribution: Sendable {
     public var scope: Scope
     /// How long a link into a namespace its runtime is still setting up waits for the runtime
     /// to say whose it is.
-    public var graceSeconds: Double
+    public var grace: Duration
     var table = AttributionTable()
     /// The links waiting, attributed or home.
     public var entries: [LinkKey: Entry] { table.entries }
@@ -61,9 +61,9 @@ public struct Attribution: Sendable {
         var ifindex: Int32
     }
 
-    public init(scope: Scope = .containers, graceSeconds: Double = 10) {
+    public init(scope: Scope = .containers, grace: Duration = .seconds(10)) {
         self.scope = scope
-        self.graceSeconds = graceSeconds
+        self.grace = grace
     }
 
     /// True when no link waits for a look.
@@ -82,6 +82,12 @@ public struct Attribution: Sendable {
             unsettled.hostNames[nsid] = link.name
         }
         return unsettled
+    }
+
+    /// Whether `span` has passed from `since` to `wall` (wall-clock seconds, as links are seen).
+    static func hasPassed(_ span: Duration, since: Double, at wall: Double) -> Bool {
+        let (seconds, attoseconds) = span.components
+        return wall - since >= Double(seconds) + Double(attoseconds) / 1e18
     }
 
     /// A tap libvirt made for a virtual machine's NIC: it names them `vnetN`, a prefix it keeps
@@ -195,7 +201,7 @@ public struct Attribution: Sendable {
     }
 
     /// Takes a look's findings: a waiting link whose owner was found is attributed; one still
-    /// being set up waits until ``graceSeconds`` have passed since it was seen (or, with
+    /// being set up waits until ``grace`` have passed since it was seen (or, with
     /// `final`, not at all), then takes the fallback; one nobody could find is plain. A link
     /// whose nsid the look did not cover (it began waiting after the look did) waits for the
     /// next, unless `final`. Returns what the meter should now see: each settled link as it is
@@ -207,7 +213,7 @@ public struct Attribution: Sendable {
         }.sorted { $0.key < $1.key }
         for (key, link, since) in waiting {
             guard let lookup = finding(for: link, since: since, at: wall, in: lookups, final: final) else { continue }
-            let expired = final || wall - since >= graceSeconds
+            let expired = final || Self.hasPassed(grace, since: since, at: wall)
             guard let shown = resolve(link, key: key, lookup, expired: expired) else { continue }
             if link.kind == "veth", link.peerNamespaceID == nil { pairsAtHome.insert(key) }
             output.append(.event(.newOrChanged(shown)))
@@ -323,11 +329,11 @@ public struct Attribution: Sendable {
     }
 
     /// What a look found for a waiting link's nsid, or for a tap; nil when it did not cover it.
-    /// A veth whose both ends are here has no owner to find: once ``graceSeconds`` passed and no
+    /// A veth whose both ends are here has no owner to find: once ``grace`` passed and no
     /// runtime moved an end away, it is counted under its own name.
     private func finding(for link: Link, since: Double, at wall: Double, in lookups: OwnerLookups, final: Bool) -> OwnerLookup? {
         if Self.isLibvirtTap(link) { return lookups.taps[link.ifindex] ?? (final ? .unknown : nil) }
-        guard let nsid = link.peerNamespaceID else { return final || wall - since >= graceSeconds ? .unknown : nil }
+        guard let nsid = link.peerNamespaceID else { return final || Self.hasPassed(grace, since: since, at: wall) ? .unknown : nil }
         return lookups.namespaces[nsid] ?? (final ? .unknown : nil)
     }
 

@@ -332,7 +332,7 @@ public final class Server {
         client.watchID = nil
         client.queued = []
         client.parked = nil
-        client.closingAt = loop.now &+ limits.idleTimeout * 1_000_000
+        client.closingAt = loop.now &+ EventLoop.microseconds(limits.idleTimeout)
         flush(client)
     }
 
@@ -380,14 +380,14 @@ public final class Server {
     /// not read their notice within it.
     private func sweepIdle() {
         let now = loop.now
-        let timeout = limits.idleTimeout * 1_000_000
+        let timeout = EventLoop.microseconds(limits.idleTimeout)
         for client in clients.values {
             if let closingAt = client.closingAt {
                 if now >= closingAt { close(client) }
                 continue
             }
             guard client.watchID == nil && !client.awaitingAnswer && now &- client.lastActivity > timeout else { continue }
-            sendNotice(WireError(.idleTimeout, "no request for \(limits.idleTimeout) s (idle_timeout); disconnected"),
+            sendNotice(WireError(.idleTimeout, "no request for \(limits.idleTimeout.components.seconds) s (idle_timeout); disconnected"),
                        to: client.fd)
             close(client)
         }

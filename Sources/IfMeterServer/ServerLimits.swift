@@ -22,9 +22,9 @@ extension Server {
         /// wait (``UIDShares``).
         public var unreadPerUID: Int
         /// Seconds without a complete request; watchers are exempt.
-        public var idleTimeout: UInt64
+        public var idleTimeout: Duration
 
-        public init(maxLineLength: Int, admission: Admission.Limits, clientBuffer: Int, unreadPerUID: Int, idleTimeout: UInt64) {
+        public init(maxLineLength: Int, admission: Admission.Limits, clientBuffer: Int, unreadPerUID: Int, idleTimeout: Duration) {
             (self.maxLineLength, self.admission, self.clientBuffer) = (maxLineLength, admission, clientBuffer)
             (self.unreadPerUID, self.idleTimeout) = (unreadPerUID, idleTimeout)
         }

@@ -122,7 +122,7 @@ struct AttributionTests {
 
     @Test("Docker's pair: both ends made here wait; the end moved away is never a name, the one that stays is its owner's from its first byte")
     func pairMadeHere() {
-        var attribution = Attribution(scope: .all, graceSeconds: 10)
+        var attribution = Attribution(scope: .all, grace: .seconds(10))
         // The first end is announced before its peer exists (no IFLA_LINK yet).
         let first = attribution.apply([.event(.newOrChanged(Self.pairEnd(50, "vethB", peer: nil))),
                                        .event(.newOrChanged(Self.pairEnd(51, "vethA", peer: 50)))], at: 100)
@@ -141,7 +141,7 @@ struct AttributionTests {
 
     @Test("a pair still both here when the grace runs out is counted under its names; one whose end moves later, having carried nothing, becomes its owner's")
     func pairOutwaitsGrace() {
-        var attribution = Attribution(scope: .all, graceSeconds: 10)
+        var attribution = Attribution(scope: .all, grace: .seconds(10))
         _ = attribution.apply([.event(.newOrChanged(Self.pairEnd(50, "p0", peer: 51, rx: 5, tx: 6))),
                                .event(.newOrChanged(Self.pairEnd(51, "p1", peer: 50)))], at: 100)
         let shown = Self.shown(attribution.settle([:], at: 110))
@@ -173,7 +173,7 @@ struct AttributionTests {
 
     @Test("a namespace its runtime is still setting up: withheld with its latest counters, then counted from them")
     func waitsWhileStarting() {
-        var attribution = Attribution(scope: .all, graceSeconds: 10)
+        var attribution = Attribution(scope: .all, grace: .seconds(10))
         _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3)))], at: 100)
         #expect(attribution.apply(readings: [Self.reading(7, rx: 40, tx: 50)]).isEmpty)
         #expect(attribution.settle([3: .starting(fallback: FoundOwner(.netns, name: "netns-x", id: "9"))], at: 101).isEmpty)
@@ -185,7 +185,7 @@ struct AttributionTests {
 
     @Test("past the grace period a starting namespace takes its fallback name, or none")
     func graceExpires() {
-        var attribution = Attribution(scope: .all, graceSeconds: 10)
+        var attribution = Attribution(scope: .all, grace: .seconds(10))
         _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3))),
                                .event(.newOrChanged(Self.veth(8, "veth1", nsid: 4)))], at: 100)
         let lookups: OwnerLookups = [3: .starting(fallback: FoundOwner(.netns, name: "netns-x", id: "9")),
@@ -382,7 +382,7 @@ struct AttributionTests {
 
     @Test("a tap libvirt is still starting waits out the grace, then counts under its own name from zero; other taps never wait")
     func tapStartingAndOthers() {
-        var attribution = Attribution(graceSeconds: 10)
+        var attribution = Attribution(grace: .seconds(10))
         let shown = Self.shown(attribution.apply([.event(.newOrChanged(Self.tap(9, "vnet0", rx: 5))),
                                                   .event(.newOrChanged(Self.tap(12, "tap0", rx: 7)))], at: 100))
         #expect(shown.map(\.name) == ["tap0"], "a tap of another name is nobody's VM")

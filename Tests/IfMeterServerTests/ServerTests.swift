@@ -38,7 +38,7 @@ final class StubServer: @unchecked Sendable {
     private func serve(clientBuffer: Int) {
         let loop = try! EventLoop()
         let limits = Server.Limits(maxLineLength: 256, admission: Admission.Limits(maxClients: 8, maxClientsPerUID: 8, adminReserved: 0),
-                                   clientBuffer: clientBuffer, unreadPerUID: 1 << 20, idleTimeout: 60)
+                                   clientBuffer: clientBuffer, unreadPerUID: 1 << 20, idleTimeout: .seconds(60))
         let server = try! Server(path: path, passed: nil, mode: 0o600, group: nil, limits: limits, loop: loop)
         server.costOf = { request in request.cmd == "later" ? [.offLoop, .largeAnswer] : [] }
         var timers: [EventSource] = []
