@@ -77,8 +77,11 @@ let package = Package(
             name: "IfMeterDaemon",
             dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterOwners", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterMetrics", "IfMeterRequests", "IfMeterPlatform", "IfMeterServer", "IfMeterHTTP", "CSystemd", "CMemory"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
+        // How figures are written for people, by the client and the daemon's page alike: byte
+        // units, times in the daemon's zone, period names, the SVG bar chart.
+        .target(name: "IfMeterPresentation", dependencies: ["IfMeterCore", "IfMeterWire"]),
         // The client: views, live rates, the estimate log, quota checks, charts.
-        .target(name: "IfMeterCLI", dependencies: ["IfMeterCore", "IfMeterWire", "IfMeterJSON"]),
+        .target(name: "IfMeterCLI", dependencies: ["IfMeterCore", "IfMeterWire", "IfMeterJSON", "IfMeterPresentation"]),
         // The client that `make install` and `make deb` build is one static executable: no
         // dynamic loader, no symbol lookups, so a view starts in less time than a static-stdlib
         // "hello" (docs/BENCHMARKS.md). It loads no library of its own; glibc's NSS is never
@@ -123,7 +126,7 @@ let package = Package(
         .testTarget(
             name: "IfMeterRequestsTests",
             dependencies: ["IfMeterRequests", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterTestSupport"]),
-        .testTarget(name: "IfMeterCLITests", dependencies: ["IfMeterCLI", "IfMeterCore", "IfMeterWire", "IfMeterJSON", "IfMeterTestSupport"], exclude: ["Golden"]),
+        .testTarget(name: "IfMeterCLITests", dependencies: ["IfMeterCLI", "IfMeterPresentation", "IfMeterCore", "IfMeterWire", "IfMeterJSON", "IfMeterTestSupport"], exclude: ["Golden"]),
         .testTarget(name: "IfMeterJSONTests", dependencies: ["IfMeterJSON"]),
         .testTarget(name: "IfMeterWireTests", dependencies: ["IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterTestSupport"], exclude: ["Golden"]),
         // Writes a known history (a reset, a DST change) through the real meter and store.

@@ -1,3 +1,4 @@
+import IfMeterPresentation
 import IfMeterCore
 import IfMeterWire
 

@@ -1,3 +1,4 @@
+import IfMeterPresentation
 import IfMeterCore
 import IfMeterJSON
 import IfMeterWire
@@ -55,15 +56,6 @@ enum PeriodView {
     }
 
     /// How a period's start is written.
-    static func label(_ start: Double, period: String, time: TimeText) -> String {
-        switch UsagePeriod(rawValue: period) {
-        case .fiveMinutes, .hour: time.format(start, "%Y-%m-%d %H:%M %Z")
-        case .day: time.format(start, "%Y-%m-%d %a")
-        case .month: time.format(start, "%Y-%m")
-        default: time.format(start, "%Y")
-        }
-    }
-
     static func render(_ tables: UsageTables, _ session: Session, units: Units, graph: Bool = false, top: Bool = false) -> String {
         var marks = Marks()
         // Bytes, not String appends: thousands of interfaces are tens of thousands of lines.
@@ -90,7 +82,7 @@ enum PeriodView {
                 let hours = (row.end - row.start) / 3600
                 if isDay && hours != 24 { note += (note.isEmpty ? "" : " ") + "(\(Int(hours)) h day)" }
                 let key = PeriodStart(period: table.period, start: row.start)
-                let label = labels[key] ?? Self.label(row.start, period: table.period, time: session.time)
+                let label = labels[key] ?? PeriodLabel.long(row.start, period: table.period, time: session.time)
                 labels[key] = label
                 var cells = [label, units.bytes(row.rxBytes), units.bytes(row.txBytes), units.bytes(total),
                              units.rate(Double(total) / seconds), note]

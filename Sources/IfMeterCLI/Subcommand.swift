@@ -1,3 +1,4 @@
+import IfMeterPresentation
 import IfMeterWire
 
 /// One `ifmeter` command: its name, options, help and what it does. Adding a view is one type

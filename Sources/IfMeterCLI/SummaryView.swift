@@ -1,3 +1,4 @@
+import IfMeterPresentation
 import FoundationEssentials
 import IfMeterCore
 import IfMeterJSON

@@ -1,3 +1,4 @@
+import IfMeterPresentation
 import Foundation
 import IfMeterCore
 @testable import IfMeterCLI

@@ -27,15 +27,6 @@ public struct TimeText: Hashable, Sendable {
     public func second(_ seconds: Double) -> String { format(seconds, "%Y-%m-%d %H:%M:%S") }
     public func day(_ seconds: Double) -> String { format(seconds, "%Y-%m-%d") }
 
-    /// `--from`/`--to` as Unix seconds; nil when not given, a usage error when unreadable.
-    func argument(_ text: String?, option: String) throws(CLIError) -> Double? {
-        guard let text else { return nil }
-        guard let seconds = parse(text) else {
-            throw .usage("\(option): cannot read \"\(text)\"; use YYYY-MM-DD, \"YYYY-MM-DD HH:MM\", RFC 3339 or @UNIXSECONDS")
-        }
-        return seconds
-    }
-
     /// Parses `--from`/`--to`: `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS]` (also with `T`) in this
     /// zone, RFC 3339 with `Z` or an offset, or `@` followed by Unix seconds.
     public func parse(_ text: String) -> Double? {

@@ -4,20 +4,20 @@ import IfMeterWire
 /// `chart`: an SVG bar chart of one usage table, rx and tx stacked per period, with a title,
 /// a y axis in byte units, period labels and the estimate label. Plain SVG 1.1, no scripts or
 /// fonts to fetch: any browser or `rsvg-convert` draws it.
-enum SVGChart {
-    static let width = 800.0
-    static let height = 410.0
-    static let plot = (left: 90.0, top: 50.0, width: 690.0, height: 250.0)
-    static let rxColour = "#3b75af"
-    static let txColour = "#ef8636"
+public enum SVGChart {
+    public static let width = 800.0
+    public static let height = 410.0
+    public static let plot = (left: 90.0, top: 50.0, width: 690.0, height: 250.0)
+    public static let rxColour = "#3b75af"
+    public static let txColour = "#ef8636"
 
-    static func render(_ usage: UsageResult, subject: String, time: TimeText, units: Units) -> String {
+    public static func render(_ usage: UsageResult, subject: String, time: TimeText, units: Units) -> String {
         let rows = usage.rows
         let peak = rows.map { $0.rxBytes &+ $0.txBytes }.max() ?? 0
         let (axisMax, step) = axis(peak: peak, units: units)
         let what = usage.period
         let range = rows.isEmpty ? "no traffic recorded"
-            : "\(PeriodView.label(rows[0].start, period: usage.period, time: time)) to \(PeriodView.label(rows[rows.count - 1].start, period: usage.period, time: time))"
+            : "\(PeriodLabel.long(rows[0].start, period: usage.period, time: time)) to \(PeriodLabel.long(rows[rows.count - 1].start, period: usage.period, time: time))"
         var svg = """
             <?xml version="1.0" encoding="UTF-8"?>
             <svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="\(Int(width))" height="\(Int(height))" \
@@ -44,7 +44,7 @@ enum SVGChart {
             let rxHeight = Double(row.rxBytes) / axisMax * plot.height
             let txHeight = Double(row.txBytes) / axisMax * plot.height
             let base = plot.top + plot.height
-            let label = PeriodView.label(row.start, period: usage.period, time: time)
+            let label = PeriodLabel.long(row.start, period: usage.period, time: time)
             svg += "<g class=\"bar\" data-start=\"\(Int64(row.start))\" data-rx-bytes=\"\(row.rxBytes)\" data-tx-bytes=\"\(row.txBytes)\">"
             svg += "<title>\(escape("\(label): rx \(units.bytes(row.rxBytes)), tx \(units.bytes(row.txBytes))"))</title>"
             svg += "<rect class=\"rx\" x=\"\(n(x))\" y=\"\(n(base - rxHeight))\" width=\"\(n(barWidth))\" height=\"\(n(rxHeight))\" fill=\"\(rxColour)\"/>"
@@ -75,7 +75,7 @@ enum SVGChart {
 
     /// The axis top and tick step: a round number of the largest unit at or under the peak,
     /// 1, 2 or 5 times a power of ten of it, about four steps high.
-    static func axis(peak: UInt64, units: Units) -> (Double, Double) {
+    public static func axis(peak: UInt64, units: Units) -> (Double, Double) {
         guard peak > 0 else { return (1024, 256) }
         let base = units.base == .iec ? 1024.0 : 1000.0
         var unit = 1.0
@@ -90,7 +90,7 @@ enum SVGChart {
         return (top, step)
     }
 
-    static func shortLabel(_ start: Double, period: String, time: TimeText) -> String {
+    public static func shortLabel(_ start: Double, period: String, time: TimeText) -> String {
         switch UsagePeriod(rawValue: period) {
         case .hour: time.format(start, "%H")
         case .day: time.format(start, "%d")
@@ -98,7 +98,7 @@ enum SVGChart {
         }
     }
 
-    static func axisTitle(_ period: String, time: TimeText) -> String {
+    public static func axisTitle(_ period: String, time: TimeText) -> String {
         let zone = time.utc ? "UTC" : "local time"
         switch UsagePeriod(rawValue: period) {
         case .hour: return "hour of day (\(zone))"
@@ -108,7 +108,7 @@ enum SVGChart {
     }
 
     /// `text` in lines of at most `width` characters, broken between words.
-    static func wrap(_ text: String, width: Int) -> [String] {
+    public static func wrap(_ text: String, width: Int) -> [String] {
         var lines: [String] = []
         var line = ""
         for word in text.split(separator: " ") {
@@ -122,7 +122,7 @@ enum SVGChart {
     }
 
     /// Coordinates with at most two decimals.
-    static func n(_ value: Double) -> String {
+    public static func n(_ value: Double) -> String {
         let text = fixed(value, decimals: 2)
         var trimmed = Substring(text)
         while trimmed.hasSuffix("0") { trimmed = trimmed.dropLast() }
@@ -130,7 +130,7 @@ enum SVGChart {
         return String(trimmed)
     }
 
-    static func escape(_ text: String) -> String {
+    public static func escape(_ text: String) -> String {
         var out = ""
         for character in text {
             switch character {

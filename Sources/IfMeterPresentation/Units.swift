@@ -46,7 +46,7 @@ public struct Units: Hashable, Sendable {
 }
 
 /// `value` with exactly `decimals` digits after the point, rounded half away from zero.
-func fixed(_ value: Double, decimals: Int) -> String {
+public func fixed(_ value: Double, decimals: Int) -> String {
     var scale = 1.0
     for _ in 0..<decimals { scale *= 10 }
     let scaled = Int64((abs(value) * scale).rounded())
