@@ -75,11 +75,14 @@ let package = Package(
         // Composition: command line, config, probe, event loop, server, systemd.
         .target(
             name: "IfMeterDaemon",
-            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterOwners", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterMetrics", "IfMeterRequests", "IfMeterPlatform", "IfMeterServer", "IfMeterHTTP", "CSystemd", "CMemory"]),
+            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterOwners", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterMetrics", "IfMeterRequests", "IfMeterPlatform", "IfMeterServer", "IfMeterHTTP", "IfMeterPage", "IfMeterPresentation", "CSystemd", "CMemory"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
         // How figures are written for people, by the client and the daemon's page alike: byte
         // units, times in the daemon's zone, period names, the SVG bar chart.
         .target(name: "IfMeterPresentation", dependencies: ["IfMeterCore", "IfMeterWire"]),
+        // The daemon's pages: HTML and SVG from the answers the HTTP API gives, with their own
+        // style sheet and script; nothing fetched from elsewhere.
+        .target(name: "IfMeterPage", dependencies: ["IfMeterCore", "IfMeterWire", "IfMeterPresentation"]),
         // The client: views, live rates, the estimate log, quota checks, charts.
         .target(name: "IfMeterCLI", dependencies: ["IfMeterCore", "IfMeterWire", "IfMeterJSON", "IfMeterPresentation"]),
         // The client that `make install` and `make deb` build is one static executable: no

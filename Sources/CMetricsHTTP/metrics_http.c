@@ -14,7 +14,32 @@ struct ifm_http_server {
     ifm_http_handler handler;
     ifm_http_peer_event peer_event;
     void *context;
+    /* Deferred answers not yet completed, so a stop can resume their connections first. */
+    ifm_http_pending *pending;
 };
+
+/* A deferred answer. Owned jointly by the connection (through its request state) and the
+ * caller, until both are done with it: whichever finishes second frees it. */
+struct ifm_http_pending {
+    ifm_http_server *server;
+    struct MHD_Connection *connection;
+    struct MHD_Response *response;
+    unsigned int status;
+    /* The caller completed it. */
+    int completed;
+    /* The connection ended, or the server stopped: nothing may be resumed. */
+    int gone;
+    ifm_http_pending *previous, *next;
+};
+
+static void ifm_http_unlink(ifm_http_pending *pending) {
+    if (!pending->server) return;
+    if (pending->previous) pending->previous->next = pending->next;
+    else pending->server->pending = pending->next;
+    if (pending->next) pending->next->previous = pending->previous;
+    pending->server = NULL;
+    pending->previous = pending->next = NULL;
+}
 
 static int ifm_http_connection_fd(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -32,7 +57,15 @@ static void ifm_http_notify_connection(void *cls, struct MHD_Connection *connect
 
 static void ifm_http_notify_completed(void *cls, struct MHD_Connection *connection, void **request_state,
                                       enum MHD_RequestTerminationCode code) {
-    (void)request_state;
+    ifm_http_pending *pending = request_state ? *request_state : NULL;
+    if (pending) {
+        *request_state = NULL;
+        ifm_http_unlink(pending);
+        if (pending->response) MHD_destroy_response(pending->response);
+        pending->response = NULL;
+        if (pending->completed) free(pending);
+        else pending->gone = 1;
+    }
     /* Only a request answered in full leaves the connection waiting for another one. */
     if (code != MHD_REQUEST_TERMINATED_COMPLETED_OK) return;
     ifm_http_server *server = cls;
@@ -41,25 +74,77 @@ static void ifm_http_notify_completed(void *cls, struct MHD_Connection *connecti
 }
 
 struct ifm_http_exchange {
+    ifm_http_server *server;
     struct MHD_Connection *connection;
     enum MHD_Result queued;
     int answered;
+    ifm_http_pending *deferred;
 };
 
-void ifm_http_answer(ifm_http_exchange *exchange, const ifm_http_response *answer) {
-    if (exchange->answered) return;
-    exchange->answered = 1;
+/* The answer as libmicrohttpd sends it, every byte and header copied. */
+static struct MHD_Response *ifm_http_response_of(const ifm_http_response *answer) {
     struct MHD_Response *response = MHD_create_response_from_buffer(
         answer->body_length, (void *)answer->body, MHD_RESPMEM_MUST_COPY);
-    if (!response) return;
+    if (!response) return NULL;
     if (answer->content_type) MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, answer->content_type);
     if (answer->content_encoding)
         MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_ENCODING, answer->content_encoding);
     if (answer->allow) MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, answer->allow);
     /* The body depends on Accept and Accept-Encoding: caches must key on both. */
     MHD_add_response_header(response, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
+    for (size_t index = 0; index < answer->header_count; index++)
+        MHD_add_response_header(response, answer->header_names[index], answer->header_values[index]);
+    return response;
+}
+
+void ifm_http_answer(ifm_http_exchange *exchange, const ifm_http_response *answer) {
+    if (exchange->answered || exchange->deferred) return;
+    exchange->answered = 1;
+    struct MHD_Response *response = ifm_http_response_of(answer);
+    if (!response) return;
     exchange->queued = MHD_queue_response(exchange->connection, answer->status, response);
     MHD_destroy_response(response);
+}
+
+ifm_http_pending *ifm_http_defer(ifm_http_exchange *exchange) {
+    if (exchange->answered || exchange->deferred) return NULL;
+    ifm_http_pending *pending = calloc(1, sizeof *pending);
+    if (!pending) return NULL;
+    pending->server = exchange->server;
+    pending->connection = exchange->connection;
+    pending->next = exchange->server->pending;
+    if (pending->next) pending->next->previous = pending;
+    exchange->server->pending = pending;
+    exchange->deferred = pending;
+    return pending;
+}
+
+void ifm_http_complete(ifm_http_pending *pending, const ifm_http_response *answer) {
+    if (pending->gone) {
+        free(pending);
+        return;
+    }
+    pending->completed = 1;
+    pending->response = ifm_http_response_of(answer);
+    /* With no response (out of memory) the connection is resumed all the same, and answered
+     * 500 by the access handler, rather than left suspended for ever. */
+    pending->status = pending->response ? answer->status : MHD_HTTP_INTERNAL_SERVER_ERROR;
+    ifm_http_unlink(pending);
+    MHD_resume_connection(pending->connection);
+}
+
+/* Collects the query string's arguments, up to IFM_HTTP_MAX_ARGUMENTS. */
+static enum MHD_Result ifm_http_argument(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+    (void)kind;
+    ifm_http_request *request = cls;
+    if (request->argument_count == IFM_HTTP_MAX_ARGUMENTS) {
+        request->too_many_arguments = 1;
+        return MHD_NO;
+    }
+    request->argument_keys[request->argument_count] = key;
+    request->argument_values[request->argument_count] = value;
+    request->argument_count++;
+    return MHD_YES;
 }
 
 static enum MHD_Result ifm_http_access(void *cls, struct MHD_Connection *connection, const char *url,
@@ -70,8 +155,21 @@ static enum MHD_Result ifm_http_access(void *cls, struct MHD_Connection *connect
     /* A request with a body is answered on its first call; the body is never read (MHD then
      * closes the connection instead of reading it). */
     (void)upload_data_size;
-    (void)request_state;
     ifm_http_server *server = cls;
+    ifm_http_pending *resumed = *request_state;
+    if (resumed) {
+        if (resumed->gone) return MHD_NO;
+        /* Called again once a deferred answer resumed the connection: send it. */
+        if (!resumed->response) {
+            static const char failed[] = "the answer could not be made\n";
+            resumed->response = MHD_create_response_from_buffer(sizeof failed - 1, (void *)failed, MHD_RESPMEM_PERSISTENT);
+            if (!resumed->response) return MHD_NO;
+        }
+        enum MHD_Result queued = MHD_queue_response(connection, resumed->status, resumed->response);
+        MHD_destroy_response(resumed->response);
+        resumed->response = NULL;
+        return queued;
+    }
     ifm_http_request request = {
         .method = method,
         .url = url,
@@ -79,8 +177,14 @@ static enum MHD_Result ifm_http_access(void *cls, struct MHD_Connection *connect
         .accept_encoding = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING),
         .fd = ifm_http_connection_fd(connection),
     };
-    ifm_http_exchange exchange = { .connection = connection, .queued = MHD_NO };
+    MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, ifm_http_argument, &request);
+    ifm_http_exchange exchange = { .server = server, .connection = connection, .queued = MHD_NO };
     server->handler(server->context, &request, &exchange);
+    if (exchange.deferred) {
+        *request_state = exchange.deferred;
+        MHD_suspend_connection(connection);
+        return MHD_YES;
+    }
     return exchange.queued;
 }
 
@@ -94,7 +198,8 @@ ifm_http_server *ifm_http_start(int listen_fd, const ifm_http_limits *limits, if
     /* MHD_USE_EPOLL without an internal thread: MHD gives us one epoll descriptor to watch and
      * does its work only inside ifm_http_run, on the daemon's loop thread. */
     server->daemon = MHD_start_daemon(
-        MHD_USE_EPOLL, 0, NULL, NULL, ifm_http_access, server,
+        /* Suspending a connection whose answer comes from another thread's work. */
+        MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, ifm_http_access, server,
         MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
         MHD_OPTION_CONNECTION_LIMIT, limits->max_connections,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, limits->max_connections_per_ip,
@@ -127,6 +232,14 @@ int64_t ifm_http_timeout_ms(ifm_http_server *server) {
 
 void ifm_http_stop(ifm_http_server *server) {
     if (!server) return;
+    /* A suspended connection must be resumed before the daemon stops; its answer, if it still
+     * comes, is only let go. */
+    while (server->pending) {
+        ifm_http_pending *pending = server->pending;
+        ifm_http_unlink(pending);
+        pending->gone = 1;
+        MHD_resume_connection(pending->connection);
+    }
     MHD_stop_daemon(server->daemon);
     free(server);
 }

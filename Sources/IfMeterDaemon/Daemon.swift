@@ -11,6 +11,7 @@ import IfMeterHistory
 import IfMeterService
 import IfMeterStore
 import IfMeterWire
+import IfMeterPresentation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -62,7 +63,7 @@ final class Daemon {
     private var lifecycle: Lifecycle
     private let startedAt: Double
     private var sources = Sources()
-    private let metrics: MetricsEndpoint
+    private let web: WebEndpoint
     private let requests: DaemonRequests
 
     /// Checks the directories, takes systemd's sockets, locks the database and binds the socket.
@@ -98,17 +99,19 @@ final class Daemon {
                             group: config.socketGroup, limits: Self.limits(config), loop: loop)
         var listening = passed.metrics
         if listening == nil, let address = options.metricsListen ?? config.metricsListen {
-            listening = try MetricsServer.listen(on: address)
+            listening = try HTTPServer.listen(on: address)
         }
         // The parts ask the daemon for its state through closures, which may not hold it
         // before it is whole.
         weak var daemon: Daemon?
-        metrics = try MetricsEndpoint(
-            listening: listening, loop: loop, startedAt: startedAt, sampledAt: { daemon?.metering?.service.summary.sampledAt?.wall },
+        let metrics = MetricsEndpoint(
+            loop: loop, startedAt: startedAt, sampledAt: { daemon?.metering?.service.summary.sampledAt?.wall },
             figures: { daemon?.metricsFigures ?? MetricsEndpoint.Figures(snapshot: nil, plans: [], keepAbsentSeconds: 0) })
         requests = DaemonRequests(
             loop: loop, server: server, metrics: metrics, configPath: paths.config, metering: { daemon?.metering },
             status: { daemon!.status() }, reload: { uid in daemon?.reload(trigger: "reload requested by uid \(uid)").map { "\($0)" } })
+        web = try WebEndpoint(listening: listening, loop: loop, metrics: metrics, requests: requests,
+                              answers: { daemon?.metering?.answers }, time: { TimeText(utc: daemon?.config.timeZone == .utc) })
         daemon = self
         server.isAdmin = { [unowned self] uid, groups in isAdmin(uid: uid, groups: groups) }
         server.costOf = { request in
@@ -130,6 +133,7 @@ final class Daemon {
             if getenv("INVOCATION_ID") == nil {
                 // In the foreground (not a systemd service): say how to ask it.
                 Diagnostics.notice("counting; ask with: \(Self.clientCommand) --socket \(paths.socket)")
+                if let url = pageURL { Diagnostics.notice("page: \(url) (and \(url)metrics)") }
             }
             return try loop.run()
         } catch {
@@ -149,6 +153,14 @@ final class Daemon {
         let service = metering?.service
         return MetricsEndpoint.Figures(snapshot: service?.snapshot(), plans: service?.planFigures(at: SystemClock.now().wall) ?? [],
                                        keepAbsentSeconds: Double(config.metricsKeepAbsent))
+    }
+
+    /// Where the page is served, for a person to open; nil without a listener.
+    private var pageURL: String? {
+        guard let port = web.port else { return nil }
+        let host = (options.metricsListen ?? config.metricsListen)?.host ?? ""
+        let shown = host.isEmpty || host == "0.0.0.0" || host == "::" ? "localhost" : host.contains(":") ? "[\(host)]" : host
+        return "http://\(shown):\(port)/"
     }
 
     /// The sampling interval in force: the command line's, else the config's.
@@ -200,13 +212,13 @@ final class Daemon {
                 log: EstimateLog(path: loading.logPath, maxSize: config.logMaxSize, keep: config.logFiles),
                 database: paths.database, retentionOwners: config.retention.owners)
             lifecycle = .running(metering)
-            metrics.renderOn(metering.answers)
+            web.metrics.renderOn(metering.answers)
             metering.onEvent = { [unowned self] event in requests.broadcast(event) }
-            metering.onSaved = { [unowned self] seconds in metrics.saved(seconds: seconds) }
+            metering.onSaved = { [unowned self] seconds in web.metrics.saved(seconds: seconds) }
             sampler.deliver = { [unowned metering] read in metering.ingest(read) }
             sampler.sampled = { [unowned self] seconds, waiting in
                 requests.broadcastRates()
-                metrics.sampled(seconds: seconds) { for done in waiting { done() } }
+                web.metrics.sampled(seconds: seconds) { for done in waiting { done() } }
             }
             metering.act(on: metering.service.start(links: dump.links, unparseable: dump.unparseable, at: now))
             try sampler.watchLinkEvents()
@@ -315,7 +327,7 @@ final class Daemon {
             socket: paths.socket, timeZone: running ? (config.timeZone == .utc ? "utc" : "local") : nil,
             linkEvents: metering.map { LinkEventsHealth(origin: $0.sampler.feeds.own.events.origin,
                                                         receiveBuffer: $0.sampler.feeds.own.events.receiveBufferSize) },
-            metrics: metrics.port.map { port in
+            metrics: web.port.map { port in
                 (options.metricsListen ?? config.metricsListen).map { MetricsAddress(host: $0.host, port: port).description }
                     ?? ":\(port)"
             })

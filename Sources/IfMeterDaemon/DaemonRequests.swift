@@ -52,28 +52,57 @@ final class DaemonRequests: MeteringContext {
 
     func handle(_ request: Request, from client: Server.Client) {
         let id = request.id
-        switch handlers.answer(request, from: Peer(uid: client.uid, isAdmin: client.isAdmin)) {
-        case .line(let line): server.send(line, to: client)
+        let peer = Peer(uid: client.uid, isAdmin: client.isAdmin)
+        switch handlers.answer(request, from: peer) {
         case .watch(let line):
             client.watchID = .some(id)
             server.send(line, to: client)
         case .afterSample: requestSample(id, client)
-        case .offLoop(let build):
-            guard let metering = metering() else { return server.send(Self.notMetering(id), to: client) }
+        case .line(let line): server.send(line, to: client)
+        case let answer:
             server.holdRequests(of: client)
-            metering.answers.run({ _ in build() }, then: { [server] (line: [UInt8]) in
+            carryOut(answer, id: id) { [server] line in
                 server.send(line, to: client)
                 server.answered(client)
-            })
+            }
+        }
+    }
+
+    /// A request from the HTTP API (docs/PROTOCOL.md, "Over HTTP"): answered as the socket
+    /// answers a peer that is not an admin; `reply` gets the line, at once or, for work done
+    /// on another thread, later on the loop. Only commands that read come here.
+    func answer(_ request: Request, reply: @escaping ([UInt8]) -> Void) {
+        switch handlers.answer(request, from: Self.httpPeer) {
+        case .watch, .afterSample:
+            reply(LineEncoder.failure(WireError(.badRequest, "not over HTTP: use the socket's watch or sample", id: request.id)))
+        case let answer: carryOut(answer, id: request.id, reply: reply)
+        }
+    }
+
+    /// Who an HTTP request is from: nobody the daemon knows, never an admin.
+    static let httpPeer = Peer(uid: UInt32(bitPattern: -2), isAdmin: false)
+
+    /// The line, or the work on the answers' or store's thread whose result is the line.
+    private func carryOut(_ answer: Answer, id: RequestID?, reply: @escaping ([UInt8]) -> Void) {
+        switch answer {
+        case .line(let line): reply(line)
+        case .offLoop(let build):
+            guard let metering = metering() else { return reply(Self.notMetering(id)) }
+            metering.answers.run({ _ in build() }, then: reply)
         case .fromStore(let job):
-            guard let metering = metering() else { return server.send(Self.notMetering(id), to: client) }
-            server.holdRequests(of: client)
+            guard let metering = metering() else { return reply(Self.notMetering(id)) }
             metering.worker.run({ store in job(store) }, then: { [unowned self] (answer: StoreAnswer) in
                 answer.update?(&metering.service, now)
-                server.send(answer.line, to: client)
-                server.answered(client)
+                reply(answer.line)
             })
+        case .watch(let line): reply(line)
+        case .afterSample: reply(LineEncoder.failure(WireError(.badRequest, "not answered here", id: id)))
         }
+    }
+
+    /// The watch stream's `rates` line as of the last sample.
+    func ratesLine() -> [UInt8] {
+        LineEncoder.success(handlers.rates(), id: nil, stream: "rates")
     }
 
     private static func notMetering(_ id: RequestID?) -> [UInt8] {

@@ -11,19 +11,23 @@ public enum SVGChart {
     public static let rxColour = "#3b75af"
     public static let txColour = "#ef8636"
 
-    public static func render(_ usage: UsageResult, subject: String, time: TimeText, units: Units) -> String {
+    /// The chart of `usage`. `inline` leaves out the XML declaration, for a chart inside an HTML
+    /// page (whose style sheet may colour it by its classes). Each bar whose period holds one of
+    /// `events` carries a mark above it naming them.
+    public static func render(_ usage: UsageResult, subject: String, time: TimeText, units: Units, inline: Bool = false,
+                              events: [CounterEvent] = []) -> String {
         let rows = usage.rows
         let peak = rows.map { $0.rxBytes &+ $0.txBytes }.max() ?? 0
         let (axisMax, step) = axis(peak: peak, units: units)
         let what = usage.period
         let range = rows.isEmpty ? "no traffic recorded"
             : "\(PeriodLabel.long(rows[0].start, period: usage.period, time: time)) to \(PeriodLabel.long(rows[rows.count - 1].start, period: usage.period, time: time))"
-        var svg = """
-            <?xml version="1.0" encoding="UTF-8"?>
+        var svg = inline ? "" : "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        svg += """
             <svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="\(Int(width))" height="\(Int(height))" \
             viewBox="0 0 \(Int(width)) \(Int(height))" font-family="sans-serif" font-size="12">
             <title>\(escape("\(subject): traffic by \(what), \(range)"))</title>
-            <rect x="0" y="0" width="\(Int(width))" height="\(Int(height))" fill="#ffffff"/>
+            <rect\(inline ? " class=\"background\"" : "") x="0" y="0" width="\(Int(width))" height="\(Int(height))" fill="#ffffff"/>
             <text x="\(Int(width / 2))" y="28" text-anchor="middle" font-size="16" font-weight="bold">\(escape("\(subject): traffic by \(what)"))</text>
             <text x="\(Int(width / 2))" y="44" text-anchor="middle" fill="#555555">\(escape(range))</text>
 
@@ -50,6 +54,15 @@ public enum SVGChart {
             svg += "<rect class=\"rx\" x=\"\(n(x))\" y=\"\(n(base - rxHeight))\" width=\"\(n(barWidth))\" height=\"\(n(rxHeight))\" fill=\"\(rxColour)\"/>"
             svg += "<rect class=\"tx\" x=\"\(n(x))\" y=\"\(n(base - rxHeight - txHeight))\" width=\"\(n(barWidth))\" height=\"\(n(txHeight))\" fill=\"\(txColour)\"/>"
             svg += "</g>\n"
+            let touching = events.filter { $0.at >= row.start && $0.at < row.end }
+            if !touching.isEmpty {
+                let top = base - rxHeight - txHeight - 10
+                let what = touching.prefix(5).map { "\(time.second($0.at)) \($0.kind.rawValue): \($0.detail)" }.joined(separator: "\n")
+                    + (touching.count > 5 ? "\n… \(touching.count - 5) more" : "")
+                svg += "<g class=\"event-mark\" data-start=\"\(Int64(row.start))\" data-events=\"\(touching.count)\">"
+                svg += "<title>\(escape(what))</title>"
+                svg += "<circle cx=\"\(n(x + barWidth / 2))\" cy=\"\(n(top))\" r=\"4\" fill=\"#c62828\"/></g>\n"
+            }
             if index % labelEvery == 0 {
                 svg += "<text x=\"\(n(x + barWidth / 2))\" y=\"\(n(base + 16))\" text-anchor=\"middle\">\(escape(shortLabel(row.start, period: usage.period, time: time)))</text>\n"
             }

@@ -7,6 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* At most this many query arguments are passed on; a request with more says so. */
+#define IFM_HTTP_MAX_ARGUMENTS 32
+
 /* What one request asked; valid during the handler call only. Absent headers are NULL. */
 typedef struct {
     const char *method;
@@ -15,6 +18,12 @@ typedef struct {
     const char *accept_encoding;
     /* The connection's socket, as in ifm_http_peer_event. */
     int fd;
+    /* The query string's arguments as libmicrohttpd decoded them, in order; a value is NULL for
+     * a key without `=`. `too_many_arguments` is 1 when some were left out. */
+    const char *argument_keys[IFM_HTTP_MAX_ARGUMENTS];
+    const char *argument_values[IFM_HTTP_MAX_ARGUMENTS];
+    size_t argument_count;
+    int too_many_arguments;
 } ifm_http_request;
 
 /* An answer; `content_encoding` and `allow` are sent when not NULL. Everything is copied by
@@ -26,16 +35,33 @@ typedef struct {
     const char *allow;
     const uint8_t *body;
     size_t body_length;
+    /* More headers, `header_count` names and values (a page's security headers). */
+    const char *const *header_names;
+    const char *const *header_values;
+    size_t header_count;
 } ifm_http_response;
 
 /* One request being answered; valid during the handler call only. */
 typedef struct ifm_http_exchange ifm_http_exchange;
 
-/* Called once per request; must call `ifm_http_answer` exactly once before returning. */
+/* Called once per request; must either call `ifm_http_answer` or `ifm_http_defer` before
+ * returning. */
 typedef void (*ifm_http_handler)(void *context, const ifm_http_request *request, ifm_http_exchange *exchange);
 
 /* Queues the answer to the exchange's request. */
 void ifm_http_answer(ifm_http_exchange *exchange, const ifm_http_response *response);
+
+/* An answer given later: its connection is suspended (nothing else of it is read or written)
+ * until `ifm_http_complete`. */
+typedef struct ifm_http_pending ifm_http_pending;
+
+/* The exchange's request is answered later; NULL when it cannot be (then answer it now). */
+ifm_http_pending *ifm_http_defer(ifm_http_exchange *exchange);
+
+/* Gives a deferred request its answer (copied) and resumes its connection, to be sent at the
+ * next `ifm_http_run`; or, when the connection or the server went meanwhile, only lets the
+ * handle go. Call exactly once per handle. */
+void ifm_http_complete(ifm_http_pending *pending, const ifm_http_response *response);
 
 typedef struct ifm_http_server ifm_http_server;
 

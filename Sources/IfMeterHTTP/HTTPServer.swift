@@ -6,16 +6,63 @@ import CSystemd
 import Glibc
 #endif
 
-/// `/metrics` over HTTP: libmicrohttpd run from the daemon's loop — its epoll descriptor is
-/// watched like any other, and its timeouts are a one-shot timer — so a scrape is served
-/// between samples and socket requests, never beside them on another thread.
-public final class MetricsServer {
+/// The daemon's HTTP listener (`/metrics`, the page and its JSON): libmicrohttpd run from the
+/// daemon's loop — its epoll descriptor is watched like any other, and its timeouts are a
+/// one-shot timer — so a request is served between samples and socket requests, never beside
+/// them on another thread. An answer that needs another thread's work (a store query, a
+/// page's render) is given later through its ``Reply``, its connection suspended meanwhile.
+public final class HTTPServer {
     /// What one request asked.
     public struct Request {
         public var method: String
         public var path: String
         public var accept: String?
         public var acceptEncoding: String?
+        /// The query string's arguments, decoded, in order (a key without `=` has an empty value).
+        public var arguments: [(key: String, value: String)] = []
+        /// More arguments came than are passed on (``maximumArguments``).
+        public var tooManyArguments = false
+
+        public init(method: String, path: String, accept: String? = nil, acceptEncoding: String? = nil) {
+            (self.method, self.path, self.accept, self.acceptEncoding) = (method, path, accept, acceptEncoding)
+        }
+
+        /// The values of every argument named `key`, in order.
+        public func values(_ key: String) -> [String] {
+            arguments.filter { $0.key == key }.map(\.value)
+        }
+    }
+
+    /// Most query arguments a request may carry.
+    public static let maximumArguments = Int(IFM_HTTP_MAX_ARGUMENTS)
+
+    /// Where a request's answer goes: now, or later from the loop once it is made. Exactly one
+    /// answer per request; a second is ignored.
+    public final class Reply {
+        fileprivate var exchange: OpaquePointer?
+        fileprivate var pending: OpaquePointer?
+        fileprivate var answered = false
+        fileprivate weak var server: HTTPServer?
+
+        fileprivate init(exchange: OpaquePointer, server: HTTPServer) {
+            self.exchange = exchange
+            self.server = server
+        }
+
+        /// Sends `answer` (on the loop's thread).
+        public func send(_ answer: Answer) {
+            guard !answered else { return }
+            answered = true
+            answer.withResponse { response in
+                if let exchange {
+                    ifm_http_answer(exchange, &response)
+                } else if let pending {
+                    ifm_http_complete(pending, &response)
+                }
+            }
+            if pending != nil { server?.again?.trigger() }
+            pending = nil
+        }
     }
 
     /// The answer; `body` is sent as is (already compressed when `encoding` says so).
@@ -25,9 +72,37 @@ public final class MetricsServer {
         public var encoding: String?
         public var allow: String?
         public var body: [UInt8]
+        /// More headers, in order.
+        public var headers: [(name: String, value: String)]
 
-        public init(status: UInt32, contentType: String, encoding: String? = nil, allow: String? = nil, body: [UInt8]) {
+        public init(status: UInt32, contentType: String, encoding: String? = nil, allow: String? = nil,
+                    headers: [(name: String, value: String)] = [], body: [UInt8]) {
             (self.status, self.contentType, self.encoding, self.allow, self.body) = (status, contentType, encoding, allow, body)
+            self.headers = headers
+        }
+
+        /// The answer as C reads it, valid during `body` only.
+        fileprivate func withResponse(_ use: (inout ifm_http_response) -> Void) {
+            let names = headers.map { strdup($0.name) }
+            let values = headers.map { strdup($0.value) }
+            defer { for pointer in names + values { free(pointer) } }
+            contentType.withCString { contentType in
+                withOptionalCString(encoding) { encoding in
+                    withOptionalCString(allow) { allow in
+                        body.withUnsafeBufferPointer { body in
+                            names.map { UnsafePointer($0) }.withUnsafeBufferPointer { names in
+                                values.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
+                                    var response = ifm_http_response(
+                                        status: status, content_type: contentType, content_encoding: encoding, allow: allow,
+                                        body: body.baseAddress, body_length: body.count, header_names: names.baseAddress,
+                                        header_values: values.baseAddress, header_count: headers.count)
+                                    use(&response)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 
@@ -48,8 +123,8 @@ public final class MetricsServer {
     private var watcher: EventSource?
     private var timer: EventSource?
     /// Runs libmicrohttpd again on the next loop turn, when it has work that needs no input.
-    private var again: EventSource?
-    private let respond: (Request) -> Answer
+    fileprivate var again: EventSource?
+    private let respond: (Request, Reply) -> Void
     private var admission: HTTPAdmission
     /// Ends connections whose request is late (``HTTPAdmission/expired(at:)``), every second.
     private var sweep: EventSource?
@@ -57,7 +132,10 @@ public final class MetricsServer {
     public let port: UInt16
 
     /// Serves on `fd` (a listening TCP socket, owned from now on).
-    public init(listening fd: Int32, limits: Limits = Limits(), loop: EventLoop, respond: @escaping (Request) -> Answer) throws(PlatformError) {
+    /// Serves on `fd` (a listening TCP socket, owned from now on); `respond` answers each
+    /// request through its reply, at once or later.
+    public init(listening fd: Int32, limits: Limits = Limits(), loop: EventLoop,
+                respond: @escaping (Request, Reply) -> Void) throws(PlatformError) {
         self.loop = loop
         self.respond = respond
         admission = HTTPAdmission(limits: limits.admission)
@@ -71,10 +149,10 @@ public final class MetricsServer {
             timeout_seconds: limits.timeoutSeconds, memory_per_connection: limits.memoryPerConnection)
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard let started = ifm_http_start(fd, &cLimits, { context, request, exchange in
-            let server = Unmanaged<MetricsServer>.fromOpaque(context!).takeUnretainedValue()
+            let server = Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue()
             server.handle(request!.pointee, exchange: exchange!)
         }, { context, peer, kind in
-            Unmanaged<MetricsServer>.fromOpaque(context!).takeUnretainedValue().peerEvent(peer, kind)
+            Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue().peerEvent(peer, kind)
         }, context) else {
             close(fd)
             throw PlatformError.system("MHD_start_daemon", errno)
@@ -153,22 +231,29 @@ public final class MetricsServer {
 
     private func handle(_ request: ifm_http_request, exchange: OpaquePointer) {
         admission.requested(request.fd)
-        let answer = respond(Request(
+        var asked = Request(
             method: request.method.map { String(cString: $0) } ?? "",
             path: request.url.map { String(cString: $0) } ?? "",
             accept: request.accept.map { String(cString: $0) },
-            acceptEncoding: request.accept_encoding.map { String(cString: $0) }))
-        // ifm_http_answer copies the body and headers, so the pointers need only live here.
-        answer.contentType.withCString { contentType in
-            withOptionalCString(answer.encoding) { encoding in
-                withOptionalCString(answer.allow) { allow in
-                    answer.body.withUnsafeBufferPointer { body in
-                        var response = ifm_http_response(
-                            status: answer.status, content_type: contentType, content_encoding: encoding, allow: allow,
-                            body: body.baseAddress, body_length: body.count)
-                        ifm_http_answer(exchange, &response)
-                    }
+            acceptEncoding: request.accept_encoding.map { String(cString: $0) })
+        withUnsafeBytes(of: request.argument_keys) { keys in
+            withUnsafeBytes(of: request.argument_values) { values in
+                let keys = keys.bindMemory(to: UnsafePointer<CChar>?.self)
+                let values = values.bindMemory(to: UnsafePointer<CChar>?.self)
+                for index in 0..<min(request.argument_count, keys.count) {
+                    asked.arguments.append((keys[index].map { String(cString: $0) } ?? "", values[index].map { String(cString: $0) } ?? ""))
                 }
+            }
+        }
+        asked.tooManyArguments = request.too_many_arguments != 0
+        let reply = Reply(exchange: exchange, server: self)
+        respond(asked, reply)
+        // Not answered yet: it is answered later, its connection suspended until then.
+        reply.exchange = nil
+        if !reply.answered {
+            reply.pending = ifm_http_defer(exchange)
+            if reply.pending == nil {
+                reply.send(Answer(status: 503, contentType: "text/plain; charset=utf-8", body: Array("busy: try again\n".utf8)))
             }
         }
     }

@@ -1,0 +1,163 @@
+import IfMeterHTTP
+import IfMeterPage
+import IfMeterPlatform
+import IfMeterPresentation
+import IfMeterCore
+import IfMeterWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The HTTP listener's routes (docs/METRICS.md, docs/PROTOCOL.md "Over HTTP"), every one
+/// read-only, `GET` and `HEAD` only:
+/// - `/metrics`: the exposition (``MetricsEndpoint``);
+/// - `/api/v1/COMMAND`: a command that reads (``HTTPArguments``), answered as the socket answers
+///   a peer that is not an admin, under the same limits; `/api/v1/rates`: the watch stream's
+///   `rates` line as of the last sample;
+/// - `/` and `/subject?name=NAME`: the pages, made from the same answers and rendered on the
+///   answers' thread, never on the loop; `/static/…`: their style sheet and script.
+final class WebEndpoint {
+    let metrics: MetricsEndpoint
+    private let requests: DaemonRequests
+    /// The listener, when configured or passed by systemd.
+    private var server: HTTPServer?
+    /// The answers' thread, once the daemon runs.
+    private let answers: () -> AnswerWorker?
+    /// Times as the daemon cuts its buckets.
+    private let time: () -> TimeText
+    private let host: String
+
+    init(listening fd: Int32?, loop: EventLoop, metrics: MetricsEndpoint, requests: DaemonRequests,
+         answers: @escaping () -> AnswerWorker?, time: @escaping () -> TimeText) throws(PlatformError) {
+        self.metrics = metrics
+        self.requests = requests
+        self.answers = answers
+        self.time = time
+        var name = [CChar](repeating: 0, count: 256)
+        host = gethostname(&name, name.count - 1) == 0
+            ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "this host"
+        guard let fd else { return }
+        server = try HTTPServer(listening: fd, loop: loop) { [unowned self] request, reply in route(request, reply) }
+    }
+
+    /// The port it serves on, if it does.
+    var port: UInt16? { server?.port }
+
+    private static let text = "text/plain; charset=utf-8"
+    private static let json = "application/json"
+    private static let html = "text/html; charset=utf-8"
+
+    private func route(_ request: HTTPServer.Request, _ reply: HTTPServer.Reply) {
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return reply.send(.init(status: 405, contentType: Self.text, allow: "GET, HEAD",
+                                    body: Array("only GET and HEAD are served here: everything is read-only\n".utf8)))
+        }
+        if request.tooManyArguments {
+            return reply.send(.init(status: 400, contentType: Self.text,
+                                    body: Array("more than \(HTTPServer.maximumArguments) query arguments\n".utf8)))
+        }
+        let path = request.path
+        if path == "/metrics" { return reply.send(metrics.answer(request)) }
+        if path.hasPrefix("/static/"), let asset = PageAssets.asset(String(path.dropFirst("/static/".count))) {
+            return reply.send(.init(status: 200, contentType: asset.contentType, headers: PageAssets.securityHeaders, body: asset.body))
+        }
+        if path == "/api/v1/rates" { return reply.send(Self.jsonAnswer(requests.ratesLine())) }
+        if path.hasPrefix("/api/v1/") {
+            let name = String(path.dropFirst("/api/v1/".count))
+            guard let command = Command(rawValue: name), HTTPArguments.commands.contains(command) else {
+                return reply.send(Self.jsonAnswer(LineEncoder.failure(WireError(
+                    .unknownCommand, "not over HTTP: \"\(name)\"; the API answers "
+                        + (HTTPArguments.commands.map(\.rawValue) + ["rates"]).joined(separator: ", ")))))
+            }
+            switch HTTPArguments.request(command, request.arguments) {
+            case .success(let line): requests.answer(line) { reply.send(Self.jsonAnswer($0)) }
+            case .failure(let error): reply.send(Self.jsonAnswer(LineEncoder.failure(error)))
+            }
+            return
+        }
+        switch path {
+        case "/", "/index.html": overview(reply)
+        case "/subject":
+            guard let name = request.values("name").first, !name.isEmpty else {
+                return reply.send(.init(status: 400, contentType: Self.text, body: Array("/subject needs ?name=NAME\n".utf8)))
+            }
+            subject(name, reply)
+        default:
+            reply.send(.init(status: 404, contentType: Self.text,
+                             body: Array("not found: ifmeterd serves /, /subject?name=NAME, /api/v1/… and /metrics\n".utf8)))
+        }
+    }
+
+    /// An answer line as HTTP: its status from the error it carries, if any.
+    private static func jsonAnswer(_ line: [UInt8]) -> HTTPServer.Answer {
+        let code = (try? ResponseLine(line))?.error?.code
+        let status: UInt32 = switch code {
+        case nil: 200
+        case .notReady?: 503
+        case .unknownInterface?: 404
+        case .storeError?, .internalError?: 500
+        default: 400
+        }
+        return .init(status: status, contentType: json, headers: [("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff")],
+                     body: line)
+    }
+
+    private func overview(_ reply: HTTPServer.Reply) {
+        var shown = Request(.query)
+        shown.usage = OverviewPage.interfacePeriods
+        shown.include = [QueryPart.status, .interfaces, .plans].map(\.rawValue)
+        var owners = Request(.query)
+        owners.select = QuerySelection.owners.rawValue
+        owners.usage = OverviewPage.ownerPeriods
+        owners.include = [QueryPart.interfaces.rawValue]
+        requests.answer(shown) { [unowned self] first in
+            requests.answer(owners) { [unowned self] second in
+                let (host, time) = (host, time())
+                render(reply) {
+                    OverviewPage.render(host: host, interfaces: try Self.result(first), owners: try Self.result(second),
+                                        time: time, units: Units())
+                }
+            }
+        }
+    }
+
+    private func subject(_ name: String, _ reply: HTTPServer.Reply) {
+        var tables = Request(.query)
+        tables.interfaces = [name]
+        tables.usage = SubjectPage.periods
+        tables.include = [QueryPart.status, .interfaces].map(\.rawValue)
+        let events = Request(.events, interface: name, limit: SubjectPage.eventLimit)
+        requests.answer(tables) { [unowned self] first in
+            requests.answer(events) { [unowned self] second in
+                let (host, time) = (host, time())
+                render(reply) {
+                    SubjectPage.render(host: host, name: name, subject: try Self.result(first),
+                                       events: try Self.result(second, as: EventsResult.self).events, time: time, units: Units())
+                }
+            }
+        }
+    }
+
+    /// Renders on the answers' thread; a failed answer is shown as what it said.
+    private func render(_ reply: HTTPServer.Reply, _ page: @escaping @Sendable () throws -> String) {
+        guard let answers = answers() else {
+            return reply.send(.init(status: 503, contentType: Self.text, body: Array("ifmeterd is starting; reload shortly\n".utf8)))
+        }
+        answers.run({ _ -> HTTPServer.Answer in
+            do {
+                return .init(status: 200, contentType: Self.html, headers: PageAssets.securityHeaders, body: Array(try page().utf8))
+            } catch let error as WireError {
+                let status: UInt32 = error.code == .unknownInterface ? 404 : error.code == .notReady ? 503 : 500
+                return .init(status: status, contentType: Self.text, headers: PageAssets.securityHeaders, body: Array("\(error.message)\n".utf8))
+            } catch {
+                return .init(status: 500, contentType: Self.text, body: Array("\(error)\n".utf8))
+            }
+        }, then: { reply.send($0) })
+    }
+
+    private static func result<T: JSONReadable>(_ line: [UInt8], as type: T.Type = QueryResult.self) throws -> T {
+        let response = try ResponseLine(line)
+        if let error = response.error { throw error }
+        return try response.result(as: type)
+    }
+}

@@ -1,0 +1,112 @@
+import IfMeterCore
+import IfMeterPresentation
+import IfMeterWire
+
+/// `/`: the host at a glance — each data plan as a bar, today and this month per interface
+/// grouped by class, and containers, virtual machines and namespaces, present first — with
+/// every figure's labels beside it, as the CLI says them.
+public enum OverviewPage {
+    /// The periods the interfaces' query asks for, per subject in this order.
+    public static let interfacePeriods: [UsageSpec] = [UsageSpec(.day, last: 1), UsageSpec(.month, last: 1)]
+    /// The periods the owners' query asks for.
+    public static let ownerPeriods: [UsageSpec] = [UsageSpec(.day, last: 1), UsageSpec(.month, last: 1), UsageSpec(.total)]
+
+    /// The page, from the answers to the interfaces' query (`select: shown`, with status,
+    /// interfaces and plans) and the owners' (`select: owners`, with interfaces).
+    public static func render(host: String, interfaces: QueryResult, owners: QueryResult, time: TimeText, units: Units) -> String {
+        let status = interfaces.status
+        var page = PageFrame.begin(title: "ifmeter — \(host)", host: host, status: status, time: time)
+        page += "<section id=\"plans\"><h2>Data plans</h2>\n"
+        let plans = interfaces.plans ?? []
+        if plans.isEmpty {
+            page += "<p class=\"facts\">No data plans. Add one to ifmeterd.conf (plan[NAME] = INTERFACES, .limit, .period; docs/PLANS.md).</p>\n"
+        }
+        for plan in plans { page += PlanBar.render(plan, time: time, units: units) }
+        page += "</section>\n<section id=\"interfaces\"><h2>Interfaces</h2>\n"
+        let states = Dictionary((interfaces.interfaces ?? []).map { ($0.name, $0) }) { first, _ in first }
+        let perSubject = interfacePeriods.count
+        var classes: [String] = []
+        var members: [String: [Int]] = [:]
+        for (index, subject) in interfaces.subjects.enumerated() {
+            if members[subject.class] == nil { classes.append(subject.class) }
+            members[subject.class, default: []].append(index)
+        }
+        if classes.isEmpty { page += "<p class=\"facts\">No interface has carried traffic yet.</p>\n" }
+        for interfaceClass in classes {
+            page += "<h3>\(HTML.escape(interfaceClass))</h3>\n<div class=\"scroll\"><table class=\"usage\" data-class=\"\(HTML.escape(interfaceClass))\">"
+            page += "<thead><tr><th>interface</th><th>now</th><th>today ↓</th><th>today ↑</th><th class=\"hide-narrow\">month ↓</th>"
+            page += "<th class=\"hide-narrow\">month ↑</th><th>month</th><th class=\"hide-narrow\">marks</th></tr></thead><tbody>\n"
+            for index in members[interfaceClass]! {
+                let name = interfaces.subjects[index].name ?? interfaceClass
+                let tables = interfaces.usage[(index * perSubject)..<min(interfaces.usage.count, (index + 1) * perSubject)]
+                let today = tables.first?.rows.last
+                let month = tables.dropFirst().first?.rows.last
+                let absent = states[name]?.isAbsent ?? false
+                page += "<tr class=\"subject\(absent ? " absent" : "")\" data-name=\"\(HTML.escape(name))\">"
+                page += "<td class=\"name\"><a href=\"/subject?name=\(HTML.queryValue(name))\">\(HTML.escape(name))</a>\(absent ? " (absent)" : "")</td>"
+                page += "<td class=\"rate\" data-rate=\"\(HTML.escape(name))\">\(rate(states[name]?.rate, units))</td>"
+                page += cell(today?.rxBytes, "today-rx", units) + cell(today?.txBytes, "today-tx", units)
+                page += cell(month?.rxBytes, "month-rx", units, narrow: true) + cell(month?.txBytes, "month-tx", units, narrow: true)
+                page += cell(month.map { $0.rxBytes &+ $0.txBytes }, "month-total", units)
+                page += "<td class=\"hide-narrow\">\(labels((month?.labels ?? []) + (states[name]?.labels ?? [])))</td></tr>\n"
+            }
+            page += "</tbody></table></div>\n"
+        }
+        page += "</section>\n" + ownersSection(owners, time: time, units: units)
+        page += PageFrame.end(footnote: interfaces.footnote)
+        return page
+    }
+
+    private static func ownersSection(_ owners: QueryResult, time: TimeText, units: Units) -> String {
+        var page = "<section id=\"owners\"><h2>Containers, virtual machines and namespaces</h2>\n"
+        guard !owners.subjects.isEmpty else {
+            return page + "<p class=\"facts\">None seen yet (attribute_owners; docs/NAMESPACES.md).</p></section>\n"
+        }
+        let states = Dictionary((owners.interfaces ?? []).map { ($0.name, $0) }) { first, _ in first }
+        let perSubject = ownerPeriods.count
+        page += "<div class=\"scroll\"><table class=\"usage owners\"><thead><tr><th>subject</th><th>now</th><th>today</th>"
+        page += "<th>month</th><th>all time</th><th class=\"hide-narrow\">marks</th></tr></thead><tbody>\n"
+        for (index, subject) in owners.subjects.enumerated() {
+            let name = subject.name ?? ""
+            let tables = owners.usage[(index * perSubject)..<min(owners.usage.count, (index + 1) * perSubject)]
+            let rows = tables.map { $0.rows.last }
+            let absent = states[name]?.isAbsent ?? true
+            page += "<tr class=\"subject\(absent ? " absent" : "")\" data-name=\"\(HTML.escape(name))\">"
+            page += "<td class=\"name\"><a href=\"/subject?name=\(HTML.queryValue(name))\">\(HTML.escape(name))</a>"
+            page += absent ? " (gone\(states[name]?.lastSeen.map { ", last seen " + time.minute($0) } ?? ""))" : ""
+            page += "</td><td class=\"rate\" data-rate=\"\(HTML.escape(name))\">\(rate(states[name]?.rate, units))</td>"
+            for (offset, row) in rows.enumerated() {
+                page += cell(row.map { $0.rxBytes &+ $0.txBytes }, ["today", "month", "total"][offset], units,
+                             detail: row.map { "↓ \(units.bytes($0.rxBytes)) ↑ \(units.bytes($0.txBytes))" })
+            }
+            page += "<td class=\"hide-narrow\">\(labels((rows.last??.labels ?? []) + (states[name]?.labels ?? [])))</td></tr>\n"
+        }
+        return page + "</tbody></table></div></section>\n"
+    }
+
+    /// A byte figure: its units for a person, its exact bytes in `data-bytes` and the title.
+    static func cell(_ bytes: UInt64?, _ role: String, _ units: Units, narrow: Bool = false, detail: String? = nil) -> String {
+        let hide = narrow ? " hide-narrow" : ""
+        guard let bytes else { return "<td class=\"\(role)\(hide)\" data-bytes=\"0\">—</td>" }
+        let title = "\(bytes) bytes" + (detail.map { ": " + $0 } ?? "")
+        return "<td class=\"\(role)\(hide)\" data-bytes=\"\(bytes)\" title=\"\(HTML.escape(title))\">\(HTML.escape(units.bytes(bytes)))</td>"
+    }
+
+    static func rate(_ rate: RateResult?, _ units: Units) -> String {
+        guard let rate else { return "—" }
+        return HTML.escape("↓ \(units.rate(rate.rxBytesPerSecond)) ↑ \(units.rate(rate.txBytesPerSecond))")
+    }
+
+    /// The labels beyond those every figure carries (``EstimateLabel/always``), once each.
+    static func labels(_ labels: [String]) -> String {
+        let always = Set(EstimateLabel.always.map(\.rawValue))
+        var seen = Set<String>()
+        let shown = labels.filter { !always.contains($0) && seen.insert($0).inserted }
+        guard !shown.isEmpty else { return "" }
+        let marks: Set<String> = [EstimateLabel.resetInPeriod, .gapInPeriod, .implausibleDropped, .eventsLost, .importedVnstat,
+                                  .tunnelDoubleCounted, .unsavedNotIncluded].reduce(into: []) { $0.insert($1.rawValue) }
+        return "<span class=\"labels\">" + shown.map { label in
+            "<span class=\"label\(marks.contains(label) ? " mark" : "")\">\(HTML.escape(label))</span>"
+        }.joined(separator: " ") + "</span>"
+    }
+}
