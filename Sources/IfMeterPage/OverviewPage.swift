@@ -27,7 +27,9 @@ public enum OverviewPage {
         let perSubject = interfacePeriods.count
         var classes: [String] = []
         var members: [String: [Int]] = [:]
-        for (index, subject) in interfaces.subjects.enumerated() {
+        // Containers', machines' and namespaces' subjects (`container:web`; no link name has a
+        // colon) have a section of their own below.
+        for (index, subject) in interfaces.subjects.enumerated() where !(subject.name ?? "").contains(":") {
             if members[subject.class] == nil { classes.append(subject.class) }
             members[subject.class, default: []].append(index)
         }

@@ -19,9 +19,16 @@ public enum PageAssets {
         switch name {
         case "ifmeter.css": ("text/css; charset=utf-8", Array(style.utf8))
         case "ifmeter.js": ("text/javascript; charset=utf-8", Array(script.utf8))
+        case "icon.svg": ("image/svg+xml", Array(icon.utf8))
         default: nil
         }
     }
+
+    /// Two bars, rx and tx.
+    static let icon = """
+        <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect x="2" y="5" width="5" height="10" fill="#3b75af"/>\
+        <rect x="9" y="1" width="5" height="14" fill="#ef8636"/></svg>
+        """
 
     static let style = """
         :root { color-scheme: light dark; --bg: #ffffff; --fg: #1d1f21; --muted: #5f6368; --line: #dadce0;

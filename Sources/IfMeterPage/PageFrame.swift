@@ -10,6 +10,7 @@ enum PageFrame {
             <html lang="en"><head><meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <title>\(HTML.escape(title))</title>
+            <link rel="icon" href="/static/icon.svg" type="image/svg+xml">
             <link rel="stylesheet" href="/static/ifmeter.css">
             <script src="/static/ifmeter.js" defer></script>
             </head>

@@ -140,7 +140,7 @@ struct MetricsTests {
 
         let head = try curl(pair.left, ["-I", url])
         #expect(head.stdout.hasPrefix("HTTP/1.1 200") && !head.stdout.contains("ifmeter_up"))
-        let missing = try curl(pair.left, ["-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(metricsPort)/"])
+        let missing = try curl(pair.left, ["-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(metricsPort)/nothing-here"])
         #expect(missing.stdout == "404")
         let post = try curl(pair.left, ["-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-d", "x", url])
         #expect(post.stdout == "405")
