@@ -114,6 +114,25 @@ extension FuzzTargets {
         }
     }
 
+    /// `http-api`: a command's name, a newline, then `key=value` arguments joined by `&`, as
+    /// libmicrohttpd hands them on decoded, through ``HTTPArguments`` and, when they make a
+    /// request, the same handlers. A request made must be the command the path named, within
+    /// range, and read back the same from its own line.
+    public static func httpAPI(_ bytes: [UInt8]) {
+        let text = String(decoding: bytes.prefix(8192), as: UTF8.self)
+        let (name, query) = text.firstIndex(of: "\n").map { (String(text[..<$0]), String(text[text.index(after: $0)...])) } ?? (text, "")
+        let pairs = query.split(separator: "&", omittingEmptySubsequences: false).prefix(40).map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (key: String(parts[0]), value: parts.count > 1 ? String(parts[1]) : "")
+        }
+        let command = Command(rawValue: name) ?? HTTPArguments.commands[Int(name.utf8.first ?? 0) % HTTPArguments.commands.count]
+        guard case .success(let request) = HTTPArguments.request(command, pairs) else { return }
+        precondition(request.cmd == command.rawValue, "\(pairs) made a request for \(request.cmd ?? "nothing") on \(command)'s path")
+        precondition(request.rangeProblem == nil, "\(request) is out of range")
+        precondition(Request.parse(request.jsonBytes) == .success(request), "\(request) does not read back")
+        handle(request)
+    }
+
     private static func handle(_ request: Request) {
         let handlers = handlers()
         let command = request.cmd.flatMap(Command.init(rawValue:))

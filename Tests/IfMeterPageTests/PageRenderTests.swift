@@ -1,0 +1,56 @@
+import IfMeterCore
+import IfMeterPage
+import IfMeterPresentation
+import IfMeterWire
+import Testing
+
+/// Every name on a page is text: a Linux interface may be named `<b>x` or `a"b&`.
+@Suite("Page rendering")
+struct PageRenderTests {
+    static let hostile = ["<b>x", "a\"b&", "'><script>", "x</td>"]
+
+    func table(_ name: String, _ period: String, rx: UInt64) -> UsageResult {
+        UsageResult(interface: name, class: "ethernet", period: period,
+                    rows: [UsageRowResult(UsageRowFields(start: 1_796_083_200, end: 1_796_169_600, continuity: Continuity(),
+                                                         labels: ["estimate", "reset-in-period"]),
+                                          traffic: Traffic(rxBytes: rx, txBytes: 7))],
+                    projection: nil, footnote: EstimateLabel.footnote)
+    }
+
+    @Test("names are escaped in text, attributes and links; figures carry their exact bytes")
+    func escaped() {
+        let subjects = Self.hostile.map { QuerySubject(name: $0, class: "ethernet") }
+        let usage = Self.hostile.flatMap { [table($0, "day", rx: 5), table($0, "month", rx: 1234)] }
+        let interfaces = QueryResult(status: nil, subjects: subjects, interfaces: nil, usage: usage, footnote: "f", plans: [])
+        let owners = QueryResult(status: nil, subjects: [], interfaces: nil, usage: [], footnote: "f")
+        let page = OverviewPage.render(host: "<h>", interfaces: interfaces, owners: owners, time: TimeText(utc: true), units: Units())
+        #expect(!page.contains("<b>x") && !page.contains("<script>") && !page.contains("a\"b") && !page.contains("<h>"))
+        #expect(page.contains("&lt;b&gt;x") && page.contains("a&quot;b&amp;"))
+        #expect(page.contains("href=\"/subject?name=%3Cb%3Ex\""))
+        #expect(page.contains("data-bytes=\"1241\""), "month: rx 1234 + tx 7")
+        #expect(page.contains(">reset-in-period<"), "a continuity label is shown")
+        #expect(!page.contains(" style="), "no inline style: the Content-Security-Policy allows none")
+    }
+
+    @Test("the subject page charts each table inline and marks the bars events touch")
+    func subject() {
+        let result = QueryResult(status: nil, subjects: [QuerySubject(name: "a\"b&", class: "ethernet")], interfaces: nil,
+                                 usage: [table("a\"b&", "hour", rx: 9), table("a\"b&", "day", rx: 9), table("a\"b&", "month", rx: 9)],
+                                 footnote: "f")
+        let event = CounterEvent(kind: .reset, at: 1_796_090_000, interface: "a\"b&", detail: "<i>went back</i>")
+        let page = SubjectPage.render(host: "h", name: "a\"b&", subject: result, events: [event], time: TimeText(utc: true), units: Units())
+        #expect(page.components(separatedBy: "<svg").count - 1 == 3)
+        #expect(!page.contains("<?xml"), "inline charts carry no XML declaration")
+        #expect(page.contains("class=\"event-mark\""))
+        #expect(page.contains("&lt;i&gt;went back&lt;/i&gt;") && !page.contains("<i>"))
+    }
+
+    @Test("assets are served by name, and nothing else is")
+    func assets() {
+        #expect(PageAssets.asset("ifmeter.css")?.contentType.hasPrefix("text/css") == true)
+        #expect(PageAssets.asset("ifmeter.js")?.contentType.hasPrefix("text/javascript") == true)
+        #expect(PageAssets.asset("../etc/passwd") == nil)
+        let policy = PageAssets.securityHeaders.first { $0.name == "Content-Security-Policy" }?.value ?? ""
+        #expect(policy.contains("script-src 'self'") && !policy.contains("unsafe"))
+    }
+}
