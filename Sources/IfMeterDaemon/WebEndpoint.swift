@@ -1,4 +1,5 @@
 import IfMeterHTTP
+import IfMeterMetrics
 import IfMeterPage
 import IfMeterPlatform
 import IfMeterPresentation
@@ -75,13 +76,14 @@ final class WebEndpoint {
             }
             return
         }
+        let gzip = ContentCoding.acceptsGzip(request.acceptEncoding)
         switch path {
-        case "/", "/index.html": overview(reply)
+        case "/", "/index.html": overview(reply, gzip: gzip)
         case "/subject":
             guard let name = request.values("name").first, !name.isEmpty else {
                 return reply.send(.init(status: 400, contentType: Self.text, body: Array("/subject needs ?name=NAME\n".utf8)))
             }
-            subject(name, reply)
+            subject(name, reply, gzip: gzip)
         default:
             reply.send(.init(status: 404, contentType: Self.text,
                              body: Array("not found: ifmeterd serves /, /subject?name=NAME, /api/v1/… and /metrics\n".utf8)))
@@ -102,7 +104,7 @@ final class WebEndpoint {
                      body: line)
     }
 
-    private func overview(_ reply: HTTPServer.Reply) {
+    private func overview(_ reply: HTTPServer.Reply, gzip: Bool) {
         var shown = Request(.query)
         shown.usage = OverviewPage.interfacePeriods
         shown.include = [QueryPart.status, .interfaces, .plans].map(\.rawValue)
@@ -110,10 +112,11 @@ final class WebEndpoint {
         owners.select = QuerySelection.owners.rawValue
         owners.usage = OverviewPage.ownerPeriods
         owners.include = [QueryPart.interfaces.rawValue]
+        let asked = Stopwatch()
         requests.answer(shown) { [unowned self] first in
             requests.answer(owners) { [unowned self] second in
                 let (host, time) = (host, time())
-                render(reply) {
+                render(reply, gzip: gzip, queried: asked.seconds) {
                     OverviewPage.render(host: host, interfaces: try Self.result(first), owners: try Self.result(second),
                                         time: time, units: Units())
                 }
@@ -121,16 +124,17 @@ final class WebEndpoint {
         }
     }
 
-    private func subject(_ name: String, _ reply: HTTPServer.Reply) {
+    private func subject(_ name: String, _ reply: HTTPServer.Reply, gzip: Bool) {
         var tables = Request(.query)
         tables.interfaces = [name]
         tables.usage = SubjectPage.periods
         tables.include = [QueryPart.status, .interfaces].map(\.rawValue)
         let events = Request(.events, interface: name, limit: SubjectPage.eventLimit)
+        let asked = Stopwatch()
         requests.answer(tables) { [unowned self] first in
             requests.answer(events) { [unowned self] second in
                 let (host, time) = (host, time())
-                render(reply) {
+                render(reply, gzip: gzip, queried: asked.seconds) {
                     SubjectPage.render(host: host, name: name, subject: try Self.result(first),
                                        events: try Self.result(second, as: EventsResult.self).events, time: time, units: Units())
                 }
@@ -138,14 +142,25 @@ final class WebEndpoint {
         }
     }
 
-    /// Renders on the answers' thread; a failed answer is shown as what it said.
-    private func render(_ reply: HTTPServer.Reply, _ page: @escaping @Sendable () throws -> String) {
+    /// Renders on the answers' thread, gzipped there when the browser takes it; a failed answer
+    /// is shown as what it said. `Server-Timing` says how long the answers took to come (the
+    /// store's queries, in turn with other work) and the render on the answers' thread.
+    private func render(_ reply: HTTPServer.Reply, gzip: Bool, queried: Double, _ page: @escaping @Sendable () throws -> String) {
         guard let answers = answers() else {
             return reply.send(.init(status: 503, contentType: Self.text, body: Array("ifmeterd is starting; reload shortly\n".utf8)))
         }
         answers.run({ _ -> HTTPServer.Answer in
             do {
-                return .init(status: 200, contentType: Self.html, headers: PageAssets.securityHeaders, body: Array(try page().utf8))
+                let rendering = Stopwatch()
+                var body = Array(try page().utf8)
+                var encoding: String?
+                if gzip, let stream = GzipStream() {
+                    stream.add(body)
+                    if let compressed = stream.finish() { (body, encoding) = (compressed, "gzip") }
+                }
+                let timing = "query;dur=\(Self.milliseconds(queried)), render;dur=\(Self.milliseconds(rendering.seconds))"
+                return .init(status: 200, contentType: Self.html, encoding: encoding,
+                             headers: PageAssets.securityHeaders + [("Server-Timing", timing)], body: body)
             } catch let error as WireError {
                 let status: UInt32 = error.code == .unknownInterface ? 404 : error.code == .notReady ? 503 : 500
                 return .init(status: status, contentType: Self.text, headers: PageAssets.securityHeaders, body: Array("\(error.message)\n".utf8))
@@ -153,6 +168,10 @@ final class WebEndpoint {
                 return .init(status: 500, contentType: Self.text, body: Array("\(error)\n".utf8))
             }
         }, then: { reply.send($0) })
+    }
+
+    private static func milliseconds(_ seconds: Double) -> String {
+        fixed(seconds * 1000, decimals: 2)
     }
 
     private static func result<T: JSONReadable>(_ line: [UInt8], as type: T.Type = QueryResult.self) throws -> T {
