@@ -1,5 +1,4 @@
 #if canImport(Glibc)
-import IfMeterCore
 import Glibc
 #endif
 

@@ -5,6 +5,7 @@ import IfMeterKernel
 import IfMeterRequests
 import IfMeterService
 import IfMeterWire
+import IfMeterJSON
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -81,6 +82,25 @@ final class DaemonRequests: MeteringContext {
 
     /// Who an HTTP request is from: nobody the daemon knows, never an admin.
     static let httpPeer = Peer(uid: UInt32(bitPattern: -2), isAdmin: false)
+
+    /// A `query` or `events` request from the page: its result itself, from the store's thread,
+    /// on the loop (nothing written to be read back), or what refused it.
+    func result(of request: Request, then done: @escaping (Result<any JSONWritable & Sendable, WireError>) -> Void) {
+        let job: RequestHandlers.StoreJob<any JSONWritable & Sendable>
+        do {
+            job = try handlers.storeJob(request, from: Self.httpPeer)
+        } catch {
+            return done(.failure(WireError(answering: error, id: nil)))
+        }
+        guard let metering = metering() else { return done(.failure(WireError(.notReady, "ifmeterd is not metering now"))) }
+        metering.worker.run({ store -> Result<any JSONWritable & Sendable, WireError> in
+            do {
+                return .success(try job(store))
+            } catch {
+                return .failure(WireError(answering: error, id: nil))
+            }
+        }, then: done)
+    }
 
     /// The line, or the work on the answers' or store's thread whose result is the line.
     private func carryOut(_ answer: Answer, id: RequestID?, reply: @escaping ([UInt8]) -> Void) {

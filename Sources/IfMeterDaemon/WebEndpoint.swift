@@ -113,11 +113,11 @@ final class WebEndpoint {
         owners.usage = OverviewPage.ownerPeriods
         owners.include = [QueryPart.interfaces.rawValue]
         let asked = Stopwatch()
-        requests.answer(shown) { [unowned self] first in
-            requests.answer(owners) { [unowned self] second in
+        requests.result(of: shown) { [unowned self] first in
+            requests.result(of: owners) { [unowned self] second in
                 let (host, time) = (host, time())
                 render(reply, gzip: gzip, queried: asked.seconds) {
-                    OverviewPage.render(host: host, interfaces: try Self.result(first), owners: try Self.result(second),
+                    OverviewPage.render(host: host, interfaces: try Self.typed(first), owners: try Self.typed(second),
                                         time: time, units: Units())
                 }
             }
@@ -131,12 +131,12 @@ final class WebEndpoint {
         tables.include = [QueryPart.status, .interfaces].map(\.rawValue)
         let events = Request(.events, interface: name, limit: SubjectPage.eventLimit)
         let asked = Stopwatch()
-        requests.answer(tables) { [unowned self] first in
-            requests.answer(events) { [unowned self] second in
+        requests.result(of: tables) { [unowned self] first in
+            requests.result(of: events) { [unowned self] second in
                 let (host, time) = (host, time())
                 render(reply, gzip: gzip, queried: asked.seconds) {
-                    SubjectPage.render(host: host, name: name, subject: try Self.result(first),
-                                       events: try Self.result(second, as: EventsResult.self).events, time: time, units: Units())
+                    SubjectPage.render(host: host, name: name, subject: try Self.typed(first),
+                                       events: try Self.typed(second, as: EventsResult.self).events, time: time, units: Units())
                 }
             }
         }
@@ -174,9 +174,10 @@ final class WebEndpoint {
         fixed(seconds * 1000, decimals: 2)
     }
 
-    private static func result<T: JSONReadable>(_ line: [UInt8], as type: T.Type = QueryResult.self) throws -> T {
-        let response = try ResponseLine(line)
-        if let error = response.error { throw error }
-        return try response.result(as: type)
+    /// A store job's result as the type its request answers, or the error that refused it.
+    private static func typed<T>(_ result: Result<any JSONWritable & Sendable, WireError>, as type: T.Type = QueryResult.self) throws -> T {
+        let value = try result.get()
+        guard let typed = value as? T else { throw WireError(.internalError, "a \(Swift.type(of: value)) where a \(type) was due") }
+        return typed
     }
 }

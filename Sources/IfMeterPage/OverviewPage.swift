@@ -99,14 +99,16 @@ public enum OverviewPage {
         return HTML.escape("↓ \(units.rate(rate.rxBytesPerSecond)) ↑ \(units.rate(rate.txBytesPerSecond))")
     }
 
+    private static let always = Set(EstimateLabel.always.map(\.rawValue))
+    /// Labels that say something broke a figure's continuity: drawn as marks.
+    private static let marks = Set([EstimateLabel.resetInPeriod, .gapInPeriod, .implausibleDropped, .eventsLost, .importedVnstat,
+                                    .tunnelDoubleCounted, .unsavedNotIncluded].map(\.rawValue))
+
     /// The labels beyond those every figure carries (``EstimateLabel/always``), once each.
     static func labels(_ labels: [String]) -> String {
-        let always = Set(EstimateLabel.always.map(\.rawValue))
         var seen = Set<String>()
         let shown = labels.filter { !always.contains($0) && seen.insert($0).inserted }
         guard !shown.isEmpty else { return "" }
-        let marks: Set<String> = [EstimateLabel.resetInPeriod, .gapInPeriod, .implausibleDropped, .eventsLost, .importedVnstat,
-                                  .tunnelDoubleCounted, .unsavedNotIncluded].reduce(into: []) { $0.insert($1.rawValue) }
         return "<span class=\"labels\">" + shown.map { label in
             "<span class=\"label\(marks.contains(label) ? " mark" : "")\">\(HTML.escape(label))</span>"
         }.joined(separator: " ") + "</span>"

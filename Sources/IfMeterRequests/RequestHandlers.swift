@@ -17,7 +17,7 @@ public struct RequestHandlers {
     }
 
     /// Work on the store's thread that answers one request.
-    typealias StoreJob<Result> = @Sendable (Store) throws -> Result
+    public typealias StoreJob<Result> = @Sendable (Store) throws -> Result
 
     /// The answer to `request`: the version and command are checked first, then readiness,
     /// then (for admin commands) the peer, then the command's own members.
@@ -32,6 +32,26 @@ public struct RequestHandlers {
             return try answer(CommandRequest(command, request), id: id, peer: peer)
         } catch {
             return .line(LineEncoder.failure(WireError(answering: error, id: id)))
+        }
+    }
+
+    /// A `query` or `events` request as its result's job for the store's thread, checked as
+    /// ``answer(_:from:)`` checks it: for a reader that wants the result itself (the page), not
+    /// its line. Throws what refuses it now.
+    public func storeJob(_ request: Request, from peer: Peer) throws -> StoreJob<any JSONWritable & Sendable> {
+        let command = try CommandRequest.command(of: request)
+        guard context.isMetering else {
+            throw WireError(.notReady, "ifmeterd is starting (loading its database and taking the first sample); ask again shortly")
+        }
+        switch try CommandRequest(command, request) {
+        case .query(let query):
+            let job = try self.query(query, peer)
+            return { store in try job(store) }
+        case .events(let events):
+            let job = try self.events(events, peer)
+            return { store in try job(store) }
+        default:
+            throw WireError(.badRequest, "\(command.rawValue) is not answered from the store")
         }
     }
 
