@@ -58,6 +58,7 @@ bench:
 	scripts/bench-memory
 	scripts/bench-hostile
 	scripts/bench-tenant-flood
+	scripts/bench-page
 
 ## Every fuzz target under libFuzzer and ASan for FUZZ_SECONDS each (default 60); see docs/FUZZING.md.
 fuzz:
