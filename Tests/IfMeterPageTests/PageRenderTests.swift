@@ -5,7 +5,7 @@ import IfMeterWire
 import Testing
 
 /// Every name on a page is text: a Linux interface may be named `<b>x` or `a"b&`.
-@Suite("Page rendering")
+@Suite("Page rendering", .timeLimit(.minutes(3)))
 struct PageRenderTests {
     static let hostile = ["<b>x", "a\"b&", "'><script>", "x</td>"]
 
