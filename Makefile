@@ -93,10 +93,12 @@ install-files:
 	install -m 0644 README.md docs/*.md "$(DESTDIR)$(DOCDIR)/"
 	install -d "$(DESTDIR)$(DOCDIR)/decisions"
 	install -m 0644 docs/decisions/*.md "$(DESTDIR)$(DOCDIR)/decisions/"
+	install -d "$(DESTDIR)$(DOCDIR)/images"
+	install -m 0644 docs/images/*.png "$(DESTDIR)$(DOCDIR)/images/"
 	install -m 0644 docs/examples/ifmeterd.conf docs/examples/metrics-listen.conf docs/examples/metrics-socket.conf docs/examples/ifmeter-textfile.service \
 	  docs/examples/ifmeter-textfile.timer docs/examples/grafana-dashboard.json docs/examples/ifmeter-plans.rules.yml \
 	  docs/examples/ifmeter-notify.service docs/examples/ifmeter-notify-desktop.service docs/examples/no-container-names.conf docs/examples/meter-inside.conf \
-	  "$(DESTDIR)$(DOCDIR)/examples/"
+	  docs/examples/prometheus-agent.yml "$(DESTDIR)$(DOCDIR)/examples/"
 
 uninstall:
 	rm -f "$(DESTDIR)$(BINDIR)/ifmeterd" "$(DESTDIR)$(BINDIR)/ifmeter" "$(DESTDIR)$(UNITDIR)/ifmeterd.service" "$(DESTDIR)$(UNITDIR)/ifmeterd.socket" "$(DESTDIR)$(UNITDIR)/ifmeterd-events.socket" "$(DESTDIR)$(UNITDIR)/ifmeterd-metrics.socket"
