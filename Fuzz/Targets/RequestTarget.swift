@@ -154,6 +154,7 @@ extension FuzzTargets {
         case .metrics: readable(line, as: MetricsResult.self)
         case .watch: readable(line, as: RatesResult.self)
         case .sample: readable(line, as: SampleResult.self)
+        case .plans: readable(line, as: PlansResult.self)
         default: readable(line, as: StatusResult.self)
         }
     }
