@@ -24,7 +24,9 @@ enum PlanBar {
         for threshold in plan.thresholds where threshold < 1 {
             out += "<line class=\"threshold\" x1=\"\(units1000(threshold))\" x2=\"\(units1000(threshold))\" y1=\"0\" y2=\"18\"/>"
         }
-        out += "<line class=\"projected\" x1=\"\(units1000(projected))\" x2=\"\(units1000(projected))\" y1=\"0\" y2=\"18\"/></svg>\n"
+        // Kept inside the bar at its ends, where half its width would be cut off.
+        let mark = fixed(min(max(projected * 1000, 1.5), 998.5), decimals: 1)
+        out += "<line class=\"projected\" x1=\"\(mark)\" x2=\"\(mark)\" y1=\"0\" y2=\"18\"/></svg>\n"
         out += "<div class=\"facts\">"
         out += "<span>\(HTML.escape("\(plan.direction), \(plan.period): \(time.day(Double(plan.periodStart))) – \(time.day(Double(plan.periodEnd)))"))</span>"
         out += "<span>\(HTML.escape("\(units.bytes(plan.left)) left"))</span>"
