@@ -1,3 +1,4 @@
+import IfMeterCore
 import IfMeterPresentation
 import IfMeterWire
 
@@ -27,7 +28,8 @@ enum PageFrame {
     }
 
     static func end(footnote: String) -> String {
-        "</main>\n<footer><p>\(HTML.escape(footnote))</p><p>Read-only. The same figures as JSON: "
+        "</main>\n<footer><p class=\"estimate-label\">\(HTML.escape("Every figure: " + EstimateLabel.always.map(\.rawValue).joined(separator: ", ") + "."))</p>"
+            + "<p>\(HTML.escape(footnote))</p><p>Read-only. The same figures as JSON: "
             + "<a href=\"/api/v1/query?include=status,plans&amp;period=month&amp;last=1\">/api/v1/query</a> "
             + "(docs/PROTOCOL.md, \"Over HTTP\").</p></footer>\n</body></html>\n"
     }

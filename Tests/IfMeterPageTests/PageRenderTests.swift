@@ -30,6 +30,7 @@ struct PageRenderTests {
         #expect(page.contains("data-bytes=\"1241\""), "month: rx 1234 + tx 7")
         #expect(page.contains(">reset-in-period<"), "a continuity label is shown")
         #expect(!page.contains(" style="), "no inline style: the Content-Security-Policy allows none")
+        #expect(page.contains("Every figure: estimate, interface-counters"), "what every figure is, once")
     }
 
     @Test("the subject page charts each table inline and marks the bars events touch")
