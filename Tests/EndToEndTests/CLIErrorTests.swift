@@ -30,7 +30,7 @@ struct CLIErrorTests {
         // As another user it would look in XDG_RUNTIME_DIR first: the same lookup as root's unshared.
         let asNobody = try Command.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
                                         #"mount -t tmpfs none /run && exec setpriv --reuid=nobody --regid=nogroup --clear-groups "$0" "$@""#,
-                                        CLIBinary.path, "status"], environment: [
+                                        try OtherUserCopy.of(CLIBinary.path, in: directory.path), "status"], environment: [
             "XDG_RUNTIME_DIR": directory.path, "XDG_STATE_HOME": directory.path, "HOME": directory.path, "IFMETER_SOCKET": "",
         ])
         #expect(asNobody.status == 69, "\(asNobody)")
@@ -77,7 +77,7 @@ struct CLIDaemonErrorTests {
         try daemon.start()
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: daemon.directory)
         let result = try Command.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-                                      CLIBinary.path, "--socket", daemon.socket, "status"])
+                                      try OtherUserCopy.of(CLIBinary.path, in: daemon.directory), "--socket", daemon.socket, "status"])
         #expect(result.status == 77, "\(result.stderr)")
         #expect(result.stderr.contains("cannot connect to \(daemon.socket): permission denied"))
         #expect(try Command.run([CLIBinary.path, "--socket", daemon.socket, "status"]).status == 0)

@@ -118,7 +118,8 @@ struct HostileTests {
         let attacker = Process()
         attacker.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         attacker.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups",
-                              Daemon.packageRoot + "/Tests/tools/hostile-neighbour", daemon.socket, "8", "1000", "200", "4096"]
+                              try OtherUserCopy.of(Daemon.packageRoot + "/Tests/tools/hostile-neighbour", in: daemon.directory),
+                              daemon.socket, "8", "1000", "200", "4096"]
         let output = Pipe()
         attacker.standardOutput = output
         try attacker.run()

@@ -87,6 +87,47 @@ struct TestRulesTests {
         #expect(suites > 80)
     }
 
+    /// The checkout lies wherever root cloned it, `/root` or a `mktemp -d` directory (0700):
+    /// another user cannot search it, and a program there run as `nobody` exits 126.
+    @Test("nothing run as another user is run from the checkout: the checkout's programs go through OtherUserCopy")
+    func otherUsersRunCopies() throws {
+        var offenders: [String] = []
+        for source in try Self.sources() where source.path != "Tests/IfMeterTestSupport/OtherUserCopy.swift" {
+            var rest = source.text[...]
+            while let found = rest.range(of: #"--reuid="#) ?? rest.range(of: #""runuser""#) {
+                // The command line that follows, to its closing bracket.
+                let line = rest[found.lowerBound...].prefix { $0 != "]" }
+                if ["CLIBinary.path", "packageRoot", "Daemon.path", "buildProductsDirectory"].contains(where: { line.contains($0) }),
+                   !line.contains("OtherUserCopy.of(") {
+                    offenders.append("\(source.path): \(line.prefix(120))")
+                }
+                rest = rest[found.upperBound...]
+            }
+        }
+        #expect(offenders == [], "\(offenders.joined(separator: "\n"))")
+    }
+
+    @Test("a copy for another user runs as nobody where the program itself, in a 0700 directory, cannot",
+          .enabled(if: getuid() == 0, "needs root to run a program as nobody"))
+    func otherUserCopyRuns() throws {
+        let closed = try TemporaryDirectory()
+        #expect(chmod(closed.path, 0o700) == 0)
+        let program = closed.path + "/ifmeter"
+        try FileManager.default.copyItem(atPath: CLIBinary.path, toPath: program)
+        // runuser, not setpriv --reuid: setpriv leaves the saved uid 0, so root's capabilities
+        // still pass the path's directories, and only the program's own opens fail (a script's).
+        let asNobody = ["runuser", "-u", "nobody", "--"]
+        let refused = try Command.run(asNobody + [program, "--version"])
+        #expect(refused.status != 0 && refused.stderr.contains("Permission denied"), "nobody ran a program in a 0700 directory: \(refused)")
+        #expect(OtherUserCopy.firstClosedDirectory(above: program) == closed.path)
+        let open = try TemporaryDirectory()
+        #expect(chmod(open.path, 0o700) == 0)
+        let copy = try OtherUserCopy.of(program, in: open.path)
+        let ran = try Command.run(asNobody + [copy, "--version"])
+        #expect(ran.status == 0 && ran.stdout.hasPrefix("ifmeter "), "\(ran)")
+        #expect(OtherUserCopy.firstClosedDirectory(above: copy) == nil)
+    }
+
     @Test("a daemon that does not stop is killed at its deadline, and the test fails naming it and its threads",
           .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason))
     func hungStop() throws {

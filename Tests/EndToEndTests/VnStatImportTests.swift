@@ -220,7 +220,8 @@ struct VnStatImportTests {
             #expect(result.stderr.contains(path) && result.stderr.contains(problem), "\(result.stderr)")
         }
         // Only an admin may import: the same peer check as forget.
-        let refused = try Command.run(["runuser", "-u", "nobody", "--", CLIBinary.path, "--socket", daemon.socket,
+        let client = try OtherUserCopy.of(CLIBinary.path, in: daemon.directory)
+        let refused = try Command.run(["runuser", "-u", "nobody", "--", client, "--socket", daemon.socket,
                                        "import", "vnstat", vnstat.database])
         #expect(refused.status == 77 && refused.stderr.contains("only root"), "\(refused.stderr)")
         let listed = try ifmeter(daemon, ["--json", "list"])

@@ -21,6 +21,8 @@ public final class DaemonProcess: @unchecked Sendable {
     private var stderrHandle: FileHandle?
 
     public static var binary: String { Command.buildProductsDirectory + "/ifmeterd" }
+    /// The program started: the build's, or a copy that another user can reach (``startAsTheUnit()``).
+    private var executable = DaemonProcess.binary
 
     private static let reaped: Void = reapStale()
 
@@ -85,7 +87,7 @@ public final class DaemonProcess: @unchecked Sendable {
     }
 
     public var arguments: [String] {
-        [Self.binary, "--config", config, "--socket", socket, "--state-dir", stateDirectory, "--log-dir", logDirectory]
+        [executable, "--config", config, "--socket", socket, "--state-dir", stateDirectory, "--log-dir", logDirectory]
     }
 
     /// Starts the daemon; with `waitForReady`, returns once `status` says ready.
@@ -156,9 +158,12 @@ public final class DaemonProcess: @unchecked Sendable {
 
     /// The shipped unit's privileges without systemd: starts the daemon as nobody holding only
     /// `CAP_DAC_READ_SEARCH` and `CAP_NET_BROADCAST`, as ifmeterd.service grants them (its
-    /// directory handed to nobody first).
+    /// directory handed to nobody first). The daemon runs from a copy in that directory: nobody
+    /// may not search the checkout's parents (``OtherUserCopy``), and its CAP_DAC_READ_SEARCH
+    /// would hide that from the test, where the unit runs an installed binary.
     public func startAsTheUnit() throws {
         let capabilities = "-all,+dac_read_search,+net_broadcast"
+        executable = try OtherUserCopy.of(Self.binary, in: directory)
         try Command.check(["chown", "-R", "65534:65534", directory])
         try start(prefix: ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=\(capabilities)",
                            "--ambient-caps=\(capabilities)", "--bounding-set=\(capabilities)"])
