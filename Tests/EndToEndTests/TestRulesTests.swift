@@ -87,6 +87,61 @@ struct TestRulesTests {
         #expect(suites > 80)
     }
 
+    /// What holds a thread while it waits: a child process, a namespace (made by `ip`), a
+    /// mount, a daemon's answer, a semaphore, a sleep. Matched as whole names.
+    static let blockingCalls = [
+        "Command.run", "Command.check", "ZonedChild.run", "NetworkNamespace(", "DaemonProcess(", "Process(",
+        "SpawnWithSignals.", "awaitExit(", ".wait(timeout:", ".wait()", "usleep(", "sleep(", "SocketClient(",
+        "SmallFilesystem(", "DatabaseHolder(", "Promtool.",
+    ]
+
+    /// Each suite's text, from its `@Suite(` to the next one's (or the file's end).
+    static func suiteBodies(in text: String) -> [Substring] {
+        var starts: [String.Index] = []
+        var rest = text[...]
+        while let found = rest.range(of: "@Suite(") {
+            starts.append(found.lowerBound)
+            rest = text[found.upperBound...]
+        }
+        return starts.enumerated().map { index, start in
+            text[start..<(index + 1 < starts.count ? starts[index + 1] : text.endIndex)]
+        }
+    }
+
+    /// Whether `body` calls `name`, not a longer name that ends with it (`ociNetworkNamespace(`).
+    static func calls(_ name: String, in body: Substring) -> Bool {
+        var rest = body
+        while let found = rest.range(of: name) {
+            let before = found.lowerBound == body.startIndex ? nil : body[body.index(before: found.lowerBound)]
+            if !(before.map { $0.isLetter || $0.isNumber || $0 == "_" } ?? false) { return true }
+            rest = body[found.upperBound...]
+        }
+        return false
+    }
+
+    /// Swift Testing runs test bodies on the cooperative pool, one thread a core (two here).
+    /// Two bodies that block there (a child test process in Europe/Berlin, a namespace being
+    /// made) stop every other test, and a trivial table test once went past its 60 s limit
+    /// under load: a suite whose tests block runs them on threads of their own.
+    @Test("every suite whose tests wait on a process, a namespace, a mount, a socket or a semaphore runs them off the cooperative pool")
+    func blockingSuitesOffThePool() throws {
+        var offenders: [String] = []
+        var blocking = 0
+        for source in try Self.sources() {
+            for body in Self.suiteBodies(in: source.text) {
+                let waits = Self.blockingCalls.filter { Self.calls($0, in: body) }
+                guard !waits.isEmpty else { continue }
+                blocking += 1
+                let attribute = Self.suites(in: String(body)).first ?? ""
+                if !attribute.contains(".ownThread") {
+                    offenders.append("\(source.path): \(attribute.prefix(80)) calls \(waits.joined(separator: ", "))")
+                }
+            }
+        }
+        #expect(blocking > 30, "the calls looked for are still the ones the tests make")
+        #expect(offenders == [], "add .ownThread to:\n\(offenders.joined(separator: "\n"))")
+    }
+
     /// The checkout lies wherever root cloned it, `/root` or a `mktemp -d` directory (0700):
     /// another user cannot search it, and a program there run as `nobody` exits 126.
     @Test("nothing run as another user is run from the checkout: the checkout's programs go through OtherUserCopy")

@@ -75,7 +75,7 @@ private func lines(_ text: String, _ prefix: String) -> [String] {
     text.split(separator: "\n").map(String.init).filter { $0.hasPrefix(prefix) }
 }
 
-@Suite("Metrics exposition", .timeLimit(.minutes(3)))
+@Suite("Metrics exposition", .ownThread, .timeLimit(.minutes(3)))
 struct ExpositionTests {
     @Test("continuous totals per interface and class; a reset is counted, not a drop")
     func totals() {

@@ -8,7 +8,7 @@ import Testing
 /// The directory against real namespaces: veths whose peers the test moves into a bound
 /// namespace, a namespace a Podman-shaped state directory claims, one a runtime is still setting
 /// up, and one only a process holds.
-@Suite("Owner directory", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason), .timeLimit(.minutes(3)))
+@Suite("Owner directory", .enabled(if: NetworkNamespace.available, NetworkNamespace.skipReason), .ownThread, .timeLimit(.minutes(3)))
 struct OwnerDirectoryTests {
     @Test("each host-side veth's nsid leads to its owner: a Podman container, a bound name, a process")
     func owners() throws {

@@ -79,7 +79,7 @@ final class StubServer: @unchecked Sendable {
     }
 }
 
-@Suite("Socket server (stub policy)", .timeLimit(.minutes(3)))
+@Suite("Socket server (stub policy)", .ownThread, .timeLimit(.minutes(3)))
 struct ServerTests {
     @Test("pipelined lines are answered in order; an overlong line is refused and the connection goes on")
     func framing() throws {

@@ -75,7 +75,7 @@ struct BucketCalendarTests {
 }
 
 /// Starts the suites that need the process's zone set (``ZonedChild``) in a child process.
-@Suite("Suites in Europe/Berlin", .enabled(if: !ZonedChild.isChild), .timeLimit(.minutes(3)))
+@Suite("Suites in Europe/Berlin", .enabled(if: !ZonedChild.isChild), .ownThread, .timeLimit(.minutes(3)))
 struct ZonedSuites {
     @Test("the bucket calendar and the client's times, in a child whose TZ is Europe/Berlin")
     func inChild() throws {

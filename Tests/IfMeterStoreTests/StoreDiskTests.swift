@@ -33,7 +33,7 @@ final class SmallFilesystem {
     }
 }
 
-@Suite("Store when the disk fails", .enabled(if: getuid() == 0, "needs root to mount a small tmpfs"), .timeLimit(.minutes(3)))
+@Suite("Store when the disk fails", .enabled(if: getuid() == 0, "needs root to mount a small tmpfs"), .ownThread, .timeLimit(.minutes(3)))
 struct StoreDiskTests {
     /// Meter output for `count` interfaces with plenty of events, to make a save big.
     func busyOutput(_ meter: inout Meter, count: Int, at seconds: Double) -> MeterOutput {

@@ -10,7 +10,7 @@ import Glibc
 /// vnStat files an admin might be handed: a real vnStat 2.10 database (the fuzz seed) edited
 /// into each shape vnStat never writes. Each is refused before anything is imported, with
 /// what is wrong; none runs a hostile schema or blocks.
-@Suite("vnStat files that vnStat did not write", .timeLimit(.minutes(3)))
+@Suite("vnStat files that vnStat did not write", .ownThread, .timeLimit(.minutes(3)))
 struct VnStatHostileFileTests {
     static let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fuzz/corpus/vnstat/seed-vnstat-2.10.db").path
