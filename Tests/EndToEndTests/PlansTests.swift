@@ -223,58 +223,78 @@ final class DesktopSession {
 
     private(set) var address = ""
     private var processes: [Process] = []
+    /// The X server, and the display it chose; its lock file goes with it.
+    private var x: Process?
+    private var display = ""
 
     init() throws {
-        let display = ":\(200 + getpid() % 500)"
-        let x = Process()
-        x.executableURL = URL(fileURLWithPath: try Command.resolve("Xvfb"))
-        x.arguments = [display, "-nolisten", "tcp"]
-        // Never the test's own output: a server holding it open would keep the run from ending.
-        x.standardOutput = FileHandle.nullDevice
-        x.standardError = FileHandle.nullDevice
-        x.standardInput = FileHandle.nullDevice
-        try x.run()
-        processes.append(x)
-        // The bus in the foreground, its address to a file (a forked bus is no child to wait for).
-        let file = NSTemporaryDirectory() + "ifmeter-bus-\(getpid())-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: file) }
-        #expect(FileManager.default.createFile(atPath: file, contents: nil))
-        let bus = Process()
-        bus.executableURL = URL(fileURLWithPath: try Command.resolve("dbus-daemon"))
-        bus.arguments = ["--session", "--nofork", "--print-address=1"]
-        bus.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: file))
-        bus.standardError = FileHandle.nullDevice
-        bus.standardInput = FileHandle.nullDevice
-        try bus.run()
-        processes.append(bus)
-        var printed = ""
-        let busDeadline = Date().addingTimeInterval(60)
-        while !printed.hasSuffix("\n") && Date() < busDeadline {
-            printed = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
-            usleep(20_000)
-        }
-        guard printed.hasSuffix("\n") else {
+        let directory = NSTemporaryDirectory() + "ifmeter-desktop-\(getpid())-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            // Xvfb picks a free display and writes its number once it accepts connections
+            // (-displayfd): dunst started before that finds no display and exits.
+            let x = Process()
+            x.executableURL = URL(fileURLWithPath: try Command.resolve("Xvfb"))
+            x.arguments = ["-displayfd", "1", "-nolisten", "tcp"]
+            x.standardOutput = try Self.file(directory + "/display")
+            x.standardError = FileHandle.nullDevice
+            x.standardInput = FileHandle.nullDevice
+            try x.run()
+            self.x = x
+            display = ":" + (try Self.line(of: directory + "/display", from: x, what: "Xvfb's display (-displayfd)"))
+            // The bus in the foreground, its address to a file (a forked bus is no child to wait for).
+            let bus = Process()
+            bus.executableURL = URL(fileURLWithPath: try Command.resolve("dbus-daemon"))
+            bus.arguments = ["--session", "--nofork", "--print-address=1"]
+            bus.standardOutput = try Self.file(directory + "/bus")
+            bus.standardError = FileHandle.nullDevice
+            bus.standardInput = FileHandle.nullDevice
+            try bus.run()
+            processes.append(bus)
+            address = try Self.line(of: directory + "/bus", from: bus, what: "the session bus's address")
+            let dunst = Process()
+            dunst.executableURL = URL(fileURLWithPath: try Command.resolve("dunst"))
+            dunst.environment = ["DISPLAY": display, "DBUS_SESSION_BUS_ADDRESS": address, "HOME": NSTemporaryDirectory()]
+                .merging(TestRun.environment) { own, _ in own }
+            dunst.standardError = FileHandle.nullDevice
+            dunst.standardOutput = FileHandle.nullDevice
+            dunst.standardInput = FileHandle.nullDevice
+            try dunst.run()
+            processes.append(dunst)
+            // Ready once it owns the Notifications name.
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline {
+                if let count = try? Command.run(["env", "DBUS_SESSION_BUS_ADDRESS=\(address)", "dunstctl", "count"], timeout: 10),
+                   count.status == 0 { return }
+                guard dunst.isRunning else {
+                    throw CommandFailed(command: ["dunst"], result: CommandResult(status: dunst.terminationStatus, stdout: "", stderr: "dunst exited on \(display)"))
+                }
+                usleep(50_000)
+            }
+            throw CommandFailed(command: ["dunst"], result: CommandResult(status: -1, stdout: "", stderr: "dunst did not answer within 60 s"))
+        } catch {
             stop()
-            throw CommandFailed(command: ["dbus-daemon"], result: CommandResult(status: -1, stdout: "", stderr: "no address within 30 s"))
+            throw error
         }
-        address = printed.trimmingCharacters(in: .whitespacesAndNewlines)
-        let dunst = Process()
-        dunst.executableURL = URL(fileURLWithPath: try Command.resolve("dunst"))
-        dunst.environment = ["DISPLAY": display, "DBUS_SESSION_BUS_ADDRESS": address, "HOME": NSTemporaryDirectory()]
-        dunst.standardError = FileHandle.nullDevice
-        dunst.standardOutput = FileHandle.nullDevice
-        dunst.standardInput = FileHandle.nullDevice
-        try dunst.run()
-        processes.append(dunst)
-        // Ready once it owns the Notifications name (it may wait for the X server first).
+    }
+
+    private static func file(_ path: String) throws -> FileHandle {
+        FileManager.default.createFile(atPath: path, contents: nil)
+        return try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    }
+
+    /// The first line `process` wrote to `path`: what it recorded once ready.
+    private static func line(of path: String, from process: Process, what: String) throws -> String {
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
-            if let count = try? Command.run(["env", "DBUS_SESSION_BUS_ADDRESS=\(address)", "dunstctl", "count"], timeout: 10),
-               count.status == 0 { return }
-            usleep(50_000)
+            let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+            if let end = text.firstIndex(of: "\n") { return text[..<end].trimmingCharacters(in: .whitespaces) }
+            guard process.isRunning else { break }
+            usleep(20_000)
         }
-        stop()
-        throw CommandFailed(command: ["dunst"], result: CommandResult(status: -1, stdout: "", stderr: "dunst did not answer within 60 s"))
+        throw CommandFailed(command: [process.executableURL?.path ?? what], result: CommandResult(
+            status: -1, stdout: "", stderr: "\(what): \(process.isRunning ? "nothing within 60 s" : "it exited first")"))
     }
 
     /// Every notification dunst showed: closed, then read from its history.
@@ -287,9 +307,23 @@ final class DesktopSession {
         return entries.map { "\(field($0, "appname"))|\(field($0, "summary"))|\(field($0, "body"))" }
     }
 
+    /// Ends dunst and the bus, then the X server with SIGTERM, on which it removes its lock
+    /// file (`/tmp/.X<n>-lock`); a server that had to be killed leaves it, so it is removed here.
     func stop() {
-        for process in processes { process.end(SIGKILL) }
+        for process in processes.reversed() { process.end() }
         processes = []
+        guard let x else { return }
+        let pid = x.processIdentifier
+        x.end()
+        self.x = nil
+        let number = display.dropFirst()
+        guard !number.isEmpty else { return }
+        let lock = "/tmp/.X\(number)-lock"
+        if let text = try? String(contentsOfFile: lock, encoding: .utf8),
+           Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) == pid {
+            try? FileManager.default.removeItem(atPath: lock)
+            try? FileManager.default.removeItem(atPath: "/tmp/.X11-unix/X\(number)")
+        }
     }
 
     deinit { stop() }
