@@ -19,7 +19,9 @@ final class ContainersTests {
 
     deinit {
         _ = try? daemon.stop(SIGKILL)
-        for label in labels { Podman.remove(label) }
+        // Last made first: podman refuses to remove a container while others share its
+        // namespace (`--network container:…`), and it would stay up with its conmon.
+        for label in labels.reversed() { Podman.remove(label) }
         host.delete()
     }
 
