@@ -18,6 +18,7 @@ final class LibvirtTests {
         host = try NetworkNamespace()
         daemon = try DaemonProcess(namespace: host, config: "interval = 3600\n")
         libvirt = try LibvirtHost(in: host)
+        daemon.enclosing = libvirt.enter
     }
 
     deinit {
@@ -32,6 +33,9 @@ final class LibvirtTests {
         let macA = "52:54:00:76:00:01"
         let macsB = ["52:54:00:76:00:02", "52:54:00:76:00:03"]
         try libvirt.run("a", macs: [macA])
+        // The test's libvirtd keeps its state where the daemon, and only it, reads it.
+        #expect(FileManager.default.fileExists(atPath: libvirt.statusFile(of: "a")))
+        #expect(!FileManager.default.fileExists(atPath: "/run/libvirt/qemu/\(LibvirtHost.name("a")).xml"), "the host's libvirt state was written")
         let tapA1 = try #require(try libvirt.taps(of: "a").first)
         try libvirt.send(to: "a", mac: macA, count: 20, size: 1000)
         try libvirt.waitForGuest(on: tapA1)

@@ -23,6 +23,9 @@ public final class DaemonProcess: @unchecked Sendable {
     public static var binary: String { Command.buildProductsDirectory + "/ifmeterd" }
     /// The program started: the build's, or a copy that another user can reach (``startAsTheUnit()``).
     private var executable = DaemonProcess.binary
+    /// A command the daemon runs under, outside its network namespace: `nsenter` into the mount
+    /// namespace where a test's libvirtd keeps its state (``LibvirtHost/enter``).
+    public var enclosing: [String] = []
 
     private static let reaped: Void = reapStale()
 
@@ -83,7 +86,7 @@ public final class DaemonProcess: @unchecked Sendable {
     /// For the tests of a refusal: if one regressed into a running daemon, it would count only
     /// the test's namespace into the test's directory, and the test would fail, not hang.
     public func runToExit(_ extra: [String], timeout: Double = 30) throws -> CommandResult {
-        try Command.run((namespace.map { ["ip", "netns", "exec", $0.name] } ?? []) + arguments + extra, timeout: timeout)
+        try Command.run(enclosing + (namespace.map { ["ip", "netns", "exec", $0.name] } ?? []) + arguments + extra, timeout: timeout)
     }
 
     public var arguments: [String] {
@@ -96,7 +99,7 @@ public final class DaemonProcess: @unchecked Sendable {
         waitForReady: Bool = true
     ) throws {
         let process = Process()
-        let command = (namespace.map { ["ip", "netns", "exec", $0.name] } ?? []) + prefix + arguments + extraArguments
+        let command = enclosing + (namespace.map { ["ip", "netns", "exec", $0.name] } ?? []) + prefix + arguments + extraArguments
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         }

@@ -11,8 +11,11 @@ import Glibc
 /// own in the namespace, so that a guest's broadcasts reach no other guest's tap. Domain names
 /// carry the test process's pid (`ifmt-<pid>-<label>`).
 ///
-/// libvirtd's state is the host's (`/run/libvirt/qemu`): one at a time runs there, which the
-/// suite's `.serialized` keeps to.
+/// libvirtd keeps its state in fixed places (`/run/libvirt`, `/var/lib/libvirt`), and a second
+/// libvirtd there exits (the host's holds `/run/libvirt/qemu/driver.pid`). So the test's runs in
+/// a mount namespace of the test's own with an empty tmpfs on each of those places, beside a
+/// virtlogd of its own; the ifmeterd under test enters it too (``enter``), to read the domains'
+/// status files where it reads them on a host. A libvirtd of the host's is never touched.
 public final class LibvirtHost {
     /// True when libvirt and QEMU can run here: root, libvirtd, virtlogd, virsh, QEMU and its
     /// network boot ROM.
@@ -26,6 +29,8 @@ public final class LibvirtHost {
 
     public let namespace: NetworkNamespace
     private let directory: TemporaryDirectory
+    /// The process that holds the mount namespace open (a `sleep`); 0 once ended.
+    private var mounts: pid_t = 0
     private var libvirtd: pid_t?
     private var virtlogd: pid_t?
     private var labels: [String] = []
@@ -43,11 +48,47 @@ public final class LibvirtHost {
         auth_unix_rw = "none"
         auth_unix_ro = "none"
         """.write(toFile: directory.path + "/libvirtd.conf", atomically: true, encoding: .utf8)
-        // The host's virtlogd, if one runs, takes the guests' output; else the test's.
-        if !FileManager.default.fileExists(atPath: "/run/libvirt/virtlogd-sock") {
-            virtlogd = try SpawnWithSignals.start([try Command.resolve("virtlogd")], output: directory.path + "/virtlogd.log")
+        do {
+            try makeMountNamespace()
+            virtlogd = try SpawnWithSignals.start(enter + [try Command.resolve("virtlogd")], output: directory.path + "/virtlogd.log")
+            try startDaemon()
+        } catch {
+            destroy()
+            throw error
         }
-        try startDaemon()
+    }
+
+    /// libvirt's places, each an empty tmpfs in the test's mount namespace.
+    public static let privatePlaces = ["/run/libvirt", "/var/lib/libvirt", "/var/cache/libvirt", "/var/log/libvirt"]
+
+    /// A command prefix that runs a program in the test's mount namespace, where its libvirtd
+    /// keeps its state.
+    public private(set) var enter: [String] = []
+
+    /// Where the test's libvirtd keeps a running domain's status (its live XML), seen from the host.
+    public func statusFile(of label: String) -> String { "/proc/\(mounts)/root/run/libvirt/qemu/\(Self.name(label)).xml" }
+
+    /// Starts the process that holds the mount namespace, and returns once it says its mounts
+    /// are made. Its name (`ifmt-<pid>-libvirt-mounts`) names the test process, for
+    /// ``reapStale()`` and scripts/test-hygiene.
+    private func makeMountNamespace() throws {
+        let ready = directory.path + "/mounts"
+        let script = Self.privatePlaces.map { "mkdir -p \($0) && mount -t tmpfs -o mode=0755 ifmeter-test \($0)" }
+            .joined(separator: " && ") + " && echo ready && exec -a ifmt-\(getpid())-libvirt-mounts sleep 2147483647"
+        mounts = try SpawnWithSignals.start([try Command.resolve("unshare"), "--mount", "--propagation", "private", "--",
+                                             try Command.resolve("bash"), "-c", script], output: ready)
+        let deadline = Date().addingTimeInterval(60)
+        while (try? String(contentsOfFile: ready, encoding: .utf8)) != "ready\n" {
+            let text = (try? String(contentsOfFile: ready, encoding: .utf8)) ?? ""
+            var status: Int32 = 0
+            guard waitpid(mounts, &status, WNOHANG) == 0, Date() < deadline else {
+                if waitpid(mounts, &status, WNOHANG) == 0 { kill(mounts, SIGKILL); _ = waitpid(mounts, &status, 0) }
+                mounts = 0
+                throw CommandFailed(command: ["unshare", "--mount"], result: CommandResult(status: 1, stdout: text, stderr: "libvirt's mount namespace was not made"))
+            }
+            usleep(20_000)
+        }
+        enter = [try Command.resolve("nsenter"), "--mount=/proc/\(mounts)/ns/mnt", "--"]
     }
 
     deinit { destroy() }
@@ -62,7 +103,7 @@ public final class LibvirtHost {
 
     /// Starts libvirtd in the test's namespace and waits until it answers on its socket.
     public func startDaemon() throws {
-        let pid = try SpawnWithSignals.start([try Command.resolve("ip"), "netns", "exec", namespace.name, try Command.resolve("libvirtd"),
+        let pid = try SpawnWithSignals.start(enter + [try Command.resolve("ip"), "netns", "exec", namespace.name, try Command.resolve("libvirtd"),
                                                "-f", directory.path + "/libvirtd.conf", "-p", directory.path + "/libvirtd.pid"],
                                    output: directory.path + "/libvirtd.log")
         libvirtd = pid
@@ -74,7 +115,6 @@ public final class LibvirtHost {
                 return
             } catch {
                 var status: Int32 = 0
-                // Gone: another libvirtd holds the host's QEMU state (`/run/libvirt/qemu/driver.pid`).
                 let exited = waitpid(pid, &status, WNOHANG) == pid
                 guard !exited, Date() < deadline else {
                     if exited { libvirtd = nil }
@@ -195,16 +235,22 @@ public final class LibvirtHost {
         }
         for bridge in bridges { _ = try? namespace.ip("link", "del", bridge) }
         bridges = []
+        if mounts != 0 {
+            // The tmpfs mounts go with the namespace's last process.
+            kill(mounts, SIGKILL)
+            _ = SpawnWithSignals.wait(mounts, within: 30)
+            mounts = 0
+        }
     }
 
-    /// Kills the QEMU processes of `ifmt-<pid>-*` domains whose test process is gone (QEMU runs
-    /// on when its libvirtd is killed).
+    /// Kills the QEMU processes of `ifmt-<pid>-*` domains, and the holders of mount namespaces,
+    /// whose test process is gone (QEMU runs on when its libvirtd is killed).
     static func reapStale() {
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
             guard let pid = Int32(entry),
                   let command = try? String(contentsOfFile: "/proc/\(entry)/cmdline", encoding: .utf8),
-                  command.hasPrefix("/usr/bin/qemu-system"),
-                  let range = command.range(of: "guest=ifmt-") else { continue }
+                  let range = command.hasPrefix("/usr/bin/qemu-system") ? command.range(of: "guest=ifmt-")
+                    : command.hasPrefix("ifmt-") ? command.range(of: "ifmt-") : nil else { continue }
             let owner = command[range.upperBound...].prefix { $0.isNumber }
             if let testPID = Int32(owner), kill(testPID, 0) != 0, errno == ESRCH { kill(pid, SIGKILL) }
         }
