@@ -31,12 +31,14 @@ run:
 	$(BUILD) --product ifmeter
 	"$$($(BUILD) --show-bin-path)/ifmeterd" --metrics-listen $(LISTEN)
 
-## Install dependencies, build, and run every test (kernel tests need root; they skip otherwise);
-## then the plain `swift build -c release` a Swift developer types first must build and link.
+## Install dependencies, build, and run every test (kernel tests need root; they skip otherwise),
+## failing if the tests left a process, namespace, container, VM or X lock file behind
+## (scripts/test-hygiene); then the plain `swift build -c release` a Swift developer types first
+## must build and link.
 test:
 	scripts/install-deps --test
 	$(SWIFT) build --build-tests
-	$(SWIFT) test
+	scripts/test-hygiene $(SWIFT) test
 	$(SWIFT) build -c release
 
 build:
