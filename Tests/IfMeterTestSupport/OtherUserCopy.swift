@@ -22,12 +22,11 @@ public enum OtherUserCopy {
                                 result: CommandResult(status: errno, stdout: "", stderr: String(cString: strerror(errno))))
         }
         let copy = bin + "/" + (program as NSString).lastPathComponent
+        // Written by another process: a descriptor this process opened for writing would be
+        // inherited by whatever another test spawns meanwhile, and executing the copy would
+        // then fail with ETXTBSY ("Text file busy") for as long as that child lives.
         if !FileManager.default.fileExists(atPath: copy) {
-            try FileManager.default.copyItem(atPath: program, toPath: copy)
-        }
-        guard chmod(copy, 0o755) == 0 else {
-            throw CommandFailed(command: ["chmod", "0755", copy],
-                                result: CommandResult(status: errno, stdout: "", stderr: String(cString: strerror(errno))))
+            try Command.check(["install", "-m", "0755", program, copy])
         }
         if let closed = firstClosedDirectory(above: copy) {
             throw CommandFailed(command: ["copy of \(program)"], result: CommandResult(
