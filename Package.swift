@@ -105,7 +105,7 @@ let package = Package(
             name: "IfMeterFuzzTargets",
             dependencies: ["IfMeterDaemon", "IfMeterRequests", "IfMeterPlatform", "IfMeterMetrics", "IfMeterCLI", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterKernel", "IfMeterOwners", "CLinkStats"],
             path: "Fuzz/Targets"),
-        .testTarget(name: "FuzzReplayTests", dependencies: ["IfMeterFuzzTargets"]),
+        .testTarget(name: "FuzzReplayTests", dependencies: ["IfMeterFuzzTargets", "IfMeterTestSupport"]),
         // Network namespaces, processes and fixtures for the tests; never linked into a product.
         .target(name: "IfMeterTestSupport", path: "Tests/IfMeterTestSupport"),
         .testTarget(name: "IfMeterMetricsTests", dependencies: ["IfMeterMetrics", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterCore", "IfMeterTestSupport"]),
@@ -130,8 +130,8 @@ let package = Package(
             name: "IfMeterRequestsTests",
             dependencies: ["IfMeterRequests", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterCLITests", dependencies: ["IfMeterCLI", "IfMeterPresentation", "IfMeterCore", "IfMeterWire", "IfMeterJSON", "IfMeterTestSupport"], exclude: ["Golden"]),
-        .testTarget(name: "IfMeterJSONTests", dependencies: ["IfMeterJSON"]),
-        .testTarget(name: "IfMeterPageTests", dependencies: ["IfMeterPage", "IfMeterPresentation", "IfMeterWire", "IfMeterCore"]),
+        .testTarget(name: "IfMeterJSONTests", dependencies: ["IfMeterJSON", "IfMeterTestSupport"]),
+        .testTarget(name: "IfMeterPageTests", dependencies: ["IfMeterPage", "IfMeterPresentation", "IfMeterWire", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterWireTests", dependencies: ["IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterTestSupport"], exclude: ["Golden"]),
         // Writes a known history (a reset, a DST change) through the real meter and store.
         .executableTarget(

@@ -1,11 +1,14 @@
 import Foundation
 import IfMeterFuzzTargets
+import IfMeterTestSupport
 import Testing
 
 /// Every committed fuzz input — seeds and the crashers libFuzzer found, fixed since — run
 /// through its target as an ordinary test: a crasher that comes back fails here, without
 /// libFuzzer (docs/FUZZING.md).
-@Suite("Fuzz corpora replayed", .timeLimit(.minutes(3)))
+// Serialized: the request targets share one store and its handlers, as libFuzzer's one input
+// at a time does; two replayed at once began a transaction within another's.
+@Suite("Fuzz corpora replayed", .serialized, .ownThread, .timeLimit(.minutes(3)))
 struct FuzzReplayTests {
     static let corpora = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fuzz/corpus")

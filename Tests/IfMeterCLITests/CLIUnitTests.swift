@@ -7,7 +7,7 @@ import IfMeterWire
 import IfMeterTestSupport
 import Testing
 
-@Suite("ifmeter: units, times, arguments", .timeLimit(.minutes(3)))
+@Suite("ifmeter: units, times, arguments", .ownThread, .timeLimit(.minutes(3)))
 struct CLIUnitTests {
     @Test("bytes and rates in IEC, SI and bits")
     func units() {
@@ -124,7 +124,7 @@ struct CLIUnitTests {
     }
 }
 
-@Suite("ifmeter check", .timeLimit(.minutes(3)))
+@Suite("ifmeter check", .ownThread, .timeLimit(.minutes(3)))
 struct QuotaCheckTests {
     static let monthStart = 1_772_319_600.0
 
@@ -166,7 +166,7 @@ struct QuotaCheckTests {
     }
 }
 
-@Suite("ifmeter chart", .timeLimit(.minutes(3)))
+@Suite("ifmeter chart", .ownThread, .timeLimit(.minutes(3)))
 struct SVGChartTests {
     @Test("bars are proportional to the data on a round axis")
     func bars() throws {
@@ -205,7 +205,7 @@ enum LogLines {
     }
 }
 
-@Suite("ifmeter log reader", .timeLimit(.minutes(3)))
+@Suite("ifmeter log reader", .ownThread, .timeLimit(.minutes(3)))
 struct LogReaderTests {
     @Test("complete lines only; junk counted, not fatal")
     func lines() {
@@ -247,7 +247,7 @@ struct LogReaderTests {
     }
 }
 
-@Suite("ifmeter's client", .timeLimit(.minutes(3)))
+@Suite("ifmeter's client", .ownThread, .timeLimit(.minutes(3)))
 struct DaemonClientTests {
     @Test("a daemon speaking another protocol version is named as such (exit 76)")
     func versionMismatch() {
@@ -264,7 +264,7 @@ struct DaemonClientTests {
     }
 }
 
-@Suite("Traffic in answers", .timeLimit(.minutes(3)))
+@Suite("Traffic in answers", .ownThread, .timeLimit(.minutes(3)))
 struct WithTrafficTests {
     @Test("rx/tx bytes and packets sit beside the other fields, and read back the same")
     func flattened() throws {
@@ -279,7 +279,7 @@ struct WithTrafficTests {
     }
 }
 
-@Suite("The first five minutes", .timeLimit(.minutes(3)))
+@Suite("The first five minutes", .ownThread, .timeLimit(.minutes(3)))
 struct FirstMinutesTests {
     func interface(_ name: String, _ interfaceClass: String, operstate: String = "up", bytes: UInt64 = 0) -> InterfaceResult {
         InterfaceResult(InterfaceFields(name: name, ifindex: 1, class: interfaceClass, classReason: "", kind: "",
@@ -316,7 +316,7 @@ struct FirstMinutesTests {
 
 /// The bytes of every `--json` view, pinned in `Golden/views.jsonl` (written by the same
 /// writers the daemon's answers use; `IFMETER_WRITE_GOLDEN=1` rewrites the file).
-@Suite("--json bytes (golden)", .timeLimit(.minutes(3)))
+@Suite("--json bytes (golden)", .ownThread, .timeLimit(.minutes(3)))
 struct ViewJSONTests {
     static let row = UsageRowResult(
         UsageRowFields(start: 1_774_944_000, end: 1_775_030_400.5, continuity: Continuity(since: 3, resets: 1, imported: true),
@@ -408,7 +408,7 @@ struct ViewJSONTests {
 }
 
 /// Local times: the process's zone is Europe/Berlin here, in a child (``ZonedChild``).
-@Suite("Local times", .enabled(if: ZonedChild.isChild, ZonedChild.skipReason), .timeLimit(.minutes(3)))
+@Suite("Local times", .enabled(if: ZonedChild.isChild, ZonedChild.skipReason), .ownThread, .timeLimit(.minutes(3)))
 struct TimeTextZoneTests {
     @Test("local dates across DST, and offsets that override the zone")
     func localTimes() {
@@ -422,7 +422,7 @@ struct TimeTextZoneTests {
     }
 }
 
-@Suite("notify's state", .timeLimit(.minutes(3)))
+@Suite("notify's state", .ownThread, .timeLimit(.minutes(3)))
 struct NotifyStateTests {
     @Test("keys past the bound are let go, and their events still count as handled; the newest time reads back")
     func forgottenKeysStayHandled() throws {

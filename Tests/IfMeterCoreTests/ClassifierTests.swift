@@ -83,7 +83,7 @@ let classifierCases: [ClassifierCase] = [
                    expected: .other, reason: "no rule matched (ARPHRD 32, kind ipoib)"),
 ]
 
-@Suite("Classifier", .timeLimit(.minutes(3)))
+@Suite("Classifier", .ownThread, .timeLimit(.minutes(3)))
 struct ClassifierTests {
     @Test("each detection rule, over a fake sysfs tree", arguments: classifierCases)
     func detection(_ row: ClassifierCase) throws {

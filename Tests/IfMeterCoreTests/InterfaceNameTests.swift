@@ -1,7 +1,8 @@
 import IfMeterCore
+import IfMeterTestSupport
 import Testing
 
-@Suite("Interface names from the kernel", .timeLimit(.minutes(3)))
+@Suite("Interface names from the kernel", .ownThread, .timeLimit(.minutes(3)))
 struct InterfaceNameTests {
     @Test("bytes that are not UTF-8 are escaped, so distinct names stay distinct", arguments: [
         ([0x77, 0x6C, 0x61, 0x6E, 0x30], "wlan0"),

@@ -1,10 +1,11 @@
 import IfMeterCore
+import IfMeterTestSupport
 import Testing
 
 /// A link is (namespace, ifindex): the seat a second namespace's feed sits in. Two namespaces
 /// that both number a link 2 are two links, and what one namespace's feed says never closes,
 /// advances or resets the other's.
-@Suite("Link identity", .timeLimit(.minutes(3)))
+@Suite("Link identity", .ownThread, .timeLimit(.minutes(3)))
 struct LinkKeyTests {
     private typealias S = Scenario
     private static let other = NamespaceID(rawValue: 7)

@@ -1,7 +1,8 @@
 @testable import IfMeterCore
+import IfMeterTestSupport
 import Testing
 
-@Suite("Link address", .timeLimit(.minutes(3)))
+@Suite("Link address", .ownThread, .timeLimit(.minutes(3)))
 struct LinkAddressTests {
     @Test("reads back exactly as it was given, whatever the text", arguments: [
         "", "02:00:5e:10:00:01", "AA:BB:CC:DD:EE:FF", "ab",
@@ -30,7 +31,7 @@ struct LinkAddressTests {
     }
 }
 
-@Suite("Link storage", .timeLimit(.minutes(3)))
+@Suite("Link storage", .ownThread, .timeLimit(.minutes(3)))
 struct LinkStorageTests {
     @Test("every optional reads back as given, nil and the values a sentinel could be mistaken for")
     func optionals() {

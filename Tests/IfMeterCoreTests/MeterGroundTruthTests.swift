@@ -2,7 +2,7 @@ import IfMeterCore
 import IfMeterTestSupport
 import Testing
 
-@Suite("Meter against ground truth", .timeLimit(.minutes(3)))
+@Suite("Meter against ground truth", .ownThread, .timeLimit(.minutes(3)))
 struct MeterGroundTruthTests {
     @Test("long random histories: saved totals equal the true totals exactly", arguments: [1, 2, 3, 42, 2026] as [UInt64])
     func randomHistory(seed: UInt64) {

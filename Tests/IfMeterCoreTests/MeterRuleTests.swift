@@ -1,5 +1,6 @@
 import Foundation
 import IfMeterCore
+import IfMeterTestSupport
 import Testing
 
 /// One case of a meter rule (docs/METER.md), as a scenario with exact expected totals and events.
@@ -224,7 +225,7 @@ let ruleCases: [RuleCase] = [
         totals: ["eth0": t(3_000_000, 0)], events: [.firstSight, .clockJump]),
 ]
 
-@Suite("Meter rules (docs/METER.md)", .timeLimit(.minutes(3)))
+@Suite("Meter rules (docs/METER.md)", .ownThread, .timeLimit(.minutes(3)))
 struct MeterRuleTests {
     @Test("every rule has rows, and a rule that produces events produces one of its own in some row")
     func everyRuleHasRows() {
@@ -310,7 +311,7 @@ struct MeterRuleTests {
     }
 }
 
-@Suite("Counter steps", .timeLimit(.minutes(3)))
+@Suite("Counter steps", .ownThread, .timeLimit(.minutes(3)))
 struct CounterStepTests {
     @Test("wrap arithmetic is exact at the boundary", arguments: [
         (UInt64(4_294_967_295), UInt64(0), UInt64(1)),
@@ -329,7 +330,7 @@ struct CounterStepTests {
     }
 }
 
-@Suite("Rates", .timeLimit(.minutes(3)))
+@Suite("Rates", .ownThread, .timeLimit(.minutes(3)))
 struct RateTests {
     @Test("bytes per second over the last interval, and a time-weighted moving average")
     func rates() throws {

@@ -2,7 +2,7 @@ import IfMeterCore
 import Testing
 import IfMeterTestSupport
 
-@Suite("SlotTable", .timeLimit(.minutes(3)))
+@Suite("SlotTable", .ownThread, .timeLimit(.minutes(3)))
 struct SlotTableTests {
     @Test("behaves as the dictionary it replaces through inserts, updates and removals in any order")
     func againstDictionary() {

@@ -1,9 +1,10 @@
 import IfMeterCore
+import IfMeterTestSupport
 import Testing
 
 /// The one grammar of sizes, percentages, durations and rates (docs/CONFIG.md, "Values"):
 /// every spelling people write, and the ones refused.
-@Suite("Value grammar", .timeLimit(.minutes(1)))
+@Suite("Value grammar", .ownThread, .timeLimit(.minutes(1)))
 struct ValueGrammarTests {
     static let sizeCases: [(String, UInt64)] = [
         ("4096", 4096), ("0", 0), ("512B", 512), ("512 b", 512),

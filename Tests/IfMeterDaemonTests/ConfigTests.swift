@@ -5,9 +5,10 @@ import IfMeterCore
 import IfMeterHistory
 import IfMeterStore
 import IfMeterWire
+import IfMeterTestSupport
 import Testing
 
-@Suite("Config file", .timeLimit(.minutes(3)))
+@Suite("Config file", .ownThread, .timeLimit(.minutes(3)))
 struct ConfigTests {
     static var exampleFile: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -201,7 +202,7 @@ struct ConfigTests {
     }
 }
 
-@Suite("Paths", .timeLimit(.minutes(3)))
+@Suite("Paths", .ownThread, .timeLimit(.minutes(3)))
 struct PathsTests {
     func resolve(_ arguments: [String], _ environment: [String: String], uid: uid_t) throws -> Paths {
         Paths.resolve(options: try DaemonOptions(arguments: arguments), environment: environment, uid: uid)

@@ -1,8 +1,9 @@
 import Foundation
 @testable import IfMeterDaemon
+import IfMeterTestSupport
 import Testing
 
-@Suite("Estimate log", .timeLimit(.minutes(3)))
+@Suite("Estimate log", .ownThread, .timeLimit(.minutes(3)))
 struct EstimateLogTests {
     func directory() throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("ifmeter-log-\(UUID().uuidString)").path

@@ -8,11 +8,12 @@ import IfMeterCore
 @testable import IfMeterHistory
 @testable import IfMeterStore
 import IfMeterWire
+import IfMeterTestSupport
 import Testing
 
 /// Numbers from a peer are checked where they enter: nothing a request line carries reaches a
 /// conversion that could trap.
-@Suite("Hostile input: requests", .timeLimit(.minutes(3)))
+@Suite("Hostile input: requests", .ownThread, .timeLimit(.minutes(3)))
 struct RequestRangeTests {
     @Test("times and limits out of range are bad_request under the request's own id", arguments: [
         (#"{"v":1,"id":7,"cmd":"usage","class":"loopback","period":"day","from":1e30}"#, "from"),
@@ -46,7 +47,7 @@ struct RequestRangeTests {
     }
 }
 
-@Suite("Hostile input: admission", .timeLimit(.minutes(3)))
+@Suite("Hostile input: admission", .ownThread, .timeLimit(.minutes(3)))
 struct AdmissionTests {
     let limits = Admission.Limits(maxClients: 11, maxClientsPerUID: 3, adminReserved: 4)
 
@@ -108,7 +109,7 @@ struct AdmissionTests {
     }
 }
 
-@Suite("Hostile input: arithmetic", .timeLimit(.minutes(3)))
+@Suite("Hostile input: arithmetic", .ownThread, .timeLimit(.minutes(3)))
 struct ArithmeticTests {
     @Test("a sum past 2^64 − 1 saturates and says so, never traps")
     func saturatingTraffic() {

@@ -1,7 +1,8 @@
 import IfMeterJSON
+import IfMeterTestSupport
 import Testing
 
-@Suite("JSONReader and JSONWriter", .timeLimit(.minutes(3)))
+@Suite("JSONReader and JSONWriter", .ownThread, .timeLimit(.minutes(3)))
 struct JSONReaderTests {
     /// Reads any value back into the same shape, to compare.
     indirect enum Value: Equatable {

@@ -1,10 +1,11 @@
 import Foundation
 import IfMeterJSON
+import IfMeterTestSupport
 import Testing
 
 /// JSONWriter's numbers and strings against a reference: Foundation's JSONEncoder with sorted
 /// keys and unescaped slashes, which is what the wire's bytes were first defined by.
-@Suite("JSONWriter", .timeLimit(.minutes(3)))
+@Suite("JSONWriter", .ownThread, .timeLimit(.minutes(3)))
 struct JSONWriterTests {
     struct Sample: Encodable {
         var big: UInt64 = .max

@@ -1,9 +1,10 @@
 import CLinkStats
+import IfMeterTestSupport
 import Testing
 
 /// The C shim's parsers on messages built here (no kernel needed): one message libnl refuses
 /// costs only itself.
-@Suite("Netlink message parsing", .timeLimit(.minutes(3)))
+@Suite("Netlink message parsing", .ownThread, .timeLimit(.minutes(3)))
 struct MessageParserTests {
     /// An RTM_NEWLINK (16) or RTM_DELLINK (17) message: header, `ifinfomsg` (cut to
     /// `bodyLength` bytes), and an IFLA_IFNAME attribute when the body is whole.

@@ -1,8 +1,9 @@
 import Foundation
 import IfMeterMetrics
+import IfMeterTestSupport
 import Testing
 
-@Suite("Grafana dashboard", .timeLimit(.minutes(3)))
+@Suite("Grafana dashboard", .ownThread, .timeLimit(.minutes(3)))
 struct DashboardTests {
     static let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../docs/examples/grafana-dashboard.json").standardized.path
@@ -43,7 +44,7 @@ struct DashboardTests {
 /// 36 and later): Grafana itself is not packaged for Debian, so what it would refuse or
 /// misplace is checked here, and every query is run by the real Prometheus in
 /// EndToEndTests/PrometheusTests.
-@Suite("Grafana dashboard model", .timeLimit(.minutes(3)))
+@Suite("Grafana dashboard model", .ownThread, .timeLimit(.minutes(3)))
 struct DashboardModelTests {
     static let panelTypes: Set<String> = ["timeseries", "stat", "table", "bargauge", "gauge", "barchart", "piechart", "text", "row"]
 

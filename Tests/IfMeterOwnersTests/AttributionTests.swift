@@ -1,11 +1,12 @@
 import IfMeterCore
 import IfMeterOwners
+import IfMeterTestSupport
 import Testing
 
 /// The attribution state machine with made-up links and looks, and through the real meter: what
 /// a container's subject counts across restarts, renames and a veth name another container
 /// takes over.
-@Suite("Attribution", .timeLimit(.minutes(3)))
+@Suite("Attribution", .ownThread, .timeLimit(.minutes(3)))
 struct AttributionTests {
     static let web = FoundOwner(.podman, name: "web", id: String(repeating: "a", count: 64))
     static let db = FoundOwner(.podman, name: "db", id: String(repeating: "b", count: 64))

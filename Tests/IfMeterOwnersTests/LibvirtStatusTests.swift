@@ -1,9 +1,10 @@
 import IfMeterOwners
+import IfMeterTestSupport
 import Testing
 
 /// libvirt's live status files as libvirtd 9.0 writes them, and as anyone else might: what is
 /// read, and what makes a file or a value unusable.
-@Suite("libvirt status", .timeLimit(.minutes(3)))
+@Suite("libvirt status", .ownThread, .timeLimit(.minutes(3)))
 struct LibvirtStatusTests {
     /// A status file as libvirtd 9.0 wrote it for a diskless domain, its capability flags cut
     /// to two; a second NIC (user networking, no tap) and a third added.

@@ -1,9 +1,10 @@
 import IfMeterOwners
+import IfMeterTestSupport
 import Testing
 
 /// The runtimes' state files as another program writes them: what is read from each, and that
 /// nothing in them can put an unacceptable name into a subject.
-@Suite("Runtime state", .timeLimit(.minutes(3)))
+@Suite("Runtime state", .ownThread, .timeLimit(.minutes(3)))
 struct RuntimeStateTests {
     static let id = "f26202dbf0054346fe87d13ab461e2da5e5180e4ff4149d6f6c8c8ef71e61039"
 

@@ -2,10 +2,11 @@ import IfMeterCore
 import IfMeterPage
 import IfMeterPresentation
 import IfMeterWire
+import IfMeterTestSupport
 import Testing
 
 /// Every name on a page is text: a Linux interface may be named `<b>x` or `a"b&`.
-@Suite("Page rendering", .timeLimit(.minutes(3)))
+@Suite("Page rendering", .ownThread, .timeLimit(.minutes(3)))
 struct PageRenderTests {
     static let hostile = ["<b>x", "a\"b&", "'><script>", "x</td>"]
 

@@ -80,7 +80,7 @@ final class ValueContext: MeteringContext {
 }
 
 /// Every command against a context built from values, without a socket, loop or lock.
-@Suite("Request handlers", .timeLimit(.minutes(3)))
+@Suite("Request handlers", .ownThread, .timeLimit(.minutes(3)))
 struct RequestHandlersTests {
     static let admin = Peer(uid: 0, isAdmin: true)
     static let user = Peer(uid: 1000, isAdmin: false)

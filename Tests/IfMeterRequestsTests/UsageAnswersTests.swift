@@ -9,7 +9,7 @@ import Testing
 
 /// Usage tables for many subjects from a real store: what each spec keeps, and the bound on
 /// what one answer may hold.
-@Suite("Usage answers", .timeLimit(.minutes(3)))
+@Suite("Usage answers", .ownThread, .timeLimit(.minutes(3)))
 struct UsageAnswersTests {
     /// Three names with ten hourly buckets each; the busiest hour of `eth1` is its fourth.
     static func store(in directory: TemporaryDirectory) throws -> Store {

@@ -1,7 +1,8 @@
 @testable import IfMeterHTTP
+import IfMeterTestSupport
 import Testing
 
-@Suite("HTTPAdmission", .timeLimit(.minutes(3)))
+@Suite("HTTPAdmission", .ownThread, .timeLimit(.minutes(3)))
 struct HTTPAdmissionTests {
     let limits = HTTPAdmission.Limits(total: 4, perAddress: 2, requestTimeout: .seconds(5))
 

@@ -2,7 +2,7 @@
 import Testing
 import IfMeterTestSupport
 
-@Suite("OutputBuffer", .timeLimit(.minutes(3)))
+@Suite("OutputBuffer", .ownThread, .timeLimit(.minutes(3)))
 struct OutputBufferTests {
     @Test("sends exactly what was queued, in order, however the writes are split")
     func againstArray() {

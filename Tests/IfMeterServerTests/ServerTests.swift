@@ -133,7 +133,7 @@ struct ServerTests {
 }
 
 /// The loop's timers take a `Duration`; sd-event counts whole microseconds.
-@Suite("Event loop durations", .timeLimit(.minutes(1)))
+@Suite("Event loop durations", .ownThread, .timeLimit(.minutes(1)))
 struct EventLoopDurationTests {
     static let cases: [(Duration, UInt64)] = [
         (.seconds(1), 1_000_000), (.milliseconds(250), 250_000), (.microseconds(7), 7), (.zero, 0),

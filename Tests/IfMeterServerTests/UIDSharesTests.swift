@@ -4,7 +4,11 @@ import Glibc
 #endif
 import IfMeterRequests
 import IfMeterWire
+import IfMeterTestSupport
 import Testing
+
+/// The protocol's commands, not the test support's child processes.
+typealias Command = IfMeterWire.Command
 
 /// What `command` costs, from the daemon's one table.
 private func cost(_ command: Command) -> RequestCost {
@@ -12,7 +16,7 @@ private func cost(_ command: Command) -> RequestCost {
     return RequestCost(largeAnswer: policy.largeAnswer, offLoop: policy.offLoop)
 }
 
-@Suite("UIDShares", .timeLimit(.minutes(3)))
+@Suite("UIDShares", .ownThread, .timeLimit(.minutes(3)))
 struct UIDSharesTests {
     @Test("large answers wait while their uid holds the limit unread, and come back when it reads")
     func unreadLimit() {

@@ -93,7 +93,7 @@ final class ServiceHarness {
 
 let diskFull = SaveFailure(StoreError(kind: .full, path: "/test/ifmeter.db", operation: "save to", message: "database or disk is full"))
 
-@Suite("Meter service coordination", .timeLimit(.minutes(3)))
+@Suite("Meter service coordination", .ownThread, .timeLimit(.minutes(3)))
 struct MeterServiceTests {
     @Test("ingest → save → restart from the saved state: exact totals, and a gap for the time between")
     func saveAndRestart() throws {
@@ -378,7 +378,7 @@ struct MeterServiceTests {
     }
 }
 
-@Suite("Lost link events", .timeLimit(.minutes(3)))
+@Suite("Lost link events", .ownThread, .timeLimit(.minutes(3)))
 struct LostEventTimesTests {
     @Test("a period is labelled when it overlaps a run of losses: from the first loss until a window after it")
     func periods() {
@@ -416,7 +416,7 @@ struct LostEventTimesTests {
     }
 }
 
-@Suite("Names with history beside present links", .timeLimit(.minutes(3)))
+@Suite("Names with history beside present links", .ownThread, .timeLimit(.minutes(3)))
 struct AbsentNamesTests {
     @Test("a present link's name keeps no second record; renamed or deleted, the old name is absent with its history")
     func presentAndAbsent() throws {

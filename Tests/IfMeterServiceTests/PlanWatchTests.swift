@@ -10,7 +10,7 @@ import Glibc
 #endif
 
 /// Plans over the service and a real store, in UTC so days are plain: at(0) is 08:00 on its day.
-@Suite("Data plans watched by the service", .timeLimit(.minutes(3)))
+@Suite("Data plans watched by the service", .ownThread, .timeLimit(.minutes(3)))
 struct PlanWatchTests {
     static func configuration(_ plans: [Plan]) -> ServiceConfiguration {
         var configuration = ServiceConfiguration(plans: plans)
@@ -210,7 +210,7 @@ extension ServiceHarness {
 
 /// Plans through the service and a real store in the process's zone, Europe/Berlin (run in a
 /// child: ``ZonedChild``), at chosen instants around the 15th, a leap February and DST.
-@Suite("Data plans in Europe/Berlin", .enabled(if: ZonedChild.isChild, ZonedChild.skipReason), .timeLimit(.minutes(3)))
+@Suite("Data plans in Europe/Berlin", .enabled(if: ZonedChild.isChild, ZonedChild.skipReason), .ownThread, .timeLimit(.minutes(3)))
 struct PlanZonedTests {
     /// A local time, worked out by the C library.
     static func local(_ year: Int32, _ month: Int32, _ day: Int32, _ hour: Int32, _ minute: Int32) -> Double {

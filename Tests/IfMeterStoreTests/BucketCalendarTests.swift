@@ -6,7 +6,7 @@ import Testing
 
 /// Expected instants are from Python's zoneinfo, an independent implementation of the tz rules.
 /// The process's own zone is Europe/Berlin here: the suite runs in a child (``ZonedChild``).
-@Suite("Bucket calendar", .enabled(if: ZonedChild.isChild, ZonedChild.skipReason), .timeLimit(.minutes(3)))
+@Suite("Bucket calendar", .enabled(if: ZonedChild.isChild, ZonedChild.skipReason), .ownThread, .timeLimit(.minutes(3)))
 struct BucketCalendarTests {
     let berlin = BucketCalendar(zone: .local)
 

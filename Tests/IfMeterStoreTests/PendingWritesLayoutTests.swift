@@ -1,10 +1,11 @@
 import IfMeterCore
 import IfMeterHistory
+import IfMeterTestSupport
 import Testing
 
 /// A daemon keeps one pending span per busy link between saves: its size is the memory per link
 /// (docs/BENCHMARKS.md), so it is pinned here, with the packing it relies on.
-@Suite("Pending writes' layout", .timeLimit(.minutes(3)))
+@Suite("Pending writes' layout", .ownThread, .timeLimit(.minutes(3)))
 struct PendingWritesLayoutTests {
     @Test("a span is 64 bytes, a name's pending traffic 120, a tally 48")
     func sizes() {

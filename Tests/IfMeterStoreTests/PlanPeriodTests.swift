@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// Plan periods in the process's zone, Europe/Berlin (run in a child: ``ZonedChild``).
-@Suite("Plan periods", .enabled(if: ZonedChild.isChild, ZonedChild.skipReason), .timeLimit(.minutes(3)))
+@Suite("Plan periods", .enabled(if: ZonedChild.isChild, ZonedChild.skipReason), .ownThread, .timeLimit(.minutes(3)))
 struct PlanPeriodTests {
     let calendar = BucketCalendar(zone: .local)
 
@@ -58,7 +58,7 @@ struct PlanPeriodTests {
     }
 }
 
-@Suite("Plan config values", .timeLimit(.minutes(3)))
+@Suite("Plan config values", .ownThread, .timeLimit(.minutes(3)))
 struct PlanValueTests {
     @Test("a plan may name containers' and virtual machines' subjects and globs of them; other names keep their rules")
     func containerSelectors() throws {
@@ -98,7 +98,7 @@ struct PlanValueTests {
 }
 
 /// The events table's plan column is the protocol's one JSON form of a plan event.
-@Suite("Plan column", .timeLimit(.minutes(1)))
+@Suite("Plan column", .ownThread, .timeLimit(.minutes(1)))
 struct PlanColumnTests {
     @Test("written and read back the protocol's way; a null threshold reads as none, as the protocol reads it")
     func roundTrip() throws {

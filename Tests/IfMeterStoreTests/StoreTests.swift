@@ -51,7 +51,7 @@ struct Lifetime {
     }
 }
 
-@Suite("Store", .timeLimit(.minutes(3)))
+@Suite("Store", .ownThread, .timeLimit(.minutes(3)))
 struct StoreTests {
     @Test("restart in the same boot: saved totals plus the resumed meter lose nothing")
     func restartContinuity() throws {
@@ -377,7 +377,7 @@ struct StoreTests {
     }
 }
 
-@Suite("Schema", .timeLimit(.minutes(3)))
+@Suite("Schema", .ownThread, .timeLimit(.minutes(3)))
 struct SchemaTests {
     @Test("buckets and totals have the tally columns, in the order every statement binds and reads them")
     func tallyColumns() throws {

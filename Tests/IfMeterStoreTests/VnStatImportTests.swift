@@ -4,7 +4,7 @@ import IfMeterCore
 import IfMeterTestSupport
 import Testing
 
-@Suite("vnStat import rules", .timeLimit(.minutes(3)))
+@Suite("vnStat import rules", .ownThread, .timeLimit(.minutes(3)))
 struct VnStatImportRuleTests {
     let day = 86_400.0
     let origin = 1_800_000_000.0 - 1_800_000_000.0.truncatingRemainder(dividingBy: 86_400)

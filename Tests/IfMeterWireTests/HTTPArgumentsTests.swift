@@ -1,9 +1,13 @@
 import IfMeterWire
+import IfMeterTestSupport
 import Testing
+
+/// The protocol's commands, not the test support's child processes.
+typealias Command = IfMeterWire.Command
 
 /// The HTTP API's arguments make the request the socket would read, or are refused saying which
 /// argument is wrong (docs/PROTOCOL.md, "Over HTTP").
-@Suite("HTTP API arguments", .timeLimit(.minutes(3)))
+@Suite("HTTP API arguments", .ownThread, .timeLimit(.minutes(3)))
 struct HTTPArgumentsTests {
     func request(_ command: Command, _ pairs: [(String, String)]) -> Result<Request, WireError> {
         HTTPArguments.request(command, pairs.map { (key: $0.0, value: $0.1) })

@@ -5,7 +5,7 @@ import Testing
 /// The line splitter against the byte-by-byte rule it implements, over random streams cut into
 /// random chunks: complete lines in order, `\r\n` accepted, an overlong line reported once and
 /// dropped up to its newline.
-@Suite("LineBuffer", .timeLimit(.minutes(3)))
+@Suite("LineBuffer", .ownThread, .timeLimit(.minutes(3)))
 struct LineBufferTests {
     /// The rule, a byte at a time.
     struct Model {

@@ -2,11 +2,12 @@ import FoundationEssentials
 import IfMeterCore
 import IfMeterJSON
 import IfMeterWire
+import IfMeterTestSupport
 import Testing
 
 /// Every result reads back as the value that wrote it (the bytes themselves are pinned by
 /// WireGoldenTests), so daemon and client agree on every member.
-@Suite("JSON of results, both ways", .timeLimit(.minutes(3)))
+@Suite("JSON of results, both ways", .ownThread, .timeLimit(.minutes(3)))
 struct ResultsJSONTests {
     static let continuities = [
         Continuity(since: 1_774_944_000.25, resets: 2, gaps: 1, implausibleDropped: 3, eventsLost: 4, imported: true),

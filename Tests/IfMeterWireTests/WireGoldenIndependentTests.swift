@@ -6,7 +6,7 @@ import Testing
 /// figure compared with the value its line was built from in `WireGoldenTests`, every member
 /// named in the protocol documents, every request's outcome held against Foundation's own
 /// reading of the request. `IFMETER_WRITE_GOLDEN=1` cannot make these pass by rewriting.
-@Suite("Wire bytes (golden), read independently", .timeLimit(.minutes(3)))
+@Suite("Wire bytes (golden), read independently", .ownThread, .timeLimit(.minutes(3)))
 struct WireGoldenIndependentTests {
     static let documents = ["docs/PROTOCOL.md", "docs/LOG.md"]
     /// Accepted request lines that Foundation cannot read: a number no double holds, in a

@@ -2,13 +2,14 @@ import FoundationEssentials
 import IfMeterCore
 import IfMeterJSON
 import IfMeterWire
+import IfMeterTestSupport
 import Testing
 
 /// The wire bytes of every answer the daemon writes and of every request outcome, pinned in
 /// `Golden/`: a change of how a type writes itself, or of which writer writes it, fails here
 /// unless it leaves every byte as it was. `IFMETER_WRITE_GOLDEN=1` rewrites the files, for a
 /// change that means to alter the wire (and says so in docs/PROTOCOL.md).
-@Suite("Wire bytes (golden)", .timeLimit(.minutes(3)))
+@Suite("Wire bytes (golden)", .ownThread, .timeLimit(.minutes(3)))
 struct WireGoldenTests {
     static let continuity = Continuity(since: 1_774_944_000.25, resets: 2, gaps: 1, implausibleDropped: 3, eventsLost: 4,
                                        imported: true)
