@@ -222,79 +222,67 @@ final class DesktopSession {
     static let skipReason: Comment = "dunst, Xvfb or dbus-daemon is not installed (scripts/install-deps --test installs them)"
 
     private(set) var address = ""
-    private var processes: [Process] = []
-    /// The X server, and the display it chose; its lock file goes with it.
-    private var x: Process?
+    /// dbus-daemon and dunst, in the order started.
+    private var processes: [pid_t] = []
+    /// The X server, and the display it chose.
+    private var x: pid_t?
     private var display = ""
+    private let directory: TemporaryDirectory
 
+    /// Each started with its signals unblocked (``SpawnWithSignals``): a test's own thread blocks
+    /// them all, and a server started from it with Foundation's Process ignored SIGTERM, was
+    /// killed 30 s later and left its socket behind.
     init() throws {
-        let directory = NSTemporaryDirectory() + "ifmeter-desktop-\(getpid())-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        directory = try TemporaryDirectory()
         do {
             // Xvfb picks a free display and writes its number once it accepts connections
             // (-displayfd): dunst started before that finds no display and exits.
-            let x = Process()
-            x.executableURL = URL(fileURLWithPath: try Command.resolve("Xvfb"))
-            x.arguments = ["-displayfd", "1", "-nolisten", "tcp"]
-            x.standardOutput = try Self.file(directory + "/display")
-            x.standardError = FileHandle.nullDevice
-            x.standardInput = FileHandle.nullDevice
-            try x.run()
-            self.x = x
-            display = ":" + (try Self.line(of: directory + "/display", from: x, what: "Xvfb's display (-displayfd)"))
-            // The bus in the foreground, its address to a file (a forked bus is no child to wait for).
-            let bus = Process()
-            bus.executableURL = URL(fileURLWithPath: try Command.resolve("dbus-daemon"))
-            bus.arguments = ["--session", "--nofork", "--print-address=1"]
-            bus.standardOutput = try Self.file(directory + "/bus")
-            bus.standardError = FileHandle.nullDevice
-            bus.standardInput = FileHandle.nullDevice
-            try bus.run()
+            x = try SpawnWithSignals.start([try Command.resolve("Xvfb"), "-displayfd", "1", "-nolisten", "tcp"],
+                                           output: directory.path + "/x")
+            display = ":" + (try line(of: "x", from: x!, what: "Xvfb's display (-displayfd)") { $0.allSatisfy(\.isNumber) })
+            // The bus in the foreground, its address on its output (a forked bus is no child to wait for).
+            let bus = try SpawnWithSignals.start([try Command.resolve("dbus-daemon"), "--session", "--nofork", "--print-address=1"],
+                                                 output: directory.path + "/bus")
             processes.append(bus)
-            address = try Self.line(of: directory + "/bus", from: bus, what: "the session bus's address")
-            let dunst = Process()
-            dunst.executableURL = URL(fileURLWithPath: try Command.resolve("dunst"))
-            dunst.environment = ["DISPLAY": display, "DBUS_SESSION_BUS_ADDRESS": address, "HOME": NSTemporaryDirectory()]
-                .merging(TestRun.environment) { own, _ in own }
-            dunst.standardError = FileHandle.nullDevice
-            dunst.standardOutput = FileHandle.nullDevice
-            dunst.standardInput = FileHandle.nullDevice
-            try dunst.run()
+            address = try line(of: "bus", from: bus, what: "the session bus's address") { $0.hasPrefix("unix:") }
+            // Only what dunst needs, and the run's mark: the user's session stays out of it.
+            let environment = ["DISPLAY=\(display)", "DBUS_SESSION_BUS_ADDRESS=\(address)", "HOME=\(directory.path)"]
+                + TestRun.environment.map { "\($0.key)=\($0.value)" }
+            let dunst = try SpawnWithSignals.start([try Command.resolve("env"), "-i"] + environment + [try Command.resolve("dunst")],
+                                                   output: directory.path + "/dunst")
             processes.append(dunst)
             // Ready once it owns the Notifications name.
             let deadline = Date().addingTimeInterval(60)
             while Date() < deadline {
                 if let count = try? Command.run(["env", "DBUS_SESSION_BUS_ADDRESS=\(address)", "dunstctl", "count"], timeout: 10),
                    count.status == 0 { return }
-                guard dunst.isRunning else {
-                    throw CommandFailed(command: ["dunst"], result: CommandResult(status: dunst.terminationStatus, stdout: "", stderr: "dunst exited on \(display)"))
+                guard kill(dunst, 0) == 0 else {
+                    throw CommandFailed(command: ["dunst"], result: CommandResult(status: -1, stdout: output("dunst"), stderr: "dunst exited on \(display)"))
                 }
                 usleep(50_000)
             }
-            throw CommandFailed(command: ["dunst"], result: CommandResult(status: -1, stdout: "", stderr: "dunst did not answer within 60 s"))
+            throw CommandFailed(command: ["dunst"], result: CommandResult(status: -1, stdout: output("dunst"), stderr: "dunst did not answer within 60 s"))
         } catch {
             stop()
             throw error
         }
     }
 
-    private static func file(_ path: String) throws -> FileHandle {
-        FileManager.default.createFile(atPath: path, contents: nil)
-        return try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    private func output(_ name: String) -> String {
+        (try? String(contentsOfFile: directory.path + "/" + name, encoding: .utf8)) ?? ""
     }
 
-    /// The first line `process` wrote to `path`: what it recorded once ready.
-    private static func line(of path: String, from process: Process, what: String) throws -> String {
+    /// The first line `pid` wrote to its output `name` that `matches`: what it recorded once ready.
+    private func line(of name: String, from pid: pid_t, what: String, matches: (String) -> Bool) throws -> String {
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
-            let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-            if let end = text.firstIndex(of: "\n") { return text[..<end].trimmingCharacters(in: .whitespaces) }
-            guard process.isRunning else { break }
+            let lines = output(name).split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+            if let found = lines.first(where: matches) { return found }
+            var status: Int32 = 0
+            guard waitpid(pid, &status, WNOHANG) == 0 else { break }
             usleep(20_000)
         }
-        throw CommandFailed(command: [process.executableURL?.path ?? what], result: CommandResult(
-            status: -1, stdout: "", stderr: "\(what): \(process.isRunning ? "nothing within 60 s" : "it exited first")"))
+        throw CommandFailed(command: [what], result: CommandResult(status: -1, stdout: output(name), stderr: "\(what): not within 60 s, or it exited"))
     }
 
     /// Every notification dunst showed: closed, then read from its history.
@@ -307,23 +295,18 @@ final class DesktopSession {
         return entries.map { "\(field($0, "appname"))|\(field($0, "summary"))|\(field($0, "body"))" }
     }
 
-    /// Ends dunst and the bus, then the X server with SIGTERM, on which it removes its lock
-    /// file (`/tmp/.X<n>-lock`); a server that had to be killed leaves it, so it is removed here.
+    /// Ends dunst and the bus, then the X server, each with SIGTERM (and SIGKILL 30 s later);
+    /// the X server removes its socket as it exits, or it is removed here.
     func stop() {
-        for process in processes.reversed() { process.end() }
-        processes = []
-        guard let x else { return }
-        let pid = x.processIdentifier
-        x.end()
-        self.x = nil
-        let number = display.dropFirst()
-        guard !number.isEmpty else { return }
-        let lock = "/tmp/.X\(number)-lock"
-        if let text = try? String(contentsOfFile: lock, encoding: .utf8),
-           Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) == pid {
-            try? FileManager.default.removeItem(atPath: lock)
-            try? FileManager.default.removeItem(atPath: "/tmp/.X11-unix/X\(number)")
+        var killed = false
+        for pid in processes.reversed() + (x.map { [$0] } ?? []) {
+            kill(pid, SIGTERM)
+            killed = SpawnWithSignals.wait(pid, within: Process.exitDeadline) == nil && pid == x
         }
+        processes = []
+        x = nil
+        if killed { unlink("/tmp/.X11-unix/X\(display.dropFirst())") }
+        display = ""
     }
 
     deinit { stop() }
