@@ -36,6 +36,8 @@ public final class DockerDaemon {
     /// dockerd's pid (nsenter execs it); 0 once stopped.
     private var pid: pid_t = 0
     private var labels: [String] = []
+    /// The bind mount ``shareNamespaceMounts(_:)`` made, undone at ``stop()``.
+    private var sharedMount: String?
 
     /// Starts `dockerd` with its host side in `namespace` and waits until it answers; its state
     /// where Docker keeps it by default, or under `roots` (`data-root` and `exec-root`).
@@ -46,7 +48,7 @@ public final class DockerDaemon {
         directory = try TemporaryDirectory()
         socket = directory.path + "/docker.sock"
         network = "ifmt-\(getpid())"
-        try Self.shareNamespaceMounts((roots?.exec ?? "/run/docker") + "/netns")
+        sharedMount = try Self.shareNamespaceMounts((roots?.exec ?? "/run/docker") + "/netns")
         let log = directory.path + "/dockerd.log"
         pid = try SpawnWithSignals.start([try Command.resolve("nsenter"), "--net=/run/netns/\(namespace.name)", "/usr/sbin/dockerd",
                               "-H", "unix://\(socket)", "--pidfile", directory.path + "/docker.pid", "--storage-driver", "vfs"]
@@ -70,17 +72,19 @@ public final class DockerDaemon {
     /// The namespaces Docker binds under EXEC-ROOT/netns are mounts of the root mount
     /// namespace; a daemon started with `ip netns exec` has a mount namespace of its own and
     /// would see empty files there, unless the directory is a shared mount (as it is on a
-    /// systemd host, where every mount is shared and a unit's namespace receives them).
-    private static func shareNamespaceMounts(_ path: String) throws {
+    /// systemd host, where every mount is shared and a unit's namespace receives them). Returns
+    /// the mount it made, if it made one.
+    private static func shareNamespaceMounts(_ path: String) throws -> String? {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         let mounts = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
         let shared = mounts.split(separator: "\n").contains { line in
             let fields = line.split(separator: " ")
             return fields.count > 6 && fields[4] == path[...] && fields[6].hasPrefix("shared:")
         }
-        guard !shared else { return }
+        guard !shared else { return nil }
         try Command.check(["mount", "--bind", path, path])
         try Command.check(["mount", "--make-shared", path])
+        return path
     }
 
     /// Runs `docker ARGS…` against this daemon; what it printed.
@@ -135,6 +139,9 @@ public final class DockerDaemon {
         kill(pid, SIGTERM)
         _ = SpawnWithSignals.wait(pid, within: 60)
         pid = 0
+        // Lazily: a namespace Docker bound below it may still be going.
+        if let sharedMount { _ = try? Command.run(["umount", "-l", sharedMount]) }
+        sharedMount = nil
     }
 
     private func importImage() throws {
