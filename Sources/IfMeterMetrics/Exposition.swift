@@ -135,13 +135,14 @@ public struct ExpositionWriter {
         }
     }
 
+    /// By Unicode scalar: "\r\n" is one `Character`, which equals no "\n".
     static func escapeHelp(_ text: String) -> String {
         var escaped = ""
-        for character in text {
-            switch character {
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "\\": escaped += "\\\\"
             case "\n": escaped += "\\n"
-            default: escaped.append(character)
+            default: escaped.unicodeScalars.append(scalar)
             }
         }
         return escaped

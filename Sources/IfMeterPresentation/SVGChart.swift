@@ -143,15 +143,19 @@ public enum SVGChart {
         return String(trimmed)
     }
 
+    /// Text made safe for SVG's element text and double-quoted attributes. By Unicode scalar,
+    /// never by `Character`: a grapheme cluster such as U+0600 followed by `<` is one
+    /// `Character` that equals no `"<"`, and went through raw.
     public static func escape(_ text: String) -> String {
         var out = ""
-        for character in text {
-            switch character {
+        out.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "&": out += "&amp;"
             case "<": out += "&lt;"
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
-            default: out.append(character)
+            default: out.unicodeScalars.append(scalar)
             }
         }
         return out

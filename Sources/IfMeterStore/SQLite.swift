@@ -22,11 +22,12 @@ package final class SQLiteConnection {
     /// Opens another program's database read-only (`mode=ro`); `immutable` also tells SQLite
     /// the file cannot change, so it takes no lock at all (for a file it cannot lock).
     convenience init(readingOnly path: String, immutable: Bool) throws(StoreError) {
+        // By Unicode scalar: U+0600 followed by "?" is one Character, which equals no "?".
         var escaped = ""
-        for character in path {
-            switch character {
-            case "%", "?", "#": escaped += "%" + String(character.asciiValue ?? 0, radix: 16, uppercase: true)
-            default: escaped.append(character)
+        for scalar in path.unicodeScalars {
+            switch scalar {
+            case "%", "?", "#": escaped += "%" + String(scalar.value, radix: 16, uppercase: true)
+            default: escaped.unicodeScalars.append(scalar)
             }
         }
         try self.init(name: "file:\(escaped)?mode=ro\(immutable ? "&immutable=1" : "")", path: path,

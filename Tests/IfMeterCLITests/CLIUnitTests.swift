@@ -185,6 +185,21 @@ struct SVGChartTests {
         #expect(svg.contains("Estimate (estimate, interface-counters, not-per-app, includes-overhead)"))
         #expect(SVGChart.escape("a<b & \"c\"") == "a&lt;b &amp; &quot;c&quot;")
     }
+
+    /// U+0600 (a prepended concatenation mark) and `<` form one grapheme cluster: compared as
+    /// `Character`s, the `<` went through raw and a name put tags into the chart.
+    @Test("markup is escaped by Unicode scalar: a mark that joins the next character hides no < & \" from the escaper",
+          arguments: ["\u{0600}<plaintext>", "\u{0600}<!--", "\u{0600}&x", "\u{0600}\"q", "a\u{0301}<b", "\r\n<", "\u{0600}>"])
+    func escapedByScalar(_ name: String) {
+        let escaped = Array(SVGChart.escape(name).utf8)
+        #expect(!escaped.contains(UInt8(ascii: "<")) && !escaped.contains(UInt8(ascii: ">")) && !escaped.contains(UInt8(ascii: "\"")), "\(escaped)")
+        #expect(escaped.count(where: { $0 == UInt8(ascii: "&") }) == name.unicodeScalars.count(where: { "<>&\"".unicodeScalars.contains($0) }))
+        let rows = [UsageRowResult(UsageRowFields(start: 1_790_000_000, end: 1_790_086_400, continuity: Continuity(), labels: []),
+                                   traffic: Traffic(rxBytes: 5, txBytes: 7))]
+        let svg = Array(SVGChart.render(UsageResult(interface: name, class: nil, period: "day", rows: rows, projection: nil, footnote: ""),
+                                        subject: name, time: TimeText(utc: true), units: Units()).utf8)
+        #expect(svg.firstRange(of: Array("<plaintext".utf8)) == nil && svg.firstRange(of: Array("<!--".utf8)) == nil)
+    }
 }
 
 /// Estimate-log lines as ifmeterd writes them: the shared record type, the shared encoder.
