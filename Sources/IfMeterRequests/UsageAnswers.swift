@@ -42,6 +42,9 @@ enum UsageAnswers {
         }
         let nameSet = Set(names)
         var columns: [[UsageResult]] = []
+        // What is answered, counted as it is: a name asked twice is answered twice, and a total
+        // or a class's sum is a row too. Each table counts at least one, since an empty one is
+        // answered as well.
         var answered = 0
         var totals: [String: (tally: BucketTally, since: Double)]?
         var interfaceRecords: [StoredInterface]?
@@ -54,7 +57,6 @@ enum UsageAnswers {
                     throw tooLarge(query.period, maximumRows)
                 }
                 byName = read
-                answered += read.values.reduce(0) { $0 + $1.count }
             } else if resolution == nil {
                 if totals == nil { totals = try store.totals() }
             }
@@ -87,6 +89,8 @@ enum UsageAnswers {
                         rows = tallies.isEmpty ? [] : [totalRow(tallies, now: context.now)]
                     }
                 }
+                answered += max(1, rows.count)
+                guard answered <= maximumRows else { throw tooLarge(query.period, maximumRows) }
                 let (interface, className): (String?, String?) = switch subject {
                 case .interface(let name): (name, nil)
                 case .interfaceClass(let interfaceClass): (nil, interfaceClass.rawValue)
@@ -110,8 +114,9 @@ enum UsageAnswers {
         return result
     }
 
-    /// Most rows one answer holds (about 250 bytes each as JSON): every view at 4000 links asks
-    /// far fewer (`days` keeps 30 per interface), and no question fills the daemon's memory.
+    /// Most rows one answer holds (about 250 bytes each as JSON), every table's rows counted
+    /// as answered (an empty table as one): every view at 4000 links asks far fewer (`days`
+    /// keeps 30 per interface), and no question fills the daemon's memory.
     static let maximumRows = 200_000
 
     private static func tooLarge(_ period: UsagePeriod, _ maximumRows: Int) -> WireError {

@@ -63,4 +63,24 @@ struct UsageAnswersTests {
         #expect(try UsageAnswers.tables(Self.subjects, [last], store: store, context: Self.context, maximumRows: 29)
             .map(\.rows.count) == [9, 9, 9])
     }
+
+    /// Each was once answered beyond the budget: the store's read counted a name once, and
+    /// totals and class sums not at all.
+    @Test("the budget counts what is answered: a name asked again, totals, a class's sum, an empty table")
+    func budgetCountsAnswered() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Self.store(in: directory)
+        let every = UsageTable(period: .hour)
+        let repeated = Array(repeating: UsageSubject.interface("eth0"), count: 3)
+        #expect(try UsageAnswers.tables(repeated, [every], store: store, context: Self.context, maximumRows: 30).count == 3)
+        #expect(throws: WireError.self) { _ = try UsageAnswers.tables(repeated, [every], store: store, context: Self.context, maximumRows: 29) }
+        let total = UsageTable(period: .total)
+        let many = Array(repeating: UsageSubject.interface("eth1"), count: 20)
+        #expect(try UsageAnswers.tables(many, [total], store: store, context: Self.context, maximumRows: 20).count == 20)
+        #expect(throws: WireError.self) { _ = try UsageAnswers.tables(many, [total], store: store, context: Self.context, maximumRows: 19) }
+        let classes = Array(repeating: UsageSubject.interfaceClass(.ethernet), count: 5)
+        #expect(throws: WireError.self) { _ = try UsageAnswers.tables(classes, [total, every], store: store, context: Self.context, maximumRows: 9) }
+        let unknown = (0..<40).map { UsageSubject.interface("none\($0)") }
+        #expect(throws: WireError.self) { _ = try UsageAnswers.tables(unknown, [every], store: store, context: Self.context, maximumRows: 39) }
+    }
 }
