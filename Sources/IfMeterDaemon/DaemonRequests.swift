@@ -62,7 +62,7 @@ final class DaemonRequests: MeteringContext {
         case .line(let line): server.send(line, to: client)
         case let answer:
             server.holdRequests(of: client)
-            carryOut(answer, id: id) { [server] line in
+            carryOut(answer, id: id, lane: .first) { [server] line in
                 server.send(line, to: client)
                 server.answered(client)
             }
@@ -76,7 +76,7 @@ final class DaemonRequests: MeteringContext {
         switch handlers.answer(request, from: Self.httpPeer) {
         case .watch, .afterSample:
             reply(LineEncoder.failure(WireError(.badRequest, "not over HTTP: use the socket's watch or sample", id: request.id)))
-        case let answer: carryOut(answer, id: request.id, reply: reply)
+        case let answer: carryOut(answer, id: request.id, lane: .later, reply: reply)
         }
     }
 
@@ -93,7 +93,7 @@ final class DaemonRequests: MeteringContext {
             return done(.failure(WireError(answering: error, id: nil)))
         }
         guard let metering = metering() else { return done(.failure(WireError(.notReady, "ifmeterd is not metering now"))) }
-        metering.worker.run({ store -> Result<any JSONWritable & Sendable, WireError> in
+        metering.worker.run(in: .later, { store -> Result<any JSONWritable & Sendable, WireError> in
             do {
                 return .success(try job(store))
             } catch {
@@ -102,16 +102,17 @@ final class DaemonRequests: MeteringContext {
         }, then: done)
     }
 
-    /// The line, or the work on the answers' or store's thread whose result is the line.
-    private func carryOut(_ answer: Answer, id: RequestID?, reply: @escaping ([UInt8]) -> Void) {
+    /// The line, or the work on the answers' or store's thread whose result is the line; HTTP
+    /// clients' work waits in the workers' later lane, behind the socket's and the daemon's own.
+    private func carryOut(_ answer: Answer, id: RequestID?, lane: WorkLane, reply: @escaping ([UInt8]) -> Void) {
         switch answer {
         case .line(let line): reply(line)
         case .offLoop(let build):
             guard let metering = metering() else { return reply(Self.notMetering(id)) }
-            metering.answers.run({ _ in build() }, then: reply)
+            metering.answers.run(in: lane, { _ in build() }, then: reply)
         case .fromStore(let job):
             guard let metering = metering() else { return reply(Self.notMetering(id)) }
-            metering.worker.run({ store in job(store) }, then: { [unowned self] (answer: StoreAnswer) in
+            metering.worker.run(in: lane, { store in job(store) }, then: { [unowned self] (answer: StoreAnswer) in
                 answer.update?(&metering.service, now)
                 reply(answer.line)
             })

@@ -149,7 +149,7 @@ final class WebEndpoint {
         guard let answers = answers() else {
             return reply.send(.init(status: 503, contentType: Self.text, body: Array("ifmeterd is starting; reload shortly\n".utf8)))
         }
-        answers.run({ _ -> HTTPServer.Answer in
+        answers.run(in: .later, { _ -> HTTPServer.Answer in
             do {
                 let rendering = Stopwatch()
                 var body = Array(try page().utf8)

@@ -3,8 +3,11 @@ import CSystemd
 import Glibc
 #endif
 
-/// A thread of its own for one resource the loop hands work to, in order, with each result
-/// coming back to the loop in the same order, woken by a pipe the loop watches.
+/// A thread of its own for one resource the loop hands work to, with each result coming back
+/// to the loop in the order the jobs ran, woken by a pipe the loop watches. Jobs run in the
+/// order handed over within a ``Lane``; a job of the ``Lane/later`` lane runs only when no job
+/// of the first is waiting, so anonymous HTTP clients' work never keeps root's socket requests,
+/// saves and samples waiting behind it (at most behind the one job already running).
 ///
 /// The daemon has three (IfMeterDaemon's `Workers.swift`): the store's (once loaded, saves,
 /// queries, imports and deletions run there, so a save of thousands of interfaces never delays
@@ -12,15 +15,20 @@ import Glibc
 /// the kernel's counters dump, and the answers' (`interfaces` grows with the links, megabytes
 /// at thousands; docs/BENCHMARKS.md has the figures).
 public final class BackgroundWorker<Resource> {
-    /// The worker's side: the queue of jobs and how many have finished.
+    public typealias Lane = WorkLane
+
+    private typealias Job = (id: Int, body: @Sendable (Resource) -> Void)
+
+    /// The worker's side: the queues of jobs and which have finished.
     private final class Queue: @unchecked Sendable {
         var mutex = pthread_mutex_t()
         var changed = pthread_cond_t()
-        var jobs: [@Sendable (Resource) -> Void] = []
+        var first: [Job] = []
+        var later: [Job] = []
         var running = false
         var stopping = false
-        /// Jobs run and not yet delivered on the loop.
-        var finished = 0
+        /// Jobs run and not yet delivered on the loop, in the order they ran.
+        var finished: [Int] = []
         let resource: Resource
 
         init(resource: Resource) {
@@ -46,9 +54,9 @@ public final class BackgroundWorker<Resource> {
     private let wakeRead: Int32
     private let wakeWrite: Int32
     private var source: EventSource?
-    /// The loop's side: what to do with each job's result, oldest first.
-    private var completions: [() -> Void] = []
-    private var completed = 0
+    /// The loop's side: what to do with each job's result, by the job's number.
+    private var completions: [Int: () -> Void] = [:]
+    private var nextID = 0
 
     /// Starts the thread; the jobs' use of `resource` is its alone from now on.
     public init(_ resource: Resource, loop: EventLoop) throws(PlatformError) {
@@ -77,11 +85,17 @@ public final class BackgroundWorker<Resource> {
     }
 
     /// Runs `work` with the resource on the worker thread, then `then` with its result on the loop.
-    public func run<T>(_ work: @escaping @Sendable (Resource) -> T, then: @escaping (T) -> Void) {
+    public func run<T>(in lane: Lane = .first, _ work: @escaping @Sendable (Resource) -> T, then: @escaping (T) -> Void) {
         let slot = Slot<T>()
-        completions.append { then(slot.value!) }
+        let id = nextID
+        nextID &+= 1
+        completions[id] = { then(slot.value!) }
+        let job: Job = (id, { resource in slot.value = work(resource) })
         queue.withLock {
-            queue.jobs.append { store in slot.value = work(store) }
+            switch lane {
+            case .first: queue.first.append(job)
+            case .later: queue.later.append(job)
+            }
             pthread_cond_broadcast(&queue.changed)
         }
     }
@@ -89,46 +103,49 @@ public final class BackgroundWorker<Resource> {
     /// Waits for every job handed over and delivers its result: the final sample and save at stop.
     public func drain() {
         queue.withLock {
-            while !queue.jobs.isEmpty || queue.running { pthread_cond_wait(&queue.changed, &queue.mutex) }
+            while !queue.first.isEmpty || !queue.later.isEmpty || queue.running { pthread_cond_wait(&queue.changed, &queue.mutex) }
         }
         deliver()
     }
 
-    /// Runs the results of finished jobs, in order.
+    /// Runs the results of finished jobs, in the order they ran.
     private func deliver() {
         var drained = [UInt8](repeating: 0, count: 512)
         while read(wakeRead, &drained, drained.count) == drained.count {}
-        while completed < completions.count {
-            let finished = queue.withLock { queue.finished }
-            guard completed < finished else { break }
-            let completion = completions[completed]
-            completed += 1
-            completion()
+        let finished = queue.withLock {
+            defer { queue.finished.removeAll(keepingCapacity: true) }
+            return queue.finished
         }
-        if completed == completions.count {
-            completions.removeAll(keepingCapacity: true)
-            queue.withLock { queue.finished -= completed }
-            completed = 0
+        for id in finished {
+            completions.removeValue(forKey: id)?()
         }
     }
 
     private static func work(_ queue: Queue, wake: Int32) {
         while true {
-            let job: (@Sendable (Resource) -> Void)? = queue.withLock {
-                while queue.jobs.isEmpty && !queue.stopping { pthread_cond_wait(&queue.changed, &queue.mutex) }
-                guard !queue.jobs.isEmpty else { return nil }
-                queue.running = true
-                return queue.jobs.removeFirst()
+            let job: Job? = queue.withLock {
+                while queue.first.isEmpty && queue.later.isEmpty && !queue.stopping { pthread_cond_wait(&queue.changed, &queue.mutex) }
+                let next: Job? = !queue.first.isEmpty ? queue.first.removeFirst() : !queue.later.isEmpty ? queue.later.removeFirst() : nil
+                queue.running = next != nil
+                return next
             }
             guard let job else { return }
-            job(queue.resource)
+            job.body(queue.resource)
             queue.withLock {
                 queue.running = false
-                queue.finished += 1
+                queue.finished.append(job.id)
                 pthread_cond_broadcast(&queue.changed)
             }
             var byte: UInt8 = 1
             _ = write(wake, &byte, 1)
         }
     }
+}
+
+/// Which of a ``BackgroundWorker``'s queues a job waits in.
+public enum WorkLane: Sendable {
+    /// The daemon's own work and its socket's peers: first, in order.
+    case first
+    /// Work for the HTTP listener's clients: in order, when the first lane is empty.
+    case later
 }

@@ -1,0 +1,39 @@
+import Foundation
+import IfMeterPlatform
+import IfMeterTestSupport
+import Testing
+
+/// The workers' two lanes (docs/SECURITY.md, HTTP): the daemon's own work and the socket's
+/// peers go first; the HTTP listener's clients' work waits until none of that does.
+@Suite("Background worker lanes", .ownThread, .timeLimit(.minutes(3)))
+struct BackgroundWorkerTests {
+    /// What ran on the worker, in order.
+    final class Log: @unchecked Sendable {
+        private let lock = NSLock()
+        private var entries: [String] = []
+        func add(_ entry: String) { lock.withLock { entries.append(entry) } }
+        var all: [String] { lock.withLock { entries } }
+    }
+
+    @Test("a job of the first lane runs before every later-lane job waiting, whatever the order handed over; results come back in the order run")
+    func firstLaneFirst() throws {
+        let loop = try EventLoop()
+        let worker = try BackgroundWorker((), loop: loop)
+        let log = Log()
+        let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        var delivered: [String] = []
+        // The worker busy, so that everything after waits in its lanes.
+        worker.run({ _ in started.signal(); release.wait(); log.add("busy") }, then: { delivered.append("busy") })
+        #expect(started.wait(timeout: .now() + 30) == .success)
+        for name in ["http1", "http2", "http3"] {
+            worker.run(in: .later, { _ in log.add(name) }, then: { delivered.append(name) })
+        }
+        for name in ["root", "save"] {
+            worker.run(in: .first, { _ in log.add(name) }, then: { delivered.append(name) })
+        }
+        release.signal()
+        worker.drain()
+        #expect(log.all == ["busy", "root", "save", "http1", "http2", "http3"])
+        #expect(delivered == log.all)
+    }
+}
