@@ -90,9 +90,10 @@ final class WebEndpoint {
         }
     }
 
-    /// An answer line as HTTP: its status from the error it carries, if any.
+    /// An answer line as HTTP: its status from the error it carries, if any (read from its
+    /// head: the line, of megabytes maybe, is not parsed again on the loop).
     private static func jsonAnswer(_ line: [UInt8]) -> HTTPServer.Answer {
-        let code = (try? ResponseLine(line))?.error?.code
+        let code = LineEncoder.errorCode(of: line)
         let status: UInt32 = switch code {
         case nil: 200
         case .notReady?: 503

@@ -95,6 +95,17 @@ public enum LineEncoder {
         return writer.bytes
     }
 
+    /// The error code of a line this encoder wrote, nil for a success; read from the line's
+    /// first bytes, never by parsing it again (an answer may be of megabytes, and the HTTP
+    /// listener needs its status on the loop). Exact for this encoder's lines: keys are sorted,
+    /// so a failure begins `{"error":{"code":"CODE"` and a success with `{"id":` or `{"ok":`.
+    public static func errorCode(of line: [UInt8]) -> ErrorCode? {
+        let head = Array(#"{"error":{"code":""#.utf8)
+        guard line.count > head.count, line.starts(with: head) else { return nil }
+        let code = line[head.count...].prefix(40).prefix { $0 != UInt8(ascii: "\"") }
+        return ErrorCode(rawValue: String(decoding: code, as: UTF8.self))
+    }
+
     /// A value on a line of its own (an estimate-log record).
     public static func line(_ value: some JSONWritable) -> [UInt8] {
         var writer = JSONWriter()

@@ -11,6 +11,25 @@ import Testing
 /// change that means to alter the wire (and says so in docs/PROTOCOL.md).
 @Suite("Wire bytes (golden)", .ownThread, .timeLimit(.minutes(3)))
 struct WireGoldenTests {
+    /// The HTTP listener takes an answer's status from its head, on the loop: a 93 MB answer
+    /// parsed there again once held the loop for seconds.
+    @Test("every golden answer's error code, read from its head, is the one Foundation reads in it")
+    func errorCodeFromHead() throws {
+        let lines = try IndependentJSON.goldenLines("answers.jsonl", besides: #filePath)
+        var errors = 0
+        for line in lines {
+            let object = try IndependentJSON.object(line)
+            let code = IndependentJSON.value(object, "error.code") as? String
+            errors += code == nil ? 0 : 1
+            #expect(LineEncoder.errorCode(of: Array((line + "\n").utf8))?.rawValue == code, "\(line.prefix(120))")
+        }
+        #expect(errors >= 3 && errors < lines.count, "the goldens hold both")
+        for code in ErrorCode.allCases {
+            let line = LineEncoder.failure(WireError(code, "\"error\":{\"code\":\"x", id: .string("{\"error\":")))
+            #expect(LineEncoder.errorCode(of: line) == code)
+        }
+    }
+
     static let continuity = Continuity(since: 1_774_944_000.25, resets: 2, gaps: 1, implausibleDropped: 3, eventsLost: 4,
                                        imported: true)
     static let traffic = Traffic(rxBytes: .max, txBytes: 7, rxPackets: 1, txPackets: 0)
