@@ -110,6 +110,8 @@ public final class HTTPServer {
     public struct Limits {
         /// Who gives way when connections wait too long or too many (``HTTPAdmission``).
         public var admission = HTTPAdmission.Limits()
+        /// The path whose requests are never ended to make room: Prometheus's scrapes.
+        public var reservedPath = "/metrics"
         /// Seconds a connection may stay idle (libmicrohttpd's own timeout, renewed by traffic).
         public var timeoutSeconds: UInt32 = 10
         /// Request line and headers must fit in this (libmicrohttpd's per-connection pool).
@@ -126,6 +128,7 @@ public final class HTTPServer {
     fileprivate var again: EventSource?
     private let respond: (Request, Reply) -> Void
     private var admission: HTTPAdmission
+    private let reservedPath: String
     /// Ends connections whose request is late (``HTTPAdmission/expired(at:)``), every second.
     private var sweep: EventSource?
     /// The port it listens on.
@@ -139,6 +142,7 @@ public final class HTTPServer {
         self.loop = loop
         self.respond = respond
         admission = HTTPAdmission(limits: limits.admission)
+        reservedPath = limits.reservedPath
         let bound = ifm_http_bound_port(fd)
         port = bound > 0 ? UInt16(bound) : 0
         // libmicrohttpd's own limits only as a backstop: it refuses the newcomer, where
@@ -230,7 +234,6 @@ public final class HTTPServer {
     }
 
     private func handle(_ request: ifm_http_request, exchange: OpaquePointer) {
-        admission.requested(request.fd)
         var asked = Request(
             method: request.method.map { String(cString: $0) } ?? "",
             path: request.url.map { String(cString: $0) } ?? "",
@@ -246,6 +249,7 @@ public final class HTTPServer {
             }
         }
         asked.tooManyArguments = request.too_many_arguments != 0
+        admission.requested(request.fd, reserved: asked.path == reservedPath, at: loop.now)
         let reply = Reply(exchange: exchange, server: self)
         respond(asked, reply)
         // Not answered yet: it is answered later, its connection suspended until then.
