@@ -175,6 +175,7 @@ static enum MHD_Result ifm_http_access(void *cls, struct MHD_Connection *connect
         .url = url,
         .accept = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT),
         .accept_encoding = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING),
+        .host = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST),
         .fd = ifm_http_connection_fd(connection),
     };
     MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, ifm_http_argument, &request);

@@ -111,7 +111,7 @@ final class Daemon {
             loop: loop, server: server, metrics: metrics, configPath: paths.config, metering: { daemon?.metering },
             status: { daemon!.status() }, reload: { uid in daemon?.reload(trigger: "reload requested by uid \(uid)").map { "\($0)" } })
         web = try WebEndpoint(listening: listening, loop: loop, metrics: metrics, requests: requests,
-                              answers: { daemon?.metering?.answers }, time: { TimeText(utc: daemon?.config.timeZone == .utc) })
+                              allowedHosts: config.httpAllowedHosts, answers: { daemon?.metering?.answers }, time: { TimeText(utc: daemon?.config.timeZone == .utc) })
         daemon = self
         server.isAdmin = { [unowned self] uid, groups in isAdmin(uid: uid, groups: groups) }
         server.costOf = { request in
@@ -299,6 +299,7 @@ final class Daemon {
         }
         config = fresh
         server.limits = Self.limits(fresh)
+        web.allow(hosts: fresh.httpAllowedHosts)
         if let metering {
             metering.limitLog(maxSize: fresh.logMaxSize, keep: fresh.logFiles)
             metering.retentionOwners = fresh.retention.owners

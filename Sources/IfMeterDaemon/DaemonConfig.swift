@@ -15,6 +15,9 @@ import Glibc
 public struct DaemonConfig: Hashable, Sendable {
     /// Where `/metrics` listens; nil: no HTTP endpoint unless systemd passes one.
     public var metricsListen: MetricsAddress?
+    /// `Host` names the HTTP listener answers besides its own name, `localhost` and addresses
+    /// (``HostAllowList``); `*`: any.
+    public var httpAllowedHosts: [String] = []
     /// Seconds a name absent from the system stays in the metrics exposition.
     public var metricsKeepAbsent: UInt64 = 86400
     public var interval: UInt64 = 30
@@ -213,6 +216,15 @@ public struct DaemonConfig: Hashable, Sendable {
             } catch {
                 throw ValueError("metrics_listen: \(error)")
             }
+        case "http_allowed_hosts":
+            let entries = value.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).map(String.init)
+            guard entries.count <= 256 else { throw ValueError("http_allowed_hosts: at most 256 names, got \(entries.count)") }
+            do {
+                _ = try HostAllowList(hostName: nil, configured: entries)
+            } catch {
+                throw ValueError("http_allowed_hosts: \(error)")
+            }
+            httpAllowedHosts = entries
         case "attribute_owners":
             if value == "no" {
                 attributeOwners = nil

@@ -27,8 +27,10 @@ final class WebEndpoint {
     /// Times as the daemon cuts its buckets.
     private let time: () -> TimeText
     private let host: String
+    /// The `Host` headers answered (``allow(hosts:)``).
+    private var hosts: HostAllowList
 
-    init(listening fd: Int32?, loop: EventLoop, metrics: MetricsEndpoint, requests: DaemonRequests,
+    init(listening fd: Int32?, loop: EventLoop, metrics: MetricsEndpoint, requests: DaemonRequests, allowedHosts: [String],
          answers: @escaping () -> AnswerWorker?, time: @escaping () -> TimeText) throws(PlatformError) {
         self.metrics = metrics
         self.requests = requests
@@ -37,6 +39,7 @@ final class WebEndpoint {
         var name = [CChar](repeating: 0, count: 256)
         host = gethostname(&name, name.count - 1) == 0
             ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "this host"
+        hosts = Self.allowList(hostName: host, configured: allowedHosts)
         guard let fd else { return }
         server = try HTTPServer(listening: fd, loop: loop) { [unowned self] request, reply in route(request, reply) }
     }
@@ -44,11 +47,29 @@ final class WebEndpoint {
     /// The port it serves on, if it does.
     var port: UInt16? { server?.port }
 
+    /// Answers the host's own name, `localhost`, addresses and `configured` (a reload's
+    /// `http_allowed_hosts`).
+    func allow(hosts configured: [String]) {
+        hosts = Self.allowList(hostName: host, configured: configured)
+    }
+
+    private static func allowList(hostName: String, configured: [String]) -> HostAllowList {
+        // The config's entries were checked when it was read; a host name that is no DNS name
+        // is left out.
+        (try? HostAllowList(hostName: hostName, configured: configured)) ?? (try! HostAllowList(hostName: nil))
+    }
+
     private static let text = "text/plain; charset=utf-8"
     private static let json = "application/json"
     private static let html = "text/html; charset=utf-8"
 
     private func route(_ request: HTTPServer.Request, _ reply: HTTPServer.Reply) {
+        guard hosts.allows(request.host) else {
+            // Not echoed: the header is the client's, and this answer is the same for all.
+            return reply.send(.init(status: 421, contentType: Self.text, headers: [("X-Content-Type-Options", "nosniff")],
+                                    body: Array(("ifmeterd answers its own names, localhost and addresses only, not this Host header"
+                                        + " (a defence against DNS rebinding): add the name to http_allowed_hosts in ifmeterd.conf\n").utf8)))
+        }
         guard request.method == "GET" || request.method == "HEAD" else {
             return reply.send(.init(status: 405, contentType: Self.text, allow: "GET, HEAD",
                                     body: Array("only GET and HEAD are served here: everything is read-only\n".utf8)))

@@ -18,13 +18,15 @@ public final class HTTPServer {
         public var path: String
         public var accept: String?
         public var acceptEncoding: String?
+        /// The `Host` header (``HostAllowList``).
+        public var host: String?
         /// The query string's arguments, decoded, in order (a key without `=` has an empty value).
         public var arguments: [(key: String, value: String)] = []
         /// More arguments came than are passed on (``maximumArguments``).
         public var tooManyArguments = false
 
-        public init(method: String, path: String, accept: String? = nil, acceptEncoding: String? = nil) {
-            (self.method, self.path, self.accept, self.acceptEncoding) = (method, path, accept, acceptEncoding)
+        public init(method: String, path: String, accept: String? = nil, acceptEncoding: String? = nil, host: String? = nil) {
+            (self.method, self.path, self.accept, self.acceptEncoding, self.host) = (method, path, accept, acceptEncoding, host)
         }
 
         /// The values of every argument named `key`, in order.
@@ -238,7 +240,8 @@ public final class HTTPServer {
             method: request.method.map { String(cString: $0) } ?? "",
             path: request.url.map { String(cString: $0) } ?? "",
             accept: request.accept.map { String(cString: $0) },
-            acceptEncoding: request.accept_encoding.map { String(cString: $0) })
+            acceptEncoding: request.accept_encoding.map { String(cString: $0) },
+            host: request.host.map { String(cString: $0) })
         withUnsafeBytes(of: request.argument_keys) { keys in
             withUnsafeBytes(of: request.argument_values) { values in
                 let keys = keys.bindMemory(to: UnsafePointer<CChar>?.self)

@@ -65,6 +65,40 @@ struct MetricsTests {
         withExtendedLifetime(held) {}
     }
 
+    /// DNS rebinding: a page a local browser loads points its own name at 127.0.0.1 and reads the
+    /// answers as its own origin's; the listener answers only its names and addresses.
+    @Test("a page of another site cannot read the listener: a Host that is not this host's is 421 on every path; addresses, localhost and configured names are answered, a reload adds one")
+    func dnsRebinding() throws {
+        let namespace = try NetworkNamespace()
+        let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\nmetrics_listen = 127.0.0.1:\(metricsPort)\nhttp_allowed_hosts = metrics.example.org\n")
+        try daemon.startAsTheUnit()
+        let paths = ["/", "/subject?name=lo", "/metrics", "/api/v1/status", "/api/v1/query?usage=today", "/static/ifmeter.css", "/nothing"]
+        func get(_ path: String, host: String) throws -> (status: String, headers: String, body: String) {
+            let result = try curl(namespace, ["-D", "-", "-H", "Host: \(host)", "-w", "\n%{http_code}", "http://127.0.0.1:\(metricsPort)\(path)"])
+            let status = String(result.stdout.split(separator: "\n").last ?? "")
+            let parts = result.stdout.components(separatedBy: "\r\n\r\n")
+            return (status, parts.first ?? "", parts.dropFirst().joined(separator: "\r\n\r\n"))
+        }
+        for host in ["rebind.attacker.example:\(metricsPort)", "rebind.attacker.example", "localhost.attacker.example", "[::1"] {
+            for path in paths {
+                let answer = try get(path, host: host)
+                #expect(answer.status == "421", "\(host) \(path): \(answer.status)")
+                #expect(answer.body.contains("http_allowed_hosts") && !answer.body.contains("ifmeter_"), "\(host) \(path): \(answer.body.prefix(200))")
+            }
+        }
+        for host in ["127.0.0.1:\(metricsPort)", "localhost:\(metricsPort)", "LOCALHOST", "metrics.example.org:\(metricsPort)", "Metrics.Example.org."] {
+            let metrics = try get("/metrics", host: host)
+            #expect(metrics.status == "200" && metrics.body.contains("ifmeter_"), "\(host): \(metrics.status)")
+            let page = try get("/", host: host)
+            #expect(page.status == "200", "\(host): \(page.status)")
+            #expect(!page.headers.lowercased().contains("access-control-allow"), "no CORS: \(page.headers)")
+        }
+        try "interval = 3600\nmetrics_listen = 127.0.0.1:\(metricsPort)\nhttp_allowed_hosts = metrics.example.org rebind.attacker.example\n"
+            .write(toFile: daemon.config, atomically: true, encoding: .utf8)
+        #expect(try daemon.client().request(#"{"v":1,"cmd":"reload"}"#)["ok"] as? Bool == true)
+        #expect(try get("/api/v1/status", host: "rebind.attacker.example").status == "200", "a reload applies http_allowed_hosts")
+    }
+
     @Test("40 connections from five loopback addresses trickling a header line every second hold no slot a scrape needs")
     func slowlorisScrape() throws {
         let namespace = try NetworkNamespace()

@@ -49,6 +49,7 @@ struct ConfigTests {
             admin_reserved_clients = 1
             client_buffer = 8K
             idle_timeout = 45
+            http_allowed_hosts = metrics.example.org, Grafana
             """, file: "test.conf")
         var expected = DaemonConfig()
         expected.interval = 5
@@ -77,6 +78,7 @@ struct ConfigTests {
         expected.adminReservedClients = 1
         expected.clientBuffer = 8192
         expected.idleTimeout = 45
+        expected.httpAllowedHosts = ["metrics.example.org", "Grafana"]
         #expect(config == expected)
         #expect(config.historyConfiguration.monthStartDay(for: "wwan0") == 15)
         #expect(config.historyConfiguration.monthStartDay(for: "eth0") == 3)
@@ -127,6 +129,7 @@ struct ConfigTests {
         ("docker_root = var/lib/docker", "test.conf:2: docker_root: expected an absolute directory path, got \"var/lib/docker\""),
         ("podman_storage = /var/lib/../containers", "test.conf:2: podman_storage: expected an absolute directory path, got \"/var/lib/../containers\""),
         ("meter_inside_names = 0", "test.conf:2: meter_inside_names: expected a whole number from 1 to 100000, got \"0\""),
+        ("http_allowed_hosts = localhost, metrics.example.org:10951", "test.conf:2: http_allowed_hosts: \"metrics.example.org:10951\" is not a host name (letters, digits, - and ., such as metrics.example.org), nor *"),
         ("owner_grace = 2h", "test.conf:2: owner_grace: expected a duration from 0 to 3600 s such as 30, 15m, 48h or 62d, got \"2h\""),
     ])
     func badLine(_ line: String, _ message: String) {

@@ -16,6 +16,7 @@ typedef struct {
     const char *url;
     const char *accept;
     const char *accept_encoding;
+    const char *host;
     /* The connection's socket, as in ifm_http_peer_event. */
     int fd;
     /* The query string's arguments as libmicrohttpd decoded them, in order; a value is NULL for
