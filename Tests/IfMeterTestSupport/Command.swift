@@ -47,36 +47,48 @@ public struct CommandTimedOut: Error, CustomStringConvertible {
 public enum Command {
     public static let defaultTimeout: Double = 120
 
+    /// Spawned directly, not with Foundation's `Process`: Foundation learns that its child
+    /// exited when a socket the child holds closes, and a child another test started at that
+    /// moment inherited it, so an exited command stayed "running" until its deadline (a
+    /// refusal's daemon, a zombie for 30 s). Here the child is waited for by its pid, its
+    /// output pipes are close-on-exec in this process, and it starts with no descriptor of the
+    /// test process's and every signal unblocked (``SpawnWithSignals``).
     public static func run(
         _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
         timeout: Double = Command.defaultTimeout
     ) throws -> CommandResult {
-        let process = Process()
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let command = [try resolve(arguments[0])] + arguments.dropFirst()
+        var outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
+        guard SpawnWithSignals.closeOnExecPipe(&outPipe), SpawnWithSignals.closeOnExecPipe(&errPipe) else {
+            throw CommandFailed(command: arguments, result: CommandResult(status: -1, stdout: "", stderr: "pipe2: \(String(cString: strerror(errno)))"))
         }
-        process.executableURL = URL(fileURLWithPath: try resolve(arguments[0]))
-        process.arguments = Array(arguments.dropFirst())
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        // The deadline's block outlives a cancel until its time comes, so it holds only the
-        // pid and this small state, never the Process (whose pipes would stay open until then).
-        let watch = Deadline(pid: process.processIdentifier)
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { watch.expire() }
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        let (outData, errData) = readWhileRunning(process, out.fileHandleForReading.fileDescriptor,
-                                                  err.fileHandleForReading.fileDescriptor)
-        process.waitUntilExit()
-        watch.finish()
-        let result = CommandResult(
-            status: process.terminationStatus,
-            stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
-        if watch.expired { throw CommandTimedOut(command: arguments, seconds: timeout, result: result, threads: watch.threads) }
+        defer { for fd in [outPipe[0], errPipe[0]] { close(fd) } }
+        // Standard input from a file, written whole before the child starts: no pipe to fill.
+        let input = try stdin.map { text -> TemporaryDirectory in
+            let directory = try TemporaryDirectory()
+            try Data(text.utf8).write(to: URL(fileURLWithPath: directory.path + "/stdin"))
+            return directory
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, input.map { $0.path + "/stdin" } ?? "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+        let merged = environment.isEmpty ? nil
+            : ProcessInfo.processInfo.environment.merging(environment) { _, new in new }.map { "\($0.key)=\($0.value)" }
+        let pid: pid_t
+        do {
+            pid = try SpawnWithSignals.spawn(command, environment: merged, actions: &actions)
+        } catch {
+            close(outPipe[1]); close(errPipe[1])
+            throw error
+        }
+        close(outPipe[1]); close(errPipe[1])
+        let (outData, errData, status, threads) = readUntilExit(pid, outPipe[0], errPipe[0], timeout: timeout)
+        let result = CommandResult(status: status, stdout: String(decoding: outData, as: UTF8.self),
+                                   stderr: String(decoding: errData, as: UTF8.self))
+        if let threads { throw CommandTimedOut(command: arguments, seconds: timeout, result: result, threads: threads) }
         return result
     }
 
@@ -88,16 +100,33 @@ public enum Command {
     }
 
     /// Reads both pipes as the child writes them (so a chatty child cannot fill one and block)
-    /// until it has exited and nothing is left to read. Not to the end of file: Foundation makes
-    /// a pipe, then marks it close-on-exec, and a child another test spawns in between keeps a
-    /// copy of the write end, which would hold the end of file off until that child exits.
-    static func readWhileRunning(_ process: Process, _ out: Int32, _ err: Int32) -> (Data, Data) {
+    /// until it has exited and nothing is left to read, then reaps it. Not to the end of file: a
+    /// daemon the command started may hold the pipes. Past `timeout` the child is killed; then
+    /// `threads` says what it was doing. The status is the exit code, or the signal that ended it.
+    static func readUntilExit(_ pid: pid_t, _ out: Int32, _ err: Int32, timeout: Double)
+        -> (Data, Data, status: Int32, threads: String?) {
         var data = [Data(), Data()]
         var open = [true, true]
         var chunk = [UInt8](repeating: 0, count: 65536)
-        while open.contains(true) {
+        let deadline = Date().addingTimeInterval(timeout)
+        var threads: String?
+        var status: Int32 = 0
+        var exited = false
+        while true {
             // Asked before the poll: whatever the child wrote before it exited is in the pipe.
-            let exited = !process.isRunning
+            if !exited {
+                let waited = waitpid(pid, &status, WNOHANG)
+                exited = waited == pid || (waited < 0 && errno != EINTR)
+            }
+            if !exited && threads == nil && Date() > deadline {
+                threads = Process.threads(of: pid)
+                kill(pid, SIGKILL)
+            }
+            guard open.contains(true) else {
+                if exited { break }
+                usleep(5_000)
+                continue
+            }
             var polled = [out, err].enumerated().map { pollfd(fd: open[$0.offset] ? $0.element : -1, events: Int16(POLLIN), revents: 0) }
             let ready = poll(&polled, 2, exited ? 0 : 50)
             if ready == 0 && exited { break }
@@ -111,7 +140,8 @@ public enum Command {
                 }
             }
         }
-        return (data[0], data[1])
+        let code: Int32 = (status & 0x7f) == 0 ? (status >> 8) & 0xff : status & 0x7f
+        return (data[0], data[1], code, threads)
     }
 
     /// Finds a program on PATH (and in /usr/sbin, /sbin, where `ip` lives).
@@ -133,29 +163,4 @@ public enum Command {
             ?? CommandLine.arguments[0]
         return (executable as NSString).deletingLastPathComponent
     }
-}
-
-/// A child's deadline: killed when it expires before the child was waited for.
-private final class Deadline: @unchecked Sendable {
-    private let pid: pid_t
-    private let lock = NSLock()
-    private var done = false
-    private var killed = false
-    private var seen = ""
-    var expired: Bool { lock.withLock { killed } }
-    var threads: String { lock.withLock { seen } }
-
-    init(pid: pid_t) { self.pid = pid }
-
-    func expire() {
-        lock.withLock {
-            guard !done else { return }
-            killed = true
-            seen = Process.threads(of: pid)
-            kill(pid, SIGKILL)
-        }
-    }
-
-    /// The child was waited for: its pid may be reused from now on, so it is never killed.
-    func finish() { lock.withLock { done = true } }
 }

@@ -15,10 +15,7 @@ public final class DaemonProcess: @unchecked Sendable {
     public var logDirectory: String { directory + "/log" }
     public var config: String { directory + "/ifmeterd.conf" }
     public var stderrPath: String { directory + "/stderr" }
-    private var process: Process?
-    /// Kept open while the daemon may write to it: released early, its descriptor would be
-    /// closed under the running process and could be reused by another test's file.
-    private var stderrHandle: FileHandle?
+    private var process: SpawnedProcess?
 
     public static var binary: String { Command.buildProductsDirectory + "/ifmeterd" }
     /// The program started: the build's, or a copy that another user can reach (``startAsTheUnit()``).
@@ -63,9 +60,7 @@ public final class DaemonProcess: @unchecked Sendable {
 
     deinit {
         // A daemon started behind a wrapper (sh, a pipeline) is not `process`; every process
-        // whose command line names this directory is this test's, and goes with it. First:
-        // Foundation sees the wrapper exit only once every holder of its status descriptor
-        // (the daemon too) has exited, so waiting before would hang.
+        // whose command line names this directory is this test's, and goes with it.
         Self.killProcesses { $0.contains { $0.contains(self.directory) } }
         process?.end(SIGKILL)
         try? FileManager.default.removeItem(atPath: directory)
@@ -98,21 +93,8 @@ public final class DaemonProcess: @unchecked Sendable {
         extraArguments: [String] = [], environment: [String: String] = [:], prefix: [String] = [],
         waitForReady: Bool = true
     ) throws {
-        let process = Process()
         let command = enclosing + (namespace.map { ["ip", "netns", "exec", $0.name] } ?? []) + prefix + arguments + extraArguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        }
-        process.executableURL = URL(fileURLWithPath: try Command.resolve(command[0]))
-        process.arguments = Array(command.dropFirst())
-        FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        let stderr = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
-        try stderr.seekToEnd()
-        stderrHandle = stderr
-        process.standardError = stderr
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        self.process = process
+        process = try SpawnedProcess(command, environment: environment, errors: stderrPath)
         if waitForReady { try awaitReady() }
     }
 
@@ -140,15 +122,15 @@ public final class DaemonProcess: @unchecked Sendable {
     @discardableResult
     public func stop(_ signal: Int32 = SIGTERM, within seconds: Double = Process.exitDeadline) throws -> Int32 {
         guard let process else { return -1 }
-        kill(process.processIdentifier, signal)
+        kill(process.pid, signal)
         return try process.awaitExit("ifmeterd", within: seconds) { "stderr: \(self.stderrText)" }
     }
 
     public func signal(_ signal: Int32) {
-        if let process { kill(process.processIdentifier, signal) }
+        if let process { kill(process.pid, signal) }
     }
 
-    public var pid: Int32 { process?.processIdentifier ?? 0 }
+    public var pid: Int32 { process?.pid ?? 0 }
     public var isRunning: Bool { process?.isRunning ?? false }
 
     public var stderrText: String {
