@@ -10,8 +10,8 @@ import IfMeterPlatform
 /// - past `perAddress` connections from one address, or `total` in all, one gives way: the
 ///   oldest still *waiting* for its request (no complete headers since it opened or since its
 ///   last answer); else the one being answered longest (a reader too slow for its answer, or a
-///   client that loads page after page), never a scrape of the reserved path (`/metrics`);
-///   else the newcomer itself.
+///   client that loads page after page), a scrape of the reserved path (`/metrics`) only when
+///   every other is one; else the newcomer itself.
 /// So a scraper that sends its request at once (Prometheus does) is answered unless more than
 /// `total` connections newer than it are opened before its headers arrive, however many slow
 /// readers hold answers.
@@ -82,14 +82,15 @@ public struct HTTPAdmission {
     }
 
     /// Who makes room for `newcomer` among the connections that match: the oldest other one
-    /// waiting for its request, else the one answered longest (not for the reserved path),
-    /// else the newcomer.
+    /// waiting for its request, else the one answered longest (a reserved-path scrape last:
+    /// anyone may ask for `/metrics` and read slowly, so being one cannot keep a slot), else the
+    /// newcomer.
     private func givingWay(to newcomer: Int32, where matches: (Peer) -> Bool) -> Int32 {
         let others = peers.filter { $0.key != newcomer && matches($0.value) }
         let waiting = others.filter { $0.value.waitingSince != nil }
             .min { ($0.value.waitingSince!, $0.key) < ($1.value.waitingSince!, $1.key) }?.key
-        let answered = others.filter { $0.value.answeringSince != nil && !$0.value.reserved }
-            .min { ($0.value.answeringSince!, $0.key) < ($1.value.answeringSince!, $1.key) }?.key
+        let answered = others.filter { $0.value.answeringSince != nil }
+            .min { ($0.value.reserved ? 1 : 0, $0.value.answeringSince!, $0.key) < ($1.value.reserved ? 1 : 0, $1.value.answeringSince!, $1.key) }?.key
         return waiting ?? answered ?? newcomer
     }
 

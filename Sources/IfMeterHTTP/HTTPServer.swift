@@ -45,10 +45,12 @@ public final class HTTPServer {
         fileprivate var pending: OpaquePointer?
         fileprivate var answered = false
         fileprivate weak var server: HTTPServer?
+        fileprivate let fd: Int32
 
-        fileprivate init(exchange: OpaquePointer, server: HTTPServer) {
+        fileprivate init(exchange: OpaquePointer, server: HTTPServer, fd: Int32) {
             self.exchange = exchange
             self.server = server
+            self.fd = fd
         }
 
         /// Sends `answer` (on the loop's thread).
@@ -62,7 +64,10 @@ public final class HTTPServer {
                     ifm_http_complete(pending, &response)
                 }
             }
-            if pending != nil { server?.again?.trigger() }
+            if pending != nil {
+                server?.suspended[fd] = nil
+                server?.again?.trigger()
+            }
             pending = nil
         }
     }
@@ -131,6 +136,9 @@ public final class HTTPServer {
     private let respond: (Request, Reply) -> Void
     private var admission: HTTPAdmission
     private let reservedPath: String
+    /// Replies given later, by their connection: libmicrohttpd reads nothing of a suspended
+    /// connection, so one that admission ends is first answered, to be let go.
+    fileprivate var suspended: [Int32: Reply] = [:]
     /// Ends connections whose request is late (``HTTPAdmission/expired(at:)``), every second.
     private var sweep: EventSource?
     /// The port it listens on.
@@ -186,7 +194,12 @@ public final class HTTPServer {
     /// descriptor, reads the end on its next run and closes it.
     private func end(_ fds: [Int32]) {
         guard !fds.isEmpty else { return }
-        for fd in fds { shutdown(fd, Int32(SHUT_RDWR)) }
+        for fd in fds {
+            // Its work may still be queued or running; its result will find the reply answered.
+            suspended[fd]?.send(Answer(status: 503, contentType: "text/plain; charset=utf-8",
+                                       body: Array("closed to make room for other connections: try again\n".utf8)))
+            shutdown(fd, Int32(SHUT_RDWR))
+        }
         again?.trigger()
     }
 
@@ -253,12 +266,13 @@ public final class HTTPServer {
         }
         asked.tooManyArguments = request.too_many_arguments != 0
         admission.requested(request.fd, reserved: asked.path == reservedPath, at: loop.now)
-        let reply = Reply(exchange: exchange, server: self)
+        let reply = Reply(exchange: exchange, server: self, fd: request.fd)
         respond(asked, reply)
         // Not answered yet: it is answered later, its connection suspended until then.
         reply.exchange = nil
         if !reply.answered {
             reply.pending = ifm_http_defer(exchange)
+            if reply.pending != nil { suspended[request.fd] = reply }
             if reply.pending == nil {
                 reply.send(Answer(status: 503, contentType: "text/plain; charset=utf-8", body: Array("busy: try again\n".utf8)))
             }

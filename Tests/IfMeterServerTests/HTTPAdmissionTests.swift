@@ -42,7 +42,7 @@ struct HTTPAdmissionTests {
 
     /// Eight slow readers on 127.0.0.1 once shut out every scrape from there: they were being
     /// answered, so the newcomer (the scrape) was the one ended.
-    @Test("slow readers being answered give way to a newcomer, the one answered longest first; a scrape of the reserved path never does")
+    @Test("slow readers being answered give way to a newcomer, the one answered longest first; a scrape of the reserved path only when all are")
     func answeredGiveWay() {
         var admission = HTTPAdmission(limits: limits)
         #expect(admission.opened(1, address: "127.0.0.1", at: 10).isEmpty)
@@ -51,7 +51,10 @@ struct HTTPAdmissionTests {
         admission.requested(2, at: 21)
         #expect(admission.opened(3, address: "127.0.0.1", at: 30) == [2], "the slow reader, not the scrape nor the newcomer")
         admission.requested(3, reserved: true, at: 31)
-        #expect(admission.opened(4, address: "127.0.0.1", at: 40) == [4], "only scrapes are answered: the newcomer goes")
+        #expect(admission.opened(4, address: "127.0.0.1", at: 40) == [1], "only scrapes are answered: the one answered longest goes, never the newcomer")
+        admission.requested(4, reserved: true, at: 41)
+        #expect(admission.opened(1, address: "127.0.0.1", at: 45) == [3], "eight slow readers of /metrics cannot keep a scrape out")
+        admission.requested(1, at: 46)
         admission.answered(1, at: 50)
         #expect(admission.peers[1]?.reserved == false && admission.peers[1]?.answeringSince == nil)
         for (fd, address) in [(5, "b"), (6, "c")] {
