@@ -188,11 +188,14 @@ final class Metering {
         EstimateLogRecord.forEachRecord(of: outcome.log) { log.append(LineEncoder.line($0)) }
     }
 
-    /// A last sample and save, then the threads finish what they were given.
+    /// A last sample and save, then the threads finish what they were given, but for HTTP
+    /// clients' questions not yet begun: the save does not wait for them.
     func finish() {
         // A dump still out is applied first; no other follows it (the last is taken here).
         sampler.sampleFinally()
         save()
+        worker.discardWaiting(.later)
+        answers.discardWaiting(.later)
         worker.drain()
         answers.drain()
     }

@@ -5,9 +5,10 @@ import Glibc
 
 /// A thread of its own for one resource the loop hands work to, with each result coming back
 /// to the loop in the order the jobs ran, woken by a pipe the loop watches. Jobs run in the
-/// order handed over within a ``Lane``; a job of the ``Lane/later`` lane runs only when no job
-/// of the first is waiting, so anonymous HTTP clients' work never keeps root's socket requests,
-/// saves and samples waiting behind it (at most behind the one job already running).
+/// order handed over within a ``Lane``; a job of the ``Lane/later`` lane runs when no job of the
+/// first is waiting, or after ``firstInARow`` of them ran while it waited: anonymous HTTP
+/// clients' work keeps root's socket requests, saves and samples waiting behind at most one of
+/// its jobs, and a socket client busy without pause cannot starve the page.
 ///
 /// The daemon has three (IfMeterDaemon's `Workers.swift`): the store's (once loaded, saves,
 /// queries, imports and deletions run there, so a save of thousands of interfaces never delays
@@ -27,6 +28,8 @@ public final class BackgroundWorker<Resource> {
         var later: [Job] = []
         var running = false
         var stopping = false
+        /// First-lane jobs run in a row while a later one waited.
+        var passed = 0
         /// Jobs run and not yet delivered on the loop, in the order they ran.
         var finished: [Int] = []
         let resource: Resource
@@ -84,6 +87,24 @@ public final class BackgroundWorker<Resource> {
         }
     }
 
+    /// First-lane jobs that run while a later-lane job waits, before it goes next.
+    public static var firstInARow: Int { 8 }
+
+    /// Forgets the jobs of `lane` not yet begun: they never run, and their results never come
+    /// (the final save at stop waits for no HTTP client's question).
+    public func discardWaiting(_ lane: Lane) {
+        let dropped = queue.withLock {
+            defer {
+                switch lane {
+                case .first: queue.first.removeAll()
+                case .later: queue.later.removeAll()
+                }
+            }
+            return lane == .first ? queue.first.map(\.id) : queue.later.map(\.id)
+        }
+        for id in dropped { completions[id] = nil }
+    }
+
     /// Runs `work` with the resource on the worker thread, then `then` with its result on the loop.
     public func run<T>(in lane: Lane = .first, _ work: @escaping @Sendable (Resource) -> T, then: @escaping (T) -> Void) {
         let slot = Slot<T>()
@@ -125,7 +146,16 @@ public final class BackgroundWorker<Resource> {
         while true {
             let job: Job? = queue.withLock {
                 while queue.first.isEmpty && queue.later.isEmpty && !queue.stopping { pthread_cond_wait(&queue.changed, &queue.mutex) }
-                let next: Job? = !queue.first.isEmpty ? queue.first.removeFirst() : !queue.later.isEmpty ? queue.later.removeFirst() : nil
+                let next: Job?
+                if !queue.later.isEmpty && (queue.first.isEmpty || queue.passed >= Self.firstInARow) {
+                    next = queue.later.removeFirst()
+                    queue.passed = 0
+                } else if !queue.first.isEmpty {
+                    next = queue.first.removeFirst()
+                    queue.passed = queue.later.isEmpty ? 0 : queue.passed + 1
+                } else {
+                    next = nil
+                }
                 queue.running = next != nil
                 return next
             }

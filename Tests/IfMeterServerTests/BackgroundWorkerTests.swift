@@ -36,4 +36,29 @@ struct BackgroundWorkerTests {
         #expect(log.all == ["busy", "root", "save", "http1", "http2", "http3"])
         #expect(delivered == log.all)
     }
+
+    @Test("a later-lane job waits for at most firstInARow first-lane jobs; one not yet begun can be dropped")
+    func laterNotStarved() throws {
+        let loop = try EventLoop()
+        let worker = try BackgroundWorker((), loop: loop)
+        let log = Log()
+        let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        worker.run({ _ in started.signal(); release.wait() }, then: {})
+        #expect(started.wait(timeout: .now() + 30) == .success)
+        worker.run(in: .later, { _ in log.add("http") }, then: {})
+        for index in 0..<20 { worker.run(in: .first, { _ in log.add("socket\(index)") }, then: {}) }
+        release.signal()
+        worker.drain()
+        #expect(log.all.firstIndex(of: "http") == BackgroundWorker<Void>.firstInARow, "\(log.all)")
+        #expect(log.all.filter { $0.hasPrefix("socket") }.count == 20)
+
+        worker.run({ _ in started.signal(); release.wait() }, then: {})
+        #expect(started.wait(timeout: .now() + 30) == .success)
+        var dropped = false
+        worker.run(in: .later, { _ in log.add("dropped") }, then: { dropped = true })
+        worker.discardWaiting(.later)
+        release.signal()
+        worker.drain()
+        #expect(!log.all.contains("dropped") && !dropped)
+    }
 }
