@@ -98,12 +98,14 @@ public enum LineEncoder {
     /// The error code of a line this encoder wrote, nil for a success; read from the line's
     /// first bytes, never by parsing it again (an answer may be of megabytes, and the HTTP
     /// listener needs its status on the loop). Exact for this encoder's lines: keys are sorted,
-    /// so a failure begins `{"error":{"code":"CODE"` and a success with `{"id":` or `{"ok":`.
+    /// so a failure begins `{"error":` and a success with `{"id":` or `{"ok":`. A failure whose
+    /// code cannot be read there is an internal error, never a success.
     public static func errorCode(of line: [UInt8]) -> ErrorCode? {
+        guard line.starts(with: Array(#"{"error":"#.utf8)) else { return nil }
         let head = Array(#"{"error":{"code":""#.utf8)
-        guard line.count > head.count, line.starts(with: head) else { return nil }
+        guard line.starts(with: head) else { return .internalError }
         let code = line[head.count...].prefix(40).prefix { $0 != UInt8(ascii: "\"") }
-        return ErrorCode(rawValue: String(decoding: code, as: UTF8.self))
+        return ErrorCode(rawValue: String(decoding: code, as: UTF8.self)) ?? .internalError
     }
 
     /// A value on a line of its own (an estimate-log record).
