@@ -145,7 +145,9 @@ public enum SVGChart {
 
     /// Text made safe for SVG's element text and double-quoted attributes. By Unicode scalar,
     /// never by `Character`: a grapheme cluster such as U+0600 followed by `<` is one
-    /// `Character` that equals no `"<"`, and went through raw.
+    /// `Character` that equals no `"<"`, and went through raw. Control characters XML forbids
+    /// (an interface name may hold any byte but `/` and NUL) become U+FFFD, or the chart would
+    /// not be well-formed.
     public static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
@@ -155,6 +157,8 @@ public enum SVGChart {
             case "<": out += "&lt;"
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
+            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
+            case "\u{0}"..."\u{1F}", "\u{FFFE}", "\u{FFFF}": out.unicodeScalars.append("\u{FFFD}")
             default: out.unicodeScalars.append(scalar)
             }
         }

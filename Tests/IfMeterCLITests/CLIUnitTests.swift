@@ -189,7 +189,7 @@ struct SVGChartTests {
     /// U+0600 (a prepended concatenation mark) and `<` form one grapheme cluster: compared as
     /// `Character`s, the `<` went through raw and a name put tags into the chart.
     @Test("markup is escaped by Unicode scalar: a mark that joins the next character hides no < & \" from the escaper",
-          arguments: ["\u{0600}<plaintext>", "\u{0600}<!--", "\u{0600}&x", "\u{0600}\"q", "a\u{0301}<b", "\r\n<", "\u{0600}>"])
+          arguments: ["\u{0600}<plaintext>", "\u{0600}<!--", "\u{0600}&x", "\u{0600}\"q", "a\u{0301}<b", "\r\n<", "\u{0600}>", "a\u{1}b\u{1B}"])
     func escapedByScalar(_ name: String) {
         let escaped = Array(SVGChart.escape(name).utf8)
         #expect(!escaped.contains(UInt8(ascii: "<")) && !escaped.contains(UInt8(ascii: ">")) && !escaped.contains(UInt8(ascii: "\"")), "\(escaped)")
@@ -199,6 +199,7 @@ struct SVGChartTests {
         let svg = Array(SVGChart.render(UsageResult(interface: name, class: nil, period: "day", rows: rows, projection: nil, footnote: ""),
                                         subject: name, time: TimeText(utc: true), units: Units()).utf8)
         #expect(svg.firstRange(of: Array("<plaintext".utf8)) == nil && svg.firstRange(of: Array("<!--".utf8)) == nil)
+        #expect(!svg.contains(1) && !svg.contains(0x1B), "XML forbids them")
     }
 }
 
