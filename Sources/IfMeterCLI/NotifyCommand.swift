@@ -239,7 +239,8 @@ package struct NotifyState {
 
     /// A state file's bytes, as read from `path`.
     package static func parse(_ bytes: [UInt8], path: String) throws(CLIError) -> NotifyState {
-        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+        // "\r\n" is one Character, which equals no "\n".
+        let lines = String(decoding: bytes, as: UTF8.self).split { $0 == "\n" || $0 == "\r\n" }.map(String.init)
         guard lines.first == header else {
             throw CLIError(.failure, "\(path) is not ifmeter notify's state (its first line is not \"\(header)\"); move it away to start afresh")
         }

@@ -127,7 +127,10 @@ public struct DaemonConfig: Hashable, Sendable {
     public static func parse(_ text: String, file: String) throws(ConfigError) -> DaemonConfig {
         var config = DaemonConfig()
         var plans = PlanDrafts()
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // "\r\n" is one Character, which equals no "\n": a file with CRLF line ends was one line,
+        // and all of it a comment when its first line was one.
+        let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
+        for (index, rawLine) in lines.enumerated() {
             let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
             let trimmed = line.trimmingSpaces()
             if trimmed.isEmpty { continue }
@@ -217,8 +220,9 @@ public struct DaemonConfig: Hashable, Sendable {
                 throw ValueError("metrics_listen: \(error)")
             }
         case "http_allowed_hosts":
-            let entries = value.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).map(String.init)
-            guard entries.count <= 256 else { throw ValueError("http_allowed_hosts: at most 256 names, got \(entries.count)") }
+            // Lines add up, as classify's do.
+            let entries = httpAllowedHosts + value.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).map(String.init)
+            guard entries.count <= 256 else { throw ValueError("http_allowed_hosts: at most 256 names in all, got \(entries.count)") }
             do {
                 _ = try HostAllowList(hostName: nil, configured: entries)
             } catch {
@@ -314,9 +318,23 @@ public struct DaemonConfig: Hashable, Sendable {
         do { return try ValueGrammar.rate(value) } catch { throw ValueError("\(key): \(error.description)") }
     }
 
+    /// getgrnam_r, not getgrnam: configs are parsed on more than one thread (the tests parse
+    /// them side by side), and getgrnam's answer lives in one static buffer.
     static func group(_ name: String, key: String) throws(ValueError) -> gid_t {
-        guard let entry = getgrnam(name) else { throw ValueError("\(key): no group named \"\(name)\"") }
-        return entry.pointee.gr_gid
+        var entry = Glibc.group()
+        var result: UnsafeMutablePointer<Glibc.group>?
+        var size = 1024
+        while size <= 1 << 20 {
+            var buffer = [CChar](repeating: 0, count: size)
+            let status = getgrnam_r(name, &entry, &buffer, size, &result)
+            if status == ERANGE {
+                size *= 4
+                continue
+            }
+            guard status == 0, result != nil else { break }
+            return entry.gr_gid
+        }
+        throw ValueError("\(key): no group named \"\(name)\"")
     }
 }
 

@@ -15,6 +15,14 @@ struct ConfigTests {
             .deletingLastPathComponent().appendingPathComponent("docs/examples/ifmeterd.conf").path
     }
 
+    @Test("a file with CRLF line ends reads as with LF, a comment on its first line included")
+    func crlf() throws {
+        let text = "# written on Windows\ninterval = 5\nsave_interval = 2m\n# end\n"
+        let lf = try DaemonConfig.parse(text, file: "lf.conf")
+        #expect(lf.interval == 5 && lf.saveInterval == 120)
+        #expect(try DaemonConfig.parse(text.split(separator: "\n").joined(separator: "\r\n") + "\r\n", file: "crlf.conf") == lf)
+    }
+
     @Test("the documented example parses to exactly the defaults")
     func exampleIsDefaults() throws {
         #expect(try DaemonConfig.load(path: Self.exampleFile, required: true) == DaemonConfig())
