@@ -58,16 +58,16 @@ public enum Command {
         timeout: Double = Command.defaultTimeout
     ) throws -> CommandResult {
         let command = [try resolve(arguments[0])] + arguments.dropFirst()
-        var outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
-        guard SpawnWithSignals.closeOnExecPipe(&outPipe), SpawnWithSignals.closeOnExecPipe(&errPipe) else {
-            throw CommandFailed(command: arguments, result: CommandResult(status: -1, stdout: "", stderr: "pipe2: \(String(cString: strerror(errno)))"))
-        }
-        defer { for fd in [outPipe[0], errPipe[0]] { close(fd) } }
         // Standard input from a file, written whole before the child starts: no pipe to fill.
         let input = try stdin.map { text -> TemporaryDirectory in
             let directory = try TemporaryDirectory()
             try Data(text.utf8).write(to: URL(fileURLWithPath: directory.path + "/stdin"))
             return directory
+        }
+        var outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
+        defer { for fd in outPipe + errPipe where fd >= 0 { close(fd) } }
+        guard SpawnWithSignals.closeOnExecPipe(&outPipe), SpawnWithSignals.closeOnExecPipe(&errPipe) else {
+            throw CommandFailed(command: arguments, result: CommandResult(status: -1, stdout: "", stderr: "pipe2: \(String(cString: strerror(errno)))"))
         }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -77,14 +77,10 @@ public enum Command {
         posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
         let merged = environment.isEmpty ? nil
             : ProcessInfo.processInfo.environment.merging(environment) { _, new in new }.map { "\($0.key)=\($0.value)" }
-        let pid: pid_t
-        do {
-            pid = try SpawnWithSignals.spawn(command, environment: merged, actions: &actions)
-        } catch {
-            close(outPipe[1]); close(errPipe[1])
-            throw error
-        }
+        let pid = try withExtendedLifetime(input) { try SpawnWithSignals.spawn(command, environment: merged, actions: &actions) }
+        // The child's ends are its own now: end of file comes when it (and what it started) closes them.
         close(outPipe[1]); close(errPipe[1])
+        (outPipe[1], errPipe[1]) = (-1, -1)
         let (outData, errData, status, threads) = readUntilExit(pid, outPipe[0], errPipe[0], timeout: timeout)
         let result = CommandResult(status: status, stdout: String(decoding: outData, as: UTF8.self),
                                    stderr: String(decoding: errData, as: UTF8.self))
@@ -101,8 +97,10 @@ public enum Command {
 
     /// Reads both pipes as the child writes them (so a chatty child cannot fill one and block)
     /// until it has exited and nothing is left to read, then reaps it. Not to the end of file: a
-    /// daemon the command started may hold the pipes. Past `timeout` the child is killed; then
-    /// `threads` says what it was doing. The status is the exit code, or the signal that ended it.
+    /// daemon the command started may hold the pipes, and what it writes after the child exited
+    /// is read for a second at most. Past `timeout` the child is killed; then `threads` says what
+    /// it was doing. The status is the exit code, or 128 plus the signal that ended it; -1 if the
+    /// child could not be reaped here.
     static func readUntilExit(_ pid: pid_t, _ out: Int32, _ err: Int32, timeout: Double)
         -> (Data, Data, status: Int32, threads: String?) {
         var data = [Data(), Data()]
@@ -110,21 +108,25 @@ public enum Command {
         var chunk = [UInt8](repeating: 0, count: 65536)
         let deadline = Date().addingTimeInterval(timeout)
         var threads: String?
-        var status: Int32 = 0
-        var exited = false
+        var raw: Int32 = 0
+        var code: Int32?
+        var exitedAt: Date?
         while true {
             // Asked before the poll: whatever the child wrote before it exited is in the pipe.
-            if !exited {
-                let waited = waitpid(pid, &status, WNOHANG)
-                exited = waited == pid || (waited < 0 && errno != EINTR)
+            if exitedAt == nil {
+                let waited = waitpid(pid, &raw, WNOHANG)
+                if waited == pid { code = SpawnWithSignals.status(raw) }
+                if waited == pid || (waited < 0 && errno != EINTR) { exitedAt = Date() }
             }
+            let exited = exitedAt != nil
             if !exited && threads == nil && Date() > deadline {
                 threads = Process.threads(of: pid)
                 kill(pid, SIGKILL)
             }
+            if let exitedAt, Date().timeIntervalSince(exitedAt) > 1 { break }
             guard open.contains(true) else {
                 if exited { break }
-                usleep(5_000)
+                usleep(20_000)
                 continue
             }
             var polled = [out, err].enumerated().map { pollfd(fd: open[$0.offset] ? $0.element : -1, events: Int16(POLLIN), revents: 0) }
@@ -140,8 +142,7 @@ public enum Command {
                 }
             }
         }
-        let code: Int32 = (status & 0x7f) == 0 ? (status >> 8) & 0xff : status & 0x7f
-        return (data[0], data[1], code, threads)
+        return (data[0], data[1], code ?? -1, threads)
     }
 
     /// Finds a program on PATH (and in /usr/sbin, /sbin, where `ip` lives).

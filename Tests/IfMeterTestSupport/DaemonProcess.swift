@@ -94,6 +94,7 @@ public final class DaemonProcess: @unchecked Sendable {
         waitForReady: Bool = true
     ) throws {
         let command = enclosing + (namespace.map { ["ip", "netns", "exec", $0.name] } ?? []) + prefix + arguments + extraArguments
+        process?.end(SIGKILL)
         process = try SpawnedProcess(command, environment: environment, errors: stderrPath)
         if waitForReady { try awaitReady() }
     }
@@ -122,12 +123,12 @@ public final class DaemonProcess: @unchecked Sendable {
     @discardableResult
     public func stop(_ signal: Int32 = SIGTERM, within seconds: Double = Process.exitDeadline) throws -> Int32 {
         guard let process else { return -1 }
-        kill(process.pid, signal)
+        process.send(signal)
         return try process.awaitExit("ifmeterd", within: seconds) { "stderr: \(self.stderrText)" }
     }
 
     public func signal(_ signal: Int32) {
-        if let process { kill(process.pid, signal) }
+        process?.send(signal)
     }
 
     public var pid: Int32 { process?.pid ?? 0 }

@@ -54,6 +54,12 @@ public enum SpawnWithSignals {
     /// A pipe whose ends are close-on-exec from the start (`pipe2(O_CLOEXEC)`, which Glibc's
     /// module does not declare): set afterwards, a child another thread spawns in between
     /// would keep a copy of the write end.
+    /// A wait status as the tests read it: the exit code, or 128 plus the signal that ended
+    /// the child, as a shell reports it (a signal's number would pass for an exit code).
+    static func status(_ raw: Int32) -> Int32 {
+        (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+    }
+
     public static func closeOnExecPipe(_ ends: inout [Int32]) -> Bool {
         typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pipe2") else { preconditionFailure("no pipe2 in libc") }
@@ -133,16 +139,24 @@ public final class SpawnedProcess: @unchecked Sendable {
     }
 
     /// Whether it still runs; reaps it once it has exited.
-    public var isRunning: Bool {
-        lock.withLock {
-            if status == nil {
-                var raw: Int32 = 0
-                let waited = waitpid(pid, &raw, WNOHANG)
-                if waited == pid { status = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : raw & 0x7f }
-                if waited < 0 && errno == ECHILD { status = -1 }
-            }
-            return status == nil
+    public var isRunning: Bool { lock.withLock { reapIfExited() } }
+
+    /// Sends `signal` if it has not been reaped: never to a pid that may have gone to another
+    /// process since. Whether it was sent.
+    @discardableResult
+    public func send(_ signal: Int32) -> Bool {
+        lock.withLock { reapIfExited() && kill(pid, signal) == 0 }
+    }
+
+    /// Under `lock`: reaps it if it has exited; whether it still runs.
+    private func reapIfExited() -> Bool {
+        if status == nil {
+            var raw: Int32 = 0
+            let waited = waitpid(pid, &raw, WNOHANG)
+            if waited == pid { status = SpawnWithSignals.status(raw) }
+            if waited < 0 && errno == ECHILD { status = -1 }
         }
+        return status == nil
     }
 
     /// Its exit code, or the signal that ended it; -1 while it runs.
@@ -156,15 +170,16 @@ public final class SpawnedProcess: @unchecked Sendable {
         while isRunning && Date() < deadline { usleep(5_000) }
         guard isRunning else { return terminationStatus }
         let threads = Process.threads(of: pid)
-        kill(pid, SIGKILL)
-        while isRunning { usleep(1_000) }
+        send(SIGKILL)
+        // Bounded: a child stuck in the kernel (state D) is not reaped however long one waits.
+        let reapDeadline = Date().addingTimeInterval(10)
+        while isRunning && Date() < reapDeadline { usleep(1_000) }
         throw ExitDeadlineExceeded(what: what, pid: pid, seconds: seconds, detail: "its threads: \(threads). \(detail())")
     }
 
     /// Ends it: `signal`, then SIGKILL at the deadline. For `defer` and `deinit`.
     public func end(_ signal: Int32 = SIGTERM, within seconds: Double = Process.exitDeadline) {
-        guard isRunning else { return }
-        kill(pid, signal)
+        guard send(signal) else { return }
         _ = try? awaitExit("", within: seconds)
     }
 }
