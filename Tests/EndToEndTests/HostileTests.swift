@@ -406,13 +406,15 @@ struct HostileTests {
         #expect(Set(times).count == 1, "ten requests, one dump: \(times)")
         #expect((times.first ?? 0) - first >= 0.9, "a second dump within a second of the first: \(report)")
         // Root is not rate-limited: five samples back to back are five fresh dumps, after the
-        // shared one, and at least two of them closer together than the once-a-second pace
-        // could ever give (a dump takes milliseconds: only a machine that delayed every one of
-        // the four by 0.9 s could hide it).
+        // shared one, and two of them closer together than the non-admins' paced pair measured
+        // in the same run (a dump plus the once-a-second pace; root's, a dump plus a round
+        // trip). Not against a fixed 0.9 s: in a loaded soak run every dump took 1.2-1.8 s.
+        let paced = (times.first ?? 0) - first
         let root = try daemon.client()
         let mine = try (0..<5).map { _ in try #require(try root.request(#"{"v":1,"cmd":"sample"}"#)[path: "result.sampled_at"] as? Double) }
         #expect(mine.first! > (times.first ?? .infinity), "\(mine) after \(times)")
         #expect(zip(mine, mine.dropFirst()).allSatisfy { $0 < $1 }, "\(mine)")
-        #expect(zip(mine, mine.dropFirst()).contains { $1 - $0 < 0.9 }, "root's samples were paced: \(mine)")
+        let closest = zip(mine, mine.dropFirst()).map { $1 - $0 }.min() ?? .infinity
+        #expect(closest < paced, "root's samples were paced: \(mine), a non-admin's pair \(paced) s apart")
     }
 }

@@ -171,6 +171,8 @@ struct TestRulesTests {
         }
         #expect(held.count >= 3, "its standard descriptors: \(held)")
         #expect(held.filter(sockets.contains).isEmpty, "the long-lived program holds the test's socket: \(held)")
-        #expect(held.count == 3, "nothing but its standard descriptors: \(held)")
+        // The program may open files of its own (sleep opened glibc's gconv cache once); none
+        // of the test process's sockets, pipes or event descriptors.
+        #expect(!held.contains { $0.hasPrefix("socket:") || $0.hasPrefix("pipe:") || $0.hasPrefix("anon_inode:") }, "\(held)")
     }
 }
