@@ -1,8 +1,13 @@
+/* POLLRDHUP. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "CMetricsHTTP.h"
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -81,10 +86,25 @@ struct ifm_http_exchange {
     ifm_http_pending *deferred;
 };
 
-/* The answer as libmicrohttpd sends it, every byte and header copied. */
+/* The answer's body is not going to be used: its owner may let it go. */
+static void ifm_http_discard(const ifm_http_response *answer) {
+    if (answer->release) answer->release(answer->release_context);
+}
+
+/* The answer as libmicrohttpd sends it: headers copied; the body copied, or, with `release`,
+ * sent from where it is and released when libmicrohttpd destroys the response (after its last
+ * byte is sent, or when its connection ends), so the owner knows what unsent answers hold. */
 static struct MHD_Response *ifm_http_response_of(const ifm_http_response *answer) {
-    struct MHD_Response *response = MHD_create_response_from_buffer(
-        answer->body_length, (void *)answer->body, MHD_RESPMEM_MUST_COPY);
+    struct MHD_Response *response;
+    if (answer->release && answer->body_length > 0) {
+        response = MHD_create_response_from_buffer_with_free_callback_cls(
+            answer->body_length, (void *)answer->body, answer->release, answer->release_context);
+        if (!response) ifm_http_discard(answer);
+    } else {
+        /* An empty body may have no address at all, which libmicrohttpd's no-copy call refuses. */
+        response = MHD_create_response_from_buffer(answer->body_length, (void *)answer->body, MHD_RESPMEM_MUST_COPY);
+        ifm_http_discard(answer);
+    }
     if (!response) return NULL;
     if (answer->content_type) MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, answer->content_type);
     if (answer->content_encoding)
@@ -98,7 +118,10 @@ static struct MHD_Response *ifm_http_response_of(const ifm_http_response *answer
 }
 
 void ifm_http_answer(ifm_http_exchange *exchange, const ifm_http_response *answer) {
-    if (exchange->answered || exchange->deferred) return;
+    if (exchange->answered || exchange->deferred) {
+        ifm_http_discard(answer);
+        return;
+    }
     exchange->answered = 1;
     struct MHD_Response *response = ifm_http_response_of(answer);
     if (!response) return;
@@ -121,6 +144,7 @@ ifm_http_pending *ifm_http_defer(ifm_http_exchange *exchange) {
 
 void ifm_http_complete(ifm_http_pending *pending, const ifm_http_response *answer) {
     if (pending->gone) {
+        ifm_http_discard(answer);
         free(pending);
         return;
     }
@@ -283,6 +307,15 @@ int ifm_http_bound_port(int fd) {
     if (storage.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)&storage)->sin6_port);
     if (storage.ss_family == AF_INET) return ntohs(((struct sockaddr_in *)&storage)->sin_port);
     return -EAFNOSUPPORT;
+}
+
+int ifm_http_peer_gone(int fd) {
+    struct pollfd entry = { .fd = fd, .events = POLLRDHUP };
+    int ready;
+    do ready = poll(&entry, 1, 0);
+    while (ready < 0 && errno == EINTR);
+    if (ready < 0) return -errno;
+    return (entry.revents & (POLLRDHUP | POLLHUP | POLLERR)) ? 1 : 0;
 }
 
 int ifm_http_peer_address(int fd, char *text, size_t size) {

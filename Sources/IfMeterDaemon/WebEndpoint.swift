@@ -92,19 +92,20 @@ final class WebEndpoint {
                         + (HTTPArguments.commands.map(\.rawValue) + ["rates"]).joined(separator: ", ")))))
             }
             switch HTTPArguments.request(command, request.arguments) {
-            case .success(let line): requests.answer(line) { reply.send(Self.jsonAnswer($0)) }
+            case .success(let line):
+                reply.send { [unowned self] done in requests.answer(line) { done(Self.jsonAnswer($0)) } }
             case .failure(let error): reply.send(Self.jsonAnswer(LineEncoder.failure(error)))
             }
             return
         }
         let gzip = ContentCoding.acceptsGzip(request.acceptEncoding)
         switch path {
-        case "/", "/index.html": overview(reply, gzip: gzip)
+        case "/", "/index.html": reply.send { [unowned self] done in overview(done, gzip: gzip) }
         case "/subject":
             guard let name = request.values("name").first, !name.isEmpty else {
                 return reply.send(.init(status: 400, contentType: Self.text, body: Array("/subject needs ?name=NAME\n".utf8)))
             }
-            subject(name, reply, gzip: gzip)
+            reply.send { [unowned self] done in subject(name, done, gzip: gzip) }
         default:
             reply.send(.init(status: 404, contentType: Self.text,
                              body: Array("not found: ifmeterd serves /, /subject?name=NAME, /api/v1/… and /metrics\n".utf8)))
@@ -126,7 +127,7 @@ final class WebEndpoint {
                      body: line)
     }
 
-    private func overview(_ reply: HTTPServer.Reply, gzip: Bool) {
+    private func overview(_ done: @escaping (HTTPServer.Answer) -> Void, gzip: Bool) {
         var shown = Request(.query)
         shown.usage = OverviewPage.interfacePeriods
         shown.include = [QueryPart.status, .interfaces, .plans].map(\.rawValue)
@@ -138,7 +139,7 @@ final class WebEndpoint {
         requests.result(of: shown) { [unowned self] first in
             requests.result(of: owners) { [unowned self] second in
                 let (host, time) = (host, time())
-                render(reply, gzip: gzip, queried: asked.seconds) {
+                render(done, gzip: gzip, queried: asked.seconds) {
                     OverviewPage.render(host: host, interfaces: try Self.typed(first), owners: try Self.typed(second),
                                         time: time, units: Units())
                 }
@@ -146,7 +147,7 @@ final class WebEndpoint {
         }
     }
 
-    private func subject(_ name: String, _ reply: HTTPServer.Reply, gzip: Bool) {
+    private func subject(_ name: String, _ done: @escaping (HTTPServer.Answer) -> Void, gzip: Bool) {
         var tables = Request(.query)
         tables.interfaces = [name]
         tables.usage = SubjectPage.periods
@@ -156,7 +157,7 @@ final class WebEndpoint {
         requests.result(of: tables) { [unowned self] first in
             requests.result(of: events) { [unowned self] second in
                 let (host, time) = (host, time())
-                render(reply, gzip: gzip, queried: asked.seconds) {
+                render(done, gzip: gzip, queried: asked.seconds) {
                     SubjectPage.render(host: host, name: name, subject: try Self.typed(first),
                                        events: try Self.typed(second, as: EventsResult.self).events, time: time, units: Units())
                 }
@@ -167,9 +168,10 @@ final class WebEndpoint {
     /// Renders on the answers' thread, gzipped there when the browser takes it; a failed answer
     /// is shown as what it said. `Server-Timing` says how long the answers took to come (the
     /// store's queries, in turn with other work) and the render on the answers' thread.
-    private func render(_ reply: HTTPServer.Reply, gzip: Bool, queried: Double, _ page: @escaping @Sendable () throws -> String) {
+    private func render(_ done: @escaping (HTTPServer.Answer) -> Void, gzip: Bool, queried: Double,
+                        _ page: @escaping @Sendable () throws -> String) {
         guard let answers = answers() else {
-            return reply.send(.init(status: 503, contentType: Self.text, body: Array("ifmeterd is starting; reload shortly\n".utf8)))
+            return done(.init(status: 503, contentType: Self.text, body: Array("ifmeterd is starting; reload shortly\n".utf8)))
         }
         answers.run(in: .later, { _ -> HTTPServer.Answer in
             do {
@@ -189,7 +191,7 @@ final class WebEndpoint {
             } catch {
                 return .init(status: 500, contentType: Self.text, body: Array("\(error)\n".utf8))
             }
-        }, then: { reply.send($0) })
+        }, then: done)
     }
 
     private static func milliseconds(_ seconds: Double) -> String {

@@ -57,7 +57,9 @@ public final class HTTPServer {
         public func send(_ answer: Answer) {
             guard !answered else { return }
             answered = true
-            answer.withResponse { response in
+            server?.admission.sending(fd, at: server?.loop.now ?? 0)
+            let held = server.map { HeldBody(answer.body, server: $0) }
+            answer.withResponse(held: held) { response in
                 if let exchange {
                     ifm_http_answer(exchange, &response)
                 } else if let pending {
@@ -69,6 +71,44 @@ public final class HTTPServer {
                 server?.again?.trigger()
             }
             pending = nil
+        }
+
+        /// Makes the answer off the loop once the listener has room for it (``HTTPAnswerBudget``):
+        /// `make` runs on the loop, now or when room is made, and gives the answer to its
+        /// completion (on the loop), which sends it. The room is held until then, even if the
+        /// connection was ended meanwhile: the work goes on all the same.
+        public func send(whenThereIsRoom make: @escaping (_ done: @escaping (Answer) -> Void) -> Void) {
+            guard let server, !answered else { return }
+            let start = { [self] in
+                make { [self] answer in
+                    send(answer)
+                    server.wake(server.budget.made())
+                }
+            }
+            if server.budget.admit(fd) { start() } else { server.waitingForRoom[fd] = start }
+        }
+    }
+
+    /// An answer's body while libmicrohttpd sends it from where it is, not copied: counted in
+    /// ``HTTPAnswerBudget/held`` until libmicrohttpd lets it go.
+    fileprivate final class HeldBody {
+        let bytes: [UInt8]
+        /// Where the elements are: an array's storage does not move while an unmutated copy of
+        /// it is held, and `bytes` is never mutated.
+        let address: UnsafePointer<UInt8>?
+        weak var server: HTTPServer?
+
+        init(_ bytes: [UInt8], server: HTTPServer) {
+            self.bytes = bytes
+            address = bytes.withUnsafeBufferPointer { $0.baseAddress }
+            self.server = server
+            server.hold(self)
+        }
+
+        /// libmicrohttpd's release callback, with a retained ``HeldBody`` as its context.
+        static let release: ifm_http_release = { context in
+            let body = Unmanaged<HeldBody>.fromOpaque(context!).takeRetainedValue()
+            body.server?.release(body)
         }
     }
 
@@ -88,8 +128,9 @@ public final class HTTPServer {
             self.headers = headers
         }
 
-        /// The answer as C reads it, valid during `body` only.
-        fileprivate func withResponse(_ use: (inout ifm_http_response) -> Void) {
+        /// The answer as C reads it, valid during `use` only; the body sent from `held`'s
+        /// bytes when there is one (released by C, whatever becomes of the answer).
+        fileprivate func withResponse(held: HeldBody?, _ use: (inout ifm_http_response) -> Void) {
             let names = headers.map { strdup($0.name) }
             let values = headers.map { strdup($0.value) }
             defer { for pointer in names + values { free(pointer) } }
@@ -101,8 +142,10 @@ public final class HTTPServer {
                                 values.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
                                     var response = ifm_http_response(
                                         status: status, content_type: contentType, content_encoding: encoding, allow: allow,
-                                        body: body.baseAddress, body_length: body.count, header_names: names.baseAddress,
-                                        header_values: values.baseAddress, header_count: headers.count)
+                                        body: held?.address ?? body.baseAddress, body_length: body.count, header_names: names.baseAddress,
+                                        header_values: values.baseAddress, header_count: headers.count,
+                                        release: held == nil ? nil : HeldBody.release,
+                                        release_context: held.map { Unmanaged.passRetained($0).toOpaque() })
                                     use(&response)
                                 }
                             }
@@ -123,28 +166,35 @@ public final class HTTPServer {
         public var timeoutSeconds: UInt32 = 10
         /// Request line and headers must fit in this (libmicrohttpd's per-connection pool).
         public var memoryPerConnection = 32 * 1024
+        /// What answers made off the loop may hold and how many are made at once.
+        public var answers = HTTPAnswerBudget()
 
         public init() {}
     }
 
     private var server: OpaquePointer?
-    private let loop: EventLoop
+    fileprivate let loop: EventLoop
     private var watcher: EventSource?
     private var timer: EventSource?
     /// Runs libmicrohttpd again on the next loop turn, when it has work that needs no input.
     fileprivate var again: EventSource?
     private let respond: (Request, Reply) -> Void
-    private var admission: HTTPAdmission
+    fileprivate var admission: HTTPAdmission
     private let reservedPath: String
     /// Replies given later, by their connection: libmicrohttpd reads nothing of a suspended
     /// connection, so one that admission ends is first answered, to be let go.
     fileprivate var suspended: [Int32: Reply] = [:]
+    /// What answers cost now (``HTTPAnswerBudget``).
+    fileprivate var budget: HTTPAnswerBudget
+    /// Answers waiting for room, by connection: each starts its work when admitted.
+    fileprivate var waitingForRoom: [Int32: () -> Void] = [:]
+    /// Bodies libmicrohttpd holds, by where their bytes are, with how many answers send them.
+    private var heldBodies: [UnsafePointer<UInt8>: (bytes: Int, answers: Int)] = [:]
     /// Ends connections whose request is late (``HTTPAdmission/expired(at:)``), every second.
     private var sweep: EventSource?
     /// The port it listens on.
     public let port: UInt16
 
-    /// Serves on `fd` (a listening TCP socket, owned from now on).
     /// Serves on `fd` (a listening TCP socket, owned from now on); `respond` answers each
     /// request through its reply, at once or later.
     public init(listening fd: Int32, limits: Limits = Limits(), loop: EventLoop,
@@ -152,6 +202,7 @@ public final class HTTPServer {
         self.loop = loop
         self.respond = respond
         admission = HTTPAdmission(limits: limits.admission)
+        budget = limits.answers
         reservedPath = limits.reservedPath
         let bound = ifm_http_bound_port(fd)
         port = bound > 0 ? UInt16(bound) : 0
@@ -159,7 +210,7 @@ public final class HTTPServer {
         // HTTPAdmission ends whoever has waited longest. No per-address limit of its own:
         // it would refuse a scraper on an address a trickler also uses.
         var cLimits = ifm_http_limits(
-            max_connections: UInt32(limits.admission.total * 2), max_connections_per_ip: 0,
+            max_connections: UInt32(limits.admission.total * 3), max_connections_per_ip: 0,
             timeout_seconds: limits.timeoutSeconds, memory_per_connection: limits.memoryPerConnection)
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard let started = ifm_http_start(fd, &cLimits, { context, request, exchange in
@@ -178,7 +229,12 @@ public final class HTTPServer {
         // Armed by scheduleTimeout whenever libmicrohttpd has a deadline.
         timer = try loop.after(.seconds(86_400)) { [unowned self] in self.run() }
         again = try loop.deferred { [unowned self] in self.run() }
-        sweep = try loop.every(.seconds(1)) { [unowned self] in self.end(self.admission.expired(at: self.loop.now)) }
+        sweep = try loop.every(.seconds(1)) { [unowned self] in
+            endGone()
+            end(admission.expired(at: loop.now))
+        }
+        // Under a flood of web clients, root's socket requests, samples and signals go first.
+        for source in [watcher, timer, again, sweep] { source?.setUnimportant() }
         scheduleTimeout()
     }
 
@@ -186,7 +242,53 @@ public final class HTTPServer {
         switch kind {
         case IFM_HTTP_PEER_OPENED: end(admission.opened(fd, address: Self.peerAddress(fd), at: loop.now))
         case IFM_HTTP_PEER_ANSWERED: admission.answered(fd, at: loop.now)
-        default: admission.closed(fd)
+        default:
+            admission.closed(fd)
+            budget.closed(fd)
+            waitingForRoom[fd] = nil
+        }
+    }
+
+    /// Ends the suspended connections whose client has left: libmicrohttpd does not watch
+    /// them, so they would count against the limits until their answers were made.
+    private func endGone() {
+        let gone = suspended.keys.filter { ifm_http_peer_gone($0) == 1 }
+        for fd in gone { admission.closed(fd) }
+        end(gone)
+    }
+
+    /// Starts the answers admitted, except those whose client left while they waited: the
+    /// work is not done for nobody, and their room goes to the next.
+    fileprivate func wake(_ fds: [Int32]) {
+        for fd in fds {
+            if let start = waitingForRoom.removeValue(forKey: fd), ifm_http_peer_gone(fd) == 0 {
+                start()
+            } else {
+                if suspended[fd] != nil { end([fd]) }
+                wake(budget.made())
+            }
+        }
+    }
+
+    /// libmicrohttpd sends `body` from now.
+    fileprivate func hold(_ body: HeldBody) {
+        guard let address = body.address else { return }
+        if let known = heldBodies[address] {
+            heldBodies[address] = (known.bytes, known.answers + 1)
+        } else {
+            heldBodies[address] = (body.bytes.count, 1)
+            wake(budget.heldChanged(by: body.bytes.count))
+        }
+    }
+
+    /// libmicrohttpd let `body` go.
+    fileprivate func release(_ body: HeldBody) {
+        guard let address = body.address, let known = heldBodies[address] else { return }
+        if known.answers > 1 {
+            heldBodies[address] = (known.bytes, known.answers - 1)
+        } else {
+            heldBodies[address] = nil
+            wake(budget.heldChanged(by: -known.bytes))
         }
     }
 
@@ -195,6 +297,8 @@ public final class HTTPServer {
     private func end(_ fds: [Int32]) {
         guard !fds.isEmpty else { return }
         for fd in fds {
+            budget.closed(fd)
+            waitingForRoom[fd] = nil
             // Its work may still be queued or running; its result will find the reply answered.
             suspended[fd]?.send(Answer(status: 503, contentType: "text/plain; charset=utf-8",
                                        body: Array("closed to make room for other connections: try again\n".utf8)))
@@ -265,8 +369,16 @@ public final class HTTPServer {
             }
         }
         asked.tooManyArguments = request.too_many_arguments != 0
-        admission.requested(request.fd, reserved: asked.path == reservedPath, at: loop.now)
+        if admission.overLimit(around: request.fd) { endGone() }
+        let ended = admission.requested(request.fd, reserved: asked.path == reservedPath, at: loop.now)
+        end(ended.filter { $0 != request.fd })
         let reply = Reply(exchange: exchange, server: self, fd: request.fd)
+        guard !ended.contains(request.fd) else {
+            // It gives way itself: told why, and closed once told.
+            reply.send(Answer(status: 503, contentType: "text/plain; charset=utf-8", headers: [("Connection", "close")],
+                              body: Array("closed to make room for other connections: try again\n".utf8)))
+            return
+        }
         respond(asked, reply)
         // Not answered yet: it is answered later, its connection suspended until then.
         reply.exchange = nil

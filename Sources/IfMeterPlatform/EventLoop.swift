@@ -196,6 +196,12 @@ public final class EventSource {
         _ = sd_event_source_set_priority(handle, Int64(SD_EVENT_PRIORITY_IMPORTANT))
     }
 
+    /// Runs this source after ordinary ones whenever both are ready: anonymous web clients
+    /// never go before the Unix socket's.
+    public func setUnimportant() {
+        _ = sd_event_source_set_priority(handle, Int64(SD_EVENT_PRIORITY_NORMAL) + 10)
+    }
+
     /// Changes a repeating timer's period; the next call comes one period from `now` (the loop's).
     public func setInterval(_ period: Duration, now: UInt64) {
         let interval = EventLoop.microseconds(period)

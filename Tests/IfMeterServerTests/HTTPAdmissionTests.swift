@@ -4,14 +4,14 @@ import Testing
 
 @Suite("HTTPAdmission", .ownThread, .timeLimit(.minutes(3)))
 struct HTTPAdmissionTests {
-    let limits = HTTPAdmission.Limits(total: 4, perAddress: 2, requestTimeout: .seconds(5))
+    let limits = HTTPAdmission.Limits(total: 4, perAddress: 2, requestTimeout: .seconds(5), answerTimeout: .seconds(30), requestGrace: .seconds(1))
 
     @Test("a request not complete by the deadline is ended; trickled bytes do not renew it; an answer starts it again")
     func deadline() {
         var admission = HTTPAdmission(limits: limits)
         #expect(admission.opened(10, address: "127.0.0.2", at: 0).isEmpty)
         #expect(admission.opened(11, address: "127.0.0.3", at: 1_000_000).isEmpty)
-        admission.requested(11, at: 2_000_000)
+        _ = admission.requested(11, at: 2_000_000)
         admission.answered(11, at: 3_000_000)
         #expect(admission.expired(at: 4_999_999).isEmpty)
         #expect(admission.expired(at: 5_000_000) == [10])
@@ -20,48 +20,107 @@ struct HTTPAdmissionTests {
         #expect(admission.peers.isEmpty)
     }
 
-    @Test("one address past its share, or everyone past the total: the oldest still waiting gives way before any being answered")
-    func sharesAndTotal() {
+    /// 32 slow readers each held an answer of megabytes for as long as they kept reading a
+    /// byte now and then: libmicrohttpd's idle timeout is renewed by every byte.
+    @Test("an answer not sent by its deadline is ended, a scrape's too; bytes read do not renew it; the next request starts it again")
+    func answerDeadline() {
         var admission = HTTPAdmission(limits: limits)
-        #expect(admission.opened(1, address: "a", at: 10).isEmpty)
-        #expect(admission.opened(2, address: "a", at: 20).isEmpty)
-        #expect(admission.opened(3, address: "a", at: 30) == [1], "a's oldest waiting")
-        admission.requested(2, at: 35)
-        #expect(admission.opened(4, address: "a", at: 40) == [3], "2 is being answered, so 3 goes")
-        #expect(admission.opened(5, address: "b", at: 50).isEmpty)
-        #expect(admission.opened(6, address: "c", at: 60).isEmpty)
-        #expect(admission.opened(7, address: "d", at: 70) == [4], "past the total: the oldest waiting of all")
-        admission.requested(5, at: 75)
-        admission.requested(6, at: 76)
-        admission.requested(7, at: 77)
-        #expect(admission.opened(8, address: "e", at: 80) == [2], "nothing else waits: the one answered longest")
-        admission.closed(6)
-        #expect(admission.opened(9, address: "e", at: 90).isEmpty)
-        #expect(Set(admission.peers.keys) == [5, 7, 8, 9])
+        #expect(admission.opened(10, address: "127.0.0.2", at: 0).isEmpty)
+        #expect(admission.opened(11, address: "127.0.0.3", at: 0).isEmpty)
+        _ = admission.requested(10, at: 1_000_000)
+        _ = admission.requested(11, reserved: true, at: 2_000_000)
+        #expect(admission.expired(at: 30_999_999).isEmpty)
+        #expect(admission.expired(at: 31_000_000) == [10])
+        #expect(admission.expired(at: 32_000_000) == [11], "a scrape read a byte at a time is no exception")
+        #expect(admission.opened(12, address: "127.0.0.2", at: 40_000_000).isEmpty)
+        _ = admission.requested(12, at: 41_000_000)
+        admission.answered(12, at: 70_000_000)
+        _ = admission.requested(12, at: 71_000_000)
+        #expect(admission.expired(at: 100_999_999).isEmpty, "its second answer has a deadline of its own")
+        #expect(admission.expired(at: 101_000_000) == [12])
     }
 
-    /// Eight slow readers on 127.0.0.1 once shut out every scrape from there: they were being
-    /// answered, so the newcomer (the scrape) was the one ended.
-    @Test("slow readers being answered give way to a newcomer, the one answered longest first; a scrape of the reserved path only when all are")
-    func answeredGiveWay() {
+    /// Times in microseconds, as the loop gives them.
+    static func seconds(_ value: Double) -> UInt64 { UInt64(value * 1_000_000) }
+
+    @Test("one address past its share, or everyone past the total: the oldest waiting past its grace gives way, then the reader of an answer sent longest ago; newcomers in their grace are judged later")
+    func sharesAndTotal() {
         var admission = HTTPAdmission(limits: limits)
-        #expect(admission.opened(1, address: "127.0.0.1", at: 10).isEmpty)
-        admission.requested(1, reserved: true, at: 11)
-        #expect(admission.opened(2, address: "127.0.0.1", at: 20).isEmpty)
-        admission.requested(2, at: 21)
-        #expect(admission.opened(3, address: "127.0.0.1", at: 30) == [2], "the slow reader, not the scrape nor the newcomer")
-        admission.requested(3, reserved: true, at: 31)
-        #expect(admission.opened(4, address: "127.0.0.1", at: 40) == [1], "only scrapes are answered: the one answered longest goes, never the newcomer")
-        admission.requested(4, reserved: true, at: 41)
-        #expect(admission.opened(1, address: "127.0.0.1", at: 45) == [3], "eight slow readers of /metrics cannot keep a scrape out")
-        admission.requested(1, at: 46)
-        admission.answered(1, at: 50)
-        #expect(admission.peers[1]?.reserved == false && admission.peers[1]?.answeringSince == nil)
-        for (fd, address) in [(5, "b"), (6, "c")] {
-            #expect(admission.opened(Int32(fd), address: address, at: UInt64(60 + fd)).isEmpty)
-            admission.requested(Int32(fd), at: UInt64(70 + fd))
+        let s = Self.seconds
+        #expect(admission.opened(1, address: "a", at: s(0)).isEmpty)
+        #expect(admission.opened(2, address: "a", at: s(0.1)).isEmpty)
+        #expect(admission.opened(3, address: "a", at: s(2)) == [1], "a's oldest waiting")
+        #expect(admission.requested(2, at: s(2.1)).isEmpty)
+        admission.sending(2, at: s(2.15))
+        #expect(admission.opened(4, address: "a", at: s(2.2)) == [2], "3 is in its grace, so 2, its answer being sent, goes")
+        #expect(admission.opened(5, address: "b", at: s(2.3)).isEmpty)
+        #expect(admission.opened(6, address: "c", at: s(2.4)).isEmpty)
+        #expect(admission.opened(7, address: "d", at: s(2.5)).isEmpty, "past the total, but every other is a newcomer in its grace")
+        #expect(admission.expired(at: s(3.1)) == [3], "its grace over, the oldest waiting gives way")
+        #expect(Set(admission.peers.keys) == [4, 5, 6, 7])
+    }
+
+    /// 32 slow readers on 127.0.0.1, each reconnecting as soon as it was ended, ended or
+    /// refused every scrape from there: connections were judged as they opened, when the
+    /// newcomers of one turn of the loop were all unread, the scraper among them.
+    @Test("slow readers reconnecting as fast as they are ended: a scraper among them is never the one that gives way")
+    func reconnectingReaders() {
+        var admission = HTTPAdmission(limits: limits)
+        let s = Self.seconds
+        #expect(admission.opened(1, address: "127.0.0.1", at: s(0)).isEmpty)
+        #expect(admission.requested(1, at: s(0.001)).isEmpty)
+        admission.sending(1, at: s(0.002))
+        #expect(admission.opened(2, address: "127.0.0.1", at: s(2)).isEmpty, "the scraper")
+        #expect(admission.opened(3, address: "127.0.0.1", at: s(2.0001)) == [1], "the slow reader goes, not the scraper")
+        #expect(admission.opened(4, address: "127.0.0.1", at: s(2.0002)).isEmpty, "three newcomers in their grace: none is ended yet")
+        #expect(admission.requested(3, at: s(2.0003)).isEmpty, "4 will ask after it")
+        #expect(admission.requested(2, reserved: true, at: s(2.0004)).isEmpty)
+        #expect(admission.requested(4, at: s(2.0005)) == [4], "asked last: it gives way itself")
+        #expect(admission.expired(at: s(3.5)).isEmpty, "within the share again, and no deadline passed")
+        #expect(Set(admission.peers.keys) == [2, 3])
+    }
+
+    @Test("a scrape of the reserved path gives way only when every other is one; a plain request among scrapes gives way itself")
+    func scrapesLast() {
+        var admission = HTTPAdmission(limits: limits)
+        let s = Self.seconds
+        #expect(admission.opened(1, address: "127.0.0.1", at: s(0)).isEmpty)
+        #expect(admission.requested(1, reserved: true, at: s(0.001)).isEmpty)
+        #expect(admission.opened(2, address: "127.0.0.1", at: s(0.01)).isEmpty)
+        #expect(admission.requested(2, at: s(0.011)).isEmpty)
+        admission.sending(2, at: s(0.012))
+        #expect(admission.opened(3, address: "127.0.0.1", at: s(0.02)) == [2], "the slow reader, not the scrape nor the newcomer")
+        #expect(admission.requested(3, reserved: true, at: s(0.021)).isEmpty)
+        #expect(admission.opened(4, address: "127.0.0.1", at: s(0.03)).isEmpty, "judged once its request is read")
+        #expect(admission.requested(4, reserved: true, at: s(0.031)) == [1], "all are scrapes: the one answered longest goes")
+        #expect(admission.opened(5, address: "127.0.0.1", at: s(0.04)).isEmpty)
+        #expect(admission.requested(5, at: s(0.041)) == [5])
+        admission.answered(3, at: s(0.05))
+        #expect(admission.peers[3]?.reserved == false && admission.peers[3]?.answeringSince == nil)
+    }
+
+    /// 40 clients loading pages and asking queries back to back, past the total, once ended
+    /// one another's requests in turn, the one asked longest ago first: none was ever answered.
+    @Test("of the requests whose answer is still being made, the last asked gives way; a reader of an answer sent goes before any")
+    func newestRequestGivesWay() {
+        var admission = HTTPAdmission(limits: limits)
+        let s = Self.seconds
+        for fd in Int32(1)...2 {
+            #expect(admission.opened(fd, address: "a", at: s(0)).isEmpty)
+            #expect(admission.requested(fd, at: s(0.1 * Double(fd))).isEmpty)
         }
-        #expect(admission.opened(7, address: "d", at: 80) == [1], "past the total, the one waiting goes first")
-        #expect(admission.opened(8, address: "e", at: 90) == [7], "then the newcomer still waiting; 5 and 6 answered go after it")
+        #expect(admission.opened(3, address: "a", at: s(0.3)).isEmpty, "it may ask after them")
+        #expect(admission.requested(3, at: s(0.4)) == [3], "asked last: the work for 1 and 2 goes on")
+        admission.sending(2, at: s(0.5))
+        #expect(admission.opened(4, address: "a", at: s(0.6)) == [2], "2's answer is made and sent: its reader goes first")
+        #expect(admission.requested(4, at: s(0.7)) == [], "within the share again")
+        #expect(Set(admission.peers.keys) == [1, 4])
+    }
+
+    @Test("past twice the total, the newcomer is ended at once: a flood of connections that send nothing cannot fill libmicrohttpd's table")
+    func twiceTheLimit() {
+        var admission = HTTPAdmission(limits: limits)
+        for fd in Int32(1)...8 { #expect(admission.opened(fd, address: "b\(fd)", at: 12).isEmpty) }
+        #expect(admission.opened(9, address: "c", at: 13) == [9], "nine connections, twice the total is eight")
     }
 }

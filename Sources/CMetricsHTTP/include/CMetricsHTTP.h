@@ -27,8 +27,15 @@ typedef struct {
     int too_many_arguments;
 } ifm_http_request;
 
-/* An answer; `content_encoding` and `allow` are sent when not NULL. Everything is copied by
- * `ifm_http_answer`, so it need only be valid during that call. */
+/* Called once when libmicrohttpd no longer needs an answer's body (sent, or its connection
+ * gone), with the answer's `release_context`. */
+typedef void (*ifm_http_release)(void *context);
+
+/* An answer; `content_encoding` and `allow` are sent when not NULL. The headers are copied by
+ * `ifm_http_answer` and `ifm_http_complete`, so they need only be valid during that call. The
+ * body is copied too, unless `release` is set: then it is sent from where it is, and must stay
+ * valid until `release(release_context)`, which is called exactly once whatever happens to the
+ * answer (at once when it cannot be used). */
 typedef struct {
     unsigned int status;
     const char *content_type;
@@ -40,6 +47,8 @@ typedef struct {
     const char *const *header_names;
     const char *const *header_values;
     size_t header_count;
+    ifm_http_release release;
+    void *release_context;
 } ifm_http_response;
 
 /* One request being answered; valid during the handler call only. */
@@ -59,7 +68,7 @@ typedef struct ifm_http_pending ifm_http_pending;
 /* The exchange's request is answered later; NULL when it cannot be (then answer it now). */
 ifm_http_pending *ifm_http_defer(ifm_http_exchange *exchange);
 
-/* Gives a deferred request its answer (copied) and resumes its connection, to be sent at the
+/* Gives a deferred request its answer and resumes its connection, to be sent at the
  * next `ifm_http_run`; or, when the connection or the server went meanwhile, only lets the
  * handle go. Call exactly once per handle. */
 void ifm_http_complete(ifm_http_pending *pending, const ifm_http_response *response);
@@ -110,6 +119,11 @@ int ifm_http_listen(const char *address, uint16_t port);
 
 /* The port a listening socket is bound to (for port 0), or -errno. */
 int ifm_http_bound_port(int fd);
+
+/* 1 when the peer of a connected socket has closed it or shut down its sending side, or the
+ * connection failed; 0 when not; -errno. Without waiting. libmicrohttpd does not watch a
+ * suspended connection, so a client that left while its answer waited is found out this way. */
+int ifm_http_peer_gone(int fd);
 
 /* The peer address of a connected socket as text, without the port ("127.0.0.2", "::1";
  * an IPv4-mapped IPv6 address as IPv4). 0, or -errno. */
