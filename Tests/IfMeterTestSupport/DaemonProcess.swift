@@ -23,6 +23,9 @@ public final class DaemonProcess: @unchecked Sendable {
     /// A command the daemon runs under, outside its network namespace: `nsenter` into the mount
     /// namespace where a test's libvirtd keeps its state (``LibvirtHost/enter``).
     public var enclosing: [String] = []
+    /// Joins the unit's cgroups (``UnitResources/prefix``) before anything else: `ip netns exec`
+    /// mounts a sysfs of the namespace's own, without the cgroup filesystems.
+    private var cgroups: [String] = []
 
     private static let reaped: Void = reapStale()
 
@@ -93,7 +96,7 @@ public final class DaemonProcess: @unchecked Sendable {
         extraArguments: [String] = [], environment: [String: String] = [:], prefix: [String] = [],
         waitForReady: Bool = true
     ) throws {
-        let command = enclosing + (namespace.map { ["ip", "netns", "exec", $0.name] } ?? []) + prefix + arguments + extraArguments
+        let command = cgroups + enclosing + (namespace.map { ["ip", "netns", "exec", $0.name] } ?? []) + prefix + arguments + extraArguments
         process?.end(SIGKILL)
         process = try SpawnedProcess(command, environment: environment, errors: stderrPath)
         if waitForReady { try awaitReady() }
@@ -147,11 +150,13 @@ public final class DaemonProcess: @unchecked Sendable {
     /// directory handed to nobody first). The daemon runs from a copy in that directory: nobody
     /// may not search the checkout's parents (``OtherUserCopy``), and its CAP_DAC_READ_SEARCH
     /// would hide that from the test, where the unit runs an installed binary.
-    public func startAsTheUnit() throws {
+    /// With `resources`, it runs under the unit's `MemoryMax=` and `TasksMax=` too.
+    public func startAsTheUnit(resources: UnitResources? = nil, environment: [String: String] = [:]) throws {
         let capabilities = "-all,+dac_read_search,+net_broadcast"
         executable = try OtherUserCopy.of(Self.binary, in: directory)
         try Command.check(["chown", "-R", "65534:65534", directory])
-        try start(prefix: ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=\(capabilities)",
+        cgroups = resources?.prefix ?? []
+        try start(environment: environment, prefix: ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=\(capabilities)",
                            "--ambient-caps=\(capabilities)", "--bounding-set=\(capabilities)"])
     }
 

@@ -1,0 +1,201 @@
+import Foundation
+import IfMeterTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The HTTP listener under the attacks that once broke it (issue #46), each against the real
+/// daemon run as the shipped unit runs it: as nobody with the unit's two capabilities, in
+/// cgroups with its `MemoryMax=` and `TasksMax=` (``UnitResources``), and watched by a
+/// stand-in for systemd's watchdog (`WATCHDOG_USEC` as the unit's `WatchdogSec=`). The attackers
+/// (Tests/tools/http-attack) run as nobody too. The history holds 100 absent interfaces with 72
+/// hour rows each, so one query of 25 tables is answered with 180,000 rows (46 MB).
+/// scripts/bench-listener measures the same attacks.
+@Suite("HTTP listener attacks", .enabled(if: NetworkNamespace.available && UnitResources.available,
+                                         "needs root (a network namespace and cgroups)"),
+       .serialized, .ownThread, .timeLimit(.minutes(10)))
+struct ListenerAttackTests {
+    static let port: UInt16 = 10961
+    /// One query answered with 180,000 rows.
+    static let hugeQuery = "/api/v1/query?select=every" + String(repeating: "&period=hour", count: 25)
+    /// One query answered with 14,400 rows: inside every documented bound.
+    static let largeQuery = "/api/v1/query?select=every&period=hour&period=hour"
+
+    /// The daemon, as the unit runs it, over the seeded history; and what systemd's watchdog
+    /// would have heard.
+    final class AttackedDaemon {
+        let namespace: NetworkNamespace
+        let daemon: DaemonProcess
+        let resources: UnitResources
+        let watchdog: NotifyListener
+        let watchdogSeconds: Double
+
+        init(name: String) throws {
+            namespace = try NetworkNamespace()
+            daemon = try DaemonProcess(namespace: namespace, config: "interval = 1\nmetrics_listen = 127.0.0.1:\(ListenerAttackTests.port)\n")
+            // The schema, made by the daemon itself; then the history, written while it is stopped.
+            try daemon.start()
+            #expect(try daemon.stop() == 0)
+            let now = Int(Date().timeIntervalSince1970)
+            let seeded = try Command.run(["sqlite3", daemon.stateDirectory + "/ifmeter.db", """
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100)
+                INSERT INTO interfaces (name, class, kind, mac, alias, first_seen, last_seen)
+                  SELECT 'gone' || i, 'virtual', 'veth', '', '', \(now) - 72 * 3600, \(now) - 3600 FROM n;
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100),
+                               h(j) AS (SELECT 1 UNION ALL SELECT j + 1 FROM h WHERE j < 72)
+                INSERT INTO buckets (name, resolution, start, rx_bytes, tx_bytes, rx_packets, tx_packets)
+                  SELECT 'gone' || i, 'hour', (\(now) / 3600 - j) * 3600, i * j * 1000, j * 100, j, j FROM n, h;
+                """])
+            guard seeded.status == 0 else { throw CommandFailed(command: ["sqlite3"], result: seeded) }
+            resources = try UnitResources(name: name)
+            let unitWatchdog = try #require(UnitResources.unitValue("WatchdogSec"), "the unit has a WatchdogSec=")
+            watchdogSeconds = try #require(Double(unitWatchdog.replacingOccurrences(of: "s", with: "")), "WatchdogSec=\(unitWatchdog) in seconds")
+            watchdog = try NotifyListener(path: daemon.directory + "/notify")
+            try Command.check(["chmod", "0666", watchdog.path])
+            try daemon.startAsTheUnit(resources: resources, environment: [
+                "NOTIFY_SOCKET": watchdog.path, "WATCHDOG_USEC": String(Int(watchdogSeconds * 1_000_000))])
+        }
+
+        /// Every WATCHDOG=1 the daemon has sent since the last call, with when it was queued.
+        func watchdogPings() -> [Double] {
+            var pings: [Double] = []
+            while let (message, at) = try? watchdog.receiveStamped(timeoutMilliseconds: 0) {
+                if message.split(separator: "\n").contains("WATCHDOG=1") { pings.append(at) }
+            }
+            return pings
+        }
+
+        func curl(_ arguments: [String]) throws -> CommandResult {
+            try namespace.run(["curl", "-sS", "--max-time", "10", "-H", "Accept-Encoding: identity"] + arguments)
+        }
+
+        /// A scrape as Prometheus makes one, from 127.0.0.1: answered whole, or not.
+        func scrape() throws -> Bool {
+            let result = try curl(["http://127.0.0.1:\(ListenerAttackTests.port)/metrics"])
+            return result.status == 0 && result.stdout.contains("\nifmeter_up 1\n")
+        }
+
+        /// Starts an attack (as nobody), which lasts until ``Attack/stop()``.
+        func attack(_ arguments: [String]) throws -> Attack {
+            try Attack(namespace: namespace, tool: try OtherUserCopy.of(Daemon.packageRoot + "/Tests/tools/http-attack", in: daemon.directory),
+                       arguments: ["127.0.0.1:\(ListenerAttackTests.port)"] + arguments)
+        }
+    }
+
+    /// One run of Tests/tools/http-attack.
+    final class Attack {
+        let process = Process()
+        let output = Pipe()
+        let input = Pipe()
+
+        init(namespace: NetworkNamespace, tool: String, arguments: [String]) throws {
+            process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+            process.arguments = ["netns", "exec", namespace.name, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                                 "/usr/bin/python3", tool] + arguments
+            process.standardOutput = output
+            process.standardInput = input
+            try process.run()
+            guard output.fileHandleForReading.firstLine() == "attacking" else {
+                process.end()
+                throw CommandFailed(command: ["http-attack"] + arguments, result: CommandResult(status: 1, stdout: "", stderr: "it never said attacking"))
+            }
+        }
+
+        /// Ends the attack; what it did (its JSON line).
+        func stop() throws -> [String: Any] {
+            defer { process.end() }
+            // A line, not only the end of its input: a child another test spawns meanwhile may
+            // hold a copy of the pipe's write end, and the end would never come.
+            try input.fileHandleForWriting.write(contentsOf: Data("stop\n".utf8))
+            try input.fileHandleForWriting.close()
+            let line = output.fileHandleForReading.firstLine() ?? ""
+            _ = try process.awaitExit("http-attack, told to stop")
+            return try SocketClient.decode(line)
+        }
+    }
+
+    /// What every attack must leave whole, checked while it goes on: ten scrapes answered in
+    /// full, root's requests on the socket answered, no watchdog ping missed as systemd counts
+    /// them, and the daemon alive inside the unit's memory.
+    func checkServed(_ attacked: AttackedDaemon, rootRequest: String = #"{"v":1,"cmd":"status"}"#) throws {
+        let root = try attacked.daemon.client()
+        var previous = attacked.watchdogPings().last
+        for scrape in 1...10 {
+            #expect(try attacked.scrape(), "scrape \(scrape) of 10 answered whole")
+            #expect(try root.request(rootRequest)["ok"] as? Bool == true, "root's \(rootRequest)")
+            for ping in attacked.watchdogPings() {
+                if let previous { #expect(ping - previous < attacked.watchdogSeconds, "systemd would have restarted it") }
+                previous = ping
+            }
+        }
+        #expect(attacked.daemon.isRunning, "\(attacked.daemon.stderrText)")
+        #expect(attacked.resources.oomKills == 0)
+        #expect(attacked.resources.peakBytes < attacked.resources.memoryLimit)
+    }
+
+    /// 32 slow readers once took the daemon from 20 to 645 MiB: libmicrohttpd held a copy of
+    /// each answer, and nothing bounded what unsent answers held. Reconnecting as soon as they
+    /// were ended, the same readers on the scraper's own address once ended every scrape.
+    @Test("32 readers taking 46 MB answers a kilobyte a second, on the scraper's address and from four others: scrapes, root and the watchdog are served, inside MemoryMax")
+    func slowReaders() throws {
+        let attacked = try AttackedDaemon(name: "slow-readers")
+        let sameAddress = try attacked.attack(["slow-readers", "32", Self.hugeQuery])
+        try checkServed(attacked)
+        let report = try sameAddress.stop()
+        #expect(report["requests"] as? Int ?? 0 >= 32, "\(report)")
+        let others = try attacked.attack(["slow-readers", "32", Self.hugeQuery, "127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5"])
+        try checkServed(attacked)
+        _ = try others.stop()
+        // What they held is let go: an answer is made again once they are gone.
+        let after = try attacked.curl(["-o", "/dev/null", "-w", "%{http_code} %{size_download}", "http://127.0.0.1:\(Self.port)\(Self.largeQuery)"])
+        #expect(after.stdout.hasPrefix("200 ") && (Int(after.stdout.dropFirst(4)) ?? 0) > 1_000_000, "\(after.stdout) \(after.stderr)")
+    }
+
+    /// One GET whose 93 MB answer was parsed again on the loop held root's `status` for up to
+    /// 19 s; three at once starved the watchdog for 62 s, and SIGTERM was not handled in 45 s.
+    @Test("three clients asking 180,000 rows back to back: root, scrapes and the watchdog are served, SIGTERM saves and exits before the unit's TimeoutStopSec=")
+    func hugeAnswers() throws {
+        let attacked = try AttackedDaemon(name: "huge-answers")
+        let attack = try attacked.attack(["store-flood", "3", Self.hugeQuery])
+        try checkServed(attacked, rootRequest: #"{"v":1,"cmd":"usage","interface":"gone7","period":"hour"}"#)
+        let stopSeconds = try #require(UnitResources.unitValue("TimeoutStopSec").flatMap { Double($0.replacingOccurrences(of: "s", with: "")) })
+        #expect(try attacked.daemon.stop(SIGTERM, within: stopSeconds) == 0, "\(attacked.daemon.stderrText)")
+        #expect(!attacked.daemon.stderrText.contains("<3>"), "no error said, a failed final save among them: \(attacked.daemon.stderrText)")
+        let report = try attack.stop()
+        #expect((report["statuses"] as? [String: Int])?["200"] ?? 0 >= 1, "the attack got answers: \(report)")
+    }
+
+    /// A query past 200,000 rows by names asked again, totals and many tables once gave
+    /// 401,000 rows and 445 MiB.
+    @Test("a GET asking the same rows again, totals and tables past 200,000 rows is refused, and costs nothing")
+    func rowBudget() throws {
+        let attacked = try AttackedDaemon(name: "row-budget")
+        // Each of the 100 names asked ten times, four tables of hours and one total: 289,000 rows
+        // from a line of 14 KB.
+        let names = (0..<1000).map { "\"gone\($0 % 100 + 1)\"" }.joined(separator: ",")
+        let repeated = try #require("{\"v\":1,\"cmd\":\"query\",\"interfaces\":[\(names)],\"usage\":[\(String(repeating: "{\"period\":\"hour\"},", count: 4)){\"period\":\"total\"}]}"
+            .addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+        for path in [Self.hugeQuery + "&period=hour&period=hour&period=hour",
+                     "/api/v1/query?request=" + repeated,
+                     "/api/v1/query?select=every&period=total" + String(repeating: "&period=hour", count: 28)] {
+            let refused = try attacked.curl(["-w", "\n%{http_code}", "http://127.0.0.1:\(Self.port)\(path)"])
+            #expect(refused.stdout.hasSuffix("\n400") && refused.stdout.contains("pass 200000 in one answer"), "\(path.prefix(80)): \(refused.stdout.prefix(300))")
+        }
+        try checkServed(attacked)
+    }
+
+    /// 8 clients loading the page back to back once let 2–6 of 10 scrapes through, and 32
+    /// clients asking 15,000 rows each delayed root's `usage` by seconds: one queue served them.
+    @Test("8 clients loading the page and 32 asking 14,400 rows, back to back: scrapes and root's usage are served, and the attackers are answered too")
+    func pagesAndQueries() throws {
+        let attacked = try AttackedDaemon(name: "pages")
+        let pages = try attacked.attack(["page-loop", "8", "/"])
+        let queries = try attacked.attack(["store-flood", "32", Self.largeQuery, "127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5"])
+        try checkServed(attacked, rootRequest: #"{"v":1,"cmd":"usage","interface":"gone7","period":"hour"}"#)
+        let pageReport = try pages.stop()
+        let queryReport = try queries.stop()
+        #expect((pageReport["statuses"] as? [String: Int])?["200"] ?? 0 >= 1, "\(pageReport)")
+        #expect((queryReport["statuses"] as? [String: Int])?["200"] ?? 0 >= 1, "\(queryReport)")
+    }
+}
