@@ -51,7 +51,8 @@ deb:
 
 ## Sample cost at 100, 1000 and 4000 interfaces against a raw C dump, then the daemon beside
 ## vnstatd, then /metrics beside node_exporter, then the client's views beside vnStat's
-## (root; docs/BENCHMARKS.md), then root's status latency under a hostile neighbour.
+## (root; docs/BENCHMARKS.md), then root's status latency under a hostile neighbour, then the
+## HTTP listener under attack (root latency, scrapes, watchdog gaps, RSS, SIGTERM).
 bench:
 	scripts/install-deps --bench
 	scripts/bench
@@ -59,6 +60,7 @@ bench:
 	scripts/bench-views
 	scripts/bench-memory
 	scripts/bench-hostile
+	scripts/bench-listener
 	scripts/bench-tenant-flood
 	scripts/bench-page
 
