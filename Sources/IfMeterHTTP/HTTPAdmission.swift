@@ -18,8 +18,9 @@ import IfMeterPlatform
 ///   those that asked first is not thrown away, and a client that reconnects as soon as it is
 ///   ended ends only itself); a scrape of the reserved path (`/metrics`) only when every other
 ///   is one. A connection that has just opened is judged once its request is read, or
-///   its grace is over (at the next ``expired(at:)``); only past twice a limit is the newcomer
-///   itself ended at once.
+///   its grace is over (at the next ``expired(at:)``). Past twice the total, one gives way as
+///   the newcomer opens: the first in that order, a request being made included, else the
+///   newcomer itself.
 /// So a scraper that sends its request at once (Prometheus does) is answered however many slow
 /// readers hold answers and however fast they reconnect when ended. Judged as they opened, the
 /// newcomers of one busy turn of the loop were all still unread, and a scraper among them was
@@ -61,7 +62,10 @@ public struct HTTPAdmission {
     /// A connection opened; returns the connections to end now.
     public mutating func opened(_ fd: Int32, address: String, at now: UInt64) -> [Int32] {
         peers[fd] = Peer(address: address, waitingSince: now)
-        if peers.count > 2 * limits.total { return [end(fd)] }
+        if peers.count > 2 * limits.total {
+            // Flooded: no newcomer waits for a judgement; one already in, if any, makes room.
+            return [end(givingWay(at: now, waitingForNewcomers: false) { _ in true } ?? fd)]
+        }
         return trim(around: address, at: now)
     }
 
@@ -133,8 +137,9 @@ public struct HTTPAdmission {
     /// asked last of those whose answer is being made, unless a newcomer will ask after it; a
     /// reserved-path scrape only when every
     /// other is one (anyone may ask for `/metrics` and read slowly, so being one cannot keep a
-    /// slot); nil when the others are newcomers in their grace.
-    private func givingWay(at now: UInt64, where matches: (Peer) -> Bool) -> Int32? {
+    /// slot); nil when the others are newcomers in their grace. Flooded (`waitingForNewcomers`
+    /// false), a request being made gives way even while newcomers have yet to ask.
+    private func givingWay(at now: UInt64, waitingForNewcomers: Bool = true, where matches: (Peer) -> Bool) -> Int32? {
         let matching = peers.filter { matches($0.value) }
         let grace = EventLoop.microseconds(limits.requestGrace)
         if let waiting = matching.filter({ $0.value.waitingSince.map { now &- $0 >= grace } ?? false })
@@ -149,7 +154,7 @@ public struct HTTPAdmission {
         }
         // A newcomer in its grace will ask after all of them: it gives way itself, if it must,
         // once it asks, and no work already begun is thrown away for it.
-        let newcomers = matching.contains { $0.value.waitingSince != nil }
+        let newcomers = waitingForNewcomers && matching.contains { $0.value.waitingSince != nil }
         if !newcomers, let latest = plain.max(by: { ($0.value.answeringSince!, $0.key) < ($1.value.answeringSince!, $1.key) }) {
             return latest.key
         }

@@ -117,10 +117,14 @@ struct HTTPAdmissionTests {
         #expect(Set(admission.peers.keys) == [1, 4])
     }
 
-    @Test("past twice the total, the newcomer is ended at once: a flood of connections that send nothing cannot fill libmicrohttpd's table")
+    /// 72 attackers, past twice the total, once had every scrape refused as it opened.
+    @Test("past twice the total, one already in gives way as a newcomer opens, a request being made included; only newcomers in their grace: the newcomer itself")
     func twiceTheLimit() {
         var admission = HTTPAdmission(limits: limits)
         for fd in Int32(1)...8 { #expect(admission.opened(fd, address: "b\(fd)", at: 12).isEmpty) }
-        #expect(admission.opened(9, address: "c", at: 13) == [9], "nine connections, twice the total is eight")
+        #expect(admission.opened(9, address: "c", at: 13) == [9], "nine connections, all newcomers: the ninth goes")
+        _ = admission.requested(3, at: 14)
+        _ = admission.requested(5, at: 15)
+        #expect(admission.opened(10, address: "c", at: 16) == [5], "the request asked last gives way, not the newcomer")
     }
 }
