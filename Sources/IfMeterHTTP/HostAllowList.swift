@@ -91,7 +91,8 @@ public struct HostAllowList: Hashable, Sendable {
     static func name(_ text: String) -> String? {
         var bytes = Array(text.utf8)
         if bytes.last == UInt8(ascii: ".") { bytes.removeLast() }
-        guard !bytes.isEmpty, bytes.count <= 253, bytes.first != UInt8(ascii: "."),
+        // "a.." would be read as "a.", which is read again as "a": a name has no empty label.
+        guard !bytes.isEmpty, bytes.count <= 253, bytes.first != UInt8(ascii: "."), bytes.last != UInt8(ascii: "."),
               bytes.allSatisfy({ $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") || (0x30...0x39).contains($0)
                   || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }),
               !bytes.indices.dropFirst().contains(where: { bytes[$0] == UInt8(ascii: ".") && bytes[$0 - 1] == UInt8(ascii: ".") })

@@ -22,6 +22,14 @@ struct HostAllowListTests {
         #expect(!Self.defaults.allows(header))
     }
 
+    /// Found by the `http-host` fuzz target: "a.." lost one trailing dot and was read as the
+    /// name "a.", which is read again as "a"; `*` answered it.
+    @Test("a name with an empty label is no host, trailing dots included", arguments: ["a..", "localhost..", "a..:80", "."])
+    func emptyLabel(_ header: String) throws {
+        #expect(HostAllowList.host(of: header) == nil)
+        #expect(!(try HostAllowList(hostName: nil, configured: ["*"])).allows(header))
+    }
+
     @Test("configured names are answered, without case or a trailing dot; * answers every host, never what is no host")
     func configured() throws {
         let list = try HostAllowList(hostName: "router7", configured: ["Metrics.Example.ORG.", "grafana-1"])
