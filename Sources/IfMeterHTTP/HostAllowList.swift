@@ -70,7 +70,10 @@ public struct HostAllowList: Hashable, Sendable {
             guard isPort(text[colon...]) else { return nil }
             hostPart = text[..<colon]
         }
-        if isAddress(String(hostPart), family: AF_INET) { return .address }
+        // "1.0.0.0." is the address as a browser reads it (the URL standard takes a trailing
+        // dot after an IPv4 address), and never a name.
+        let withoutDot = hostPart.last == "." ? hostPart.dropLast() : hostPart
+        if isAddress(String(withoutDot), family: AF_INET) { return .address }
         return name(String(hostPart)).map(Host.name)
     }
 
@@ -87,7 +90,8 @@ public struct HostAllowList: Hashable, Sendable {
     }
 
     /// A DNS name as compared: lowercased ASCII letters, digits, `-` and `.`, at most 253
-    /// bytes, one trailing dot dropped; nil for anything else.
+    /// bytes, one trailing dot dropped, a last label that is not all digits; nil for anything
+    /// else.
     static func name(_ text: String) -> String? {
         var bytes = Array(text.utf8)
         if bytes.last == UInt8(ascii: ".") { bytes.removeLast() }
@@ -97,6 +101,10 @@ public struct HostAllowList: Hashable, Sendable {
                   || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }),
               !bytes.indices.dropFirst().contains(where: { bytes[$0] == UInt8(ascii: ".") && bytes[$0 - 1] == UInt8(ascii: ".") })
         else { return nil }
+        // A last label of digits only makes a host the URL standard reads as an IPv4 address,
+        // or refuses: never a name (the fuzz target found "1.0.0.0." read as the name "1.0.0.0").
+        let lastLabel = bytes.split(separator: UInt8(ascii: ".")).last ?? []
+        guard !lastLabel.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
         return String(decoding: bytes.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 }, as: UTF8.self)
     }
 }

@@ -30,6 +30,14 @@ struct HostAllowListTests {
         #expect(!(try HostAllowList(hostName: nil, configured: ["*"])).allows(header))
     }
 
+    /// Found by the `http-host` fuzz target: "1.0.0.0." was read as the name "1.0.0.0", which is
+    /// read again as an address. A browser reads it as the address, as it reads "1.0.0.0".
+    @Test("an IPv4 address with a trailing dot is that address; a host whose last label is digits is no name",
+          arguments: [("1.0.0.0.", true), ("127.0.0.1.:80", true), ("999.1.", false), ("a.1", false), ("router7.", true)])
+    func numericLastLabel(_ header: String, answered: Bool) throws {
+        #expect(HostAllowList.host(of: header) == (answered ? (header.first!.isNumber ? .address : .name("router7")) : nil))
+    }
+
     @Test("configured names are answered, without case or a trailing dot; * answers every host, never what is no host")
     func configured() throws {
         let list = try HostAllowList(hostName: "router7", configured: ["Metrics.Example.ORG.", "grafana-1"])
