@@ -57,6 +57,8 @@ public final class HTTPServer {
         public func send(_ answer: Answer) {
             guard !answered else { return }
             answered = true
+            // Neither: the request's handler call is over and nothing was deferred.
+            guard exchange != nil || pending != nil else { return }
             server?.admission.sending(fd, at: server?.loop.now ?? 0)
             let held = server.map { HeldBody(answer.body, server: $0) }
             answer.withResponse(held: held) { response in
@@ -380,15 +382,17 @@ public final class HTTPServer {
             return
         }
         respond(asked, reply)
-        // Not answered yet: it is answered later, its connection suspended until then.
-        reply.exchange = nil
+        // Not answered yet: it is answered later, its connection suspended until then; or, if
+        // it cannot be, now, while the exchange is still valid.
         if !reply.answered {
             reply.pending = ifm_http_defer(exchange)
-            if reply.pending != nil { suspended[request.fd] = reply }
-            if reply.pending == nil {
+            if reply.pending != nil {
+                suspended[request.fd] = reply
+            } else {
                 reply.send(Answer(status: 503, contentType: "text/plain; charset=utf-8", body: Array("busy: try again\n".utf8)))
             }
         }
+        reply.exchange = nil
     }
 }
 
