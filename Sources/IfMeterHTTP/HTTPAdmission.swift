@@ -8,8 +8,9 @@ import IfMeterPlatform
 /// Every connection is let in, and every one counts, those being answered too:
 /// - a request must be complete `requestTimeout` after the connection opened or was last
 ///   answered (a whole-request deadline: bytes trickled do not renew it), and its answer sent
-///   `answerTimeout` after that (a whole-answer deadline: a reader taking its answer a byte at
-///   a time holds it no longer);
+///   `answerTimeout` after it was made (a whole-answer deadline: a reader taking its answer a
+///   byte at a time holds it no longer; the time its answer waited to be made is the
+///   daemon's, and does not count);
 /// - while one address has more than `perAddress` connections, or all more than `total`, the
 ///   connections that match give way one by one: the oldest still *waiting* for its request
 ///   (no complete headers since it opened or since its last answer) for `requestGrace` or
@@ -109,7 +110,7 @@ public struct HTTPAdmission {
     public mutating func expired(at now: UInt64) -> [Int32] {
         let late = peers.filter { _, peer in
             if let since = peer.waitingSince { return now &- since >= EventLoop.microseconds(limits.requestTimeout) }
-            if let since = peer.answeringSince { return now &- since >= EventLoop.microseconds(limits.answerTimeout) }
+            if let since = peer.sendingSince { return now &- since >= EventLoop.microseconds(limits.answerTimeout) }
             return false
         }.keys
         var ended = late.sorted().map { end($0) }

@@ -22,22 +22,27 @@ struct HTTPAdmissionTests {
 
     /// 32 slow readers each held an answer of megabytes for as long as they kept reading a
     /// byte now and then: libmicrohttpd's idle timeout is renewed by every byte.
-    @Test("an answer not sent by its deadline is ended, a scrape's too; bytes read do not renew it; the next request starts it again")
+    @Test("an answer not sent by its deadline after it was made is ended, a scrape's too; bytes read do not renew it; the next request starts it again")
     func answerDeadline() {
         var admission = HTTPAdmission(limits: limits)
         #expect(admission.opened(10, address: "127.0.0.2", at: 0).isEmpty)
         #expect(admission.opened(11, address: "127.0.0.3", at: 0).isEmpty)
         _ = admission.requested(10, at: 1_000_000)
         _ = admission.requested(11, reserved: true, at: 2_000_000)
-        #expect(admission.expired(at: 30_999_999).isEmpty)
-        #expect(admission.expired(at: 31_000_000) == [10])
-        #expect(admission.expired(at: 32_000_000) == [11], "a scrape read a byte at a time is no exception")
-        #expect(admission.opened(12, address: "127.0.0.2", at: 40_000_000).isEmpty)
-        _ = admission.requested(12, at: 41_000_000)
-        admission.answered(12, at: 70_000_000)
-        _ = admission.requested(12, at: 71_000_000)
-        #expect(admission.expired(at: 100_999_999).isEmpty, "its second answer has a deadline of its own")
-        #expect(admission.expired(at: 101_000_000) == [12])
+        #expect(admission.expired(at: 60_000_000).isEmpty, "answers still being made have no deadline: the wait is the daemon's")
+        admission.sending(10, at: 61_000_000)
+        admission.sending(11, at: 62_000_000)
+        #expect(admission.expired(at: 90_999_999).isEmpty)
+        #expect(admission.expired(at: 91_000_000) == [10])
+        #expect(admission.expired(at: 92_000_000) == [11], "a scrape read a byte at a time is no exception")
+        #expect(admission.opened(12, address: "127.0.0.2", at: 100_000_000).isEmpty)
+        _ = admission.requested(12, at: 101_000_000)
+        admission.sending(12, at: 101_000_000)
+        admission.answered(12, at: 110_000_000)
+        _ = admission.requested(12, at: 111_000_000)
+        admission.sending(12, at: 111_000_000)
+        #expect(admission.expired(at: 140_999_999).isEmpty, "its second answer has a deadline of its own")
+        #expect(admission.expired(at: 141_000_000) == [12])
     }
 
     /// Times in microseconds, as the loop gives them.
