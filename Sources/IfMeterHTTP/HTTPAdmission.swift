@@ -81,6 +81,11 @@ public struct HTTPAdmission {
         return trim(around: address, at: now)
     }
 
+    /// Whether one more connection from `address` would pass its share or the total.
+    public func overLimit(adding address: String) -> Bool {
+        peers.count >= limits.total || peers.values.filter { $0.address == address }.count >= limits.perAddress
+    }
+
     /// Whether `fd`'s address, or everyone, has more connections than allowed.
     public func overLimit(around fd: Int32) -> Bool {
         guard let address = peers[fd]?.address else { return false }

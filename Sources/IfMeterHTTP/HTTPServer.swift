@@ -209,10 +209,12 @@ public final class HTTPServer {
         let bound = ifm_http_bound_port(fd)
         port = bound > 0 ? UInt16(bound) : 0
         // libmicrohttpd's own limits only as a backstop: it refuses the newcomer, where
-        // HTTPAdmission ends whoever has waited longest. No per-address limit of its own:
+        // HTTPAdmission ends whoever has waited longest. Well above HTTPAdmission's own: the
+        // connections it ends count here until libmicrohttpd's next run closes them, and a
+        // burst of connects filled a table of 96 and had scrapes refused. No per-address limit of its own:
         // it would refuse a scraper on an address a trickler also uses.
         var cLimits = ifm_http_limits(
-            max_connections: UInt32(limits.admission.total * 3), max_connections_per_ip: 0,
+            max_connections: UInt32(limits.admission.total * 8), max_connections_per_ip: 0,
             timeout_seconds: limits.timeoutSeconds, memory_per_connection: limits.memoryPerConnection)
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard let started = ifm_http_start(fd, &cLimits, { context, request, exchange in
@@ -231,10 +233,7 @@ public final class HTTPServer {
         // Armed by scheduleTimeout whenever libmicrohttpd has a deadline.
         timer = try loop.after(.seconds(86_400)) { [unowned self] in self.run() }
         again = try loop.deferred { [unowned self] in self.run() }
-        sweep = try loop.every(.seconds(1)) { [unowned self] in
-            endGone()
-            end(admission.expired(at: loop.now))
-        }
+        sweep = try loop.every(.seconds(1)) { [unowned self] in end(admission.expired(at: loop.now)) }
         // Under a flood of web clients, root's socket requests, samples and signals go first.
         for source in [watcher, timer, again, sweep] { source?.setUnimportant() }
         scheduleTimeout()
@@ -242,7 +241,10 @@ public final class HTTPServer {
 
     private func peerEvent(_ fd: Int32, _ kind: ifm_http_peer_event_kind) {
         switch kind {
-        case IFM_HTTP_PEER_OPENED: end(admission.opened(fd, address: Self.peerAddress(fd), at: loop.now))
+        case IFM_HTTP_PEER_OPENED:
+            let address = Self.peerAddress(fd)
+            if admission.overLimit(adding: address) { endGone() }
+            end(admission.opened(fd, address: address, at: loop.now))
         case IFM_HTTP_PEER_ANSWERED: admission.answered(fd, at: loop.now)
         default:
             admission.closed(fd)
@@ -251,8 +253,10 @@ public final class HTTPServer {
         }
     }
 
-    /// Ends the suspended connections whose client has left: libmicrohttpd does not watch
-    /// them, so they would count against the limits until their answers were made.
+    /// Ends the suspended connections whose client has left, when a limit is reached:
+    /// libmicrohttpd does not watch them, so they would count against the limits until their
+    /// answers were made. Only under pressure: a client that shut down its sending side after
+    /// its request looks the same (`POLLRDHUP`), and is answered when there is room.
     private func endGone() {
         let gone = suspended.keys.filter { ifm_http_peer_gone($0) == 1 }
         for fd in gone { admission.closed(fd) }

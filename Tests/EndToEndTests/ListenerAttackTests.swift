@@ -8,7 +8,8 @@ import Glibc
 /// The HTTP listener under the attacks that once broke it (issue #46), each against the real
 /// daemon run as the shipped unit runs it: as nobody with the unit's two capabilities, in
 /// cgroups with its `MemoryMax=` and `TasksMax=` (``UnitResources``), and watched by a
-/// stand-in for systemd's watchdog (`WATCHDOG_USEC` as the unit's `WatchdogSec=`). The attackers
+/// stand-in for systemd's watchdog: `WATCHDOG_USEC` is 2 s, so a ping is due every second and
+/// gaps are seen, and none may reach half the unit's `WatchdogSec=`. The attackers
 /// (Tests/tools/http-attack) run as nobody too. The history holds 100 absent interfaces with 72
 /// hour rows each, so one query of 27 tables is answered with 194,400 rows (50 MB).
 /// scripts/bench-listener measures the same attacks.
@@ -35,7 +36,9 @@ struct ListenerAttackTests {
         let daemon: DaemonProcess
         let resources: UnitResources
         let watchdog: NotifyListener
-        let watchdogSeconds: Double
+        /// The longest gap allowed between pings: half the unit's `WatchdogSec=`, a margin
+        /// below the restart systemd would make.
+        let watchdogBound: Double
 
         init(name: String) throws {
             namespace = try NetworkNamespace()
@@ -55,11 +58,11 @@ struct ListenerAttackTests {
                 """])
             guard seeded.status == 0 else { throw CommandFailed(command: ["sqlite3"], result: seeded) }
             resources = try UnitResources(name: name)
-            watchdogSeconds = try ListenerAttackTests.unitSeconds("WatchdogSec")
+            watchdogBound = try ListenerAttackTests.unitSeconds("WatchdogSec") / 2
             watchdog = try NotifyListener(path: daemon.directory + "/notify")
             try Command.check(["chmod", "0666", watchdog.path])
             try daemon.startAsTheUnit(resources: resources, environment: [
-                "NOTIFY_SOCKET": watchdog.path, "WATCHDOG_USEC": String(Int(watchdogSeconds * 1_000_000))])
+                "NOTIFY_SOCKET": watchdog.path, "WATCHDOG_USEC": "2000000"])
         }
 
         /// Every WATCHDOG=1 the daemon has sent since the last call, with when it was queued.
@@ -125,15 +128,16 @@ struct ListenerAttackTests {
     /// them, and the daemon alive inside the unit's memory.
     func checkServed(_ attacked: AttackedDaemon, rootRequest: String = #"{"v":1,"cmd":"status"}"#) throws {
         let root = try attacked.daemon.client()
-        var previous = attacked.watchdogPings().last
+        var previous = attacked.watchdogPings().last ?? Date().timeIntervalSince1970
         for scrape in 1...10 {
             #expect(try attacked.scrape(), "scrape \(scrape) of 10 answered whole")
             #expect(try root.request(rootRequest)["ok"] as? Bool == true, "root's \(rootRequest)")
             for ping in attacked.watchdogPings() {
-                if let previous { #expect(ping - previous < attacked.watchdogSeconds, "systemd would have restarted it") }
+                #expect(ping - previous < attacked.watchdogBound, "a watchdog gap of \(ping - previous) s")
                 previous = ping
             }
         }
+        #expect(Date().timeIntervalSince1970 - previous < attacked.watchdogBound, "no watchdog ping for \(Date().timeIntervalSince1970 - previous) s")
         #expect(attacked.daemon.isRunning, "\(attacked.daemon.stderrText)")
         #expect(attacked.resources.oomKills == 0)
         #expect(attacked.resources.peakBytes < attacked.resources.memoryLimit)
@@ -148,7 +152,8 @@ struct ListenerAttackTests {
         let sameAddress = try attacked.attack(["slow-readers", "32", Self.hugeQuery])
         try checkServed(attacked)
         let report = try sameAddress.stop()
-        #expect(report["requests"] as? Int ?? 0 >= 32, "\(report)")
+        // 32 on one address with a share of 8: the surplus was ended, and reconnected.
+        #expect(report["requests"] as? Int ?? 0 > 32, "\(report)")
         let others = try attacked.attack(["slow-readers", "32", Self.hugeQuery, "127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5"])
         try checkServed(attacked)
         _ = try others.stop()
