@@ -19,9 +19,9 @@ import IfMeterPlatform
 ///   those that asked first is not thrown away, and a client that reconnects as soon as it is
 ///   ended ends only itself); a scrape of the reserved path (`/metrics`) only when every other
 ///   is one. A connection that has just opened is judged once its request is read, or
-///   its grace is over (at the next ``expired(at:)``). Past twice the total, one gives way as
-///   the newcomer opens: the first in that order, a request being made included, else the
-///   newcomer itself.
+///   its grace is over (at the next ``expired(at:)``). Past six times the total, a connect
+///   flood, one already in gives way as the newcomer opens: the first in that order with no
+///   grace, a request being made included.
 /// So a scraper that sends its request at once (Prometheus does) is answered however many slow
 /// readers hold answers and however fast they reconnect when ended. Judged as they opened, the
 /// newcomers of one busy turn of the loop were all still unread, and a scraper among them was
@@ -53,6 +53,12 @@ public struct HTTPAdmission {
         public var reserved = false
     }
 
+    /// Past this many times the total, a connect flood: the grace is not waited for. Far above
+    /// what requests and slow readers keep open (judged by their requests, they stay near the
+    /// total), below libmicrohttpd's table (``HTTPServer``: eight times the total), which a
+    /// flood would otherwise fill.
+    public static let floodFactor = 6
+
     public var limits: Limits
     private(set) var peers: [Int32: Peer] = [:]
 
@@ -63,9 +69,9 @@ public struct HTTPAdmission {
     /// A connection opened; returns the connections to end now.
     public mutating func opened(_ fd: Int32, address: String, at now: UInt64) -> [Int32] {
         peers[fd] = Peer(address: address, waitingSince: now)
-        if peers.count > 2 * limits.total {
+        if peers.count > Self.floodFactor * limits.total {
             // Flooded: no newcomer waits for a judgement; one already in, if any, makes room.
-            return [end(givingWay(at: now, waitingForNewcomers: false) { _ in true } ?? fd)]
+            return [end(givingWay(at: now, waitingForNewcomers: false) { key, _ in key != fd } ?? fd)]
         }
         return trim(around: address, at: now)
     }
@@ -129,10 +135,10 @@ public struct HTTPAdmission {
     private mutating func trim(around address: String, at now: UInt64) -> [Int32] {
         var ended: [Int32] = []
         while peers.values.filter({ $0.address == address }).count > limits.perAddress,
-              let fd = givingWay(at: now, where: { $0.address == address }) {
+              let fd = givingWay(at: now, where: { $1.address == address }) {
             ended.append(end(fd))
         }
-        while peers.count > limits.total, let fd = givingWay(at: now, where: { _ in true }) {
+        while peers.count > limits.total, let fd = givingWay(at: now, where: { _, _ in true }) {
             ended.append(end(fd))
         }
         return ended
@@ -144,10 +150,12 @@ public struct HTTPAdmission {
     /// reserved-path scrape only when every
     /// other is one (anyone may ask for `/metrics` and read slowly, so being one cannot keep a
     /// slot); nil when the others are newcomers in their grace. Flooded (`waitingForNewcomers`
-    /// false), a request being made gives way even while newcomers have yet to ask.
-    private func givingWay(at now: UInt64, waitingForNewcomers: Bool = true, where matches: (Peer) -> Bool) -> Int32? {
-        let matching = peers.filter { matches($0.value) }
-        let grace = EventLoop.microseconds(limits.requestGrace)
+    /// false), there is no grace: the oldest waiting goes even if it opened a moment ago (a
+    /// connect flood keeps more newcomers in their grace than the table holds), and a request
+    /// being made gives way even while newcomers have yet to ask.
+    private func givingWay(at now: UInt64, waitingForNewcomers: Bool = true, where matches: (Int32, Peer) -> Bool) -> Int32? {
+        let matching = peers.filter { matches($0.key, $0.value) }
+        let grace = waitingForNewcomers ? EventLoop.microseconds(limits.requestGrace) : 0
         if let waiting = matching.filter({ $0.value.waitingSince.map { now &- $0 >= grace } ?? false })
             .min(by: { ($0.value.waitingSince!, $0.key) < ($1.value.waitingSince!, $1.key) }) {
             return waiting.key
