@@ -207,7 +207,8 @@ final class TemporaryPath: @unchecked Sendable {
 }
 
 /// The systemd side of `NOTIFY_SOCKET`: a datagram socket that collects what the daemon says.
-final class NotifyListener {
+/// Read by one thread at a time (a test's, or a reader thread it starts).
+final class NotifyListener: @unchecked Sendable {
     let path: String
     let fd: Int32
 
