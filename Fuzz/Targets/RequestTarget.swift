@@ -75,7 +75,7 @@ extension FuzzTargets {
         let store = try! Store(path: directory + "/ifmeter.db")
         let origin = 1_790_000_000.0
         var service = MeterService(bootID: "fuzz", configuration: ServiceConfiguration(),
-                                   history: ServiceHistory(eventsLostAt: [origin + 7200]), at: origin)
+                                   history: ServiceHistory(eventsLost: [(at: origin + 7200, scope: nil), (at: origin + 3600, scope: "wlan0")]), at: origin)
         let links = [Link(ifindex: 1, name: "lo", arpType: 772, flags: .loopback, counters: LinkCounters(rxBytes: 5)),
                      Link(ifindex: 2, name: "wlan0", arpType: 1, counters: LinkCounters(rxBytes: 100, txBytes: 10),
                           sysfs: SysfsFacts(hasPhy80211: true))]

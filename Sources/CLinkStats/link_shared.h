@@ -33,8 +33,9 @@ struct ifm_nl {
     struct nl_sock *sock;
     uint8_t *buf;
     size_t buf_size;
-    /* Set by ifm_nl_listen_all_nsid: other namespaces' messages but RTM_DELLINK are dropped. */
-    int peer_deletions_only;
+    /* A peers socket (ifm_nl_open_events): its own namespace's messages, and other namespaces'
+     * but RTM_DELLINK, are dropped unparsed. */
+    int peers_only;
 };
 
 /* The NETNSA_NSID of an RTM_NEWNSID / RTM_DELNSID message, checked against the attribute's
@@ -58,11 +59,12 @@ int ifm_errno_from_nle(int nle);
 
 /* The one place that receives: retries EINTR, drops datagrams not sent by the kernel, and
  * reports a datagram larger than the buffer as -EMSGSIZE (its contents are lost) after growing
- * the buffer for next time. Returns the byte count or -errno. */
+ * the buffer for next time. Returns the byte count (0 for a datagram another process sent,
+ * which is dropped) or -errno. */
 ssize_t ifm_recv(ifm_nl *nl, int flags);
 
 /* ifm_recv, also saying which namespace a notification came from: its nsid, or -1 for the
- * socket's own (see ifm_nl_listen_all_nsid). */
+ * socket's own (see ifm_nl_open_events). */
 ssize_t ifm_recv_from(ifm_nl *nl, int flags, int32_t *source_nsid);
 
 /* Called for each reply message of a dump; returns 0 or -errno. */

@@ -111,15 +111,59 @@ static int ifm_connect_to_kernel(int fd) {
     return connect(fd, (struct sockaddr *)&kernel, sizeof kernel) == 0 ? 0 : -errno;
 }
 
-/* Joins the groups an event socket hears: links, and the nsids of other namespaces. */
-static int ifm_join_event_groups(ifm_nl *nl) {
+/* Joins the groups an event socket hears: links, and with `nsids`, the numbers this namespace
+ * gives others (a peers socket needs none: the own socket hears this namespace's deletions of
+ * them, and other namespaces' numbers say nothing about the daemon's). */
+static int ifm_join_event_groups(ifm_nl *nl, int nsids) {
     int err = nl_socket_add_membership(nl->sock, RTNLGRP_LINK);
-    if (err == 0) err = nl_socket_add_membership(nl->sock, RTNLGRP_NSID);
+    if (err == 0 && nsids) err = nl_socket_add_membership(nl->sock, RTNLGRP_NSID);
     if (err == 0) err = nl_socket_set_nonblocking(nl->sock);
     return err < 0 ? -ifm_errno_from_nle(err) : 0;
 }
 
-int ifm_nl_open(ifm_nl **out, int subscribe_links) {
+int ifm_nl_open(ifm_nl **out) {
+    *out = NULL;
+    ifm_nl *nl = ifm_nl_alloc();
+    if (!nl) return -ENOMEM;
+    int err = nl_connect(nl->sock, NETLINK_ROUTE);
+    err = err < 0 ? -ifm_errno_from_nle(err) : ifm_connect_to_kernel(nl_socket_get_fd(nl->sock));
+    if (err < 0) {
+        ifm_nl_close(nl);
+        return err;
+    }
+    *out = nl;
+    return 0;
+}
+
+/* Listens to every namespace this one has an nsid for; only their deletions are kept. */
+static int ifm_listen_to_peers(ifm_nl *nl) {
+    int on = 1;
+    if (setsockopt(nl_socket_get_fd(nl->sock), SOL_NETLINK, NETLINK_LISTEN_ALL_NSID, &on, sizeof on) != 0)
+        return -errno;
+    nl->peers_only = 1;
+    return 0;
+}
+
+/* Messages queued while no ifmeterd read the socket predate the start dump that follows:
+ * applied after it, they would undo what it found. What arrives from now on is newer. */
+static void ifm_discard_queued(ifm_nl *nl) {
+    int fd = nl_socket_get_fd(nl->sock);
+    for (;;) {
+        ssize_t n = recv(fd, nl->buf, nl->buf_size, MSG_DONTWAIT | MSG_TRUNC);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno != ENOBUFS) break;
+    }
+}
+
+/* An event socket of either kind: `groups` joined, and with `peers` listening to every nsid. */
+static int ifm_events_from(ifm_nl *nl, int fd, int peers) {
+    int err = ifm_connect_to_kernel(fd);
+    if (err == 0) err = ifm_join_event_groups(nl, !peers);
+    if (err == 0 && peers) err = ifm_listen_to_peers(nl);
+    return err;
+}
+
+int ifm_nl_open_events(ifm_nl **out, int peers) {
     *out = NULL;
     ifm_nl *nl = ifm_nl_alloc();
     if (!nl) return -ENOMEM;
@@ -128,27 +172,20 @@ int ifm_nl_open(ifm_nl **out, int subscribe_links) {
         ifm_nl_close(nl);
         return -ifm_errno_from_nle(err);
     }
-    err = ifm_connect_to_kernel(nl_socket_get_fd(nl->sock));
+    int fd = nl_socket_get_fd(nl->sock);
+    int size = IFM_EVENT_RCVBUF;
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) != 0)
+        (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size); /* capped, not fatal */
+    err = ifm_events_from(nl, fd, peers);
     if (err < 0) {
         ifm_nl_close(nl);
         return err;
-    }
-    if (subscribe_links) {
-        int fd = nl_socket_get_fd(nl->sock);
-        int size = IFM_EVENT_RCVBUF;
-        if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) != 0)
-            (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size); /* capped, not fatal */
-        err = ifm_join_event_groups(nl);
-        if (err < 0) {
-            ifm_nl_close(nl);
-            return err;
-        }
     }
     *out = nl;
     return 0;
 }
 
-int ifm_nl_adopt_events(int fd, ifm_nl **out) {
+int ifm_nl_adopt_events(int fd, int peers, ifm_nl **out) {
     *out = NULL;
     ifm_nl *nl = ifm_nl_alloc();
     if (!nl) return -ENOMEM;
@@ -157,20 +194,13 @@ int ifm_nl_adopt_events(int fd, ifm_nl **out) {
         ifm_nl_close(nl);
         return -ifm_errno_from_nle(err);
     }
-    err = ifm_connect_to_kernel(fd);
     /* Joining RTNLGRP_LINK again is harmless when the unit named it (ListenNetlink=route 1). */
-    if (err == 0) err = ifm_join_event_groups(nl);
+    err = ifm_events_from(nl, fd, peers);
     if (err < 0) {
         ifm_nl_close(nl);
         return err;
     }
-    /* Messages queued while no ifmeterd read the socket predate the start dump that follows:
-     * applied after it, they would undo what it found. What arrives from now on is newer. */
-    for (;;) {
-        ssize_t n = recv(fd, nl->buf, nl->buf_size, MSG_DONTWAIT | MSG_TRUNC);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && errno != ENOBUFS) break;
-    }
+    ifm_discard_queued(nl);
     *out = nl;
     return 0;
 }
@@ -194,7 +224,8 @@ int ifm_nl_rcvbuf(const ifm_nl *nl) {
 
 /* The one place that receives: retries EINTR, drops datagrams not sent by the kernel, and
  * reports a datagram larger than the buffer as -EMSGSIZE (its contents are lost) after growing
- * the buffer for next time. Returns the byte count or -errno. With `source_nsid`, says which
+ * the buffer for next time. Returns the byte count (0 for a datagram another process sent,
+ * which is dropped) or -errno. With `source_nsid`, says which
  * namespace a notification came from (a socket that listens to all nsids): its nsid, or -1 for
  * this socket's own. */
 ssize_t ifm_recv_from(ifm_nl *nl, int flags, int32_t *source_nsid) {
@@ -215,7 +246,9 @@ ssize_t ifm_recv_from(ifm_nl *nl, int flags, int32_t *source_nsid) {
             if (errno == EINTR) continue;
             return -errno;
         }
-        if (from.nl_pid != 0) continue; /* another process, not the kernel: never trusted */
+        /* Another process, not the kernel: never trusted. Said as an empty datagram rather than
+         * skipped here, so a forger's flood counts against the caller's read budget. */
+        if (from.nl_pid != 0) return 0;
         if (msg.msg_flags & MSG_TRUNC) {
             if (nl->buf_size < IFM_RECV_BUFFER_MAX) {
                 uint8_t *bigger = realloc(nl->buf, nl->buf_size * 2);
@@ -241,14 +274,6 @@ ssize_t ifm_recv_from(ifm_nl *nl, int flags, int32_t *source_nsid) {
 }
 
 ssize_t ifm_recv(ifm_nl *nl, int flags) { return ifm_recv_from(nl, flags, NULL); }
-
-int ifm_nl_listen_all_nsid(ifm_nl *nl, int deletions_only) {
-    int on = 1;
-    if (setsockopt(nl_socket_get_fd(nl->sock), SOL_NETLINK, NETLINK_LISTEN_ALL_NSID, &on, sizeof on) != 0)
-        return -errno;
-    nl->peer_deletions_only = deletions_only;
-    return 0;
-}
 
 int ifm_nlmsg_error(const struct nlmsghdr *hdr) {
     if (hdr->nlmsg_len < nlmsg_size(sizeof(struct nlmsgerr))) return -EPROTO;

@@ -241,8 +241,10 @@ int ifm_nl_read_events(ifm_nl *nl, ifm_event_array *out) {
             lost = 1;
             break;
         }
-        int deletions_only = source_nsid >= 0 && nl->peer_deletions_only;
-        int err = ifm_parse_link_events(nl->buf, (size_t)n, source_nsid, deletions_only, out);
+        /* A peers socket hears its own namespace too (NETLINK_LISTEN_ALL_NSID adds, it does
+         * not replace): the own socket reads those. */
+        if (nl->peers_only && source_nsid < 0) continue;
+        int err = ifm_parse_link_events(nl->buf, (size_t)n, source_nsid, nl->peers_only, out);
         if (err < 0) return err;
     }
     if (out->skipped != skipped) lost = 1;

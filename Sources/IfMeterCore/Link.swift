@@ -216,4 +216,9 @@ public enum LinkObservation: Hashable, Sendable {
     /// give the number to the next namespace that needs one. Whatever was known of the old
     /// namespace by that number no longer holds.
     case namespaceIDDeleted(Int32)
+    /// Comes just before `link`'s deletion: the socket that hears other namespaces lost
+    /// messages about then, so the final counters of the link's end in another namespace may be
+    /// among them. Only a link counted as an owner's is concerned: its figures are labelled
+    /// `events-lost`, nobody else's.
+    case peerEventsLost(before: Link)
 }

@@ -42,8 +42,9 @@ final class Daemon {
         var databasePath: String
         /// The estimate log's, likewise.
         var logPath: String
-        /// The link-event socket systemd passed, if it did.
+        /// The link-event sockets systemd passed, if it did: the own namespace's, and the peers'.
         var linkEvents: Int32?
+        var peerEvents: Int32?
     }
 
     /// The loop's sources the daemon keeps, so they stay on.
@@ -94,7 +95,8 @@ final class Daemon {
         } catch {
             throw PlatformError(error)
         }
-        lifecycle = .loading(Loading(lock: lock, databasePath: databasePath, logPath: logPath, linkEvents: passed.linkEvents))
+        lifecycle = .loading(Loading(lock: lock, databasePath: databasePath, logPath: logPath, linkEvents: passed.linkEvents,
+                                             peerEvents: passed.peerEvents))
         server = try Server(path: socketPath, passed: passed.listener, mode: config.socketMode,
                             group: config.socketGroup, limits: Self.limits(config), loop: loop)
         var listening = passed.metrics
@@ -204,7 +206,7 @@ final class Daemon {
             let (store, history) = try result.mapError { PlatformError($0) }.get()
             for repair in store.repairs { Diagnostics.warning("database \(paths.database): repaired \(repair)") }
             store.waitWhenBusy(milliseconds: Self.busyWaitMilliseconds)
-            let (sampler, bootID, dump) = try startSampler(linkEvents: loading.linkEvents)
+            let (sampler, bootID, dump) = try startSampler(linkEvents: loading.linkEvents, peerEvents: loading.peerEvents)
             let now = SystemClock.now()
             let metering = Metering(
                 sampler: sampler, worker: try StoreWorker(store, loop: loop), answers: try AnswerWorker((), loop: loop),
@@ -236,7 +238,7 @@ final class Daemon {
 
     /// The feeds (the daemon's namespace, then `meter_inside`'s), their start dump attributed
     /// to owners when configured, and the sampler over them.
-    private func startSampler(linkEvents: Int32?) throws(PlatformError) -> (Sampler, bootID: String, dump: (links: [Link], unparseable: Int)) {
+    private func startSampler(linkEvents: Int32?, peerEvents: Int32?) throws(PlatformError) -> (Sampler, bootID: String, dump: (links: [Link], unparseable: Int)) {
         let bootID: String
         let feeds: LinkFeeds
         var dump: (links: [Link], unparseable: Int)
@@ -247,9 +249,12 @@ final class Daemon {
             own.annotate = LinkFeed.reading(SysfsReader(root: options.sysfsRoot))
             feeds = LinkFeeds([own] + Self.insideFeeds(config.meterInside))
             owners = config.attributeOwners != nil ? try OwnerDirectory(paths: config.ownerPaths) : nil
-            if owners != nil {
+            if owners == nil {
+                // Unread, it would hold up to its buffer of kernel memory for nothing.
+                if let peerEvents { close(peerEvents) }
+            } else {
                 do {
-                    try own.events.listenToPeers()
+                    try own.listenToPeers(adopting: peerEvents)
                 } catch {
                     Diagnostics.notice("\(error): a container's traffic sent after the last sample before it is removed "
                         + "is not counted (grant CAP_NET_BROADCAST; docs/NAMESPACES.md)")
@@ -326,8 +331,12 @@ final class Daemon {
             store: summary.map { StoreHealth(path: paths.database, healthy: $0.saveError == nil,
                                              lastSaveAt: $0.lastSaveAt, error: $0.saveError?.description) },
             socket: paths.socket, timeZone: running ? (config.timeZone == .utc ? "utc" : "local") : nil,
-            linkEvents: metering.map { LinkEventsHealth(origin: $0.sampler.feeds.own.events.origin,
-                                                        receiveBuffer: $0.sampler.feeds.own.events.receiveBufferSize) },
+            linkEvents: metering.map { metering in
+                let own = metering.sampler.feeds.own
+                return LinkEventsHealth(origin: own.events.origin, receiveBuffer: own.events.receiveBufferSize,
+                                        peers: own.peers.map { PeerEventsHealth(origin: $0.origin, receiveBuffer: $0.receiveBufferSize,
+                                                                                 losses: own.peerLosses) })
+            },
             metrics: web.port.map { port in
                 (options.metricsListen ?? config.metricsListen).map { MetricsAddress(host: $0.host, port: port).description }
                     ?? ":\(port)"

@@ -74,6 +74,14 @@ final class Sampler {
             linkEventSources.append(try loop.watch(fd: feed.events.fileDescriptor, events: UInt32(EPOLLIN.rawValue)) {
                 [unowned self] _ in self.readLinkEvents(from: feed)
             })
+            if let peers = feed.peers {
+                let source = try loop.watch(fd: peers.fileDescriptor, events: UInt32(EPOLLIN.rawValue)) {
+                    [unowned self] _ in self.readLinkEvents(from: feed)
+                }
+                // Tenants can keep it readable: the loop's own work, and root's requests, go first.
+                source.setUnimportant()
+                linkEventSources.append(source)
+            }
         }
     }
 

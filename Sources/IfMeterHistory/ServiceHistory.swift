@@ -9,18 +9,19 @@ public struct ServiceHistory: Sendable {
     /// Every name's saved all-time total.
     public var totals: [String: BucketTally]
     public var interfaces: [StoredInterface]
-    /// When `events-lost` events happened.
-    public var eventsLostAt: [Double]
+    /// When `events-lost` events happened, and whose figures each concerns (its `interface`:
+    /// nil for everyone's).
+    public var eventsLost: [(at: Double, scope: String?)]
     /// Each plan's watch as last saved, by plan name.
     public var planStates: [String: PlanState]
 
     public init(meterState: MeterState? = nil, knownNames: [String: Double] = [:], totals: [String: BucketTally] = [:],
-                interfaces: [StoredInterface] = [], eventsLostAt: [Double] = [], planStates: [String: PlanState] = [:]) {
+                interfaces: [StoredInterface] = [], eventsLost: [(at: Double, scope: String?)] = [], planStates: [String: PlanState] = [:]) {
         self.planStates = planStates
         self.meterState = meterState
         self.knownNames = knownNames
         self.totals = totals
         self.interfaces = interfaces
-        self.eventsLostAt = eventsLostAt
+        self.eventsLost = eventsLost
     }
 }

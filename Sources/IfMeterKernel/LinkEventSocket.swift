@@ -4,30 +4,48 @@ import IfMeterCore
 import Glibc
 #endif
 
-/// A socket subscribed to `RTNLGRP_LINK` and `RTNLGRP_NSID`: links appearing, changing and
-/// disappearing, each message parsed by itself so a deletion carries the kernel's final
-/// counters, and the nsids of destroyed namespaces. Connected to the kernel: no other process
-/// can queue a datagram on it.
+/// A socket subscribed to `RTNLGRP_LINK`, each message parsed by itself so a deletion carries
+/// the kernel's final counters. Connected to the kernel: no other process can queue a unicast
+/// datagram on it. Of two kinds:
+/// - the own socket: links of its namespace appearing, changing and disappearing, and the nsids
+///   of destroyed namespaces (`RTNLGRP_NSID`);
+/// - a peers socket (``Kind/peers``): the link deletions of every namespace its own has an nsid
+///   for (`NETLINK_LISTEN_ALL_NSID`), where a container's end of its veth reports its own
+///   counters. Root in such a namespace can multicast forged datagrams to its link group, and
+///   they reach every socket that listens there: kept apart, a tenant that overflows it costs
+///   what only this socket says (its subjects' last moments), never a resync of the daemon's
+///   own links.
 ///
 /// Poll ``fileDescriptor`` for readability, then call ``readEvents()``.
 public final class LinkEventSocket {
+    /// What a socket hears.
+    public enum Kind: Sendable {
+        case own
+        case peers
+    }
+
     private let handle: OpaquePointer
     private var events = ifm_event_array()
 
+    public let kind: Kind
     /// The socket's origin, for `status`: `own`, or `systemd` when it was passed in.
     public let origin: String
 
     /// Opens its own socket, or takes over `adopting` (a `NETLINK_ROUTE` socket systemd
-    /// created with `ListenNetlink=route 1` and a large `ReceiveBuffer=`).
-    public init(adopting fd: Int32? = nil) throws(KernelError) {
+    /// created with `ListenNetlink=route 1` and a large `ReceiveBuffer=`). A peers socket needs
+    /// `CAP_NET_BROADCAST`.
+    public init(_ kind: Kind = .own, adopting fd: Int32? = nil) throws(KernelError) {
         var handle: OpaquePointer?
+        let peers: Int32 = kind == .peers ? 1 : 0
+        let what = kind == .peers ? "netlink NETLINK_LISTEN_ALL_NSID (the peers socket)" : "netlink RTNLGRP_LINK subscription"
         if let fd {
-            _ = try KernelError.check(ifm_nl_adopt_events(fd, &handle), "netlink event socket passed by systemd")
+            _ = try KernelError.check(ifm_nl_adopt_events(fd, peers, &handle), "\(what), on the socket passed by systemd")
             origin = "systemd"
         } else {
-            _ = try KernelError.check(ifm_nl_open(&handle, 1), "netlink RTNLGRP_LINK subscription")
+            _ = try KernelError.check(ifm_nl_open_events(&handle, peers), what)
             origin = "own"
         }
+        self.kind = kind
         self.handle = handle!
     }
 
@@ -43,10 +61,9 @@ public final class LinkEventSocket {
 
     /// What one read found on the socket.
     public struct Batch: Sendable {
-        /// In the order the kernel sent them (a container's end's deletion before its host
-        /// end's): the socket's own namespace's link events as ``LinkObservation/event(_:)``,
-        /// other namespaces' as ``LinkObservation/peer(nsid:_:)`` once ``listenToPeers()``
-        /// succeeded, and nsids the own namespace deleted. Only a link's own messages:
+        /// In the order the kernel sent them: an own socket's link events as
+        /// ``LinkObservation/event(_:)`` and the nsids its namespace deleted, a peers socket's
+        /// deletions as ``LinkObservation/peer(nsid:_:)``. Only a link's own messages:
         /// per-family notifications (`AF_BRIDGE` port changes) are not events about the link
         /// and are left out.
         public var observations: [LinkObservation]
@@ -57,13 +74,6 @@ public final class LinkEventSocket {
         public var unparseable: Int
         /// Link messages this read took off the socket, kept or not: zero when it was empty.
         public var messages: Int
-    }
-
-    /// Hears the link deletions of every namespace this one has an nsid for as well (needs
-    /// `CAP_NET_BROADCAST`): attribution reads a container's end of its veth from them. Their
-    /// other messages are dropped unparsed, so a tenant churning its links costs a read each.
-    public func listenToPeers() throws(KernelError) {
-        _ = try KernelError.check(ifm_nl_listen_all_nsid(handle, 1), "netlink NETLINK_LISTEN_ALL_NSID")
     }
 
     /// Reads every queued event without blocking; an empty batch when none are queued.

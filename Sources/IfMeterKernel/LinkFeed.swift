@@ -14,6 +14,9 @@ public final class LinkFeed {
     public let namespace: NamespaceID
     private let dumps: NetlinkSocket
     public let events: LinkEventSocket
+    /// Other namespaces' link deletions, once ``listenToPeers(adopting:)`` succeeded.
+    public private(set) var peers: LinkEventSocket?
+    private var peerLoss = PeerLossWindow()
     /// Adds what netlink does not say (sysfs facts, link speed) to each link; runs on dumps and
     /// events, never per sample.
     public var annotate: (inout Link) -> Void = { _ in }
@@ -45,6 +48,16 @@ public final class LinkFeed {
         return feed
     }
 
+    /// Hears the link deletions of every namespace this one has an nsid for, on a socket of
+    /// their own (needs `CAP_NET_BROADCAST`): attribution reads a container's end of its veth
+    /// from them (``LinkEventSocket/Kind/peers``). `adopting` is one systemd passed.
+    public func listenToPeers(adopting fd: Int32? = nil) throws(KernelError) {
+        peers = try LinkEventSocket(.peers, adopting: fd)
+    }
+
+    /// Reads that found the peers socket had lost messages.
+    public var peerLosses: Int { peerLoss.losses }
+
     /// Annotates `link` with what sysfs says about it now.
     public static func reading(_ sysfs: SysfsReader) -> (inout Link) -> Void {
         { link in
@@ -72,7 +85,9 @@ public final class LinkFeed {
     static let maximumReadsBeforeSample = 64
 
     /// Every queued link event, however many reads that takes, then a counters-only dump: the
-    /// events were queued before the counters were read, so they come first.
+    /// events were queued before the counters were read, so they come first. Reads stop once
+    /// the own socket is empty: the peers socket's deletions matter only before an own
+    /// deletion, and each read takes it first.
     public func sample() throws(KernelError) -> (linkEvents: [LinkObservation], readings: [CounterReading]) {
         (try readQueuedEvents(), try dumpCounters())
     }
@@ -100,6 +115,7 @@ public final class LinkFeed {
     }
 
     private func readOnce() throws(KernelError) -> (observations: [LinkObservation], messages: Int) {
+        var peerEvents = try readPeers()
         let batch = try events.readEvents()
         var observations = batch.observations
         if namespace != .own {
@@ -124,11 +140,26 @@ public final class LinkFeed {
         }
         // Before the deletion: the peer's change happened as its other end left.
         for (index, peer) in moved.reversed() { observations.insert(.event(.newOrChanged(peer)), at: index) }
+        if peers != nil, observations.contains(where: PeerOrder.needsPeers) { peerEvents += try readPeers() }
+        observations = PeerOrder.merged(own: observations, peers: peerEvents, lost: peerLoss.isOpen)
+        peerLoss.readFinished(at: Self.bootSeconds())
         if batch.overflowed {
             observations.append(.resync(links: try annotated(dumps.dumpLinks()), namespace: namespace,
                                         unparseable: batch.unparseable))
         }
         return (observations, batch.messages)
+    }
+
+    /// One bounded read of the peers socket; a loss found opens ``PeerLossWindow``.
+    private func readPeers() throws(KernelError) -> [LinkObservation] {
+        guard let peers else { return [] }
+        let batch = try peers.readEvents()
+        if batch.overflowed { peerLoss.lost(at: Self.bootSeconds()) }
+        return batch.observations
+    }
+
+    private static func bootSeconds() -> Double {
+        Double(SystemClock.now().sinceBootNanoseconds) / 1e9
     }
 
     /// A veth whose peer was in this namespace went away: if the peer is still here with its

@@ -14,7 +14,7 @@ public final class NetlinkSocket {
 
     public init() throws(KernelError) {
         var handle: OpaquePointer?
-        _ = try KernelError.check(ifm_nl_open(&handle, 0), "netlink socket")
+        _ = try KernelError.check(ifm_nl_open(&handle), "netlink socket")
         self.handle = handle!
     }
 

@@ -146,6 +146,9 @@ public struct Attribution: Sendable {
                 if let (key, counters) = finalCounters(byPeer: end, nsid: nsid) { finalByPeer[key] = counters }
             case .peer:
                 break
+            case .peerEventsLost(let link):
+                // Only an owner's figures take a container end's counters; nobody else's can miss them.
+                if case .owned(_, _, let last)? = entries[link.key] { output.append(.peerEventsLost(before: last.link)) }
             case .namespaceIDDeleted(let nsid):
                 output += forget(nsid)
             case .resync(let links, let namespace, let unparseable):

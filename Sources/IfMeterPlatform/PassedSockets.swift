@@ -4,13 +4,17 @@ import Glibc
 #endif
 
 /// The sockets systemd passed (`LISTEN_FDS`), told apart by what they are: the API's Unix
-/// stream socket (`ifmeterd.socket`) and the link-event netlink socket
-/// (`ifmeterd-events.socket`, `ListenNetlink=route 1` with a receive buffer an unprivileged
-/// process could not get), and the metrics endpoint's TCP socket (`ifmeterd-metrics.socket`,
-/// `FileDescriptorName=metrics`). Any may be absent; anything else passed is an error.
+/// stream socket (`ifmeterd.socket`), the two link-event netlink sockets
+/// (`ifmeterd-events.socket`, two `ListenNetlink=route 1` lines with a receive buffer an
+/// unprivileged process could not get: the own namespace's, then the peers', in the order
+/// systemd passes a unit's sockets, which is its lines'), and the metrics endpoint's TCP socket
+/// (`ifmeterd-metrics.socket`, `FileDescriptorName=metrics`). Any may be absent; anything else
+/// passed is an error.
 public struct PassedSockets {
     public var listener: Int32?
     public var linkEvents: Int32?
+    /// The socket for other namespaces' link deletions (``linkEvents``' twin).
+    public var peerEvents: Int32?
     public var metrics: Int32?
 
     /// Reads and unsets `LISTEN_FDS`, so nothing this process starts inherits them.
@@ -35,9 +39,11 @@ public struct PassedSockets {
                 sockets.listener = fd
             } else if sd_is_socket(fd, AF_NETLINK, Int32(SOCK_RAW.rawValue), -1) > 0 && sockets.linkEvents == nil {
                 sockets.linkEvents = fd
+            } else if sd_is_socket(fd, AF_NETLINK, Int32(SOCK_RAW.rawValue), -1) > 0 && sockets.peerEvents == nil {
+                sockets.peerEvents = fd
             } else {
                 throw PlatformError(.configuration, "systemd passed descriptor \(fd), which is neither a listening Unix stream socket, "
-                    + "a netlink socket, nor one named \"metrics\" (check the socket units' Listen… and FileDescriptorName= lines)")
+                    + "one of two netlink sockets, nor one named \"metrics\" (check the socket units' Listen… and FileDescriptorName= lines)")
             }
         }
         return sockets

@@ -23,7 +23,7 @@ extension UsageTable {
 public struct UsageContext: Sendable {
     /// Names whose figures are a tunnel's (labelled `tunnel-double-counted`).
     var tunnels: Set<String>
-    var lostEvents: LostEventTimes
+    var lostEvents: LostEvents
     /// Names the service knows (present, or with history it has seen).
     var known: Set<String>
     var now: Double
@@ -95,11 +95,18 @@ enum UsageAnswers {
                 case .interface(let name): (name, nil)
                 case .interfaceClass(let interfaceClass): (nil, interfaceClass.rawValue)
                 }
+                // A class's sum is labelled by its members' own losses too (a container's, under `virtual`).
+                var members: [String] = []
+                if let className, context.lostEvents.hasScoped {
+                    if interfaceRecords == nil { interfaceRecords = try store.interfaces() }
+                    members = interfaceRecords!.filter { $0.interfaceClass == className }.map(\.name)
+                }
                 column.append(UsageResult(
                     interface: interface, class: className, period: query.period.rawValue,
                     rows: rows.map { row in
                         Self.row(row, tunnel: tunnel, subject: interface ?? "",
-                                   eventsLost: context.lostEvents.count(from: Double(row.start), to: Double(row.end)),
+                                   eventsLost: interface.map { context.lostEvents.count(from: Double(row.start), to: Double(row.end), for: $0) }
+                                       ?? context.lostEvents.count(from: Double(row.start), to: Double(row.end), forAny: members),
                                    unsaved: context.unsavedNotIncluded)
                     },
                     projection: projection, footnote: EstimateLabel.footnote))

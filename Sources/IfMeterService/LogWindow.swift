@@ -14,22 +14,22 @@ public struct LogWindow: Sendable {
     private let traffic: DenseTable<String, PendingTraffic>
     private let links: SlotTable<Link>
     private let verdicts: SlotTable<Classification>
-    private let eventsLost: Int
+    private let lostEvents: LostEvents
 
     public init() {
         self.init(events: [], start: 0, end: 0, traffic: DenseTable(), links: SlotTable(), verdicts: SlotTable(),
-                  eventsLost: 0)
+                  lostEvents: LostEvents())
     }
 
     init(events: [CounterEvent], start: Double, end: Double, traffic: DenseTable<String, PendingTraffic>,
-         links: SlotTable<Link>, verdicts: SlotTable<Classification>, eventsLost: Int) {
+         links: SlotTable<Link>, verdicts: SlotTable<Classification>, lostEvents: LostEvents) {
         self.events = events
         self.start = start
         self.end = end
         self.traffic = traffic
         self.links = links
         self.verdicts = verdicts
-        self.eventsLost = eventsLost
+        self.lostEvents = lostEvents
     }
 
     /// How many estimates the window has.
@@ -48,7 +48,8 @@ public struct LogWindow: Sendable {
             let link = next < present.endIndex && links.values[present[next]].name == name ? links.values[present[next]] : nil
             let entry = traffic.values[position]
             try body(WindowEstimate(name: name, classification: link.flatMap { verdicts[$0.key] }, start: start, end: end,
-                                    tally: entry.total, epoch: entry.epoch, eventsLost: eventsLost))
+                                    tally: entry.total, epoch: entry.epoch,
+                                    eventsLost: lostEvents.count(from: start, to: end.nextUp, for: name)))
         }
     }
 
@@ -88,9 +89,9 @@ struct LogWindowBuilder: Sendable {
 
     /// The window `[start, end)` of `writes`, and a new one from `end`.
     mutating func close(at end: Double, writes: PendingWrites, links: SlotTable<Link>,
-                        verdicts: SlotTable<Classification>, lostEvents: LostEventTimes) -> LogWindow {
+                        verdicts: SlotTable<Classification>, lostEvents: LostEvents) -> LogWindow {
         defer { start = end }
         return LogWindow(events: writes.events, start: start, end: end, traffic: writes.traffic, links: links,
-                         verdicts: verdicts, eventsLost: lostEvents.count(from: start, to: end.nextUp))
+                         verdicts: verdicts, lostEvents: lostEvents)
     }
 }

@@ -42,7 +42,7 @@ public struct MeterService: Sendable {
     /// Names with history that no link has now, as of the last save or note. A present link's
     /// record is its link, so it is not kept twice; a link that goes is remembered here.
     private(set) var history: [String: StoredInterface]
-    private(set) var lostEvents: LostEventTimes
+    private(set) var lostEvents: LostEvents
     /// Where the estimate log's window began.
     private var window: LogWindowBuilder
     /// The writes of saves begun and not finished, by batch (the batch's own storage, shared).
@@ -67,7 +67,7 @@ public struct MeterService: Sendable {
         self.configuration = configuration
         savedTotals = DenseTable(loaded.totals)
         history = Dictionary(loaded.interfaces.map { ($0.name, $0) }) { _, last in last }
-        lostEvents = LostEventTimes(loaded.eventsLostAt)
+        lostEvents = LostEvents(loaded.eventsLost)
         window = LogWindowBuilder(start: start)
         plans = PlanWatch(plans: configuration.plans, states: loaded.planStates)
     }
@@ -140,13 +140,19 @@ public struct MeterService: Sendable {
             return take(meter.apply(.deleted(link), at: instant), ignoring: ignoring)
         case .peer, .namespaceIDDeleted:
             return take(MeterOutput(), ignoring: ignoring)
+        case .peerEventsLost(let link):
+            return take(MeterOutput(events: [CounterEvent(
+                kind: .eventsLost, at: instant.wall, interface: link.name,
+                detail: "the socket that hears other namespaces lost messages as \(link.name) went; its end's final "
+                    + "counters may be among them, so what it sent since the last sample may not be counted")]),
+                ignoring: ignoring)
         case .resync(let dump, let namespace, let unparseable):
             replaceLinks(of: namespace, with: dump, at: instant.wall)
             ignoring.formUnion(ignoredLinks)
             var output = meter.resync(links: dump, of: namespace, at: instant)
             let vanished = output.events.filter { $0.kind == .vanished }.compactMap(\.interface)
             output.events.insert(CounterEvent(
-                kind: .eventsLost, at: instant.wall,
+                kind: .eventsLost, at: instant.wall, interface: Self.lossScope(of: namespace, dump: dump),
                 detail: "link events were lost (\(unparseable > 0 ? "\(unparseable) unparseable message(s)" : "the event socket overflowed or a read failed")); "
                     + "resynchronised from a full dump; "
                     + (vanished.isEmpty ? "no known link vanished meanwhile" : "vanished meanwhile: \(vanished.joined(separator: ", "))")
@@ -165,6 +171,15 @@ public struct MeterService: Sendable {
         let names = Set(dump.map(\.name))
         history = history.filter { !names.contains($0.key) }
         classifyAll()
+    }
+
+    /// Whose figures a loss of `namespace`'s link events concerns: everyone's (nil) for the
+    /// daemon's own; for a namespace metered from inside, the subjects under its prefix
+    /// (`netns:vpn/`), read from the names in its dump (its `lo` at least), or everyone's when
+    /// there is none to read it from.
+    static func lossScope(of namespace: NamespaceID, dump: [Link]) -> String? {
+        guard namespace != .own, let name = dump.first?.name, let slash = name.firstIndex(of: "/") else { return nil }
+        return String(name[...slash])
     }
 
     /// The links of one namespace, from a resync dump of it; the others' stay as they are.
@@ -256,7 +271,7 @@ public struct MeterService: Sendable {
         }
         // A loss that joins a run is in the run's label, not stored as an event of its own: a
         // tenant's flood of link events would otherwise store one every read.
-        kept.events.removeAll { $0.kind == .eventsLost && !lostEvents.record($0.at) }
+        kept.events.removeAll { $0.kind == .eventsLost && !lostEvents.record($0.at, scope: $0.interface) }
         let store = configuration.store
         pending.add(kept, calendar: store.calendar, monthStartDay: store.monthStartDay(for:), routing: planRouting)
         defer { notices = [] }

@@ -20,8 +20,8 @@ public struct MeterSummary: Hashable, Sendable {
     public var lastSaveAt: Double?
     /// Why the last save failed; nil once one succeeds.
     public var saveError: SaveFailure?
-    /// When link events were lost (the `events-lost` events).
-    public var lostEvents: LostEventTimes
+    /// When link events were lost (the `events-lost` events), and whose figures each concerns.
+    public var lostEvents: LostEvents
     /// Whether traffic or events are counted and not yet saved.
     public var hasUnsavedTraffic: Bool
 
@@ -60,7 +60,7 @@ public struct InterfaceFigures: Hashable, Sendable {
     public var total: BucketTally
     /// When counting began for this name.
     public var since: Double?
-    /// `events-lost` events since then.
+    /// `events-lost` events since then that concern it.
     public var eventsLost: Int
     public var present: Present?
     /// When it was last seen present; nil while present.
@@ -117,7 +117,7 @@ extension MeterService {
         return InterfaceFigures(
             name: link.name, interfaceClass: verdict.label, classReason: verdict.reason, kind: link.kind,
             total: total(of: link.name), since: since,
-            eventsLost: lostEvents.count(from: since ?? 0, to: .infinity),
+            eventsLost: lostEvents.count(from: since ?? 0, to: .infinity, for: link.name),
             present: InterfaceFigures.Present(
                 ifindex: link.ifindex, operState: link.operState, counted: meter.tracked[link.key].map { .init(epoch: $0.epoch, last: $0.last) },
                 rate: meter.rates[link.key].flatMap { $0.isMeasured ? $0 : nil }, owner: link.owner),
@@ -129,7 +129,7 @@ extension MeterService {
             name: record.name, interfaceClass: record.interfaceClass ?? "unknown",
             classReason: "last classified when present", kind: record.kind,
             total: total(of: record.name), since: record.firstSeen,
-            eventsLost: lostEvents.count(from: record.firstSeen, to: .infinity), present: nil,
+            eventsLost: lostEvents.count(from: record.firstSeen, to: .infinity, for: record.name), present: nil,
             lastSeen: record.lastSeen)
     }
 

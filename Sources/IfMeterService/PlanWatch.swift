@@ -21,7 +21,7 @@ public struct PlanFigures: Hashable, Sendable {
     public var members: [String]
     /// Those of them that are tunnels.
     public var tunnels: [String]
-    /// `events-lost` events in the period.
+    /// `events-lost` events in the period that concern its members.
     public var eventsLost: Int
     /// Shares of the limit fired this period.
     public var fired: [Double]
@@ -209,7 +209,7 @@ public struct PlanWatch: Sendable {
     /// known; else each member's (`unsaved`) is added.
     func figures(at now: Double, calendar: BucketCalendar, members: (Int) -> PlanMembers, sumsCurrent: Bool,
                  unsavedSum: (Int, PlanBounds) -> BucketTally?, unsaved: (String, PlanBounds) -> BucketTally?,
-                 lostEvents: LostEventTimes) -> [PlanFigures] {
+                 lostEvents: LostEvents) -> [PlanFigures] {
         let time = Int64(now.rounded(.down))
         let today = calendar.dayNumber(containing: time)
         return plans.indices.compactMap { index in
@@ -235,7 +235,7 @@ public struct PlanWatch: Sendable {
             let daysLeft = lastDay - today + 1
             var figures = PlanFigures(
                 plan: plan, bounds: bounds, at: now, tally: tally, members: named.names, tunnels: named.tunnels,
-                eventsLost: lostEvents.count(from: Double(bounds.start), to: Double(bounds.end)),
+                eventsLost: lostEvents.count(from: Double(bounds.start), to: Double(bounds.end), forAny: named.names),
                 fired: plan.thresholds.filter { state?.fired.contains(plan.bytes(at: $0)) ?? false },
                 daysLeft: max(daysLeft, 1))
             figures.index = index

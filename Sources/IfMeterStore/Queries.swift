@@ -209,16 +209,16 @@ extension Store {
         return events
     }
 
-    /// The newest `limit` events-lost moments, oldest first: what labels periods at start. The
-    /// newest, since a loss labels the periods that contain it and new figures are asked for
-    /// most.
-    public func lostEventTimes(limit: Int) throws(StoreError) -> [Double] {
+    /// The newest `limit` events-lost moments, oldest first, each with whose figures it concerns
+    /// (its interface; nil for everyone's): what labels periods at start. The newest, since a
+    /// loss labels the periods that contain it and new figures are asked for most.
+    public func lostEventTimes(limit: Int) throws(StoreError) -> [(at: Double, scope: String?)] {
         let statement = try connection.prepare(
-            "SELECT at FROM events WHERE kind = ?1 ORDER BY at DESC, id DESC LIMIT ?2", "read")
+            "SELECT at, interface FROM events WHERE kind = ?1 ORDER BY at DESC, id DESC LIMIT ?2", "read")
         statement.bind([.optionalText(CounterEvent.Kind.eventsLost.rawValue), .int(Int64(limit))])
-        var times: [Double] = []
-        while try statement.step() { times.append(statement.double(0)) }
-        return times.reversed()
+        var moments: [(at: Double, scope: String?)] = []
+        while try statement.step() { moments.append((statement.double(0), statement.text(1))) }
+        return moments.reversed()
     }
 
     /// Every name with history.

@@ -356,7 +356,7 @@ extension Store {
         let meter = try loadMeter()
         return ServiceHistory(
             meterState: meter.state, knownNames: meter.knownNames, totals: try totals().mapValues(\.tally),
-            interfaces: try interfaces(), eventsLostAt: try lostEventTimes(limit: 100_000),
+            interfaces: try interfaces(), eventsLost: try lostEventTimes(limit: 100_000),
             planStates: try planStates())
     }
 

@@ -45,10 +45,29 @@ public struct LinkEventsHealth: Hashable, Sendable {
     public var origin: String
     /// Bytes; what a burst of link events may fill before events are lost.
     public var receiveBuffer: Int
+    /// The socket that hears other namespaces' link deletions; nil when nothing is attributed
+    /// to owners, or the daemon lacks `CAP_NET_BROADCAST`.
+    public var peers: PeerEventsHealth?
 
-    public init(origin: String, receiveBuffer: Int) {
+    public init(origin: String, receiveBuffer: Int, peers: PeerEventsHealth? = nil) {
         self.origin = origin
         self.receiveBuffer = receiveBuffer
+        self.peers = peers
+    }
+}
+
+/// The peers socket's part of ``LinkEventsHealth``.
+public struct PeerEventsHealth: Hashable, Sendable {
+    public var origin: String
+    public var receiveBuffer: Int
+    /// Reads that found it had lost messages (a tenant flooding its namespace's link group, or
+    /// a burst larger than the buffer): each labels the owners' links that went then.
+    public var losses: Int
+
+    public init(origin: String, receiveBuffer: Int, losses: Int) {
+        self.origin = origin
+        self.receiveBuffer = receiveBuffer
+        self.losses = losses
     }
 }
 
@@ -57,6 +76,14 @@ extension LinkEventsHealth: JSONWritable, JSONReadable {
         w.beginObject()
         w.key("origin"); w.string(origin)
         w.key("receive_buffer"); w.number(receiveBuffer)
+        if let peers {
+            w.key("peers")
+            w.beginObject()
+            w.key("origin"); w.string(peers.origin)
+            w.key("receive_buffer"); w.number(peers.receiveBuffer)
+            w.key("losses"); w.number(peers.losses)
+            w.endObject()
+        }
         w.endObject()
     }
 
@@ -66,6 +93,17 @@ extension LinkEventsHealth: JSONWritable, JSONReadable {
             switch key {
             case "origin": origin = try r.readString()
             case "receive_buffer": receiveBuffer = try r.readInt()
+            case "peers":
+                var peers = PeerEventsHealth(origin: "", receiveBuffer: 0, losses: 0)
+                try r.readObject { r, key in
+                    switch key {
+                    case "origin": peers.origin = try r.readString()
+                    case "receive_buffer": peers.receiveBuffer = try r.readInt()
+                    case "losses": peers.losses = try r.readInt()
+                    default: try r.skipValue()
+                    }
+                }
+                self.peers = peers
             default: try r.skipValue()
             }
         }

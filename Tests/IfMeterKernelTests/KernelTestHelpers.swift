@@ -34,6 +34,24 @@ extension LinkEventSocket {
     }
 }
 
+extension LinkFeed {
+    /// Reads observations as they arrive on either socket until `done` holds for what was read,
+    /// or the deadline passes.
+    func collect(seconds: Double = 10, until done: ([LinkObservation]) -> Bool) throws -> [LinkObservation] {
+        var seen: [LinkObservation] = []
+        let deadline = monotonicMilliseconds() + Int64(seconds * 1000)
+        while !done(seen) {
+            let now = monotonicMilliseconds()
+            guard now < deadline else { throw Timeout(description: "not seen within \(seconds) s; got \(seen)") }
+            var pollers = [pollfd(fd: events.fileDescriptor, events: Int16(POLLIN), revents: 0)]
+            if let peers { pollers.append(pollfd(fd: peers.fileDescriptor, events: Int16(POLLIN), revents: 0)) }
+            _ = poll(&pollers, nfds_t(pollers.count), Int32(min(deadline - now, 1000)))
+            seen += try readEvents()
+        }
+        return seen
+    }
+}
+
 extension LinkEventSocket.Batch {
     /// The link events of the socket's own namespace, in order.
     var ownEvents: [LinkEvent] {

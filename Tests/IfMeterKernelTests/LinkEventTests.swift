@@ -104,45 +104,80 @@ struct LinkEventTests {
 
     /// What attribution reads a removed container's last bytes from (docs/NAMESPACES.md): the
     /// container's end reports its own counters as it is deleted, marked with its namespace's
-    /// nsid, before the host's end is deleted; and never among the socket's own events.
-    @Test("listening to every nsid: the peer's deletion with its own counters comes first, marked, apart from the own events")
+    /// nsid, on the peers socket; the feed puts it before the host's end's deletion, read on the
+    /// own socket, which never hears another namespace.
+    @Test("a feed with a peers socket: the peer's deletion with its own counters comes first, marked; the own socket hears no other namespace")
     func peerEvents() throws {
         let host = try NetworkNamespace()
         let container = try NetworkNamespace()
         try host.ip("link", "add", "h0", "type", "veth", "peer", "name", "c0", "netns", container.name)
         try host.ip("link", "set", "h0", "up")
         try container.ip("link", "set", "c0", "up")
-        let (events, nsid) = try host.inside { () throws -> (LinkEventSocket, Int32?) in
+        let (feed, ownOnly, nsid) = try host.inside { () throws -> (LinkFeed, LinkEventSocket, Int32?) in
             let links = try NetlinkSocket().dumpLinks()
-            let events = try LinkEventSocket()
-            try events.listenToPeers()
-            return (events, links.first { $0.name == "h0" }?.peerNamespaceID)
+            let feed = try LinkFeed()
+            try feed.listenToPeers()
+            return (feed, try LinkEventSocket(), links.first { $0.name == "h0" }?.peerNamespaceID)
         }
         let frame = #"b"\xff" * 6 + b"\x02" + b"\0" * 5 + b"\x88\xb5" + b"\0" * 46"#
         try container.exec(["python3", "-c", "import socket\nwith socket.socket(socket.AF_PACKET, socket.SOCK_RAW) as s:\n"
                             + "    for _ in range(7): s.sendto(\(frame), (\"c0\", 0))\n"])
         let sent = try container.sysfsCounter("c0", "tx_bytes")
         try container.ip("link", "delete", "c0")
-        var own: [LinkEvent] = []
-        var peers: [(nsid: Int32, event: LinkEvent, after: Int)] = []
-        let deadline = monotonicMilliseconds() + 10_000
-        while !own.contains(where: { if case .deleted(let link) = $0 { link.name == "h0" } else { false } }),
-              monotonicMilliseconds() < deadline {
-            for observation in try events.readEvents().observations {
-                switch observation {
-                case .event(let event): own.append(event)
-                case .peer(let nsid, let event): peers.append((nsid, event, own.count))
-                default: break
-                }
-            }
+        let seen = try feed.collect { seen in
+            seen.contains { if case .event(.deleted(let link)) = $0 { link.name == "h0" } else { false } }
         }
+        let own = seen.compactMap { if case .event(let event) = $0 { event } else { nil } }
         #expect(own.allSatisfy { $0.link.name == "h0" }, "only the own namespace's links: \(own.map(\.link.name))")
-        let hostDeleted = try #require(own.firstIndex { if case .deleted = $0 { true } else { false } })
-        let peerDeleted = try #require(peers.first { if case .deleted(let link) = $0.event { link.name == "c0" } else { false } })
-        #expect(peerDeleted.nsid == nsid)
-        #expect(peerDeleted.after <= hostDeleted, "the container's end is deleted first")
-        #expect(peerDeleted.event.link.counters?.txBytes == sent, "its own counters, to the last frame")
-        #expect(own[hostDeleted].link.counters?.rxBytes == 0, "the host's end reads the peer's tx, gone by then")
+        let hostDeleted = try #require(seen.firstIndex { if case .event(.deleted) = $0 { true } else { false } })
+        let peerDeleted = try #require(seen.firstIndex { if case .peer(_, .deleted(let link)) = $0 { link.name == "c0" } else { false } })
+        guard case .peer(let number, .deleted(let end)) = seen[peerDeleted] else { return }
+        #expect(number == nsid)
+        #expect(peerDeleted < hostDeleted, "the container's end is deleted first: \(seen)")
+        #expect(end.counters?.txBytes == sent, "its own counters, to the last frame")
+        guard case .event(.deleted(let hostEnd)) = seen[hostDeleted] else { return }
+        #expect(hostEnd.counters?.rxBytes == 0, "the host's end reads the peer's tx, gone by then")
+        #expect(!seen.contains { if case .peerEventsLost = $0 { true } else { false } })
+        let heard = try ownOnly.collect { events in events.contains { $0.link.name == "h0" && $0 == .deleted($0.link) } }
+        #expect(!heard.overflowed)
+        #expect(try ownOnly.readEvents().observations.allSatisfy { if case .peer = $0 { false } else { true } })
+    }
+
+    /// A tenant is root in its namespace, so it may multicast to that namespace's link group;
+    /// the kernel hands its datagrams to every socket listening there, the peers socket
+    /// included (docs/SECURITY.md, "Tenants").
+    @Test("a tenant's forged multicast flood overflows the peers socket only: the own socket loses nothing, the forgeries are never read as events, and deletions read meanwhile are marked")
+    func forgedMulticastFlood() throws {
+        let host = try NetworkNamespace()
+        let tenant = try NetworkNamespace()
+        try host.ip("link", "add", "h0", "type", "veth", "peer", "name", "eth0", "netns", tenant.name)
+        let feed = try host.inside { () throws -> LinkFeed in
+            let feed = try LinkFeed()
+            try feed.listenToPeers()
+            return feed
+        }
+        let peers = try #require(feed.peers)
+        // 40 MB of forged RTM_DELLINK datagrams to RTNLGRP_LINK, more than either buffer holds
+        // (the kernel reports double the 8 MiB asked), sent while nothing reads.
+        try tenant.exec(["python3", "-c", """
+            import socket, struct
+            s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+            s.bind((0, 0))
+            forged = struct.pack("=LHHLL", 65000, 17, 0, 0, 0) + struct.pack("=BxHiII", 0, 1, 2, 0, 0) + bytes(65000 - 32)
+            for _ in range(600): s.sendto(forged, (0, 1))
+            """])
+        #expect(peers.receiveBufferSize < 600 * 65000)
+        try host.ip("link", "add", "after0", "type", "veth", "peer", "name", "after1")
+        try host.ip("link", "delete", "after0")
+        let seen = try feed.collect { seen in
+            seen.contains { if case .event(.deleted(let link)) = $0 { link.name == "after0" } else { false } }
+        }
+        #expect(!seen.contains { if case .resync = $0 { true } else { false } }, "the own socket overflowed: \(seen)")
+        #expect(!seen.contains { if case .peer = $0 { true } else { false } }, "a forgery was read: \(seen)")
+        #expect(seen.contains { if case .event(.newOrChanged(let link)) = $0 { link.name == "after1" } else { false } })
+        #expect(feed.peerLosses > 0)
+        let marked = seen.compactMap { if case .peerEventsLost(let link) = $0 { link.name } else { nil } }
+        #expect(marked.contains("after0"), "\(seen)")
     }
 
     @Test("leaving a bridge is a change, not a deletion (AF_BRIDGE RTM_DELLINK is filtered)")
@@ -194,25 +229,18 @@ struct LinkEventTests {
         // The container numbers a namespace of its own, then lets it die: its RTM_DELNSID is
         // about the container's numbers, not the host's.
         try container.ip("link", "add", "i0", "type", "veth", "peer", "name", "j0", "netns", inner.name)
-        let (events, nsid) = try host.inside { () throws -> (LinkEventSocket, Int32?) in
+        let (feed, nsid) = try host.inside { () throws -> (LinkFeed, Int32?) in
             let links = try NetlinkSocket().dumpLinks()
-            let events = try LinkEventSocket()
-            try events.listenToPeers()
-            return (events, links.first { $0.name == "h0" }?.peerNamespaceID)
+            let feed = try LinkFeed()
+            try feed.listenToPeers()
+            return (feed, links.first { $0.name == "h0" }?.peerNamespaceID)
         }
         let number = try #require(nsid)
         try container.ip("link", "set", "c0", "alias", "churned")
         inner.delete()
         try container.ip("link", "add", "mark0", "type", "veth", "peer", "name", "mark1")
         container.delete()
-        var seen: [LinkObservation] = []
-        let deadline = monotonicMilliseconds() + 30_000
-        while !seen.contains(.namespaceIDDeleted(number)), monotonicMilliseconds() < deadline {
-            var poller = pollfd(fd: events.fileDescriptor, events: Int16(POLLIN), revents: 0)
-            _ = poll(&poller, 1, 1000)
-            seen += try events.readEvents().observations
-        }
-        #expect(seen.contains(.namespaceIDDeleted(number)), "\(seen)")
+        let seen = try feed.collect(seconds: 30) { $0.contains(.namespaceIDDeleted(number)) }
         #expect(seen.filter { if case .namespaceIDDeleted = $0 { true } else { false } } == [.namespaceIDDeleted(number)])
         #expect(!seen.contains { if case .peer(_, .newOrChanged) = $0 { true } else { false } }, "\(seen)")
     }

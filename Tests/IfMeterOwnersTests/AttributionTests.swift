@@ -64,6 +64,20 @@ struct AttributionTests {
         guard case .event(.deleted)? = final.last else { Issue.record("the deletion last: \(final)"); return }
     }
 
+    @Test("a peers-socket loss before a deletion concerns an owner's link only: renamed to its subject for it, dropped for anyone else")
+    func peerEventsLost() {
+        var attribution = Attribution(scope: .all)
+        _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3, rx: 10, tx: 20)))], at: 100)
+        _ = attribution.settle([3: .found(Self.web)], at: 100)
+        let plain = Link(ifindex: 1, name: "eth0", kind: "", arpType: 1)
+        _ = attribution.apply([.event(.newOrChanged(plain))], at: 100)
+        let owned = attribution.apply([.peerEventsLost(before: Self.veth(7, "veth0", nsid: nil)),
+                                       .event(.deleted(Self.veth(7, "veth0", nsid: nil, rx: 10, tx: 20)))], at: 101)
+        guard case .peerEventsLost(let shown)? = owned.first else { Issue.record("first: \(owned)"); return }
+        #expect(shown.name == "container:web")
+        #expect(attribution.apply([.peerEventsLost(before: plain), .event(.deleted(plain))], at: 102) == [.event(.deleted(plain))])
+    }
+
     @Test("an nsid the kernel deleted and gave to the next namespace: its link waits for a look, never the old owner's")
     func nsidReused() {
         var attribution = Attribution(scope: .all)

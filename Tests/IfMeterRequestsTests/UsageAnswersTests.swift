@@ -31,7 +31,7 @@ struct UsageAnswersTests {
         return store
     }
 
-    static let context = UsageContext(tunnels: [], lostEvents: LostEventTimes(), known: ["eth0", "eth1", "eth2"], now: 1_790_100_000)
+    static let context = UsageContext(tunnels: [], lostEvents: LostEvents(), known: ["eth0", "eth1", "eth2"], now: 1_790_100_000)
     static let subjects: [UsageSubject] = [.interface("eth0"), .interface("eth1"), .interface("eth2")]
 
     @Test("last keeps each subject's newest rows, top its busiest first; tables come subject by subject")

@@ -309,12 +309,12 @@ struct MeterServiceTests {
         harness.start([link("eth0", 2, traffic(0, 0)), link("tap1", 4, traffic(0, 0), kind: "tun", tunFlags: 0x1002)], at: at(0))
         harness.ingest([.resync(links: [link("eth0", 2, traffic(10, 1))], unparseable: 0)], at: at(20))
         #expect(harness.events.suffix(2).map(\.kind) == [.eventsLost, .vanished])
-        #expect(harness.service.summary.lostEvents.count(from: at(0).wall, to: at(30).wall) == 1)
+        #expect(harness.service.summary.lostEvents.everyone.count(from: at(0).wall, to: at(30).wall) == 1)
         #expect(harness.figures("eth0")?.labels.contains(.eventsLost) == true)
         #expect(harness.service.snapshot().summary.eventsLost == 1)
         harness.save(at: at(30))
         try harness.restart(at: at(40))
-        #expect(harness.service.summary.lostEvents.count(from: at(0).wall, to: at(30).wall) == 1)
+        #expect(harness.service.summary.lostEvents.everyone.count(from: at(0).wall, to: at(30).wall) == 1)
     }
 
     @Test("a flood of resyncs: one stored events-lost event a window, every loss counted, the labels the same after a restart")
@@ -329,8 +329,8 @@ struct MeterServiceTests {
         harness.save(at: at(120))
         #expect(try harness.store.events(kind: .eventsLost).count == 2)
         try harness.restart(at: at(130))
-        #expect(harness.service.summary.lostEvents.count(from: at(65).wall, to: at(66).wall) > 0)
-        #expect(harness.service.summary.lostEvents.count(from: at(0).wall, to: at(10).wall) == 0)
+        #expect(harness.service.summary.lostEvents.everyone.count(from: at(65).wall, to: at(66).wall) > 0)
+        #expect(harness.service.summary.lostEvents.everyone.count(from: at(0).wall, to: at(10).wall) == 0)
     }
 
     @Test("a namespace metered from inside has at most insideNamesLimit names: a new one past it is ignored and said once; known names and a forgotten one's slot stay usable")
@@ -413,6 +413,62 @@ struct LostEventTimesTests {
             #expect(times.count(from: probe, to: probe + 1) > 0, "a loss at \(probe) lost its label")
         }
         #expect(zip(times.runs, times.runs.dropFirst()).allSatisfy { $0.end <= $1.start })
+    }
+}
+
+@Suite("Lost link events, by whose figures they concern", .ownThread, .timeLimit(.minutes(3)))
+struct ScopedLostEventsTests {
+    @Test("a loss concerns everyone, one subject, or every subject under a prefix; a sum counts its members' own")
+    func scopes() {
+        var lost = LostEvents([(at: 100, scope: "container:web"), (at: 400, scope: nil)])
+        #expect(lost.hasScoped && lost.total == 2)
+        let begun = lost.record(200, scope: "netns:vpn/")
+        let joined = !lost.record(210, scope: "netns:vpn/")
+        #expect(begun && joined, "the second joins the first's run")
+        #expect(lost.count(from: 0, to: 300, for: "container:web") == 1)
+        #expect(lost.count(from: 0, to: 300, for: "container:web2") == 0)
+        #expect(lost.count(from: 0, to: 300, for: "eth0") == 0)
+        #expect(lost.count(from: 0, to: 300, for: "netns:vpn/eth0") == 2)
+        #expect(lost.count(from: 0, to: 300, for: "netns:vpn") == 0)
+        #expect(lost.count(from: 0, to: .infinity, for: "eth0") == 1, "everyone's")
+        #expect(lost.count(from: 0, to: 300, forAny: ["eth0", "container:web", "netns:vpn/lo", "netns:vpn/eth0"]) == 3)
+        #expect(lost.count(from: 0, to: 300, forAny: ["eth0"]) == 0)
+        #expect(lost.everyone.total == 1 && lost.total == 4)
+    }
+
+    @Test("the peers socket lost messages as an owner's link went: that subject is labelled, in figures, the log and after a restart; nobody else")
+    func ownerOnly() throws {
+        let harness = try ServiceHarness()
+        let web = link("container:web", 7, traffic(0, 0), kind: "veth")
+        harness.start([link("eth0", 2, traffic(0, 0)), web], at: at(0))
+        harness.ingest(readings: [reading(2, traffic(100, 10)), reading(7, traffic(50, 5))], at: at(30))
+        harness.ingest([.peerEventsLost(before: web), .event(.deleted(link("container:web", 7, traffic(50, 5), kind: "veth")))], at: at(31))
+        let lost = try #require(harness.events.first { $0.kind == .eventsLost })
+        #expect(lost.interface == "container:web")
+        #expect(harness.figures("container:web")?.labels.contains(.eventsLost) == true)
+        #expect(harness.figures("eth0")?.labels.contains(.eventsLost) == false)
+        #expect(harness.service.summary.lostEvents.everyone.total == 0)
+        harness.save(at: at(32))
+        let estimates = try #require(harness.logs.last?.estimates)
+        #expect(estimates.first { $0.name == "container:web" }?.labels.contains(.eventsLost) == true)
+        #expect(estimates.first { $0.name == "eth0" }?.labels.contains(.eventsLost) == false)
+        #expect(try harness.store.events(kind: .eventsLost).map(\.interface) == ["container:web"])
+        try harness.restart(at: at(60))
+        harness.start([link("eth0", 2, traffic(100, 10))], at: at(60))
+        #expect(harness.figures("container:web")?.labels.contains(.eventsLost) == true)
+        #expect(harness.figures("eth0")?.labels.contains(.eventsLost) == false)
+    }
+
+    @Test("a namespace metered from inside lost its events: only the subjects under its prefix are labelled")
+    func insideNamespaceOnly() throws {
+        let harness = try ServiceHarness()
+        var inside = link("netns:vpn/lo", 1, traffic(0, 0))
+        inside.namespace = NamespaceID(rawValue: 1)
+        harness.start([link("eth0", 2, traffic(0, 0)), inside], at: at(0))
+        harness.ingest([.resync(links: [inside], namespace: inside.namespace, unparseable: 0)], at: at(20))
+        #expect(harness.events.first { $0.kind == .eventsLost }?.interface == "netns:vpn/")
+        #expect(harness.figures("netns:vpn/lo")?.labels.contains(.eventsLost) == true)
+        #expect(harness.figures("eth0")?.labels.contains(.eventsLost) == false)
     }
 }
 

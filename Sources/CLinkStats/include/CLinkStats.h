@@ -64,7 +64,7 @@ enum {
 typedef struct ifm_link_event {
     int32_t type; /* IFM_EVENT_* */
     /* The nsid of the namespace the link is in, for a socket that listens to every namespace
-     * with an nsid here (ifm_nl_listen_all_nsid); -1 for the socket's own namespace. */
+     * with an nsid here (a peers socket, ifm_nl_open_events); -1 for the socket's own namespace. */
     int32_t source_nsid;
     /* IFM_EVENT_DEL_NSID: the nsid the namespace of the message (source_nsid) stopped giving to
      * a namespace that was destroyed; the kernel may give it to the next one. -1 otherwise. */
@@ -103,23 +103,25 @@ void ifm_event_array_free(ifm_event_array *array);
 /* A NETLINK_ROUTE socket in the network namespace of the calling thread. */
 typedef struct ifm_nl ifm_nl;
 
-/* Opens a socket for dumps (subscribe_links == 0) or for link events (subscribe_links != 0:
- * joined to RTNLGRP_LINK and RTNLGRP_NSID, non-blocking, with a large receive buffer). Every
- * socket is connected to the kernel, so no other process can queue datagrams on it. */
-int ifm_nl_open(ifm_nl **out, int subscribe_links);
+/* Opens a socket for dumps and requests, connected to the kernel. */
+int ifm_nl_open(ifm_nl **out);
+/* Opens an event socket: non-blocking, joined to RTNLGRP_LINK, with a large receive buffer, and
+ * connected to the kernel, so no other process can queue a unicast datagram on it.
+ * - `peers` == 0: this namespace's link events, and the nsids it deletes (RTNLGRP_NSID).
+ * - `peers` != 0: the link deletions of every namespace this one has an nsid for
+ *   (NETLINK_LISTEN_ALL_NSID; needs CAP_NET_BROADCAST), each marked with that nsid in
+ *   ifm_link_event.source_nsid. The peer end of a container's veth reports its own counters
+ *   there when it is deleted. Everything else is dropped unparsed as it is read: what the
+ *   tenants of those namespaces churn or multicast costs a recvmsg each, and if they overflow
+ *   this socket, the own socket loses nothing.
+ * 0 or -errno (-EPERM for a peers socket without the capability). */
+int ifm_nl_open_events(ifm_nl **out, int peers);
 /* Takes over an event socket someone else created and bound (systemd's ListenNetlink=, which can
- * give it a receive buffer past net.core.rmem_max that an unprivileged process cannot): joins
- * RTNLGRP_LINK and RTNLGRP_NSID, connects it to the kernel, makes it non-blocking, and discards
- * what was queued before. Closed by ifm_nl_close. */
-int ifm_nl_adopt_events(int fd, ifm_nl **out);
+ * give it a receive buffer past net.core.rmem_max that an unprivileged process cannot), as
+ * ifm_nl_open_events makes one of kind `peers`, and discards what was queued before. Closed by
+ * ifm_nl_close. */
+int ifm_nl_adopt_events(int fd, int peers, ifm_nl **out);
 void ifm_nl_close(ifm_nl *nl);
-/* Makes an event socket hear the link events of every namespace this one has an nsid for too
- * (NETLINK_LISTEN_ALL_NSID; needs CAP_NET_BROADCAST), each marked with that nsid in
- * ifm_link_event.source_nsid. The peer end of a container's veth reports its own counters
- * there when it is deleted. With `deletions_only`, those namespaces' other messages are
- * dropped unparsed as they are read (what their tenants churn costs a recvmsg each, no more).
- * 0 or -errno (-EPERM without the capability). */
-int ifm_nl_listen_all_nsid(ifm_nl *nl, int deletions_only);
 
 /* The descriptor to poll for readability (event sockets). */
 int ifm_nl_fd(const ifm_nl *nl);
@@ -146,7 +148,8 @@ int ifm_nl_read_events(ifm_nl *nl, ifm_event_array *out);
 
 /* Parses the RTM_NEWLINK / RTM_DELLINK / RTM_DELNSID messages in `len` bytes as they came off
  * an event socket from the namespace `source_nsid` (-1: the socket's own), appending to `out`
- * (unparseable ones counted in out->skipped). With `deletions_only`, only RTM_DELLINK is kept.
+ * (unparseable ones counted in out->skipped). With `deletions_only` (a peers socket), only
+ * RTM_DELLINK is kept.
  * Any bytes are safe: this is the fuzzing entry to the parser ifm_nl_read_events uses. Returns
  * 0 or -ENOMEM. */
 int ifm_parse_link_events(const void *buf, size_t len, int32_t source_nsid, int deletions_only,
