@@ -110,6 +110,51 @@ final class TenantTests {
         #expect((resets[path: "result.events"] as? [Any])?.isEmpty == true, "\(resets)")
     }
 
+    @Test("a tenant's forged multicast flood to its namespace's link group: only the peers socket overflows; the host's links and the quiet tenant carry no events-lost, the owner removed meanwhile does")
+    func forgedMulticastFlood() throws {
+        try daemon.start()
+        let evil = try NetworkNamespace()
+        let quiet = try NetworkNamespace()
+        let victim = try NetworkNamespace()
+        try host.ip("link", "add", "hevil", "type", "veth", "peer", "name", "eth0", "netns", evil.name)
+        try host.ip("link", "add", "hquiet", "type", "veth", "peer", "name", "eth0", "netns", quiet.name)
+        try host.ip("link", "add", "hvictim", "type", "veth", "peer", "name", "eth0", "netns", victim.name)
+        try host.ip("link", "set", "lo", "up")
+        try up("hquiet", "eth0", in: quiet)
+        let before = try daemon.figuresAfterSample()
+        for name in [evil, quiet, victim].map({ "netns:\($0.name)" }) { #expect(before[name] != nil, "\(before.keys.sorted())") }
+
+        // Stopped, the daemon reads nothing: 39 MB of forged RTM_DELLINK datagrams fill the
+        // peers socket past its buffer, then the host's links change and the victim's link goes.
+        kill(daemon.pid, SIGSTOP)
+        try evil.exec(["python3", "-c", """
+            import socket, struct
+            s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+            s.bind((0, 0))
+            forged = struct.pack("=LHHLL", 65000, 17, 0, 0, 0) + struct.pack("=BxHiII", 0, 1, 2, 0, 0) + bytes(65000 - 32)
+            for _ in range(600): s.sendto(forged, (0, 1))
+            """])
+        try host.ip("link", "add", "mark0", "type", "bridge")
+        try host.ip("link", "delete", "hvictim")
+        kill(daemon.pid, SIGCONT)
+        _ = try host.exec(["python3", "-c", "import socket; socket.socket(2, 2).sendto(b'x' * 1000, ('127.0.0.1', 9))"])
+        try quiet.sendFrames(20, from: "eth0")
+
+        let figures = try daemon.figuresAfterSample()
+        let status = try daemon.client().request(#"{"v":1,"cmd":"status"}"#)
+        #expect(status.int("result.link_events.peers.losses") ?? 0 > 0, "the flood did not overflow the peers socket: \(status)")
+        #expect(figures["mark0"] != nil, "the own socket lost the host's links: \(figures.keys.sorted())")
+        let lost = try daemon.client().request(#"{"v":1,"cmd":"events","kind":"events-lost"}"#)
+        let scopes = (lost[path: "result.events"] as? [[String: Any]] ?? []).map { $0["interface"] as? String }
+        #expect(scopes == ["netns:\(victim.name)"], "\(lost)")
+        func labels(_ name: String) -> [String] { figures[name]?["labels"] as? [String] ?? [] }
+        for name in ["lo", "mark0", "netns:\(quiet.name)", "netns:\(evil.name)"] {
+            #expect(figures[name] != nil && !labels(name).contains("events-lost"), "\(name): \(figures[name] ?? [:])")
+        }
+        #expect(labels("netns:\(victim.name)").contains("events-lost"), "\(figures["netns:\(victim.name)"] ?? [:])")
+        #expect((figures["netns:\(quiet.name)"]?.int("tx_bytes") ?? 0) >= 20 * 100)
+    }
+
     @Test("meter_inside: root inside creating and deleting 300 veth pairs leaves meter_inside_names subjects, said once")
     func insideChurn() throws {
         let vpn = try NetworkNamespace()
