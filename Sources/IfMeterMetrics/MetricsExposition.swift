@@ -133,8 +133,9 @@ public enum MetricsExposition {
                       help: "1 while saves to the database work; 0 while they fail (counting goes on in memory and saves are retried).")
         writer.sample("ifmeter_store_healthy", [:], UInt64(snapshot.summary.saveError == nil ? 1 : 0))
         writer.family("ifmeter_link_events_lost_total", .counter,
-                      help: "Times link events were lost and ifmeterd resynchronised from a full dump; links that came "
-                        + "and went in between may be missing from the totals.")
+                      help: "Times link events were lost: ifmeterd's own (it resynchronised from a full dump; links that "
+                        + "came and went in between may be missing), or one owner's or metered namespace's only (its last "
+                        + "moments may be missing); the figures they concern are labelled events-lost.")
         writer.sample("ifmeter_link_events_lost_total", [:], UInt64(snapshot.summary.eventsLost))
     }
 
