@@ -48,9 +48,9 @@ public struct Attribution: Sendable {
     var byPeer: [PeerKey: LinkKey] = [:]
     /// Final counters a container's end reported as it was deleted, by its host end's key:
     /// applied when the host end goes too (the kernel deletes both ends of a veth together),
-    /// dropped when the host end is seen alive after it (the message was then about another
-    /// link that took the end's index in the container: nothing a tenant does there moves the
-    /// figures).
+    /// dropped when the host end is seen alive after it, up or in a sample (the message was
+    /// then about another link that took the end's index in the container: nothing a tenant
+    /// does there moves the figures).
     var finalByPeer: [LinkKey: LinkCounters] = [:]
     /// Plain links that were veths with both ends here when their grace ran out: one whose end a
     /// runtime moves away later still becomes its owner's.
@@ -127,7 +127,11 @@ public struct Attribution: Sendable {
                 output.append(.event(.deleted(link)))
                 if let shown = observe(link, at: wall) { output.append(.event(.newOrChanged(shown))) }
             case .event(.newOrChanged(let link)):
-                finalByPeer[link.key] = nil
+                // Seen up after its end's deletion, the host end is alive: the message was about
+                // another link. Going down proves nothing: the kernel takes both ends down before
+                // it deletes them, and the host end's change, read on the own socket, may be
+                // merged after its end's deletion, read on the peers socket (docs/NAMESPACES.md).
+                if link.flags.contains(.up) { finalByPeer[link.key] = nil }
                 if let shown = observe(link, at: wall) { output.append(.event(.newOrChanged(shown))) }
             case .event(.deleted(let link)) where table.unnumbered.contains(link.key):
                 // Gone before a look could say whose: its own name, never the number's next owner.

@@ -127,6 +127,40 @@ final class NamespacesTests {
         #expect(box.int("rx_bytes") == host0.rx && box.int("tx_bytes") == host0.tx, "\(box) vs \(host0)")
     }
 
+    /// The own socket and the peers socket are read one after the other (docs/NAMESPACES.md,
+    /// "Two sockets"): several ends deleted while the daemon reads nothing come back in one
+    /// read, each host end's going down merged after its end's deletion.
+    @Test("three namespaces' ends deleted while the daemon is stopped, read in one go: each exact to the last frame")
+    func endsDeletedTogether() throws {
+        try daemon.start()
+        let namespaces = try (0..<3).map { _ in try NetworkNamespace() }
+        for (index, namespace) in namespaces.enumerated() {
+            try host.ip("link", "add", "ht\(index)", "type", "veth", "peer", "name", "eth0", "netns", namespace.name)
+            try host.ip("link", "set", "ht\(index)", "up")
+            try namespace.ip("link", "set", "eth0", "up")
+            try host.waitForOperstate("ht\(index)", "up")
+            try namespace.waitForOperstate("eth0", "up")
+        }
+        let before = try interfaces()
+        for namespace in namespaces { #expect(before["netns:\(namespace.name)"] != nil, "\(before.keys.sorted())") }
+        var inside: [(rx: UInt64, tx: UInt64)] = []
+        for (index, namespace) in namespaces.enumerated() {
+            try namespace.sendFrames(30 + 10 * index, from: "eth0")
+            inside.append((try namespace.sysfsCounter("eth0", "rx_bytes"), try namespace.sysfsCounter("eth0", "tx_bytes")))
+        }
+        kill(daemon.pid, SIGSTOP)
+        for namespace in namespaces { try namespace.ip("link", "delete", "eth0") }
+        kill(daemon.pid, SIGCONT)
+        for namespace in namespaces { try waitUntilAbsent("netns:\(namespace.name)") }
+        let after = try interfaces()
+        for (index, namespace) in namespaces.enumerated() {
+            let gone = try #require(after["netns:\(namespace.name)"])
+            #expect(inside[index].tx >= UInt64(30 + 10 * index) * 100)
+            #expect(gone.int("rx_bytes") == inside[index].rx && gone.int("tx_bytes") == inside[index].tx,
+                    "netns \(index): \(gone) vs \(inside[index])")
+        }
+    }
+
     /// The daemon's anonymous memory (`Pss_Anon` of smaps_rollup), in bytes.
     func anonymousMemory() throws -> Int {
         let rollup = try String(contentsOfFile: "/proc/\(daemon.pid)/smaps_rollup", encoding: .utf8)

@@ -64,6 +64,38 @@ struct AttributionTests {
         guard case .event(.deleted)? = final.last else { Issue.record("the deletion last: \(final)"); return }
     }
 
+    @Test("two containers removed in one read: the second's host end going down, merged after its end's deletion, keeps the end's counters; seen up, it drops them")
+    func endsBeforeTheirHostEndsGoingDown() {
+        func attributed() -> Attribution {
+            var attribution = Attribution(scope: .all)
+            _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3, rx: 1000, tx: 2000))),
+                                   .event(.newOrChanged(Self.veth(8, "veth1", nsid: 4, rx: 10, tx: 20)))], at: 100)
+            _ = attribution.settle([3: .found(Self.web), 4: .found(FoundOwner(.podman, name: "db", id: String(repeating: "b", count: 64)))], at: 100)
+            return attribution
+        }
+        // As the feed merges them: both ends' deletions before the own socket's first deletion,
+        // then the first host end's deletion, the second going down, and its deletion.
+        let firstEnd = Self.veth(2, "eth0", nsid: 1, rx: 2500, tx: 1500, peer: 7)
+        let secondEnd = Self.veth(2, "eth0", nsid: 1, rx: 40, tx: 30, peer: 8)
+        var down = Self.veth(8, "veth1", nsid: nil, rx: 20, tx: 10)
+        down.flags = []
+        var removed = attributed()
+        let output = removed.apply([.peer(nsid: 3, .deleted(firstEnd)), .peer(nsid: 4, .deleted(secondEnd)),
+                                    .event(.deleted(Self.veth(7, "veth0", nsid: nil, rx: 0, tx: 2000))),
+                                    .event(.newOrChanged(down)),
+                                    .event(.deleted(Self.veth(8, "veth1", nsid: nil, rx: 0, tx: 20)))], at: 101)
+        // web raised to its end's counters; db going down (turned round), then raised to its end's.
+        let shown = Self.shown(output)
+        #expect(shown.map(\.name) == ["container:web", "container:db", "container:db"], "\(output)")
+        #expect(shown.map(\.counters) == [LinkCounters(rxBytes: 2500, txBytes: 1500), LinkCounters(rxBytes: 10, txBytes: 20),
+                                          LinkCounters(rxBytes: 40, txBytes: 30)])
+
+        var alive = attributed()
+        let stillUp = alive.apply([.peer(nsid: 4, .deleted(secondEnd)), .event(.newOrChanged(Self.veth(8, "veth1", nsid: 4, rx: 10, tx: 20))),
+                                   .event(.deleted(Self.veth(8, "veth1", nsid: nil, rx: 0, tx: 20)))], at: 101)
+        #expect(Self.shown(stillUp).allSatisfy { $0.counters == LinkCounters(rxBytes: 20, txBytes: 10) }, "\(stillUp)")
+    }
+
     @Test("a peers-socket loss before a deletion concerns an owner's link only: renamed to its subject for it, dropped for anyone else")
     func peerEventsLost() {
         var attribution = Attribution(scope: .all)
