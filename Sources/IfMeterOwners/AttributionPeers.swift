@@ -8,7 +8,7 @@ extension Attribution {
     static let unbound: Int32 = -1
 
     /// The namespace numbered `nsid` was destroyed: the number may go to the next namespace, so
-    /// nothing found by it is kept. Attributed links keep their owners, found when the number
+    /// nothing found by it is kept, final counters an end reported by it included. Attributed links keep their owners, found when the number
     /// was theirs. A link gone while waiting on it is counted under its own name now: a later
     /// look would find whoever has the number next. A link still waiting on it is either the
     /// dying namespace's (the kernel deletes those links after the number) or already the next
@@ -20,7 +20,13 @@ extension Attribution {
         let bound = entries.compactMap { key, entry -> LinkKey? in
             if case .owned(_, nsid, _) = entry { key } else { nil }
         }
-        for key in bound { unbind(key) }
+        for key in bound {
+            // An end's deletion merged before the number's: if the end was this link's, its host
+            // end was deleted with it, before the number. One still here is the next namespace's,
+            // which may have the number already (docs/NAMESPACES.md, "Two sockets").
+            finalByPeer[key] = nil
+            unbind(key)
+        }
         for (key, entry) in entries {
             if case .waiting(let link, _) = entry, link.peerNamespaceID == nsid { table.unnumbered.insert(key) }
         }

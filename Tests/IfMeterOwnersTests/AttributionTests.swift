@@ -96,6 +96,19 @@ struct AttributionTests {
         #expect(Self.shown(stillUp).allSatisfy { $0.counters == LinkCounters(rxBytes: 20, txBytes: 10) }, "\(stillUp)")
     }
 
+    @Test("an end's deletion merged before its number's deletion raises nothing deleted after it: that end was the next namespace's")
+    func endOfTheNextNamespace() {
+        var attribution = Attribution(scope: .all)
+        _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3, rx: 1000, tx: 2000)))], at: 100)
+        _ = attribution.settle([3: .found(Self.web)], at: 100)
+        // The namespace died with its end inside (never heard); the kernel gave 3 to a new one,
+        // whose root pushed traffic through its own end (index 2, as the old one's) and deleted it.
+        let newcomer = Self.veth(2, "eth0", nsid: 1, rx: 9_000_000, tx: 9_000_000, peer: 9)
+        let output = attribution.apply([.peer(nsid: 3, .deleted(newcomer)), .namespaceIDDeleted(3),
+                                        .event(.deleted(Self.veth(7, "veth0", nsid: nil, rx: 1000, tx: 2000)))], at: 101)
+        #expect(Self.shown(output).isEmpty, "raised: \(output)")
+    }
+
     @Test("a peers-socket loss before a deletion concerns an owner's link only: renamed to its subject for it, dropped for anyone else")
     func peerEventsLost() {
         var attribution = Attribution(scope: .all)
