@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <stdlib.h>
@@ -213,6 +214,15 @@ void ifm_nl_close(ifm_nl *nl) {
 }
 
 int ifm_nl_fd(const ifm_nl *nl) { return nl_socket_get_fd(nl->sock); }
+
+int ifm_nl_has_queued(const ifm_nl *nl) {
+    struct pollfd poller = { .fd = nl_socket_get_fd(nl->sock), .events = POLLIN };
+    for (;;) {
+        int ready = poll(&poller, 1, 0);
+        if (ready >= 0) return ready > 0 && (poller.revents & POLLIN) ? 1 : 0;
+        if (errno != EINTR) return -errno;
+    }
+}
 
 int ifm_nl_rcvbuf(const ifm_nl *nl) {
     int size = 0;

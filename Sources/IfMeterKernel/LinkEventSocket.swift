@@ -56,6 +56,10 @@ public final class LinkEventSocket {
 
     public var fileDescriptor: Int32 { ifm_nl_fd(handle) }
 
+    /// Whether something is queued now: a read stops at its budget (1024 datagrams), and a
+    /// flood may leave more.
+    public var hasQueued: Bool { ifm_nl_has_queued(handle) != 0 }
+
     /// The receive buffer the kernel granted, in bytes.
     public var receiveBufferSize: Int { Int(ifm_nl_rcvbuf(handle)) }
 

@@ -140,7 +140,12 @@ public final class LinkFeed {
         }
         // Before the deletion: the peer's change happened as its other end left.
         for (index, peer) in moved.reversed() { observations.insert(.event(.newOrChanged(peer)), at: index) }
-        if peers != nil, observations.contains(where: PeerOrder.needsPeers) { peerEvents += try readPeers() }
+        if let peers, observations.contains(where: PeerOrder.needsPeers) {
+            peerEvents += try readPeers()
+            // Stopped at its budget with more queued (a tenant's flood of small forgeries): an
+            // end's deletion sent before this read's deletions may be among what is left.
+            if peers.hasQueued { peerLoss.lost(at: Self.bootSeconds()) }
+        }
         observations = PeerOrder.merged(own: observations, peers: peerEvents, lost: peerLoss.isOpen)
         peerLoss.readFinished(at: Self.bootSeconds())
         if batch.overflowed {

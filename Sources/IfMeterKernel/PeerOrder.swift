@@ -7,7 +7,8 @@ import IfMeterCore
 /// (to the own socket), and frees an nsid (own) after the deletions in that namespace it was
 /// heard by (peers). A read takes the peers socket (P1), then the own one (O), and, when O
 /// holds a deletion, the peers socket again (P2): whatever the kernel sent there before a
-/// deletion in O was queued before O was read. P1 and P2 go just before O's first deletion:
+/// deletion in O was queued before O was read, unless a flood leaves more than a read's budget
+/// there (then it counts as a loss, below). P1 and P2 go just before O's first deletion:
 /// after O's changes before it (a host end goes down as its container end does, and a change
 /// read after the end's counters would drop them as stale), before the deletion that needs them.
 enum PeerOrder {

@@ -180,6 +180,36 @@ struct LinkEventTests {
         #expect(marked.contains("after0"), "\(seen)")
     }
 
+    /// Small forgeries queue by the thousand in the peers socket's buffer, more than one read's
+    /// budget: an end's deletion behind them is not reached before its host end's deletion.
+    @Test("a genuine end's deletion queued behind more forgeries than a read takes: the host end's deletion is marked peerEventsLost, never silently without its end's counters")
+    func endBehindForgeries() throws {
+        let host = try NetworkNamespace()
+        let tenant = try NetworkNamespace()
+        try host.ip("link", "add", "h0", "type", "veth", "peer", "name", "c0", "netns", tenant.name)
+        let feed = try host.inside { () throws -> LinkFeed in
+            let feed = try LinkFeed()
+            try feed.listenToPeers()
+            return feed
+        }
+        try tenant.exec(["python3", "-c", """
+            import socket, struct
+            s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+            s.bind((0, 0))
+            forged = struct.pack("=LHHLL", 32, 17, 0, 0, 0) + struct.pack("=BxHiII", 0, 1, 2, 0, 0)
+            for _ in range(5000): s.sendto(forged, (0, 1))
+            """])
+        try tenant.ip("link", "delete", "c0")
+        let seen = try feed.collect { seen in
+            seen.contains { if case .event(.deleted(let link)) = $0 { link.name == "h0" } else { false } }
+        }
+        let deleted = try #require(seen.firstIndex { if case .event(.deleted(let link)) = $0 { link.name == "h0" } else { false } })
+        let endFirst = seen[..<deleted].contains { if case .peer(_, .deleted(let link)) = $0 { link.name == "c0" } else { false } }
+        let marked = deleted > 0 && seen[deleted - 1] == .peerEventsLost(before: { if case .event(.deleted(let link)) = seen[deleted] { link } else { fatalError() } }())
+        #expect(endFirst || marked, "\(seen.filter { if case .peer = $0 { false } else { true } })")
+        #expect(marked, "5000 forgeries are more than two reads take: the end's deletion is behind them")
+    }
+
     @Test("leaving a bridge is a change, not a deletion (AF_BRIDGE RTM_DELLINK is filtered)")
     func bridgePortLeaving() throws {
         let namespace = try NetworkNamespace()

@@ -125,6 +125,9 @@ void ifm_nl_close(ifm_nl *nl);
 
 /* The descriptor to poll for readability (event sockets). */
 int ifm_nl_fd(const ifm_nl *nl);
+/* Whether a datagram is queued on the socket now (a read stopped at its budget leaves some):
+ * 1, 0, or -errno. */
+int ifm_nl_has_queued(const ifm_nl *nl);
 /* The receive buffer the kernel granted, in bytes (event sockets size it up at open). */
 int ifm_nl_rcvbuf(const ifm_nl *nl);
 
