@@ -29,6 +29,12 @@ void ifm_copy_name(char *dest, size_t size, const char *source);
 /* One read_events call stops after this many batches so a storm cannot starve the caller. */
 #define IFM_EVENT_BATCHES_PER_READ 1024
 
+/* What a queued datagram costs its socket's receive queue beyond its bytes, at least (the
+ * sk_buff and skb_shared_info headers its truesize counts: 576 bytes on x86-64). Reading until
+ * the datagrams read account for a queue's size, each counted at its length plus this, reads
+ * at least every datagram that was in it. */
+#define IFM_SKB_OVERHEAD_MIN 512
+
 struct ifm_nl {
     struct nl_sock *sock;
     uint8_t *buf;
@@ -36,6 +42,8 @@ struct ifm_nl {
     /* A peers socket (ifm_nl_open_events): its own namespace's messages, and other namespaces'
      * but RTM_DELLINK, are dropped unparsed. */
     int peers_only;
+    /* The length of the last datagram ifm_recv_from took off the socket, whoever sent it. */
+    size_t last_datagram;
 };
 
 /* The NETNSA_NSID of an RTM_NEWNSID / RTM_DELNSID message, checked against the attribute's

@@ -4,7 +4,7 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <poll.h>
+#include <linux/sock_diag.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <stdlib.h>
@@ -215,13 +215,11 @@ void ifm_nl_close(ifm_nl *nl) {
 
 int ifm_nl_fd(const ifm_nl *nl) { return nl_socket_get_fd(nl->sock); }
 
-int ifm_nl_has_queued(const ifm_nl *nl) {
-    struct pollfd poller = { .fd = nl_socket_get_fd(nl->sock), .events = POLLIN };
-    for (;;) {
-        int ready = poll(&poller, 1, 0);
-        if (ready >= 0) return ready > 0 && (poller.revents & POLLIN) ? 1 : 0;
-        if (errno != EINTR) return -errno;
-    }
+int ifm_nl_queued_bytes(const ifm_nl *nl) {
+    uint32_t meminfo[SK_MEMINFO_VARS] = { 0 };
+    socklen_t len = sizeof meminfo;
+    if (getsockopt(nl_socket_get_fd(nl->sock), SOL_SOCKET, SO_MEMINFO, meminfo, &len) != 0) return -errno;
+    return meminfo[SK_MEMINFO_RMEM_ALLOC] > INT_MAX ? INT_MAX : (int)meminfo[SK_MEMINFO_RMEM_ALLOC];
 }
 
 int ifm_nl_rcvbuf(const ifm_nl *nl) {
@@ -256,6 +254,7 @@ ssize_t ifm_recv_from(ifm_nl *nl, int flags, int32_t *source_nsid) {
             if (errno == EINTR) continue;
             return -errno;
         }
+        nl->last_datagram = (size_t)n;
         /* Another process, not the kernel: never trusted. Said as an empty datagram rather than
          * skipped here, so a forger's flood counts against the caller's read budget. */
         if (from.nl_pid != 0) return 0;

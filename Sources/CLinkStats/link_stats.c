@@ -199,6 +199,27 @@ int ifm_parse_link_events(const void *buf, size_t len, int32_t source_nsid, int 
          hdr = nlmsg_next((struct nlmsghdr *)hdr, &remaining)) {
         int type = hdr->nlmsg_type;
         if (type != RTM_NEWLINK && type != RTM_DELLINK && type != RTM_DELNSID) continue;
+        if (deletions_only && source_nsid < 0) {
+            /* A peers socket's copy of its own namespace's link message: only where it falls
+             * among the other namespaces' deletions matters, so its header is all that is read. */
+            if (type == RTM_DELNSID) continue;
+            if (hdr->nlmsg_len < NLMSG_LENGTH(sizeof(struct ifinfomsg))) {
+                out->skipped++;
+                continue;
+            }
+            const struct ifinfomsg *ifi = NLMSG_DATA(hdr);
+            if (ifi->ifi_family != AF_UNSPEC) continue;
+            int err = ifm_reserve((void **)&out->items, &out->capacity, out->count + 1, sizeof(ifm_link_event));
+            if (err < 0) return err;
+            ifm_link_event *mark = &out->items[out->count++];
+            memset(mark, 0, sizeof *mark);
+            mark->type = type == RTM_DELLINK ? IFM_EVENT_OWN_DEL_MARK : IFM_EVENT_OWN_NEW_MARK;
+            mark->source_nsid = -1;
+            mark->nsid = -1;
+            mark->link.ifindex = ifi->ifi_index;
+            mark->link.flags = ifi->ifi_flags;
+            continue;
+        }
         if (deletions_only && type != RTM_DELLINK) continue;
         int err = ifm_reserve((void **)&out->items, &out->capacity, out->count + 1,
                               sizeof(ifm_link_event));
@@ -221,14 +242,18 @@ int ifm_parse_link_events(const void *buf, size_t len, int32_t source_nsid, int 
     return 0;
 }
 
-int ifm_nl_read_events(ifm_nl *nl, ifm_event_array *out) {
+/* Reads until the socket is empty, or `batches` datagrams were read (batches > 0), or (batches
+ * == 0) the datagrams read account for `through_bytes` of the receive queue. */
+static int ifm_read_events(ifm_nl *nl, ifm_event_array *out, int batches, size_t through_bytes) {
     size_t before = out->count;
     size_t skipped = out->skipped;
+    size_t consumed = 0;
     int lost = 0;
-    for (int batch = 0; batch < IFM_EVENT_BATCHES_PER_READ; batch++) {
+    for (int batch = 0; batches == 0 ? consumed < through_bytes : batch < batches; batch++) {
         int32_t source_nsid = -1;
         ssize_t n = ifm_recv_from(nl, MSG_DONTWAIT, &source_nsid);
         if (n == -EAGAIN || n == -EWOULDBLOCK) break;
+        consumed += nl->last_datagram + IFM_SKB_OVERHEAD_MIN;
         /* Lost events: a dropped batch (ENOBUFS) or one too big for the buffer. Keep draining
          * so the caller's resync starts from an empty queue. */
         if (n == -ENOBUFS || n == -EMSGSIZE) {
@@ -241,12 +266,17 @@ int ifm_nl_read_events(ifm_nl *nl, ifm_event_array *out) {
             lost = 1;
             break;
         }
-        /* A peers socket hears its own namespace too (NETLINK_LISTEN_ALL_NSID adds, it does
-         * not replace): the own socket reads those. */
-        if (nl->peers_only && source_nsid < 0) continue;
         int err = ifm_parse_link_events(nl->buf, (size_t)n, source_nsid, nl->peers_only, out);
         if (err < 0) return err;
     }
     if (out->skipped != skipped) lost = 1;
     return lost ? -ENOBUFS : (int)(out->count - before);
+}
+
+int ifm_nl_read_events(ifm_nl *nl, ifm_event_array *out) {
+    return ifm_read_events(nl, out, IFM_EVENT_BATCHES_PER_READ, 0);
+}
+
+int ifm_nl_read_events_through(ifm_nl *nl, ifm_event_array *out, size_t bytes) {
+    return bytes == 0 ? 0 : ifm_read_events(nl, out, 0, bytes);
 }

@@ -216,6 +216,11 @@ public enum LinkObservation: Hashable, Sendable {
     /// give the number to the next namespace that needs one. Whatever was known of the old
     /// namespace by that number no longer holds.
     case namespaceIDDeleted(Int32)
+    /// The peers socket's copy of a link message of the feed's own namespace (a change, or with
+    /// `deleted` a deletion, of the link at `ifindex`): where it falls among other namespaces'
+    /// deletions is the kernel's order, which the two sockets' reads alone do not keep. Attribution
+    /// takes a container end's final counters only when its host end's deletion is next.
+    case hostMark(ifindex: Int32, deleted: Bool)
     /// Comes just before `link`'s deletion: the socket that hears other namespaces lost
     /// messages about then, so the final counters of the link's end in another namespace may be
     /// among them. Only a link counted as an owner's is concerned: its figures are labelled

@@ -56,9 +56,9 @@ public final class LinkEventSocket {
 
     public var fileDescriptor: Int32 { ifm_nl_fd(handle) }
 
-    /// Whether something is queued now: a read stops at its budget (1024 datagrams), and a
-    /// flood may leave more.
-    public var hasQueued: Bool { ifm_nl_has_queued(handle) != 0 }
+    /// The bytes its receive queue holds now (datagrams at their kernel size), for
+    /// ``readEvents(through:)``.
+    public var queuedBytes: Int { max(0, Int(ifm_nl_queued_bytes(handle))) }
 
     /// The receive buffer the kernel granted, in bytes.
     public var receiveBufferSize: Int { Int(ifm_nl_rcvbuf(handle)) }
@@ -67,7 +67,8 @@ public final class LinkEventSocket {
     public struct Batch: Sendable {
         /// In the order the kernel sent them: an own socket's link events as
         /// ``LinkObservation/event(_:)`` and the nsids its namespace deleted, a peers socket's
-        /// deletions as ``LinkObservation/peer(nsid:_:)``. Only a link's own messages:
+        /// deletions as ``LinkObservation/peer(nsid:_:)`` among its copies of the own
+        /// namespace's messages (``LinkObservation/hostMark(ifindex:deleted:)``). Only a link's own messages:
         /// per-family notifications (`AF_BRIDGE` port changes) are not events about the link
         /// and are left out.
         public var observations: [LinkObservation]
@@ -80,16 +81,22 @@ public final class LinkEventSocket {
         public var messages: Int
     }
 
-    /// Reads every queued event without blocking; an empty batch when none are queued.
-    public func readEvents() throws(KernelError) -> Batch {
+    /// Reads what is queued without blocking, up to a read's budget (1024 datagrams), or with
+    /// `through` everything that was queued when ``queuedBytes`` said it held that many bytes;
+    /// an empty batch when none are queued.
+    public func readEvents(through bytes: Int? = nil) throws(KernelError) -> Batch {
         events.count = 0
         events.skipped = 0
-        let result = ifm_nl_read_events(handle, &events)
+        let result = bytes.map { ifm_nl_read_events_through(handle, &events, $0) } ?? ifm_nl_read_events(handle, &events)
         let overflowed = result == -ENOBUFS
         if !overflowed { _ = try KernelError.check(result, "netlink link event read") }
         var observations: [LinkObservation] = []
         observations.reserveCapacity(events.count)
         for raw in UnsafeBufferPointer(start: events.items, count: events.count) {
+            if raw.type == Int32(IFM_EVENT_OWN_NEW_MARK) || raw.type == Int32(IFM_EVENT_OWN_DEL_MARK) {
+                observations.append(.hostMark(ifindex: raw.link.ifindex, deleted: raw.type == Int32(IFM_EVENT_OWN_DEL_MARK)))
+                continue
+            }
             if raw.type == Int32(IFM_EVENT_DEL_NSID) {
                 // Another namespace's own nsids say nothing about the numbers here.
                 if raw.source_nsid < 0 { observations.append(.namespaceIDDeleted(raw.nsid)) }

@@ -141,10 +141,9 @@ public final class LinkFeed {
         // Before the deletion: the peer's change happened as its other end left.
         for (index, peer) in moved.reversed() { observations.insert(.event(.newOrChanged(peer)), at: index) }
         if let peers, observations.contains(where: PeerOrder.needsPeers) {
-            peerEvents += try readPeers()
-            // Stopped at its budget with more queued (a tenant's flood of small forgeries): an
-            // end's deletion sent before this read's deletions may be among what is left.
-            if peers.hasQueued { peerLoss.lost(at: Self.bootSeconds()) }
+            // Everything queued there now, however many forgeries a tenant put in front: the
+            // kernel sent it the copies of this read's deletions, and the ends' before them.
+            peerEvents += try readPeers(through: peers.queuedBytes)
         }
         observations = PeerOrder.merged(own: observations, peers: peerEvents, lost: peerLoss.isOpen)
         peerLoss.readFinished(at: Self.bootSeconds())
@@ -155,10 +154,11 @@ public final class LinkFeed {
         return (observations, batch.messages)
     }
 
-    /// One bounded read of the peers socket; a loss found opens ``PeerLossWindow``.
-    private func readPeers() throws(KernelError) -> [LinkObservation] {
+    /// One read of the peers socket, bounded or `through` a number of queued bytes; a loss found
+    /// opens ``PeerLossWindow``.
+    private func readPeers(through bytes: Int? = nil) throws(KernelError) -> [LinkObservation] {
         guard let peers else { return [] }
-        let batch = try peers.readEvents()
+        let batch = try peers.readEvents(through: bytes)
         if batch.overflowed { peerLoss.lost(at: Self.bootSeconds()) }
         return batch.observations
     }

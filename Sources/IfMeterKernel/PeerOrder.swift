@@ -6,11 +6,10 @@ import IfMeterCore
 /// The kernel sends a container's end's deletion (to the peers socket) before its host end's
 /// (to the own socket), and frees an nsid (own) after the deletions in that namespace it was
 /// heard by (peers). A read takes the peers socket (P1), then the own one (O), and, when O
-/// holds a deletion, the peers socket again (P2): whatever the kernel sent there before a
-/// deletion in O was queued before O was read, unless a flood leaves more than a read's budget
-/// there (then it counts as a loss, below). P1 and P2 go just before O's first deletion:
-/// after O's changes before it (a host end goes down as its container end does, and a change
-/// read after the end's counters would drop them as stale), before the deletion that needs them.
+/// holds a deletion, the peers socket again through everything queued there then (P2): the
+/// kernel sent it the ends' deletions, and its copies of O's deletions, before O was read. P1
+/// and P2 go just before O's first deletion. Which end's counters a host end takes is decided
+/// by the kernel's order on the peers socket alone (``LinkObservation/hostMark(ifindex:deleted:)``).
 enum PeerOrder {
     /// Whether the peers' messages sent before `observation` must be read before it is applied.
     static func needsPeers(_ observation: LinkObservation) -> Bool {

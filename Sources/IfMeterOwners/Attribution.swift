@@ -46,11 +46,15 @@ public struct Attribution: Sendable {
     var departed: [(last: Link, final: Link)] = []
     /// Attributed links by their peer: the nsid of its namespace and its ifindex there.
     var byPeer: [PeerKey: LinkKey] = [:]
-    /// Final counters a container's end reported as it was deleted, by its host end's key:
-    /// applied when the host end goes too (the kernel deletes both ends of a veth together),
-    /// dropped when the host end is seen alive after it, up or in a sample (the message was
-    /// then about another link that took the end's index in the container: nothing a tenant
-    /// does there moves the figures).
+    /// Final counters a container's end reported as it was deleted, by its host end's key,
+    /// until the peers socket says what followed for that host end (its copy of the own
+    /// namespace's messages, in the kernel's order among the ends' deletions:
+    /// ``LinkObservation/hostMark(ifindex:deleted:)``): the host end's deletion next confirms
+    /// them (the kernel deletes both ends of a veth together); any change of it next drops them
+    /// (the message was about another link that took the end's index in the container, or the
+    /// end was moved away: nothing a tenant does there moves the figures).
+    var pendingFinals: [LinkKey: LinkCounters] = [:]
+    /// Final counters confirmed, applied when the own socket's deletion of the host end comes.
     var finalByPeer: [LinkKey: LinkCounters] = [:]
     /// Plain links that were veths with both ends here when their grace ran out: one whose end a
     /// runtime moves away later still becomes its owner's.
@@ -127,11 +131,6 @@ public struct Attribution: Sendable {
                 output.append(.event(.deleted(link)))
                 if let shown = observe(link, at: wall) { output.append(.event(.newOrChanged(shown))) }
             case .event(.newOrChanged(let link)):
-                // Seen up after its end's deletion, the host end is alive: the message was about
-                // another link. Going down proves nothing: the kernel takes both ends down before
-                // it deletes them, and the host end's change, read on the own socket, may be
-                // merged after its end's deletion, read on the peers socket (docs/NAMESPACES.md).
-                if link.flags.contains(.up) { finalByPeer[link.key] = nil }
                 if let shown = observe(link, at: wall) { output.append(.event(.newOrChanged(shown))) }
             case .event(.deleted(let link)) where table.unnumbered.contains(link.key):
                 // Gone before a look could say whose: its own name, never the number's next owner.
@@ -147,7 +146,10 @@ public struct Attribution: Sendable {
             case .peer(let nsid, .deleted(let end)):
                 // Only an end's deletion brings counters the host end may not have: any other
                 // message about an index in the container proves nothing about whose link it is.
-                if let (key, counters) = finalCounters(byPeer: end, nsid: nsid) { finalByPeer[key] = counters }
+                if let (key, counters) = finalCounters(byPeer: end, nsid: nsid) { pendingFinals[key] = counters }
+            case .hostMark(let ifindex, let deleted):
+                let key = LinkKey(.own, ifindex: ifindex)
+                if let counters = pendingFinals.removeValue(forKey: key), deleted { finalByPeer[key] = counters }
             case .peer:
                 break
             case .peerEventsLost(let link):
@@ -158,7 +160,10 @@ public struct Attribution: Sendable {
             case .resync(let links, let namespace, let unparseable):
                 guard namespace == .own else { output.append(observation); continue }
                 let present = Set(links.map(\.key))
-                for key in present { finalByPeer[key] = nil }
+                for key in present {
+                    pendingFinals[key] = nil
+                    finalByPeer[key] = nil
+                }
                 for key in Array(entries.keys) + Array(plain) where !present.contains(key) { remove(key) }
                 output.append(.resync(links: links.compactMap { observe($0, at: wall) }, namespace: namespace,
                                       unparseable: unparseable))
@@ -174,7 +179,12 @@ public struct Attribution: Sendable {
     /// some wait.
     public mutating func apply(readings: [CounterReading]) -> [CounterReading] {
         guard !entries.isEmpty else { return readings }
-        if !finalByPeer.isEmpty { for reading in readings { finalByPeer[reading.key] = nil } }
+        if !finalByPeer.isEmpty || !pendingFinals.isEmpty {
+            for reading in readings {
+                pendingFinals[reading.key] = nil
+                finalByPeer[reading.key] = nil
+            }
+        }
         var readings = readings
         let anyWithheld = table.withheldCount > 0
         var withheld = false
@@ -385,6 +395,7 @@ public struct Attribution: Sendable {
     }
 
     mutating func remove(_ key: LinkKey) {
+        pendingFinals[key] = nil
         finalByPeer[key] = nil
         pairsAtHome.remove(key)
         unbind(key)

@@ -24,6 +24,7 @@ extension Attribution {
             // An end's deletion merged before the number's: if the end was this link's, its host
             // end was deleted with it, before the number. One still here is the next namespace's,
             // which may have the number already (docs/NAMESPACES.md, "Two sockets").
+            pendingFinals[key] = nil
             finalByPeer[key] = nil
             unbind(key)
         }

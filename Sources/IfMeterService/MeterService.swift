@@ -138,7 +138,7 @@ public struct MeterService: Sendable {
             links[link.key] = nil
             verdicts[link.key] = nil
             return take(meter.apply(.deleted(link), at: instant), ignoring: ignoring)
-        case .peer, .namespaceIDDeleted:
+        case .peer, .hostMark, .namespaceIDDeleted:
             return take(MeterOutput(), ignoring: ignoring)
         case .peerEventsLost(let link):
             return take(MeterOutput(events: [CounterEvent(

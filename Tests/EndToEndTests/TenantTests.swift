@@ -110,6 +110,45 @@ final class TenantTests {
         #expect((resets[path: "result.events"] as? [Any])?.isEmpty == true, "\(resets)")
     }
 
+    @Test("an impostor behind a down end moved away silently: brought to the end's index, filled and deleted, then the end deleted where it went; the tenant's figure is its host end's to the byte")
+    func impostorBehindADownEnd() throws {
+        try daemon.start()
+        let evil = try NetworkNamespace()
+        let hideout = try NetworkNamespace()
+        try host.ip("link", "add", "hevil", "type", "veth", "peer", "name", "eth0", "netns", evil.name)
+        try up("hevil", "eth0", in: evil)
+        try evil.sendFrames(20, from: "eth0")
+        let index = try #require(try linkField("ifindex", of: "eth0", in: evil))
+        #expect(try daemon.figuresAfterSample()["netns:\(evil.name)"] != nil)
+        // Prepared at leisure in the tenant's other namespace: a veth at the end's index, filled.
+        try hideout.ip("link", "add", "z", "index", String(index), "type", "veth", "peer", "name", "zz", "index", String(index + 40))
+        try hideout.ip("link", "set", "zz", "up")
+        try hideout.ip("link", "set", "z", "up")
+        try hideout.waitForOperstate("z", "up")
+        try hideout.sendFrames(3000, from: "z")
+
+        // Down first: moving a down end makes the kernel say nothing about the host end.
+        try host.exec(EgressDrop.command("hevil"))
+        try evil.ip("link", "set", "eth0", "down")
+        try host.waitForOperstate("hevil", "down")
+        let final = (rx: try host.sysfsCounter("hevil", "rx_bytes"), tx: try host.sysfsCounter("hevil", "tx_bytes"))
+        try evil.ip("link", "set", "eth0", "netns", hideout.name)
+        try hideout.ip("link", "set", "z", "netns", evil.name)
+        #expect(try linkField("ifindex", of: "z", in: evil) == index)
+        try evil.ip("link", "delete", "z")
+        try hideout.ip("link", "delete", "eth0")
+
+        let deadline = Date().addingTimeInterval(60)
+        var gone = try #require(try daemon.figuresAfterSample()["netns:\(evil.name)"])
+        while gone["operstate"] as? String != "absent" {
+            guard Date() < deadline else { Issue.record("netns:\(evil.name) still present after 60 s"); return }
+            usleep(20_000)
+            gone = try #require(try daemon.figuresAfterSample()["netns:\(evil.name)"])
+        }
+        #expect(final.rx >= 20 * 100)
+        #expect(gone.int("tx_bytes") == final.rx && gone.int("rx_bytes") == final.tx, "\(gone) vs the host end's \(final)")
+    }
+
     @Test("a tenant's forged multicast flood to its namespace's link group: only the peers socket overflows; the host's links and the quiet tenant carry no events-lost, the owner removed meanwhile does")
     func forgedMulticastFlood() throws {
         try daemon.start()

@@ -59,13 +59,14 @@ struct AttributionTests {
         // The kernel deletes both ends together: the container end's final counters count.
         var ended = attributed()
         let end = Self.veth(2, "eth0", nsid: 1, rx: 2500, tx: 1500, peer: 7)
-        let final = ended.apply([.peer(nsid: 3, .deleted(end)), .event(.deleted(Self.veth(7, "veth0", nsid: 3, rx: 1000, tx: 2000)))], at: 104)
+        let final = ended.apply([.peer(nsid: 3, .deleted(end)), .hostMark(ifindex: 7, deleted: true),
+                                 .event(.deleted(Self.veth(7, "veth0", nsid: 3, rx: 1000, tx: 2000)))], at: 104)
         #expect(Self.shown(final).map(\.counters) == [LinkCounters(rxBytes: 2500, txBytes: 1500)])
         guard case .event(.deleted)? = final.last else { Issue.record("the deletion last: \(final)"); return }
     }
 
-    @Test("two containers removed in one read: the second's host end going down, merged after its end's deletion, keeps the end's counters; seen up, it drops them")
-    func endsBeforeTheirHostEndsGoingDown() {
+    @Test("the peers socket's order decides: an end's counters count when its host end's deletion is next there; after a change of the host end (an impostor deleted before it went down) they never do")
+    func orderOnThePeersSocket() {
         func attributed() -> Attribution {
             var attribution = Attribution(scope: .all)
             _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3, rx: 1000, tx: 2000))),
@@ -73,14 +74,16 @@ struct AttributionTests {
             _ = attribution.settle([3: .found(Self.web), 4: .found(FoundOwner(.podman, name: "db", id: String(repeating: "b", count: 64)))], at: 100)
             return attribution
         }
-        // As the feed merges them: both ends' deletions before the own socket's first deletion,
-        // then the first host end's deletion, the second going down, and its deletion.
+        // Two containers removed in one read: the kernel takes each pair down, deletes the end,
+        // then the host end. The own socket's changes of the host ends come after both ends'
+        // deletions in the merge; the marks keep the kernel's order.
         let firstEnd = Self.veth(2, "eth0", nsid: 1, rx: 2500, tx: 1500, peer: 7)
         let secondEnd = Self.veth(2, "eth0", nsid: 1, rx: 40, tx: 30, peer: 8)
         var down = Self.veth(8, "veth1", nsid: nil, rx: 20, tx: 10)
         down.flags = []
         var removed = attributed()
-        let output = removed.apply([.peer(nsid: 3, .deleted(firstEnd)), .peer(nsid: 4, .deleted(secondEnd)),
+        let output = removed.apply([.hostMark(ifindex: 7, deleted: false), .peer(nsid: 3, .deleted(firstEnd)), .hostMark(ifindex: 7, deleted: true),
+                                    .hostMark(ifindex: 8, deleted: false), .peer(nsid: 4, .deleted(secondEnd)), .hostMark(ifindex: 8, deleted: true),
                                     .event(.deleted(Self.veth(7, "veth0", nsid: nil, rx: 0, tx: 2000))),
                                     .event(.newOrChanged(down)),
                                     .event(.deleted(Self.veth(8, "veth1", nsid: nil, rx: 0, tx: 20)))], at: 101)
@@ -90,10 +93,13 @@ struct AttributionTests {
         #expect(shown.map(\.counters) == [LinkCounters(rxBytes: 2500, txBytes: 1500), LinkCounters(rxBytes: 10, txBytes: 20),
                                           LinkCounters(rxBytes: 40, txBytes: 30)])
 
-        var alive = attributed()
-        let stillUp = alive.apply([.peer(nsid: 4, .deleted(secondEnd)), .event(.newOrChanged(Self.veth(8, "veth1", nsid: 4, rx: 10, tx: 20))),
-                                   .event(.deleted(Self.veth(8, "veth1", nsid: nil, rx: 0, tx: 20)))], at: 101)
-        #expect(Self.shown(stillUp).allSatisfy { $0.counters == LinkCounters(rxBytes: 20, txBytes: 10) }, "\(stillUp)")
+        // Root in db moved its down end away (no word about the host end), brought a link it
+        // filled to the end's index and deleted it, then deleted its end where it had moved it.
+        var attacked = attributed()
+        let impostor = Self.veth(2, "z", nsid: nil, rx: 9_000_000, tx: 9_000_000, peer: 5)
+        let gone = attacked.apply([.peer(nsid: 4, .deleted(impostor)), .hostMark(ifindex: 8, deleted: false), .hostMark(ifindex: 8, deleted: true),
+                                   .event(.newOrChanged(down)), .event(.deleted(Self.veth(8, "veth1", nsid: nil, rx: 0, tx: 20)))], at: 101)
+        #expect(Self.shown(gone).allSatisfy { $0.counters == LinkCounters(rxBytes: 10, txBytes: 20) }, "\(gone)")
     }
 
     @Test("an end's deletion merged before its number's deletion raises nothing deleted after it: that end was the next namespace's")

@@ -59,6 +59,10 @@ enum {
     IFM_EVENT_NEW_LINK = 1, /* RTM_NEWLINK: a link appeared or changed */
     IFM_EVENT_DEL_LINK = 2, /* RTM_DELLINK: carries the link's final counters */
     IFM_EVENT_DEL_NSID = 3, /* RTM_DELNSID: `nsid` no longer names a namespace; `link` is zeroed */
+    /* A peers socket's copy of a link message of its own namespace, where it fell among the
+     * others' deletions: only `link.ifindex` and `link.flags` are set. */
+    IFM_EVENT_OWN_NEW_MARK = 4,
+    IFM_EVENT_OWN_DEL_MARK = 5,
 };
 
 typedef struct ifm_link_event {
@@ -125,9 +129,9 @@ void ifm_nl_close(ifm_nl *nl);
 
 /* The descriptor to poll for readability (event sockets). */
 int ifm_nl_fd(const ifm_nl *nl);
-/* Whether a datagram is queued on the socket now (a read stopped at its budget leaves some):
- * 1, 0, or -errno. */
-int ifm_nl_has_queued(const ifm_nl *nl);
+/* The bytes its receive queue holds now (SO_MEMINFO's rmem_alloc: datagrams at their truesize),
+ * or -errno. */
+int ifm_nl_queued_bytes(const ifm_nl *nl);
 /* The receive buffer the kernel granted, in bytes (event sockets size it up at open). */
 int ifm_nl_rcvbuf(const ifm_nl *nl);
 
@@ -148,11 +152,16 @@ int ifm_nl_dump_counters(ifm_nl *nl, ifm_counters_array *out);
  * not be parsed (out->skipped) —: what was read is still appended, and the caller must
  * resynchronise with a full dump. */
 int ifm_nl_read_events(ifm_nl *nl, ifm_event_array *out);
+/* ifm_nl_read_events, without its budget, until the datagrams read account for `bytes` of the
+ * receive queue (ifm_nl_queued_bytes, taken earlier) or it is empty: everything queued when
+ * `bytes` was taken is read, however many small datagrams a flood put in front of it. */
+int ifm_nl_read_events_through(ifm_nl *nl, ifm_event_array *out, size_t bytes);
 
 /* Parses the RTM_NEWLINK / RTM_DELLINK / RTM_DELNSID messages in `len` bytes as they came off
  * an event socket from the namespace `source_nsid` (-1: the socket's own), appending to `out`
  * (unparseable ones counted in out->skipped). With `deletions_only` (a peers socket), only
- * RTM_DELLINK is kept.
+ * RTM_DELLINK is kept from other namespaces, and the own namespace's (`source_nsid` -1) link
+ * messages become IFM_EVENT_OWN_*_MARK.
  * Any bytes are safe: this is the fuzzing entry to the parser ifm_nl_read_events uses. Returns
  * 0 or -ENOMEM. */
 int ifm_parse_link_events(const void *buf, size_t len, int32_t source_nsid, int deletions_only,
