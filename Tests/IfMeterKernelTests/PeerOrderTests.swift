@@ -4,7 +4,7 @@ import Testing
 
 /// How a read of the own and the peers sockets is merged, and how long a peers-socket loss
 /// labels the deletions read after it (docs/NAMESPACES.md, "Two sockets").
-@Suite("Peer order")
+@Suite("Peer order", .ownThread, .timeLimit(.minutes(3)))
 struct PeerOrderTests {
     static func link(_ ifindex: Int32, _ name: String) -> Link {
         Link(ifindex: ifindex, name: name, kind: "veth", arpType: 1, counters: LinkCounters(rxBytes: 1, txBytes: 2))
