@@ -54,7 +54,8 @@ public struct Attribution: Sendable {
     /// (the message was about another link that took the end's index in the container, or the
     /// end was moved away: nothing a tenant does there moves the figures).
     var pendingFinals: [LinkKey: LinkCounters] = [:]
-    /// Final counters confirmed, applied when the own socket's deletion of the host end comes.
+    /// Final counters confirmed (the end's own), applied when the own socket's deletion of the
+    /// host end comes.
     var finalByPeer: [LinkKey: LinkCounters] = [:]
     /// Plain links that were veths with both ends here when their grace ran out: one whose end a
     /// runtime moves away later still becomes its owner's.
@@ -139,7 +140,11 @@ public struct Attribution: Sendable {
                 output.append(.event(.newOrChanged(last)))
                 if let shown = delete(link) { output.append(.event(.deleted(shown))) }
             case .event(.deleted(let link)):
-                if let counters = finalByPeer.removeValue(forKey: link.key), let raised = raise(link.key, to: counters) {
+                // Raised against the host end as it is now: a change applied since the end's
+                // deletion (its going down, with what the host sent meanwhile) is newer than the
+                // counters the meter saw then, and a raise below it would be taken as an older reading.
+                if let theirs = finalByPeer.removeValue(forKey: link.key), let counters = raised(link.key, to: theirs),
+                   let raised = raise(link.key, to: counters) {
                     output.append(.event(.newOrChanged(raised)))
                 }
                 if let shown = delete(link) { output.append(.event(.deleted(shown))) }
@@ -323,7 +328,7 @@ public struct Attribution: Sendable {
             return link
         case .home(let host)?:
             table.set(link.key, nil)
-            if let counters = link.counters, let raised = raised(host, to: counters) { finalByPeer[host] = raised }
+            if let counters = link.counters { finalByPeer[host] = counters }
             return nil
         case nil:
             return link

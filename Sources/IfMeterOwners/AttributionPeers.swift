@@ -52,13 +52,12 @@ extension Attribution {
     }
 
     /// The container's end of an attributed link was deleted with these counters: its host
-    /// end's key and the link's counters as the meter saw them last, raised to the end's counter
-    /// by counter; nil when that changes nothing.
+    /// end's key and the end's own counters (raised to when the host end goes, ``raised(_:to:)``).
     func finalCounters(byPeer peer: Link, nsid: Int32) -> (LinkKey, LinkCounters)? {
         guard let key = byPeer[PeerKey(nsid: nsid, ifindex: peer.ifindex)],
               case .owned(_, let entryNsid, _)? = entries[key], entryNsid == nsid,
-              let theirs = peer.counters, let raised = raised(key, to: theirs) else { return nil }
-        return (key, raised)
+              let theirs = peer.counters else { return nil }
+        return (key, theirs)
     }
 
     /// The attributed link at `key` as the meter saw it last, raised counter by counter to its

@@ -102,6 +102,20 @@ struct AttributionTests {
         #expect(Self.shown(gone).allSatisfy { $0.counters == LinkCounters(rxBytes: 10, txBytes: 20) }, "\(gone)")
     }
 
+    @Test("an end's counters confirmed before its host end's going down, which carries what the host sent since: the raise keeps that, so the meter does not take it for an older reading")
+    func raiseAgainstTheHostEndAsItIsNow() {
+        var attribution = Attribution(scope: .all)
+        _ = attribution.apply([.event(.newOrChanged(Self.veth(7, "veth0", nsid: 3, rx: 1000, tx: 2000)))], at: 100)
+        _ = attribution.settle([3: .found(Self.web)], at: 100)
+        // Host sent 500 more (its tx, the container's rx) before going down; the end sent 9000.
+        var down = Self.veth(7, "veth0", nsid: nil, rx: 0, tx: 2500)
+        down.flags = []
+        let end = Self.veth(2, "eth0", nsid: 1, rx: 0, tx: 9000, peer: 7)
+        let output = attribution.apply([.peer(nsid: 3, .deleted(end)), .hostMark(ifindex: 7, deleted: true),
+                                        .event(.newOrChanged(down)), .event(.deleted(Self.veth(7, "veth0", nsid: nil, rx: 0, tx: 2500)))], at: 101)
+        #expect(Self.shown(output).last?.counters == LinkCounters(rxBytes: 2500, txBytes: 9000), "\(output)")
+    }
+
     @Test("an end's deletion merged before its number's deletion raises nothing deleted after it: that end was the next namespace's")
     func endOfTheNextNamespace() {
         var attribution = Attribution(scope: .all)
