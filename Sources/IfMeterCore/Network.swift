@@ -1,0 +1,111 @@
+/// Whether a connection is paid by the byte, as NetworkManager says (its `NMMetered`): set by
+/// the profile (`connection.metered`) or guessed by NetworkManager (a phone's hotspot, a modem).
+public enum Metered: String, Hashable, Sendable, CaseIterable {
+    case unknown, yes, no
+    case guessYes = "guess-yes"
+    case guessNo = "guess-no"
+
+    /// From NetworkManager's `Metered` property (0 unknown, 1 yes, 2 no, 3 guess-yes,
+    /// 4 guess-no); any other value is `unknown`.
+    public init(networkManager value: UInt32) {
+        self = switch value {
+        case 1: .yes
+        case 2: .no
+        case 3: .guessYes
+        case 4: .guessNo
+        default: .unknown
+        }
+    }
+
+    /// Counted by a `metered = yes` plan: set or guessed so.
+    public var isMetered: Bool { self == .yes || self == .guessYes }
+}
+
+/// A network: a NetworkManager connection that was active on a device. Its identity is the
+/// connection's UUID; everything else is what NetworkManager said of it last.
+public struct Network: Hashable, Sendable {
+    /// The connection's UUID, checked where it entered (``isUUID(_:)``).
+    public var uuid: String
+    /// The connection's id: the name its user gave it (or NetworkManager, from the SSID).
+    public var id: String
+    /// What kind of network (``kind(ofConnectionType:)``): `wifi`, `ethernet`, `gsm`, `cdma`,
+    /// `vpn`, `wireguard`, …
+    public var type: String
+    /// A Wi-Fi network's SSID as broadcast: up to 32 bytes of anything.
+    public var ssid: [UInt8]?
+    public var metered: Metered
+    /// A mobile connection's access point name.
+    public var apn: String?
+    /// A mobile connection's operator, from ModemManager where it runs.
+    public var operatorName: String?
+
+    public init(uuid: String, id: String, type: String, ssid: [UInt8]? = nil, metered: Metered = .unknown,
+                apn: String? = nil, operatorName: String? = nil) {
+        self.uuid = uuid
+        self.id = id
+        self.type = type
+        self.ssid = ssid
+        self.metered = metered
+        self.apn = apn
+        self.operatorName = operatorName
+    }
+
+    /// The subject its traffic is kept under: `network:` and its UUID.
+    public var subject: String { NetworkSubject.prefix + uuid }
+
+    /// A short type from a NetworkManager `connection.type`: `802-11-wireless` is `wifi`,
+    /// `802-3-ethernet` is `ethernet`; others (`gsm`, `cdma`, `vpn`, `wireguard`, `bluetooth`,
+    /// …) are kept if they are a plain word, else `other`.
+    public static func kind(ofConnectionType type: String) -> String {
+        switch type {
+        case "802-11-wireless": return "wifi"
+        case "802-3-ethernet": return "ethernet"
+        case "802-11-olpc-mesh": return "mesh"
+        default:
+            let plain = !type.isEmpty && type.utf8.count <= 32
+                && type.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D }
+            return plain ? type : "other"
+        }
+    }
+
+    /// Whether `text` is a UUID as NetworkManager writes one (36 characters, lowercase hex and
+    /// hyphens in the 8-4-4-4-12 pattern): the only text a subject is named by.
+    public static func isUUID(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 36 else { return false }
+        for (position, byte) in bytes.enumerated() {
+            if [8, 13, 18, 23].contains(position) {
+                guard byte == UInt8(ascii: "-") else { return false }
+            } else {
+                guard (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x66) else { return false }
+            }
+        }
+        return true
+    }
+}
+
+/// What NetworkManager says one device is on now.
+public struct DeviceNetwork: Hashable, Sendable {
+    /// The interface its traffic crosses, in the daemon's namespace (a modem's IP interface,
+    /// `wwan0`, not its control port).
+    public var interface: String
+    /// The connection active on it; nil while it is on none.
+    public var network: Network?
+
+    public init(interface: String, network: Network?) {
+        self.interface = interface
+        self.network = network
+    }
+}
+
+/// The subjects networks' traffic is kept under, beside the interfaces'.
+public enum NetworkSubject {
+    /// `network:` then the connection's UUID.
+    public static let prefix = "network:"
+    /// What an interface NetworkManager manages crossed while its network was not known:
+    /// NetworkManager was not running, or the daemon was not.
+    public static let unknown = "network:unknown"
+
+    /// Whether `subject` is a network's (never an interface's or an owner's).
+    public static func isNetwork(_ subject: String) -> Bool { subject.utf8.starts(with: prefix.utf8) }
+}
