@@ -35,6 +35,9 @@ public enum EstimateLabel: String, Hashable, Sendable, CaseIterable {
     /// peer other than an admin makes the daemon save before answering at most once every
     /// 10 s; between those, its answers are from the store as it is.
     case unsavedNotIncluded = "unsaved-not-included"
+    /// Traffic of an interface whose network was not known when it crossed: NetworkManager
+    /// was not running, or ifmeterd was not (`network:unknown`, docs/NETWORKS.md).
+    case networkUnknown = "network-unknown"
 
     /// The labels that hold for every figure read from interface counters.
     public static let always: [EstimateLabel] = [

@@ -70,8 +70,10 @@ public struct BucketTally: Hashable, Sendable {
     /// - Parameter subject: the name the tally is of; an owner's subject counted on the host
     ///   side is labelled so (``SubjectName/hostSideLabel(_:)``).
     public func labels(tunnel: Bool, eventsLost: Int = 0, subject: String = "") -> [EstimateLabel] {
-        EstimateLabel.labels(tunnel: tunnel, resets: resets, gaps: gaps, implausibleDropped: implausible,
-                             eventsLost: eventsLost, imported: imported, hostSide: SubjectName.hostSideLabel(subject))
+        var labels = EstimateLabel.labels(tunnel: tunnel, resets: resets, gaps: gaps, implausibleDropped: implausible,
+                                          eventsLost: eventsLost, imported: imported, hostSide: SubjectName.hostSideLabel(subject))
+        if subject == NetworkSubject.unknown { labels.append(.networkUnknown) }
+        return labels
     }
 
     /// The tally's continuity as answered, with when counting began and the `events-lost`

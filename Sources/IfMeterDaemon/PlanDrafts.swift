@@ -9,6 +9,8 @@ import IfMeterHistory
 ///     plan[phone].period = month 15       # default: month (from month_start_day)
 ///     plan[phone].direction = total       # rx, tx or total (default)
 ///     plan[phone].thresholds = 80%, 100%  # the default
+///     plan[hotspot].network = Pixel 7     # instead of interfaces: a network (id, SSID or UUID), once a line
+///     plan[paid].metered = yes            # or every metered network (docs/NETWORKS.md)
 struct PlanDrafts {
     struct Draft {
         var line: Int
@@ -18,6 +20,8 @@ struct PlanDrafts {
         var periodLine = 0
         var direction = Plan.Direction.total
         var thresholds = Plan.defaultThresholds
+        /// `.network` and `.metered` lines, in order.
+        var networks: [Plan.Selector] = []
     }
 
     private var drafts: [(name: String, draft: Draft)] = []
@@ -57,8 +61,11 @@ struct PlanDrafts {
                 }
                 drafts[position].draft.direction = direction
             case ".thresholds": drafts[position].draft.thresholds = try Plan.thresholds(parsing: value)
+            // Each line names one more network: an SSID may hold a comma.
+            case ".network": drafts[position].draft.networks.append(try Plan.Selector.network(parsing: value))
+            case ".metered": drafts[position].draft.networks.append(try Plan.Selector.metered(parsing: value))
             default:
-                throw PlanError("unknown plan setting \"\(field.dropFirst())\" (expected limit, period, direction or thresholds)")
+                throw PlanError("unknown plan setting \"\(field.dropFirst())\" (expected limit, period, direction, thresholds, network or metered)")
             }
         } catch {
             throw DaemonConfig.ValueError("\(key): \(error.description)")
@@ -84,8 +91,13 @@ struct PlanDrafts {
                 if named.count == selectors.count, days.count == 1, let day = days.first { monthStartDay = day }
             }
             let fail = { (line: Int, message: String) in ConfigError(file: file, line: line, message: "plan[\(name)]: \(message)") }
-            guard let selectors = draft.selectors else {
-                throw fail(draft.line, "no interfaces: add plan[\(name)] = wwan0 (names, globs such as wwan* or class:CLASS)")
+            if draft.selectors != nil, !draft.networks.isEmpty {
+                throw fail(draft.line, "names both interfaces and networks: a plan counts one or the other "
+                    + "(networks are another view of the same bytes); make two plans")
+            }
+            guard let selectors = draft.selectors ?? (draft.networks.isEmpty ? nil : draft.networks) else {
+                throw fail(draft.line, "no interfaces: add plan[\(name)] = wwan0 (names, globs such as wwan* or class:CLASS), "
+                    + "or plan[\(name)].network = NETWORK or plan[\(name)].metered = yes")
             }
             guard let limit = draft.limit else { throw fail(draft.line, "no limit: add plan[\(name)].limit = 20G") }
             let period: PlanPeriod

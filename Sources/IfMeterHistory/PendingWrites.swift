@@ -35,6 +35,8 @@ public struct PendingWrites: Sendable {
     /// Plans whose watch changed (a threshold fired, a period began), saved with the events
     /// that say so.
     public var planStates: [String: PlanState] = [:]
+    /// Networks whose record changed (seen, switched away from), by UUID.
+    public var networks: [String: NetworkRecord] = [:]
     /// Each plan's part of ``traffic`` in its period, kept as deltas arrive (``PlanRouting``).
     public private(set) var planTallies = PlanTallies()
     /// Events left out because too many piled up unsaved; the daemon reports the number.
@@ -54,6 +56,7 @@ public struct PendingWrites: Sendable {
 
     public var isEmpty: Bool {
         traffic.isEmpty && events.isEmpty && interfaces.isEmpty && meterState == nil && planStates.isEmpty
+            && networks.isEmpty
     }
 
     /// Folds a meter output into each name's spans (so into every resolution's bucket and the
@@ -238,6 +241,7 @@ public struct PendingWrites: Sendable {
         interfaces.merge(batch.interfaces) { newer, _ in newer }
         meterState = meterState ?? batch.meterState
         planStates.merge(batch.planStates) { newer, _ in newer }
+        networks.merge(batch.networks) { newer, _ in newer }
         planTallies.merge(batch.planTallies)
         if traffic.isEmpty { calendar = batch.calendar }
         if spanCount > maximumSpans, let last = events.last { fold(at: last.at) }

@@ -14,10 +14,13 @@ public struct ServiceHistory: Sendable {
     public var eventsLost: [(at: Double, scope: String?)]
     /// Each plan's watch as last saved, by plan name.
     public var planStates: [String: PlanState]
+    /// Every network counted on, by UUID order.
+    public var networks: [NetworkRecord]
 
     public init(meterState: MeterState? = nil, knownNames: [String: Double] = [:], totals: [String: BucketTally] = [:],
-                interfaces: [StoredInterface] = [], eventsLost: [(at: Double, scope: String?)] = [], planStates: [String: PlanState] = [:]) {
+                interfaces: [StoredInterface] = [], eventsLost: [(at: Double, scope: String?)] = [], planStates: [String: PlanState] = [:], networks: [NetworkRecord] = []) {
         self.planStates = planStates
+        self.networks = networks
         self.meterState = meterState
         self.knownNames = knownNames
         self.totals = totals

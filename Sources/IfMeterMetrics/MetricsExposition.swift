@@ -88,6 +88,8 @@ public enum MetricsExposition {
                                   "process_start_time_seconds", "process_open_fds", "process_max_fds"]
         names.formUnion(interfaceCounters.map(\.name))
         names.formUnion(planGauges.map(\.name))
+        names.formUnion(["ifmeter_network_receive_bytes_total", "ifmeter_network_transmit_bytes_total",
+                         "ifmeter_networks_not_exposed"])
         for histogram in ["ifmeter_sample_duration_seconds", "ifmeter_save_duration_seconds"] {
             names.formUnion(["_bucket", "_sum", "_count"].map { histogram + $0 })
         }
@@ -104,6 +106,7 @@ public enum MetricsExposition {
             writeDaemon(snapshot, input, to: &writer)
             writeInterfaces(snapshot.interfaces, showing: { isShown($0, input) }, to: &writer)
             writePlans(input.plans, to: &writer)
+            writeNetworks(snapshot.networks, to: &writer)
         }
         writer.histogram("ifmeter_sample_duration_seconds",
                          help: "Time one sample takes: every queued link event, one counters dump, and the meter.",
@@ -186,6 +189,41 @@ public enum MetricsExposition {
             writer.sample("ifmeter_owner_info", ["interface": figures.name, subject.prefix.rawValue: subject.name,
                                                  "kind": owner.kind.rawValue, "id": owner.id, "alias": owner.alias], UInt64(1))
         }
+    }
+
+    /// Most networks exposed: a laptop meets a few dozen, but every SSID it ever joined is a
+    /// network for good, and each would be series for good.
+    public static let maximumNetworks = 256
+
+    /// Each network's traffic (docs/NETWORKS.md): those active now first, then the most
+    /// recently seen, up to ``maximumNetworks``; how many were left out is a gauge of its own.
+    static func writeNetworks(_ networks: [NetworkFigures], to writer: inout ExpositionWriter) {
+        guard !networks.isEmpty else { return }
+        let ordered = networks.sorted { a, b in
+            ((a.interface != nil ? 1 : 0), a.record?.lastSeen ?? .infinity) > ((b.interface != nil ? 1 : 0), b.record?.lastSeen ?? .infinity)
+        }
+        let shown = ordered.prefix(maximumNetworks).sorted { ($0.record?.network.id ?? "", $0.subject) < ($1.record?.network.id ?? "", $1.subject) }
+        let labelSets = shown.map { figures in
+            let network = figures.record?.network
+            return ExpositionWriter.labelSet([
+                "network": network?.id ?? "unknown", "uuid": network?.uuid ?? "unknown", "type": network?.type ?? "unknown",
+                "metered": network?.metered.rawValue ?? Metered.unknown.rawValue,
+            ])
+        }
+        for (name, direction, value) in [
+            ("ifmeter_network_receive_bytes_total", "received", { (figures: NetworkFigures) in figures.total.traffic.rxBytes }),
+            ("ifmeter_network_transmit_bytes_total", "transmitted", { (figures: NetworkFigures) in figures.total.traffic.txBytes }),
+        ] {
+            writer.family(name, .counter, unit: "bytes",
+                          help: "Bytes \(direction) on any interface while it was on this NetworkManager connection (network=\"unknown\": "
+                            + "while the interface's network was not known), since ifmeter first saw it. Another view of the "
+                            + "interfaces' bytes: do not add it to theirs. " + estimateNote)
+            for (figures, labels) in zip(shown, labelSets) { writer.sample(name, labelSet: labels, value(figures)) }
+        }
+        writer.family("ifmeter_networks_not_exposed", .gauge,
+                      help: "Networks left out of ifmeter_network_* because more than \(maximumNetworks) have been seen "
+                        + "(the least recently seen go first); `ifmeter networks` lists them all.")
+        writer.sample("ifmeter_networks_not_exposed", [:], UInt64(networks.count - shown.count))
     }
 
     /// The data plans' gauges: name, unit, help, and the figure.

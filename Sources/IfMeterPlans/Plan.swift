@@ -21,10 +21,51 @@ public struct Plan: Hashable, Sendable {
         }
     }
 
-    /// One way of naming the plan's interfaces: a name or shell glob, or a whole class.
+    /// One way of naming the plan's traffic: an interface's name or shell glob, a whole class,
+    /// or networks (docs/NETWORKS.md) — one by its connection id, SSID or UUID, or every
+    /// network that is (or is not) metered. A plan names interfaces or networks, not both.
     public enum Selector: Hashable, Sendable, CustomStringConvertible {
         case name(String)
         case interfaceClass(InterfaceClass)
+        /// `plan[NAME].network = Home`: what crossed any interface while on that network.
+        case network(String)
+        /// `plan[NAME].metered = yes`: what crossed any interface while on a metered network.
+        case metered(Bool)
+
+        /// `plan[NAME].network`'s value: a connection id, SSID or UUID, 1 to 256 bytes.
+        public static func network(parsing text: String) throws(PlanError) -> Selector {
+            guard !text.isEmpty, text.utf8.count <= 256 else {
+                throw PlanError("name a network by its connection id, SSID or UUID (1 to 256 bytes)")
+            }
+            return .network(text)
+        }
+
+        /// `plan[NAME].metered`'s value: `yes` or `no`.
+        public static func metered(parsing text: String) throws(PlanError) -> Selector {
+            switch text {
+            case "yes": return .metered(true)
+            case "no": return .metered(false)
+            default: throw PlanError("expected yes or no, got \"\(text)\"")
+            }
+        }
+
+        /// Whether it selects networks rather than interfaces.
+        public var isNetwork: Bool {
+            switch self {
+            case .network, .metered: true
+            case .name, .interfaceClass: false
+            }
+        }
+
+        /// Whether traffic on `network` is selected.
+        public func matches(_ network: Network) -> Bool {
+            switch self {
+            case .network(let text):
+                text == network.id || text == network.uuid || network.ssid.map { Array(text.utf8) == $0 } == true
+            case .metered(let wanted): network.metered.isMetered == wanted
+            case .name, .interfaceClass: false
+            }
+        }
 
         /// `wwan0`, `wwan*`, `class:cellular`.
         public init(parsing text: String) throws(PlanError) {
@@ -51,6 +92,7 @@ public struct Plan: Hashable, Sendable {
             switch self {
             case .name(let pattern): fnmatch(pattern, name, 0) == 0
             case .interfaceClass(let wanted): interfaceClass == wanted.rawValue
+            case .network, .metered: false
             }
         }
 
@@ -58,6 +100,8 @@ public struct Plan: Hashable, Sendable {
             switch self {
             case .name(let pattern): pattern
             case .interfaceClass(let interfaceClass): "class:\(interfaceClass.rawValue)"
+            case .network(let text): "network:\(text)"
+            case .metered(let metered): "metered:\(metered ? "yes" : "no")"
             }
         }
     }
@@ -87,6 +131,14 @@ public struct Plan: Hashable, Sendable {
     public func includes(_ name: String, interfaceClass: String?) -> Bool {
         selectors.contains { $0.matches(name, interfaceClass: interfaceClass) }
     }
+
+    /// Whether traffic on `network` is in the plan.
+    public func includes(_ network: Network) -> Bool {
+        selectors.contains { $0.matches(network) }
+    }
+
+    /// Whether the plan counts networks' traffic rather than interfaces'.
+    public var countsNetworks: Bool { selectors.contains(where: \.isNetwork) }
 
     /// Bytes at which a threshold is crossed (`limit × share`, rounded up).
     public func bytes(at threshold: Double) -> UInt64 {

@@ -41,6 +41,9 @@ extension RequestHandlers {
         case .interfaceClass(let interfaceClass, let sum):
             chosen = service.snapshot().interfaces.filter { $0.interfaceClass == interfaceClass.rawValue }
             subjects = sum ? [.interfaceClass(interfaceClass)] : chosen.map { .interface($0.name) }
+        case .selection(.networks):
+            chosen = service.networkFigures().map(\.asInterfaceFigures)
+            subjects = chosen.map { .interface($0.name) }
         case .selection(let selection):
             chosen = selection.pick(service.snapshot().interfaces)
             subjects = chosen.map { .interface($0.name) }
@@ -60,7 +63,8 @@ extension RequestHandlers {
             },
             interfaces: request.parts.contains(.interfaces) ? chosen.map(InterfaceResult.init) : nil,
             usage: [], footnote: EstimateLabel.footnote,
-            plans: request.parts.contains(.plans) ? Self.plans(of: service, at: context.now) : nil)
+            plans: request.parts.contains(.plans) ? Self.plans(of: service, at: context.now) : nil,
+            networks: request.parts.contains(.networks) ? Self.networks(of: service, subjects: chosen.map(\.name)) : nil)
         let tables = request.tables
         let asked = names
         return { store in

@@ -60,6 +60,8 @@ public struct MeterService: Sendable {
     /// Which plans each name's deltas count toward as they arrive; nil until the plans are first watched.
     var planRouting: PlanRouting?
     var planGeneration = 0
+    /// Which network each NetworkManager device is on, and every network counted on.
+    private(set) var networks: NetworkAssignments
 
     public init(bootID: String, configuration: ServiceConfiguration, history loaded: ServiceHistory, at start: Double) {
         meter = Meter(bootID: bootID, configuration: configuration.meter, restoring: loaded.meterState,
@@ -70,6 +72,7 @@ public struct MeterService: Sendable {
         lostEvents = LostEvents(loaded.eventsLost)
         window = LogWindowBuilder(start: start)
         plans = PlanWatch(plans: configuration.plans, states: loaded.planStates)
+        networks = NetworkAssignments(loaded.networks)
     }
 
     /// Replaces the configuration (a reload): every present link is classified again.
@@ -274,6 +277,11 @@ public struct MeterService: Sendable {
         kept.events.removeAll { $0.kind == .eventsLost && !lostEvents.record($0.at, scope: $0.interface) }
         let store = configuration.store
         pending.add(kept, calendar: store.calendar, monthStartDay: store.monthStartDay(for:), routing: planRouting)
+        let onNetworks = networks.networkDeltas(of: kept.deltas)
+        if !onNetworks.isEmpty {
+            pending.add(MeterOutput(deltas: onNetworks), calendar: store.calendar, monthStartDay: store.monthStartDay(for:),
+                        routing: planRouting)
+        }
         defer { notices = [] }
         return Ingested(events: kept.events, notices: notices)
     }
@@ -300,6 +308,7 @@ public struct MeterService: Sendable {
     /// every figure; several batches may be out at once, finished in the order they began.
     public mutating func beginSave(at now: Double) -> SaveBatch {
         pending.setMeterState(meter.exportState())
+        for record in networks.activeSeen(at: now) { pending.networks[record.network.uuid] = record }
         nextBatch += 1
         let log = window.close(at: now, writes: pending, links: links, verdicts: verdicts, lostEvents: lostEvents)
         var writes = pending
@@ -351,6 +360,21 @@ public struct MeterService: Sendable {
             firstSeen: meter.firstSeen[link.name] ?? history[link.name]?.firstSeen ?? time, lastSeen: time)
     }
 
+    // MARK: Networks
+
+    /// What NetworkManager says each device is on now, after the sample that closes what they
+    /// were on before (``NetworkAssignments``).
+    public mutating func reportNetworks(_ devices: [DeviceNetwork], at wall: Double) {
+        let changed = networks.report(devices, at: wall)
+        for record in changed { pending.networks[record.network.uuid] = record }
+        if !changed.isEmpty { planMembers = nil }
+    }
+
+    /// NetworkManager left the bus: its devices' networks are unknown until it is back.
+    public mutating func networkManagerGone() {
+        networks.managerGone()
+    }
+
     /// Takes the store's saved totals and records again after something wrote history beside
     /// the service (an import). Call it only with nothing pending: the save before it ensures so.
     public mutating func replaceSaved(totals: [String: BucketTally], interfaces: [StoredInterface]) {
@@ -378,6 +402,7 @@ public struct MeterService: Sendable {
         history[name] = nil
         insideNames = [:]
         plans.forget(name)
+        networks.forget(name)
         planMembers = nil
         meter.forgetHistory(of: name, at: wall)
         return known

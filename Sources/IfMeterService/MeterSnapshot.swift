@@ -8,6 +8,9 @@ public struct MeterSnapshot: Sendable {
     public var summary: MeterSummary
     /// Present interfaces by ifindex, then names with history that are absent, by name.
     public var interfaces: [InterfaceFigures]
+    /// Every network counted on (docs/NETWORKS.md), by name, then `network:unknown` if it has
+    /// traffic.
+    public var networks: [NetworkFigures]
 }
 
 /// The part of a snapshot that does not grow with the interfaces, for readers that need no
@@ -82,7 +85,7 @@ extension MeterService {
         let absent = history.values.filter { !presentNames.contains($0.name) }.sorted { $0.name < $1.name }.map {
             figures(ofAbsent: $0)
         }
-        return MeterSnapshot(summary: summary, interfaces: present + absent)
+        return MeterSnapshot(summary: summary, interfaces: present + absent, networks: networkFigures())
     }
 
     public var summary: MeterSummary {
@@ -107,8 +110,36 @@ extension MeterService {
         }
         return names.compactMap { name in
             if let key = present[name], let link = links[key] { return figures(of: link) }
+            if NetworkSubject.isNetwork(name) { return networkFigures(of: name)?.asInterfaceFigures }
             return history[name].map { figures(ofAbsent: $0) }
         }
+    }
+
+    /// Every network's figures: those NetworkManager named, by their id then UUID, then
+    /// `network:unknown` once it has traffic.
+    public func networkFigures() -> [NetworkFigures] {
+        let named = networks.records.values.sorted { ($0.network.id, $0.network.uuid) < ($1.network.id, $1.network.uuid) }
+            .compactMap { networkFigures(of: $0.network.subject) }
+        return named + (networkFigures(of: NetworkSubject.unknown).map { [$0] } ?? [])
+    }
+
+    /// One network's figures; nil for a subject that is not a network ifmeter knows.
+    func networkFigures(of subject: String) -> NetworkFigures? {
+        let record: NetworkRecord?
+        if subject == NetworkSubject.unknown {
+            guard savedTotals[subject] != nil || pending.unsavedTotal(of: subject) != nil
+                || carried.unsavedTotal(of: subject) != nil || inFlight.values.contains(where: { $0.unsavedTotal(of: subject) != nil })
+            else { return nil }
+            record = nil
+        } else {
+            guard NetworkSubject.isNetwork(subject),
+                  let known = networks.records[String(subject.dropFirst(NetworkSubject.prefix.count))] else { return nil }
+            record = known
+        }
+        return NetworkFigures(
+            record: record, subject: subject, total: total(of: subject),
+            eventsLost: lostEvents.count(from: record?.firstSeen ?? 0, to: .infinity, for: subject),
+            interface: record.flatMap { networks.interface(of: $0.network.uuid) })
     }
 
     private func figures(of link: Link) -> InterfaceFigures {
@@ -148,6 +179,7 @@ extension MeterService {
     /// Whether ifmeter has ever seen `name`.
     public func isKnown(_ name: String) -> Bool {
         meter.firstSeen[name] != nil || savedTotals[name] != nil || history[name] != nil
+            || (NetworkSubject.isNetwork(name) && networkFigures(of: name) != nil)
     }
 
     /// Present interfaces' rates, once a full interval has been measured.

@@ -129,7 +129,12 @@ extension MeterService {
             candidates.append((record.name, record.interfaceClass))
         }
         candidates.sort { $0.name < $1.name }
+        let networks = self.networks.records.values.sorted { $0.network.uuid < $1.network.uuid }
         return plans.plans.map { plan in
+            if plan.countsNetworks {
+                return PlanMembers(names: networks.filter { plan.includes($0.network) }.map(\.network.subject),
+                                   tunnels: [])
+            }
             let chosen = candidates.filter { plan.includes($0.name, interfaceClass: $0.interfaceClass) }
             return PlanMembers(names: chosen.map(\.name),
                                tunnels: chosen.filter { $0.interfaceClass == InterfaceClass.tunnel.rawValue }.map(\.name))

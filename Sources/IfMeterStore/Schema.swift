@@ -126,5 +126,23 @@ enum Schema {
             fired TEXT NOT NULL
         );
         """,
+        // 4 → 5: networks (docs/NETWORKS.md). Their traffic is kept in `buckets` and `totals`
+        // under `network:UUID`; what NetworkManager said of each is here. An SSID is up to 32
+        // bytes of anything, so it is kept as hex.
+        """
+        CREATE TABLE networks (
+            uuid TEXT PRIMARY KEY,
+            id TEXT NOT NULL,
+            type TEXT NOT NULL,
+            ssid_hex TEXT,
+            metered TEXT NOT NULL,
+            apn TEXT,
+            operator TEXT,
+            interface TEXT,
+            active INTEGER NOT NULL,
+            first_seen REAL NOT NULL,
+            last_seen REAL NOT NULL
+        );
+        """,
     ]
 }

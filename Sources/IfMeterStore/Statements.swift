@@ -4,7 +4,7 @@ struct Statements {
     let upsertBucket, upsertTotal, insertEvent, upsertInterface, closeEpochs, upsertEpoch: Statement
     let recordName, setMeter, allNames, meterValues, openEpochs, pruneBuckets, pruneEvents: Statement
     let importBucket, importTotal, importInterface, recordImport, importedStart, firstSeen: Statement
-    let upsertPlan, planStates: Statement
+    let upsertPlan, planStates, upsertNetwork, networks: Statement
 
     init(_ connection: SQLiteConnection) throws(StoreError) {
         upsertBucket = try connection.prepare("""
@@ -27,6 +27,18 @@ struct Statements {
                 fingerprint = excluded.fingerprint, period_start = excluded.period_start, fired = excluded.fired
             """, "save to")
         planStates = try connection.prepare("SELECT name, fingerprint, period_start, fired FROM plans", "read")
+        upsertNetwork = try connection.prepare("""
+            INSERT INTO networks (uuid, id, type, ssid_hex, metered, apn, operator, interface, active, first_seen, last_seen)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+            ON CONFLICT (uuid) DO UPDATE SET id = excluded.id, type = excluded.type, ssid_hex = excluded.ssid_hex,
+                metered = excluded.metered, apn = excluded.apn, operator = excluded.operator,
+                interface = excluded.interface, active = excluded.active,
+                first_seen = min(first_seen, excluded.first_seen), last_seen = max(last_seen, excluded.last_seen)
+            """, "save to")
+        networks = try connection.prepare("""
+            SELECT uuid, id, type, ssid_hex, metered, apn, operator, interface, active, first_seen, last_seen
+            FROM networks ORDER BY uuid
+            """, "read")
         upsertInterface = try connection.prepare("""
             INSERT INTO interfaces (name, class, kind, mac, first_seen, last_seen)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6)

@@ -183,6 +183,9 @@ public final class Store {
             if let state = batch.meterState {
                 try saveMeterState(state, sequence: saveSequence + 1)
             }
+            for record in batch.networks.values {
+                try upsert(record)
+            }
             for (name, state) in batch.planStates {
                 try statements.upsertPlan.run([.text(name), .text(state.fingerprint), .int(state.periodStart),
                                                .text(state.firedText)])
@@ -197,6 +200,33 @@ public final class Store {
             .text(record.name), .optionalText(record.interfaceClass), .text(record.kind),
             .text(record.mac), .double(firstSeen[record.name] ?? record.lastSeen), .double(record.lastSeen),
         ])
+    }
+
+    private func upsert(_ record: NetworkRecord) throws(StoreError) {
+        let network = record.network
+        try statements.upsertNetwork.run([
+            .text(network.uuid), .text(network.id), .text(network.type), .optionalText(network.ssid.map(Hex.encode)),
+            .text(network.metered.rawValue), .optionalText(network.apn), .optionalText(network.operatorName),
+            .optionalText(record.interface), .int(record.active ? 1 : 0), .double(record.firstSeen), .double(record.lastSeen),
+        ])
+    }
+
+    /// Every network as last saved. A row that does not read (edited by hand: no UUID, an SSID
+    /// that is not hex or longer than 32 bytes) is left out, and its traffic stays under its subject.
+    public func networks() throws(StoreError) -> [NetworkRecord] {
+        let query = statements.networks.bind([])
+        var records: [NetworkRecord] = []
+        while try query.step() {
+            guard let uuid = query.text(0), Network.isUUID(uuid), let id = query.text(1), let type = query.text(2),
+                  let metered = query.text(4).flatMap(Metered.init(rawValue:)) else { continue }
+            let ssid = query.text(3).map(Hex.decode)
+            if let ssid, ssid == nil || ssid!.count > 32 { continue }
+            records.append(NetworkRecord(
+                network: Network(uuid: uuid, id: id, type: type, ssid: ssid ?? nil, metered: metered,
+                                 apn: query.text(5), operatorName: query.text(6)),
+                firstSeen: query.double(9), lastSeen: query.double(10), interface: query.text(7), active: query.int64(8) != 0))
+        }
+        return records
     }
 
     private func insert(_ event: CounterEvent) throws(StoreError) {
@@ -294,7 +324,8 @@ public final class Store {
                         "DELETE FROM epochs WHERE name = ?1 AND open = 0",
                         "DELETE FROM events WHERE interface = ?1", "DELETE FROM interfaces WHERE name = ?1",
                         // What was imported for it goes too: a later import brings it back.
-                        "DELETE FROM imports WHERE name = ?1"] {
+                        "DELETE FROM imports WHERE name = ?1",
+                        "DELETE FROM networks WHERE 'network:' || uuid = ?1"] {
                 try connection.prepare(sql, "forget in").run([.text(name)])
                 removed += Int(sqlite3_changes(connection.handle))
             }
@@ -357,7 +388,7 @@ extension Store {
         return ServiceHistory(
             meterState: meter.state, knownNames: meter.knownNames, totals: try totals().mapValues(\.tally),
             interfaces: try interfaces(), eventsLost: try lostEventTimes(limit: 100_000),
-            planStates: try planStates())
+            planStates: try planStates(), networks: try networks())
     }
 
     /// Each plan's watch as last saved; a row that does not read (edited by hand) is left out,

@@ -34,6 +34,9 @@ public enum QuerySelection: String, Hashable, Sendable, CaseIterable {
     /// Every container's and namespace's subject (`container:NAME`, `netns:NAME`), present
     /// first (docs/NAMESPACES.md).
     case owners
+    /// Every network's subject (`network:UUID`, then `network:unknown`), by name
+    /// (docs/NETWORKS.md).
+    case networks
 }
 
 /// What a `query` answer may carry besides its usage tables.
@@ -44,6 +47,8 @@ public enum QueryPart: String, Hashable, Sendable, CaseIterable {
     case interfaces
     /// Every data plan's figures (`plans`), so the summary shows a plan's line in one round trip.
     case plans
+    /// Each network subject's `networks` entry: what NetworkManager said of it, and its total.
+    case networks
 }
 
 /// A name or a class a `query` answered for, with its class.
@@ -84,11 +89,13 @@ public struct QueryResult: Hashable, Sendable, JSONWritable, JSONReadable {
     public var interfaces: [InterfaceResult]?
     public var usage: [UsageResult]
     public var plans: [PlanResult]?
+    public var networks: [NetworkResult]?
     public var footnote: String
 
     public init(status: StatusResult?, subjects: [QuerySubject], interfaces: [InterfaceResult]?, usage: [UsageResult],
-                footnote: String, plans: [PlanResult]? = nil) {
+                footnote: String, plans: [PlanResult]? = nil, networks: [NetworkResult]? = nil) {
         self.plans = plans
+        self.networks = networks
         self.status = status
         self.subjects = subjects
         self.interfaces = interfaces
@@ -103,6 +110,12 @@ public struct QueryResult: Hashable, Sendable, JSONWritable, JSONReadable {
             w.key("interfaces")
             w.beginArray()
             for interface in interfaces { interface.write(to: &w) }
+            w.endArray()
+        }
+        if let networks {
+            w.key("networks")
+            w.beginArray()
+            for network in networks { network.write(to: &w) }
             w.endArray()
         }
         if let plans {
@@ -134,6 +147,10 @@ public struct QueryResult: Hashable, Sendable, JSONWritable, JSONReadable {
                 try r.readArray { read.append(try InterfaceResult(reading: &$0)) }
                 interfaces = read
             case "usage": try r.readArray { usage.append(try UsageResult(reading: &$0)) }
+            case "networks":
+                var read: [NetworkResult] = []
+                try r.readArray { read.append(try NetworkResult(reading: &$0)) }
+                networks = read
             case "plans":
                 var read: [PlanResult] = []
                 try r.readArray { read.append(try PlanResult(reading: &$0)) }
@@ -170,6 +187,7 @@ extension QuerySelection {
     /// is not news); `owners` takes the owners' subjects only, present before absent.
     public func pick<Interface: SelectableInterface>(_ interfaces: [Interface]) -> [Interface] {
         guard self != .every else { return interfaces }
+        if self == .networks { return interfaces.filter { NetworkSubject.isNetwork($0.selectionName) } }
         if self == .owners {
             let owners = interfaces.filter { SubjectName.owner(of: $0.selectionName) != nil }
             return owners.filter { !$0.isAbsent } + owners.filter(\.isAbsent)

@@ -1,0 +1,106 @@
+import IfMeterCore
+import IfMeterHistory
+
+/// Which network each interface NetworkManager manages is on, and every network counted on:
+/// what splits an interface's deltas between the networks it was on (docs/NETWORKS.md).
+///
+/// A switch is a sample boundary: the daemon samples at once when NetworkManager says a device
+/// changed, ingests that sample, and only then reports the new state here, so no delta of one
+/// network is counted to the next. An interface's network is unknown (`network:unknown`) from
+/// a start until NetworkManager is first read, if it was on a network when the daemon last
+/// saved, and while NetworkManager is gone.
+struct NetworkAssignments: Sendable {
+    /// Whether NetworkManager has been read, and whether it is on the bus now.
+    enum Manager: Sendable, Equatable {
+        case notRead, running, gone
+    }
+
+    private(set) var manager = Manager.notRead
+    /// The subject each interface's deltas also count under: a network's, or `network:unknown`.
+    private(set) var subjectOf: [String: String] = [:]
+    /// Every network counted on, by UUID.
+    private(set) var records: [String: NetworkRecord]
+
+    init(_ loaded: [NetworkRecord]) {
+        records = Dictionary(loaded.map { ($0.network.uuid, $0) }) { _, last in last }
+        for record in loaded where record.active {
+            if let interface = record.interface { subjectOf[interface] = NetworkSubject.unknown }
+        }
+    }
+
+    /// NetworkManager's devices now, each with the connection active on it. Returns the records
+    /// that changed, for the store.
+    mutating func report(_ devices: [DeviceNetwork], at time: Double) -> [NetworkRecord] {
+        manager = .running
+        var next: [String: String] = [:]
+        var changed: [NetworkRecord] = []
+        var active = Set<String>()
+        for device in devices {
+            guard let network = device.network, active.insert(network.uuid).inserted else { continue }
+            next[device.interface] = network.subject
+            let known = records[network.uuid]
+            var record = known ?? NetworkRecord(network: network, firstSeen: time, lastSeen: time,
+                                                interface: device.interface, active: true)
+            if known == nil || record.network != network || record.interface != device.interface || !record.active {
+                record.network = network
+                record.interface = device.interface
+                record.active = true
+                record.lastSeen = time
+                records[network.uuid] = record
+                changed.append(record)
+            }
+        }
+        for (uuid, record) in records where record.active && !active.contains(uuid) {
+            var ended = record
+            ended.active = false
+            ended.lastSeen = time
+            records[uuid] = ended
+            changed.append(ended)
+        }
+        subjectOf = next
+        return changed
+    }
+
+    /// NetworkManager left the bus: what its devices carry from now on is on a network not known.
+    mutating func managerGone() {
+        manager = .gone
+        for interface in subjectOf.keys { subjectOf[interface] = NetworkSubject.unknown }
+    }
+
+    /// The networks active now, seen until `time`: what a save records.
+    mutating func activeSeen(at time: Double) -> [NetworkRecord] {
+        guard manager == .running else { return [] }
+        var seen: [NetworkRecord] = []
+        for (uuid, record) in records where record.active {
+            records[uuid]?.lastSeen = time
+            seen.append(records[uuid]!)
+        }
+        return seen
+    }
+
+    /// Each delta of an interface on a network (or whose network is not known), again under
+    /// that network's subject. Only the daemon's own namespace: NetworkManager's devices are there.
+    func networkDeltas(of deltas: [MeterDelta]) -> [MeterDelta] {
+        guard !subjectOf.isEmpty else { return [] }
+        var copies: [MeterDelta] = []
+        for delta in deltas where delta.namespace == .own {
+            guard let subject = subjectOf[delta.name] else { continue }
+            var copy = delta
+            copy.name = subject
+            copies.append(copy)
+        }
+        return copies
+    }
+
+    /// The interface a network is on now; nil when it is not active.
+    func interface(of uuid: String) -> String? {
+        guard let record = records[uuid], record.active, manager == .running else { return nil }
+        return record.interface
+    }
+
+    /// Forgets a network's record (its history is being deleted).
+    mutating func forget(_ subject: String) {
+        guard NetworkSubject.isNetwork(subject) else { return }
+        records[String(subject.dropFirst(NetworkSubject.prefix.count))] = nil
+    }
+}
