@@ -152,20 +152,27 @@ extension Store {
     /// Everything since the name was first seen, across all its epochs; nil if never seen.
     public func total(_ name: String) throws(StoreError) -> (tally: BucketTally, since: Double)? {
         let statement = try connection.prepare("""
-            SELECT \(TallyColumns.select("t")), i.first_seen, t.imported
-            FROM interfaces i LEFT JOIN totals t ON t.name = i.name WHERE i.name = ?1
+            SELECT * FROM (\(Self.totalsWithSince)) WHERE name = ?1
             """, "read")
         statement.bind([.text(name)])
         guard try statement.step() else { return nil }
-        return (TallyColumns.tally(statement, from: 0, imported: TallyColumns.count + 1), try statement.time(TallyColumns.count))
+        return (TallyColumns.tally(statement, from: 0, imported: TallyColumns.count + 2), try statement.time(TallyColumns.count))
     }
+
+    /// Every name's total with when it was first seen, and its name and import mark after
+    /// them: an interface's from its record, a network's (docs/NETWORKS.md), which has no
+    /// interface record, from its network's, or from the epoch for `network:unknown`.
+    static let totalsWithSince = """
+        SELECT \(TallyColumns.select("t")), i.first_seen, i.name AS name, t.imported
+        FROM interfaces i LEFT JOIN totals t ON t.name = i.name
+        UNION ALL
+        SELECT \(TallyColumns.select("t")), coalesce(n.first_seen, 0), t.name AS name, t.imported
+        FROM totals t LEFT JOIN networks n ON t.name = 'network:' || n.uuid WHERE t.name GLOB 'network:*'
+        """
 
     /// Every name's all-time total and first-seen time, in one query.
     public func totals() throws(StoreError) -> [String: (tally: BucketTally, since: Double)] {
-        let statement = try connection.prepare("""
-            SELECT \(TallyColumns.select("t")), i.first_seen, i.name, t.imported
-            FROM interfaces i LEFT JOIN totals t ON t.name = i.name
-            """, "read")
+        let statement = try connection.prepare(Self.totalsWithSince, "read")
         var result: [String: (tally: BucketTally, since: Double)] = [:]
         while try statement.step() {
             result[statement.text(TallyColumns.count + 1) ?? ""] = (

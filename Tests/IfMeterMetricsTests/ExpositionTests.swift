@@ -28,6 +28,10 @@ private let webContainer: Link = {
 
 /// A service that counted: eth0 with a reset, a tunnel, a name gone long ago, one gone lately,
 /// and a name whose characters need escaping.
+/// A connection whose id a neighbour chose: a quote, a backslash, a newline and markup.
+private let hostileNetwork = Network(uuid: "6f1c1a38-0000-4000-8000-00000000000a", id: "caf\u{E9} \"<b>\\\n", type: "wifi",
+                                     ssid: [0xFF, 0x3C], metered: .guessYes)
+
 private func snapshot() -> MeterSnapshot {
     var service = MeterService(
         bootID: "b", configuration: ServiceConfiguration(),
@@ -42,6 +46,7 @@ private func snapshot() -> MeterSnapshot {
         at: origin)
     _ = service.start(links: [link("eth0", 2, rx: 1000, tx: 100), link("tun0", 3, rx: 0, tx: 0, kind: "tun", tunFlags: 0x1001),
                               link(#"we"ird\n"#, 4, rx: 0, tx: 0, kind: "veth"), webContainer], unparseable: 0, at: at(0))
+    service.reportNetworks([DeviceNetwork(interface: "eth0", network: hostileNetwork)], at: at(0).wall)
     _ = service.ingest(linkEvents: [], readings: [
         CounterReading(ifindex: 2, counters: LinkCounters(rxBytes: 300, txBytes: 30, rxPackets: 3, txPackets: 1)),
         CounterReading(ifindex: 3, counters: LinkCounters(rxBytes: 4096, txBytes: 2048, rxPackets: 4, txPackets: 2)),
@@ -167,6 +172,31 @@ struct ExpositionTests {
         #expect(exposition.contains("ifmeter_interface_receive_bytes_total{interface=\"container:web\",class=\"virtual\",container=\"web\"} 640\n"))
         #expect(exposition.contains("ifmeter_owner_info{interface=\"container:web\",container=\"web\",kind=\"podman\",id=\"\(String(repeating: "a", count: 64))\",alias=\"veth0\"} 1\n"))
         #expect(exposition.split(separator: "\n").filter { $0.hasPrefix("ifmeter_owner_info{") }.count == 1)
+    }
+
+    @Test("a network's series: escaped name, its UUID, type and metered state; another view of the interface's bytes")
+    func networkSeries() {
+        let exposition = text(input(snapshot()))
+        #expect(exposition.contains(#"ifmeter_network_receive_bytes_total{network="caf\#u{E9} \"<b>\\\n",uuid="6f1c1a38-0000-4000-8000-00000000000a",type="wifi",metered="guess-yes"} 300"# + "\n"))
+        #expect(exposition.contains("ifmeter_networks_not_exposed 0\n"))
+    }
+
+    @Test("at most maximumNetworks networks are exposed, the active and most recently seen; the rest are counted")
+    func networksCapped() {
+        let count = MetricsExposition.maximumNetworks + 3
+        var service = MeterService(bootID: "b", configuration: ServiceConfiguration(), history: ServiceHistory(), at: origin)
+        _ = service.start(links: [link("wlan0", 2, rx: 0, tx: 0)], unparseable: 0, at: at(0))
+        for index in 0..<count {
+            let uuid = "6f1c1a38-0000-4000-8000-" + String(String(100_000_000_000 + index).suffix(12))
+            service.reportNetworks([DeviceNetwork(interface: "wlan0", network: Network(uuid: uuid, id: "net\(index)", type: "wifi"))],
+                                   at: origin + Double(index))
+        }
+        let exposition = text(input(service.snapshot()))
+        let series = exposition.split(separator: "\n").filter { $0.hasPrefix("ifmeter_network_receive_bytes_total{") }
+        #expect(series.count == MetricsExposition.maximumNetworks)
+        #expect(series.contains { $0.contains("network=\"net\(count - 1)\"") }, "the one active now")
+        #expect(!series.contains { $0.contains("network=\"net0\"") }, "the least recently seen")
+        #expect(exposition.contains("ifmeter_networks_not_exposed 3\n"))
     }
 
     @Test("familyNames lists exactly the sample names a full exposition has")

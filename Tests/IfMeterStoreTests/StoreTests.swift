@@ -107,6 +107,7 @@ struct StoreTests {
                 ALTER TABLE epochs_v2 RENAME TO epochs;
                 CREATE INDEX epochs_open ON epochs (open);
                 DROP TABLE plans;
+                DROP TABLE networks;
                 ALTER TABLE events DROP COLUMN plan;
                 PRAGMA user_version = 2;
                 """, "test")

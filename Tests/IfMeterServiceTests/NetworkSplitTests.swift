@@ -1,0 +1,108 @@
+import IfMeterCore
+import IfMeterHistory
+import IfMeterPlans
+@testable import IfMeterService
+@testable import IfMeterStore
+import IfMeterTestSupport
+import Testing
+
+private let home = Network(uuid: "0b5ab2a0-0000-4000-8000-000000000001", id: "Home", type: "wifi",
+                           ssid: Array("Home".utf8), metered: .no)
+private let hotspot = Network(uuid: "0b5ab2a0-0000-4000-8000-000000000002", id: "Pixel", type: "wifi",
+                              ssid: [0x50, 0xFF, 0x3C, 0x62, 0x3E], metered: .guessYes)
+
+@Suite("Networks: an interface's traffic split at each switch", .ownThread, .timeLimit(.minutes(3)))
+struct NetworkSplitTests {
+    private func figures(_ harness: ServiceHarness, _ subject: String) -> NetworkFigures? {
+        harness.service.networkFigures().first { $0.subject == subject }
+    }
+
+    @Test("each network gets what crossed while it was on, and the networks add up to the interface")
+    func splitAtSwitches() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("wlan0", 3, traffic(1000, 100))], at: at(0))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: home)], at: at(0).wall)
+        harness.ingest(readings: [reading(3, traffic(5000, 700))], at: at(10))
+        // The switch: the daemon samples first, then reports.
+        harness.ingest(readings: [reading(3, traffic(6000, 800))], at: at(20))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: hotspot)], at: at(20).wall)
+        harness.ingest(readings: [reading(3, traffic(9000, 1800))], at: at(30))
+        // Off every network, then back home.
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: nil)], at: at(30).wall)
+        harness.ingest(readings: [reading(3, traffic(9100, 1810))], at: at(40))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: home)], at: at(40).wall)
+        harness.ingest(readings: [reading(3, traffic(9500, 1900))], at: at(50))
+
+        #expect(figures(harness, home.subject)?.total.traffic.rxBytes == 5000 + 400)
+        #expect(figures(harness, home.subject)?.total.traffic.txBytes == 700 + 90)
+        #expect(figures(harness, hotspot.subject)?.total.traffic.rxBytes == 3000)
+        #expect(figures(harness, hotspot.subject)?.total.traffic.txBytes == 1000)
+        #expect(harness.total("wlan0").rxBytes == 8500)
+        #expect(figures(harness, home.subject)?.interface == "wlan0")
+        #expect(figures(harness, hotspot.subject)?.interface == nil)
+        // Another view of the same bytes: not an interface, and not in the estimate log.
+        #expect(harness.figures(home.subject) == nil)
+        harness.save(at: at(50))
+        #expect(harness.logged(home.subject) == .zero)
+        #expect(harness.logged("wlan0").rxBytes == 8500)
+        #expect(try harness.storedTotal(hotspot.subject).rxBytes == 3000)
+    }
+
+    @Test("a restart keeps the networks; what crossed while ifmeterd was down, and until NetworkManager is read, is network:unknown")
+    func restartIsUnknown() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("wlan0", 3, traffic(0, 0))], at: at(0))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: hotspot)], at: at(0).wall)
+        harness.ingest(readings: [reading(3, traffic(400, 40))], at: at(10))
+        harness.save(at: at(10))
+        try harness.restart(at: at(100))
+        harness.start([link("wlan0", 3, traffic(1400, 140))], at: at(100))
+        harness.ingest(readings: [reading(3, traffic(1500, 150))], at: at(110))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: hotspot)], at: at(110).wall)
+        harness.ingest(readings: [reading(3, traffic(1700, 170))], at: at(120))
+
+        let unknown = try #require(figures(harness, NetworkSubject.unknown))
+        #expect(unknown.total.traffic == traffic(1100, 110))
+        #expect(unknown.labels.contains(.networkUnknown))
+        #expect(figures(harness, hotspot.subject)?.total.traffic == traffic(600, 60))
+        #expect(figures(harness, hotspot.subject)?.record?.network.ssid == hotspot.ssid)
+        #expect(figures(harness, hotspot.subject)?.labels.contains(.networkUnknown) == false)
+    }
+
+    @Test("NetworkManager gone: its devices' traffic is network:unknown until it is back")
+    func managerGone() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("wlan0", 3, traffic(0, 0)), link("eth0", 2, traffic(0, 0))], at: at(0))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: home)], at: at(0).wall)
+        harness.ingest(readings: [reading(3, traffic(100, 10)), reading(2, traffic(7, 7))], at: at(10))
+        harness.service.networkManagerGone()
+        harness.ingest(readings: [reading(3, traffic(150, 15)), reading(2, traffic(9, 9))], at: at(20))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: home)], at: at(20).wall)
+        harness.ingest(readings: [reading(3, traffic(160, 16))], at: at(30))
+        #expect(figures(harness, home.subject)?.total.traffic == traffic(110, 11))
+        #expect(figures(harness, NetworkSubject.unknown)?.total.traffic == traffic(50, 5))
+        // An interface NetworkManager never put on a network is on none.
+        #expect(harness.service.networkFigures().map(\.total.traffic.rxBytes).reduce(0, +) == 160)
+    }
+
+    @Test("a metered-only plan counts the metered network's traffic only, and a plan by SSID bytes finds its network")
+    func plansByNetwork() throws {
+        var configuration = ServiceConfiguration()
+        configuration.plans = [
+            Plan(name: "paid", selectors: [.metered(true)], limit: 1000, period: .day),
+            Plan(name: "pixel", selectors: [try Plan.Selector.network(parsing: "Pixel")], limit: 1000, period: .day),
+            Plan(name: "home", selectors: [.network("Home")], limit: 1000, period: .day),
+        ]
+        let harness = try ServiceHarness(configuration: configuration)
+        harness.start([link("wlan0", 3, traffic(0, 0))], at: at(0))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: home)], at: at(0).wall)
+        _ = harness.watch(at: at(0))
+        harness.ingest(readings: [reading(3, traffic(300, 30))], at: at(10))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: hotspot)], at: at(10).wall)
+        harness.ingest(readings: [reading(3, traffic(500, 80))], at: at(20))
+        _ = harness.watch(at: at(20))
+        let used = Dictionary(uniqueKeysWithValues: harness.service.planFigures(at: at(20).wall).map { ($0.plan.name, $0.used) })
+        #expect(used == ["paid": 250, "pixel": 250, "home": 330])
+        #expect(harness.service.planFiguresRecounted(at: at(20).wall).map(\.used) == [250, 250, 330])
+    }
+}
