@@ -49,19 +49,6 @@ enum NetworksView {
         return (session, Result(networks: entries, footnote: EstimateLabel.footnote))
     }
 
-    /// What a network is called on a terminal: its connection's name, and its SSID where that
-    /// differs (bytes that are not UTF-8 as `\xNN`).
-    static func displayName(_ network: NetworkResult) -> String {
-        guard let ssid = network.ssid else { return network.name }
-        var text = ""
-        if let valid = String(validating: ssid, as: UTF8.self) {
-            text = valid
-        } else {
-            for byte in ssid { text += byte < 0x80 ? String(Character(Unicode.Scalar(byte))) : "\\x" + Hex.encode([byte]) }
-        }
-        return text == network.name ? text : "\(network.name) (SSID \(text))"
-    }
-
     static func render(_ result: Result, _ session: Session, units: Units) -> String {
         guard !result.networks.isEmpty else {
             return "No network has been seen yet: ifmeterd reads them from NetworkManager (docs/NETWORKS.md).\n"
@@ -74,7 +61,7 @@ enum NetworksView {
             let network = entry.network
             unknown = unknown || network.labels.contains(EstimateLabel.networkUnknown.rawValue)
             table.add([
-                displayName(network), network.type, network.metered, network.interface ?? "—", total(entry.today),
+                NetworkName.display(network), network.type, network.metered, network.interface ?? "—", total(entry.today),
                 units.bytes(entry.thisMonth?.rxBytes ?? 0), units.bytes(entry.thisMonth?.txBytes ?? 0),
                 total(entry.thisMonth), units.bytes(network.rxBytes &+ network.txBytes),
             ])

@@ -135,13 +135,19 @@ final class WebEndpoint {
         owners.select = QuerySelection.owners.rawValue
         owners.usage = OverviewPage.ownerPeriods
         owners.include = [QueryPart.interfaces.rawValue]
+        var networks = Request(.query)
+        networks.select = QuerySelection.networks.rawValue
+        networks.usage = OverviewPage.networkPeriods
+        networks.include = [QueryPart.networks.rawValue]
         let asked = Stopwatch()
         requests.result(of: shown) { [unowned self] first in
             requests.result(of: owners) { [unowned self] second in
-                let (host, time) = (host, time())
-                render(done, gzip: gzip, queried: asked.seconds) {
-                    OverviewPage.render(host: host, interfaces: try Self.typed(first), owners: try Self.typed(second),
-                                        time: time, units: Units())
+                requests.result(of: networks) { [unowned self] third in
+                    let (host, time) = (host, time())
+                    render(done, gzip: gzip, queried: asked.seconds) {
+                        OverviewPage.render(host: host, interfaces: try Self.typed(first), owners: try Self.typed(second),
+                                            networks: try Self.typed(third), time: time, units: Units())
+                    }
                 }
             }
         }

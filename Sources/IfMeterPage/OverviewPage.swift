@@ -8,12 +8,16 @@ import IfMeterWire
 public enum OverviewPage {
     /// The periods the interfaces' query asks for, per subject in this order.
     public static let interfacePeriods: [UsageSpec] = [UsageSpec(.day, last: 1), UsageSpec(.month, last: 1)]
+    /// The periods the networks' query asks for.
+    public static let networkPeriods: [UsageSpec] = [UsageSpec(.day, last: 1), UsageSpec(.month, last: 1)]
     /// The periods the owners' query asks for.
     public static let ownerPeriods: [UsageSpec] = [UsageSpec(.day, last: 1), UsageSpec(.month, last: 1), UsageSpec(.total)]
 
     /// The page, from the answers to the interfaces' query (`select: shown`, with status,
-    /// interfaces and plans) and the owners' (`select: owners`, with interfaces).
-    public static func render(host: String, interfaces: QueryResult, owners: QueryResult, time: TimeText, units: Units) -> String {
+    /// interfaces and plans), the owners' (`select: owners`, with interfaces) and the networks'
+    /// (`select: networks`, with networks; no section while there is none).
+    public static func render(host: String, interfaces: QueryResult, owners: QueryResult, networks: QueryResult? = nil,
+                              time: TimeText, units: Units) -> String {
         let status = interfaces.status
         var page = PageFrame.begin(title: "ifmeter — \(host)", host: host, status: status, time: time)
         page += "<section id=\"plans\"><h2>Data plans</h2>\n"
@@ -54,9 +58,38 @@ public enum OverviewPage {
             }
             page += "</tbody></table></div>\n"
         }
-        page += "</section>\n" + ownersSection(owners, time: time, units: units)
+        page += "</section>\n"
+        if let networks, !networks.subjects.isEmpty { page += networksSection(networks, units: units) }
+        page += ownersSection(owners, time: time, units: units)
         page += PageFrame.end(footnote: interfaces.footnote)
         return page
+    }
+
+    /// Each network NetworkManager put an interface on (docs/NETWORKS.md): another view of the
+    /// interfaces' bytes, so it is a section of its own and no sum includes it.
+    private static func networksSection(_ networks: QueryResult, units: Units) -> String {
+        var page = "<section id=\"networks\"><h2>Networks</h2>\n<p class=\"facts\">The interfaces' traffic again, by the "
+            + "network it crossed: do not add it to theirs.</p>\n"
+        page += "<div class=\"scroll\"><table class=\"usage networks\"><thead><tr><th>network</th><th>type</th><th>metered</th>"
+        page += "<th>on</th><th>today</th><th>month</th><th>all time</th><th class=\"hide-narrow\">marks</th></tr></thead><tbody>\n"
+        let perSubject = networkPeriods.count
+        for (index, network) in (networks.networks ?? []).enumerated() {
+            let tables = networks.usage[min(networks.usage.count, index * perSubject)..<min(networks.usage.count, (index + 1) * perSubject)]
+            let rows = tables.map { $0.rows.last }
+            page += "<tr class=\"subject\(network.interface == nil ? " absent" : "")\" data-name=\"\(HTML.escape(network.subject))\">"
+            page += "<td class=\"name\"><a href=\"/subject?name=\(HTML.queryValue(network.subject))\">"
+                + "\(HTML.escape(NetworkName.display(network)))</a></td>"
+            page += "<td>\(HTML.escape(network.type))</td><td>\(HTML.escape(network.metered))</td>"
+            page += "<td>\(HTML.escape(network.interface ?? "—"))</td>"
+            for (offset, row) in rows.enumerated() {
+                page += cell(row.map { $0.rxBytes &+ $0.txBytes }, ["today", "month"][offset], units,
+                             detail: row.map { "↓ \(units.bytes($0.rxBytes)) ↑ \(units.bytes($0.txBytes))" })
+            }
+            page += cell(network.rxBytes &+ network.txBytes, "total", units,
+                         detail: "↓ \(units.bytes(network.rxBytes)) ↑ \(units.bytes(network.txBytes))")
+            page += "<td class=\"hide-narrow\">\(labels((rows.last??.labels ?? []) + network.labels))</td></tr>\n"
+        }
+        return page + "</tbody></table></div></section>\n"
     }
 
     private static func ownersSection(_ owners: QueryResult, time: TimeText, units: Units) -> String {
@@ -102,7 +135,7 @@ public enum OverviewPage {
     private static let always = Set(EstimateLabel.always.map(\.rawValue))
     /// Labels that say something broke a figure's continuity: drawn as marks.
     private static let marks = Set([EstimateLabel.resetInPeriod, .gapInPeriod, .implausibleDropped, .eventsLost, .importedVnstat,
-                                    .tunnelDoubleCounted, .unsavedNotIncluded].map(\.rawValue))
+                                    .tunnelDoubleCounted, .unsavedNotIncluded, .networkUnknown].map(\.rawValue))
 
     /// The labels beyond those every figure carries (``EstimateLabel/always``), once each.
     static func labels(_ labels: [String]) -> String {

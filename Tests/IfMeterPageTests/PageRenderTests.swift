@@ -34,6 +34,30 @@ struct PageRenderTests {
         #expect(page.contains("Every figure: estimate, interface-counters"), "what every figure is, once")
     }
 
+    @Test("networks: a hostile connection name and an SSID that is not UTF-8 are escaped; no section without networks")
+    func networks() {
+        let interfaces = QueryResult(status: nil, subjects: [], interfaces: nil, usage: [], footnote: "f", plans: [])
+        let owners = QueryResult(status: nil, subjects: [], interfaces: nil, usage: [], footnote: "f")
+        let subject = "network:0b5ab2a0-0000-4000-8000-000000000002"
+        let network = NetworkResult(
+            subject: subject, uuid: String(subject.dropFirst(8)), name: "'><script>", ssidHex: Hex.encode([0x3C, 0x62, 0xFF]),
+            type: "wifi", metered: "guess-yes", apn: nil, operatorName: nil, interface: "wlan0", firstSeen: 1, lastSeen: nil,
+            rxBytes: 3000, txBytes: 1000, labels: ["estimate"])
+        let networks = QueryResult(status: nil, subjects: [QuerySubject(name: subject, class: "network")], interfaces: nil,
+                                   usage: [table(subject, "day", rx: 5), table(subject, "month", rx: 1234)], footnote: "f",
+                                   networks: [network])
+        let page = OverviewPage.render(host: "h", interfaces: interfaces, owners: owners, networks: networks,
+                                       time: TimeText(utc: true), units: Units())
+        #expect(page.contains("<section id=\"networks\">"))
+        #expect(!page.contains("<script>") && !page.contains("<b\\xff"))
+        #expect(page.contains("&#39;&gt;&lt;script&gt; (SSID &lt;b\\xff)"))
+        #expect(page.contains("data-bytes=\"4000\""), "all time: rx + tx")
+        #expect(page.contains(">guess-yes<") && page.contains(">wlan0<"))
+        let none = QueryResult(status: nil, subjects: [], interfaces: nil, usage: [], footnote: "f", networks: [])
+        #expect(!OverviewPage.render(host: "h", interfaces: interfaces, owners: owners, networks: none,
+                                     time: TimeText(utc: true), units: Units()).contains("id=\"networks\""))
+    }
+
     @Test("the subject page charts each table inline and marks the bars events touch")
     func subject() {
         let result = QueryResult(status: nil, subjects: [QuerySubject(name: "a\"b&", class: "ethernet")], interfaces: nil,
