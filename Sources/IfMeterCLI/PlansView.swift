@@ -49,7 +49,11 @@ enum PlansView {
 
     static func note(_ plan: PlanResult, units: Units) -> [String] {
         var notes: [String] = []
-        if plan.interfaces.isEmpty {
+        if let networks = plan.networks {
+            notes.append(networks.isEmpty
+                ? "\(plan.name): no network matches \(plan.selectors.joined(separator: ", ")) yet"
+                : "\(plan.name): counts what crossed any interface on \(networks.joined(separator: ", ")) (docs/NETWORKS.md)")
+        } else if plan.interfaces.isEmpty {
             notes.append("\(plan.name): no interface matches \(plan.selectors.joined(separator: ", ")) yet")
         }
         if plan.tunnelCountedTwice {

@@ -50,6 +50,23 @@ public struct Network: Hashable, Sendable {
         self.operatorName = operatorName
     }
 
+    /// The network as `network_names = hidden` keeps it: named `network-` and eight hex digits
+    /// made from its UUID (random per connection profile, so the name tells nothing of the SSID
+    /// or the place), with no SSID; its type, metered state, APN and operator stay.
+    public var withNameHidden: Network {
+        var hidden = self
+        // FNV-1a: stable across runs and machines, unlike Swift's seeded Hasher.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in uuid.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        let digits = String(hash >> 32, radix: 16)
+        hidden.id = "network-" + String(repeating: "0", count: 8 - digits.count) + digits
+        hidden.ssid = nil
+        return hidden
+    }
+
     /// The subject its traffic is kept under: `network:` and its UUID.
     public var subject: String { NetworkSubject.prefix + uuid }
 

@@ -58,6 +58,10 @@ public struct DaemonConfig: Hashable, Sendable {
     public var attributeOwners: Attribution.Scope? = .containers
     /// Seconds a link into a namespace its runtime is still setting up waits to be named.
     public var ownerGrace: UInt64 = 10
+    /// Whether interfaces' traffic is split between NetworkManager's networks (docs/NETWORKS.md).
+    public var networks = true
+    /// Networks are kept and shown under a name made from their UUID, never their id or SSID.
+    public var hideNetworkNames = false
     /// Bound namespaces (`/run/netns/NAME`) metered from inside, their links `netns:NAME/IFACE`
     /// (docs/NAMESPACES.md; needs docs/examples/meter-inside.conf under systemd).
     public var meterInside: [String] = []
@@ -229,6 +233,14 @@ public struct DaemonConfig: Hashable, Sendable {
                 throw ValueError("http_allowed_hosts: \(error)")
             }
             httpAllowedHosts = entries
+        case "networks":
+            guard value == "yes" || value == "no" else { throw ValueError("networks: expected yes or no, got \"\(value)\"") }
+            networks = value == "yes"
+        case "network_names":
+            guard value == "shown" || value == "hidden" else {
+                throw ValueError("network_names: expected shown or hidden, got \"\(value)\"")
+            }
+            hideNetworkNames = value == "hidden"
         case "attribute_owners":
             if value == "no" {
                 attributeOwners = nil

@@ -32,7 +32,9 @@ enum PlanBar {
         out += "<span>\(HTML.escape("\(units.bytes(plan.left)) left"))</span>"
         out += "<span>\(HTML.escape("\(plan.daysLeft) day\(plan.daysLeft == 1 ? "" : "s") left, \(units.bytes(plan.dailyBudget))/day"))</span>"
         out += "<span>\(HTML.escape("projected \(units.bytes(plan.projected))" + (plan.projected > plan.limit ? ", over the limit" : "")))</span>"
-        out += "<span>\(HTML.escape("on " + (plan.interfaces.isEmpty ? "no interface yet (\(plan.selectors.joined(separator: ", ")))" : plan.interfaces.joined(separator: ", "))))</span>"
+        let members = plan.networks ?? plan.interfaces
+        let none = plan.networks == nil ? "no interface yet" : "no network yet"
+        out += "<span>\(HTML.escape("on " + (members.isEmpty ? "\(none) (\(plan.selectors.joined(separator: ", ")))" : members.joined(separator: ", "))))</span>"
         out += "</div>\(OverviewPage.labels(plan.labels + (plan.tunnelCountedTwice ? [EstimateLabel.tunnelDoubleCounted.rawValue] : [])))</div>\n"
         return out
     }

@@ -20,8 +20,15 @@ extension PlanResult {
 }
 
 extension RequestHandlers {
-    /// Every plan's figures now, in config order.
+    /// Every plan's figures now, in config order; a plan by network names its networks.
     static func plans(of service: MeterService, at now: Double) -> [PlanResult] {
-        service.planFigures(at: now).map(PlanResult.init)
+        let figures = service.planFigures(at: now)
+        guard figures.contains(where: { $0.plan.countsNetworks }) else { return figures.map(PlanResult.init) }
+        let names = Dictionary(service.networkFigures().map { ($0.subject, $0.record?.network.id ?? "unknown") }) { first, _ in first }
+        return figures.map { figures in
+            var result = PlanResult(figures)
+            if figures.plan.countsNetworks { result.networks = figures.members.map { names[$0] ?? $0 } }
+            return result
+        }
     }
 }

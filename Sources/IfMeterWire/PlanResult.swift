@@ -6,8 +6,11 @@ public struct PlanResult: Hashable, Sendable, JSONWritable, JSONReadable {
     public var name: String
     /// What the config names: interfaces, globs, `class:CLASS`.
     public var selectors: [String]
-    /// The names it sums now.
+    /// The names it sums now: interfaces, or networks' subjects (`network:UUID`).
     public var interfaces: [String]
+    /// A plan by network (docs/NETWORKS.md): the names of the networks it sums now, as
+    /// `interfaces` lists their subjects; nil for a plan by interface.
+    public var networks: [String]?
     public var direction: String
     /// As the config says it: `month 15`, `week monday`, `7 days from 2026-12-01`.
     public var period: String
@@ -57,6 +60,7 @@ public struct PlanResult: Hashable, Sendable, JSONWritable, JSONReadable {
         w.key("left_bytes"); w.number(left)
         w.key("limit_bytes"); w.number(limit)
         w.key("name"); w.string(name)
+        if let networks { w.key("networks"); w.strings(networks) }
         w.key("period"); w.string(period)
         w.key("period_end"); w.number(periodEnd)
         w.key("period_start"); w.number(periodStart)
@@ -97,6 +101,7 @@ public struct PlanResult: Hashable, Sendable, JSONWritable, JSONReadable {
             case "direction": direction = try r.readString()
             case "fired": fired = try doubles(&r)
             case "interfaces": interfaces = try r.readStrings()
+            case "networks": networks = try r.readNull() ? nil : try r.readStrings()
             case "labels": labels = try r.readStrings()
             case "left_bytes": left = try r.readUInt64()
             case "limit_bytes": limit = try r.readUInt64()

@@ -111,6 +111,27 @@ struct ConfigTests {
         #expect(read == expected, "\(line)")
     }
 
+    @Test("a plan by network: each .network line adds one (an SSID may hold a comma); interfaces and networks together are refused")
+    func planByNetwork() throws {
+        let config = try DaemonConfig.parse("""
+            plan[hotspot].network = Café, upstairs
+            plan[hotspot].network = 0b5ab2a0-0000-4000-8000-000000000002
+            plan[hotspot].metered = yes
+            plan[hotspot].limit = 5G
+            network_names = hidden
+            """, file: "test.conf")
+        #expect(config.plans.first?.selectors == [.network("Café, upstairs"), .network("0b5ab2a0-0000-4000-8000-000000000002"), .metered(true)])
+        #expect(config.plans.first?.countsNetworks == true && config.hideNetworkNames && config.networks)
+        #expect(throws: ConfigError.self) {
+            try DaemonConfig.parse("plan[p] = wlan0\nplan[p].network = Home\nplan[p].limit = 1G\n", file: "test.conf")
+        }
+        do {
+            _ = try DaemonConfig.parse("plan[p] = wlan0\nplan[p].network = Home\nplan[p].limit = 1G\n", file: "test.conf")
+        } catch {
+            #expect(error.description.hasPrefix("test.conf:1: plan[p]: names both interfaces and networks"))
+        }
+    }
+
     @Test("a bad line is reported with file and line, and what is wrong", arguments: [
         ("interval = 0", "test.conf:2: interval: expected a duration from 1 to 3600 s such as 30, 15m, 48h or 62d, got \"0\""),
         // Values that once trapped the parser or a timer (issue: hostile input).
@@ -139,6 +160,9 @@ struct ConfigTests {
         ("meter_inside_names = 0", "test.conf:2: meter_inside_names: expected a whole number from 1 to 100000, got \"0\""),
         ("http_allowed_hosts = localhost, metrics.example.org:10951", "test.conf:2: http_allowed_hosts: \"metrics.example.org:10951\" is not a host name (letters, digits, - and ., such as metrics.example.org), nor *"),
         ("owner_grace = 2h", "test.conf:2: owner_grace: expected a duration from 0 to 3600 s such as 30, 15m, 48h or 62d, got \"2h\""),
+        ("networks = maybe", "test.conf:2: networks: expected yes or no, got \"maybe\""),
+        ("network_names = hashed", "test.conf:2: network_names: expected shown or hidden, got \"hashed\""),
+        ("plan[p].metered = sometimes", "test.conf:2: plan[p].metered: expected yes or no, got \"sometimes\""),
     ])
     func badLine(_ line: String, _ message: String) {
         #expect(throws: ConfigError.self) { try DaemonConfig.parse("# ok\n\(line)\n", file: "test.conf") }
@@ -186,9 +210,9 @@ struct ConfigTests {
 
     @Test("a bad plan is reported with the line that names it, and what is missing or wrong", arguments: [
         ("plan[phone] = wwan0", "test.conf:2: plan[phone]: no limit: add plan[phone].limit = 20G"),
-        ("plan[phone].limit = 20G", "test.conf:2: plan[phone]: no interfaces: add plan[phone] = wwan0 (names, globs such as wwan* or class:CLASS)"),
+        ("plan[phone].limit = 20G", "test.conf:2: plan[phone]: no interfaces: add plan[phone] = wwan0 (names, globs such as wwan* or class:CLASS), or plan[phone].network = NETWORK or plan[phone].metered = yes"),
         ("plan[phone].limit = lots", "test.conf:2: plan[phone].limit: expected a size such as 20GiB, 500 MB, 1.5T or 4096 (G and GiB are 2^30 bytes, GB is 10^9), got \"lots\""),
-        ("plan[phone].colour = red", "test.conf:2: plan[phone].colour: unknown plan setting \"colour\" (expected limit, period, direction or thresholds)"),
+        ("plan[phone].colour = red", "test.conf:2: plan[phone].colour: unknown plan setting \"colour\" (expected limit, period, direction, thresholds, network or metered)"),
         ("plan[a b] = wwan0", "test.conf:2: plan[a b]: a plan's name is 1 to 64 letters, digits, '-', '_' or '.', got \"a b\""),
         ("plan[phone] = wwan0\nplan[phone].limit = 1G\nplan[phone].period = fortnight", "test.conf:4: plan[phone]: period: expected a period such as month, month 15, day, week, week sunday or 7 days from 2026-12-01, got \"fortnight\""),
         ("plan[phone] = wwan0\nplan[phone].limit = 1G\nretention_day = 20d", "test.conf:2: plan[phone]: its period lasts up to 31 days, but retention_day keeps daily buckets for 20 days; keep them longer or choose a shorter period"),

@@ -85,6 +85,14 @@ struct NetworkSplitTests {
         #expect(harness.service.networkFigures().map(\.total.traffic.rxBytes).reduce(0, +) == 160)
     }
 
+    @Test("network_names = hidden: a name made from the UUID, the same every time, and no SSID")
+    func hiddenName() {
+        let hidden = hotspot.withNameHidden
+        #expect(hidden.id.hasPrefix("network-") && hidden.id.utf8.count == 16)
+        #expect(hidden.id == hotspot.withNameHidden.id && hidden.id != home.withNameHidden.id)
+        #expect(hidden.ssid == nil && hidden.uuid == hotspot.uuid && hidden.metered == hotspot.metered && hidden.type == "wifi")
+    }
+
     @Test("a metered-only plan counts the metered network's traffic only, and a plan by SSID bytes finds its network")
     func plansByNetwork() throws {
         var configuration = ServiceConfiguration()
