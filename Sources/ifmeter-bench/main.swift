@@ -1,4 +1,4 @@
-// `make bench`. usage: ifmeter-bench links [ROUNDS] | store DIRECTORY | daemon SOCKET [SECONDS] | plans | containers
+// `make bench`. usage: ifmeter-bench links [ROUNDS] | store DIRECTORY | daemon SOCKET [SECONDS] | plans | containers | networks
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,10 +13,11 @@ do {
     case "store" where arguments.count == 2: try storeBenchmark(directory: arguments[1])
     case "plans": try planBenchmark()
     case "containers": try containerBenchmark()
+    case "networks": try networkBenchmark()
     case "daemon" where arguments.count == 2 || arguments.count == 3:
         try daemonBenchmark(socket: arguments[1], seconds: arguments.count == 3 ? Double(arguments[2]) ?? 5 : 5)
     default:
-        print("usage: ifmeter-bench links [ROUNDS] | store DIRECTORY | daemon SOCKET [SECONDS] | plans | containers")
+        print("usage: ifmeter-bench links [ROUNDS] | store DIRECTORY | daemon SOCKET [SECONDS] | plans | containers | networks")
         exit(64)
     }
 } catch {
