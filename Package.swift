@@ -67,6 +67,8 @@ let package = Package(
         .target(name: "IfMeterServer", dependencies: ["IfMeterPlatform", "IfMeterWire", "IfMeterCore", "CPeerSocket", "CSystemd"]),
         // `/metrics` over HTTP: libmicrohttpd on the loop, per-address admission, gzip.
         .target(name: "IfMeterHTTP", dependencies: ["IfMeterPlatform", "IfMeterCore", "CMetricsHTTP", "CSystemd"]),
+        // Which network each NetworkManager device is on, from its D-Bus signals over sd-bus on the loop.
+        .target(name: "IfMeterNetworkManager", dependencies: ["IfMeterCore", "IfMeterPlatform", "CSystemd"]),
         // The socket API's commands as a value over a metering context: a request and its peer
         // in, how to answer it out. No socket, loop or lock: tested and fuzzed with values.
         .target(
@@ -75,7 +77,7 @@ let package = Package(
         // Composition: command line, config, probe, event loop, server, systemd.
         .target(
             name: "IfMeterDaemon",
-            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterOwners", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterMetrics", "IfMeterRequests", "IfMeterPlatform", "IfMeterServer", "IfMeterHTTP", "IfMeterPage", "IfMeterPresentation", "CSystemd", "CMemory"]),
+            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterOwners", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterMetrics", "IfMeterRequests", "IfMeterPlatform", "IfMeterServer", "IfMeterHTTP", "IfMeterPage", "IfMeterPresentation", "IfMeterNetworkManager", "CSystemd", "CMemory"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
         // How figures are written for people, by the client and the daemon's page alike: byte
         // units, times in the daemon's zone, period names, the SVG bar chart.
@@ -112,6 +114,7 @@ let package = Package(
         .testTarget(name: "IfMeterServiceTests", dependencies: ["IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterOwnersTests", dependencies: ["IfMeterOwners", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterCoreTests", dependencies: ["IfMeterCore", "IfMeterTestSupport"]),
+        .testTarget(name: "IfMeterNetworkManagerTests", dependencies: ["IfMeterNetworkManager", "IfMeterPlatform", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(
             name: "IfMeterKernelTests",
             dependencies: ["IfMeterKernel", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterCore", "IfMeterTestSupport", "CLinkStats"]),
