@@ -28,6 +28,8 @@ final class Metering {
     private let database: String
     /// How long a container gone stays in the database (`retention_owners`); nil keeps it.
     var retentionOwners: Int64?
+    /// NetworkManager's devices and their networks, with `networks = yes`.
+    private(set) var networks: NetworkFeed?
     /// Each counter and plan event, for the watchers.
     var onEvent: (CounterEvent) -> Void = { _ in }
     /// After each save, with how long it took.
@@ -42,6 +44,13 @@ final class Metering {
         self.log = log
         self.database = database
         self.retentionOwners = retentionOwners
+    }
+
+    /// Splits interfaces' traffic between their networks from now on (docs/NETWORKS.md).
+    func watchNetworks(loop: EventLoop, hideNames: Bool) {
+        let feed = NetworkFeed(metering: self, hideNames: hideNames)
+        networks = feed
+        feed.start(loop: loop)
     }
 
     /// Opens the estimate log again, for a rotation done outside (SIGHUP).

@@ -1,0 +1,58 @@
+import IfMeterCore
+import IfMeterKernel
+import IfMeterNetworkManager
+import IfMeterPlatform
+
+/// What NetworkManager says each device is on, into the service at sample boundaries
+/// (docs/NETWORKS.md): each change is preceded by a sample, taken at once, that closes what the
+/// devices were on before, so none of one network's traffic is counted to the next.
+final class NetworkFeed {
+    /// The metering that holds this feed.
+    private unowned let metering: Metering
+    private let hideNames: Bool
+    private var watch: NetworkManagerWatch?
+    /// What was last said of NetworkManager's absence, so that it is said once.
+    private var lastReason: String?
+
+    init(metering: Metering, hideNames: Bool) {
+        self.metering = metering
+        self.hideNames = hideNames
+    }
+
+    /// Watches NetworkManager on the system bus (`DBUS_SYSTEM_BUS_ADDRESS` honoured). No bus
+    /// at all is one line, and interfaces are counted as ever.
+    func start(loop: EventLoop) {
+        let watch = NetworkManagerWatch(
+            loop: loop,
+            onChange: { [unowned self] devices in changed(devices) },
+            onUnavailable: { [unowned self] reason in unavailable(reason) })
+        do {
+            try watch.start()
+        } catch {
+            Diagnostics.notice("networks: \(error); interfaces are counted without their networks (docs/NETWORKS.md)")
+            return
+        }
+        self.watch = watch
+    }
+
+    private func changed(_ devices: [DeviceNetwork]) {
+        if lastReason != nil {
+            Diagnostics.notice("networks: NetworkManager is on the bus; \(devices.filter { $0.network != nil }.count) device(s) on a network")
+            lastReason = nil
+        }
+        let reported = hideNames ? devices.map { DeviceNetwork(interface: $0.interface, network: $0.network?.withNameHidden) } : devices
+        metering.sampler.sample { [unowned self] in
+            metering.service.reportNetworks(reported, at: SystemClock.now().wall)
+            metering.watchPlans()
+        }
+    }
+
+    private func unavailable(_ reason: String) {
+        if lastReason != reason {
+            Diagnostics.notice("networks: \(reason); what NetworkManager's devices carry meanwhile is counted to network:unknown "
+                + "(docs/NETWORKS.md)")
+            lastReason = reason
+        }
+        metering.sampler.sample { [unowned self] in metering.service.networkManagerGone() }
+    }
+}
