@@ -105,7 +105,7 @@ let package = Package(
         // the committed corpora by FuzzReplayTests. Never linked into a product.
         .target(
             name: "IfMeterFuzzTargets",
-            dependencies: ["IfMeterDaemon", "IfMeterRequests", "IfMeterHTTP", "IfMeterPlatform", "IfMeterMetrics", "IfMeterCLI", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterKernel", "IfMeterOwners", "CLinkStats"],
+            dependencies: ["IfMeterDaemon", "IfMeterRequests", "IfMeterHTTP", "IfMeterPlatform", "IfMeterMetrics", "IfMeterCLI", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterKernel", "IfMeterOwners", "IfMeterNetworkManager", "CLinkStats"],
             path: "Fuzz/Targets"),
         .testTarget(name: "FuzzReplayTests", dependencies: ["IfMeterFuzzTargets", "IfMeterTestSupport"]),
         // Network namespaces, processes and fixtures for the tests; never linked into a product.
