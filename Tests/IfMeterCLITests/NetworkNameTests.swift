@@ -1,0 +1,24 @@
+import IfMeterCore
+import IfMeterPresentation
+import IfMeterTestSupport
+import IfMeterWire
+import Testing
+
+@Suite("How a network is named for people", .ownThread, .timeLimit(.minutes(3)))
+struct NetworkNameTests {
+    func network(_ name: String, ssid: [UInt8]? = nil, apn: String? = nil, operatorName: String? = nil) -> NetworkResult {
+        NetworkResult(subject: "network:x", uuid: nil, name: name, ssidHex: ssid.map(Hex.encode), type: "wifi", metered: "no",
+                      apn: apn, operatorName: operatorName, interface: nil, firstSeen: nil, lastSeen: nil, rxBytes: 0,
+                      txBytes: 0, labels: [])
+    }
+
+    @Test("the connection's name; its SSID where that differs, bytes that are not UTF-8 as \\xNN; a SIM's operator and APN")
+    func display() {
+        #expect(NetworkName.display(network("Home", ssid: Array("Home".utf8))) == "Home")
+        #expect(NetworkName.display(network("Home", ssid: Array("FRITZ!Box 7530".utf8))) == "Home (SSID FRITZ!Box 7530)")
+        #expect(NetworkName.display(network("Café", ssid: [0x43, 0x61, 0x66, 0xE9, 0xFF])) == "Café (SSID Caf\\xe9\\xff)")
+        #expect(NetworkName.display(network("SIM", apn: "internet.t-mobile", operatorName: "T-Mobile"))
+            == "SIM (T-Mobile, APN internet.t-mobile)")
+        #expect(NetworkName.display(network("Wired")) == "Wired")
+    }
+}
