@@ -15,6 +15,7 @@ BUILDFLAGS = -c $(CONFIG) $(if $(filter release,$(CONFIG)),--static-swift-stdlib
 BUILD = $(if $(filter release,$(CONFIG)),IFMETER_STATIC_CLIENT=1) $(SWIFT) build $(BUILDFLAGS)
 BINDIR = $(PREFIX)/bin
 UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 DOCDIR = $(PREFIX)/share/doc/ifmeter
 MANDIR = $(PREFIX)/share/man
 COMPLETIONDIR = $(PREFIX)/share/bash-completion/completions
@@ -76,6 +77,8 @@ install:
 	$(BUILD) --product ifmeterd
 	$(BUILD) --product ifmeter
 	$(MAKE) install-files BUILT="$$($(BUILD) --show-bin-path)"
+	# The service's system user (systemd/ifmeter.sysusers), on this machine only.
+	if [ -z "$(DESTDIR)" ] && command -v systemd-sysusers >/dev/null; then systemd-sysusers "$(SYSUSERSDIR)/ifmeter.conf"; fi
 
 ## Install what is already built in BUILT (no SwiftPM involved: the tests call this while
 ## their own build holds SwiftPM's lock).
@@ -94,6 +97,7 @@ install-files:
 	  sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' "systemd/$$unit" > "$(DESTDIR)$(UNITDIR)/$$unit"; \
 	  chmod 0644 "$(DESTDIR)$(UNITDIR)/$$unit"; \
 	done
+	install -D -m 0644 systemd/ifmeter.sysusers "$(DESTDIR)$(SYSUSERSDIR)/ifmeter.conf"
 	install -m 0644 README.md docs/*.md "$(DESTDIR)$(DOCDIR)/"
 	install -d "$(DESTDIR)$(DOCDIR)/decisions"
 	install -m 0644 docs/decisions/*.md "$(DESTDIR)$(DOCDIR)/decisions/"
@@ -105,6 +109,7 @@ install-files:
 	  docs/examples/prometheus-agent.yml "$(DESTDIR)$(DOCDIR)/examples/"
 
 uninstall:
+	rm -f "$(DESTDIR)$(SYSUSERSDIR)/ifmeter.conf"
 	rm -f "$(DESTDIR)$(BINDIR)/ifmeterd" "$(DESTDIR)$(BINDIR)/ifmeter" "$(DESTDIR)$(UNITDIR)/ifmeterd.service" "$(DESTDIR)$(UNITDIR)/ifmeterd.socket" "$(DESTDIR)$(UNITDIR)/ifmeterd-events.socket" "$(DESTDIR)$(UNITDIR)/ifmeterd-metrics.socket"
 	rm -f "$(DESTDIR)$(MANDIR)/man1/ifmeter.1" "$(DESTDIR)$(MANDIR)/man5/ifmeterd.conf.5" "$(DESTDIR)$(MANDIR)/man8/ifmeterd.8"
 	rm -f "$(DESTDIR)$(COMPLETIONDIR)/ifmeter"

@@ -181,13 +181,14 @@ struct SystemdContainerTests {
         }
     }
 
-    @Test("the service starts, runs unprivileged under its seccomp filter and MemoryDenyWriteExecute, answers, takes systemd's two link-event sockets, counts a 1000-tun stall exactly, reloads, serves /metrics on systemd's socket (and is started by a scrape), and stops cleanly")
+    @Test("the service starts, runs unprivileged under its seccomp filter and MemoryDenyWriteExecute, answers, takes systemd's two link-event sockets, reads NetworkManager's networks over the system bus, counts a 1000-tun stall exactly, reloads, serves /metrics on systemd's socket (and is started by a scrape), and stops cleanly")
     func bootedContainer() throws {
         let result = try Command.run([Daemon.packageRoot + "/Tests/tools/systemd-container-test",
                                       DaemonProcess.binary, Daemon.packageRoot + "/systemd"], timeout: 1200)
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         for check in ["ok: ifmeterd.service active", "with a seccomp filter, no new privileges, no capabilities but CAP_DAC_READ_SEARCH CAP_NET_BROADCAST",
-                      "\"ready\":true", "ok: link events from systemd's two sockets", "during a 3 s SIGSTOP: all counted exactly",
+                      "\"ready\":true", "ok: link events from systemd's two sockets", "ok: networks read from the container's NetworkManager",
+                      "during a 3 s SIGSTOP: all counted exactly",
                       "ok: reload", "ok: /metrics on systemd's socket", "ok: a scrape with the service stopped starts it",
                       "ok: no restarts, no refused system calls", "ok: the peers socket hears every namespace with an nsid",
                       "ok: clean stop"] {
