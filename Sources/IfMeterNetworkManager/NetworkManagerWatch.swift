@@ -99,6 +99,8 @@ public final class NetworkManagerWatch {
     /// The hold lasted ``transitionLimit``: the next list is delivered whatever it says.
     private var transitionTimedOut = false
     private var warned: Set<String> = []
+    /// The timer that connects again after the bus was lost.
+    private var reconnecting: EventSource?
 
     /// A watch on the system bus (`DBUS_SYSTEM_BUS_ADDRESS` honoured), or on the bus at
     /// `busAddress`, believing only a NetworkManager (and ModemManager) running as
@@ -207,12 +209,36 @@ public final class NetworkManagerWatch {
         markDirty()
     }
 
+    /// The bus went away (dbus-daemon restarted or ended): unknown until a new connection,
+    /// tried after ``reconnectDelay`` and then every ``reconnectInterval`` while it fails.
     private func disconnected() {
         owner = nil
         read = nil
         ownerCheck = nil
-        becomeUnavailable("the connection to the system bus was lost: "
-                          + "which network each interface is on is unknown until ifmeterd restarts")
+        becomeUnavailable("the connection to the system bus was lost; connecting again")
+        // Not here: this runs inside sd-bus's dispatch of the old connection, which must not be
+        // freed under it.
+        reconnect(after: Self.reconnectDelay)
+    }
+
+    /// How soon a lost bus is connected to again, and how often after that while it fails.
+    static let reconnectDelay: Duration = .seconds(1)
+    static let reconnectInterval: Duration = .seconds(30)
+
+    private func reconnect(after delay: Duration) {
+        reconnecting = try? loop.after(delay) { [weak self] in
+            guard let self else { return }
+            reconnecting = nil
+            bus = nil
+            coalescing = nil
+            do {
+                try start()
+            } catch {
+                becomeUnavailable("the system bus cannot be reached (\(error)); connecting again every "
+                                  + "\(Self.reconnectInterval.components.seconds) s")
+                reconnect(after: Self.reconnectInterval)
+            }
+        }
     }
 
     private func markDirty() {

@@ -83,6 +83,18 @@ struct NetworkManagerWatchTests {
         #expect(run.unavailable.count == 1)
     }
 
+    @Test("the bus itself restarted: onUnavailable, then a new connection and the list again, with no restart of the watch")
+    func busRestarted() throws {
+        let home = try Home()
+        let run = try WatchRun(address: home.mock.address)
+        #expect(run.run(until: { !run.changes.isEmpty }))
+        #expect(run.changes == [Self.onHome])
+        try home.mock.restartBus()
+        #expect(run.run(until: { run.changes.count >= 2 }), "\(run.unavailable)")
+        #expect(run.unavailable.contains { $0.contains("connection to the system bus was lost") }, "\(run.unavailable)")
+        #expect(run.changes.last == Self.onHome)
+    }
+
     @Test("without NetworkManager at start: onUnavailable once, then the list once it starts")
     func notRunningAtStart() throws {
         let mock = try NetworkManagerMock()

@@ -63,7 +63,8 @@ public final class NetworkManagerMock: @unchecked Sendable {
     public let directory: TemporaryDirectory
     /// The bus's address, for `NetworkManagerWatch(busAddress:)`.
     public let address: String
-    private let daemon: SpawnedProcess
+    private var daemon: SpawnedProcess
+    private let config: String
     private var mock: SpawnedProcess?
     private var impostor: SpawnedProcess?
     private var flooder: SpawnedProcess?
@@ -92,22 +93,39 @@ public final class NetworkManagerMock: @unchecked Sendable {
         // which dbus-daemon makes 0777.
         chmod(directory.path, 0o755)
         address = "unix:path=\(directory.path)/bus"
-        let config = directory.path + "/nm-mock-bus-\(getpid()).conf"
+        config = directory.path + "/nm-mock-bus-\(getpid()).conf"
         try Self.configuration(address: address).write(toFile: config, atomically: true, encoding: .utf8)
-        let ready = directory.path + "/address"
-        daemon = try SpawnedProcess(["/usr/bin/dbus-daemon", "--config-file=\(config)", "--nofork", "--print-address=1"],
-                                    output: ready, errors: directory.path + "/dbus-daemon.log")
-        // It prints its address once it listens.
+        daemon = try Self.startBus(config: config, in: directory.path)
+    }
+
+    /// A dbus-daemon on `config`, once it listens (it prints its address then).
+    private static func startBus(config: String, in directory: String) throws -> SpawnedProcess {
+        let ready = directory + "/address"
+        unlink(ready)
+        let daemon = try SpawnedProcess(["/usr/bin/dbus-daemon", "--config-file=\(config)", "--nofork", "--print-address=1"],
+                                        output: ready, errors: directory + "/dbus-daemon.log")
         let deadline = Date().addingTimeInterval(30)
         while ((try? String(contentsOfFile: ready, encoding: .utf8)) ?? "").isEmpty {
             guard daemon.isRunning, Date() < deadline else {
                 daemon.end(SIGKILL)
                 throw CommandFailed(command: ["dbus-daemon"], result: CommandResult(
                     status: daemon.terminationStatus, stdout: "",
-                    stderr: (try? String(contentsOfFile: directory.path + "/dbus-daemon.log", encoding: .utf8)) ?? ""))
+                    stderr: (try? String(contentsOfFile: directory + "/dbus-daemon.log", encoding: .utf8)) ?? ""))
             }
             usleep(10_000)
         }
+        return daemon
+    }
+
+    /// The bus itself restarted (dbus-daemon upgraded, say): the mock and the bus end, a new bus
+    /// listens at the same address, and the mock starts on it again as it was set up.
+    public func restartBus() throws {
+        try stop()
+        daemon.send(SIGTERM)
+        try daemon.awaitExit("the mock's dbus-daemon")
+        unlink(directory.path + "/bus")
+        daemon = try Self.startBus(config: config, in: directory.path)
+        try start()
     }
 
     deinit {
