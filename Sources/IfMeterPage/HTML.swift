@@ -1,7 +1,9 @@
 /// Text made safe for HTML: every name on a page passes through here, since a Linux interface
 /// may be named `<b>x` or `a"b&`.
 public enum HTML {
-    /// Escaped for element text and double-quoted attribute values alike.
+    /// Escaped for element text and double-quoted attribute values alike. Control characters
+    /// (an SSID may hold ESC or NUL) are no text in HTML, where they are parse errors, and a
+    /// page fetched to a terminal would act on them: each becomes U+FFFD.
     public static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
@@ -12,6 +14,8 @@ public enum HTML {
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
             case "'": out += "&#39;"
+            case "\t", "\n", "\r": out.unicodeScalars.append(character)
+            case "\u{0}"..."\u{1F}", "\u{7F}"..."\u{9F}": out += "\u{FFFD}"
             default: out.unicodeScalars.append(character)
             }
         }

@@ -20,5 +20,9 @@ struct NetworkNameTests {
         #expect(NetworkName.display(network("SIM", apn: "internet.t-mobile", operatorName: "T-Mobile"))
             == "SIM (T-Mobile, APN internet.t-mobile)")
         #expect(NetworkName.display(network("Wired")) == "Wired")
+        // A line feed would split a table's row; an ESC would start a terminal sequence.
+        #expect(NetworkName.display(network("a\u{1B}[31m\nb")) == "a\\x1b[31m\\x0ab")
+        #expect(NetworkName.display(network("Café", ssid: [0x43, 0x61, 0x66, 0xE9, 0xFF, 0x00, 0x0A])) == "Café (SSID Caf\\xe9\\xff\\x00\\x0a)")
+        #expect(NetworkName.display(network("x", ssid: Array("y\u{85}\u{7F}".utf8))) == "x (SSID y\\x85\\x7f)")
     }
 }

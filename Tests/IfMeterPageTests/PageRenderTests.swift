@@ -52,6 +52,7 @@ struct PageRenderTests {
         #expect(!page.contains("<script>") && !page.contains("<b\\xff"))
         #expect(page.contains("&#39;&gt;&lt;script&gt; (SSID &lt;b\\xff)"))
         #expect(page.contains("data-bytes=\"4000\""), "all time: rx + tx")
+        #expect(HTML.escape("a\u{1B}[31m\u{0}b\u{9B}\tc") == "a\u{FFFD}[31m\u{FFFD}b\u{FFFD}\tc", "no control character reaches a page")
         #expect(page.contains(">guess-yes<") && page.contains(">wlan0<"))
         let none = QueryResult(status: nil, subjects: [], interfaces: nil, usage: [], footnote: "f", networks: [])
         #expect(!OverviewPage.render(host: "h", interfaces: interfaces, owners: owners, networks: none,
