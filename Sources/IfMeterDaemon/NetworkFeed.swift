@@ -1,5 +1,6 @@
 import IfMeterCore
 import IfMeterKernel
+import IfMeterMetrics
 import IfMeterNetworkManager
 import IfMeterPlatform
 
@@ -13,6 +14,8 @@ final class NetworkFeed {
     private var watch: NetworkManagerWatch?
     /// What was last said of NetworkManager's absence, so that it is said once.
     private var lastReason: String?
+    /// More networks were seen than /metrics exposes, and the journal was told.
+    private var saidPastExposed = false
 
     init(metering: Metering, hideNames: Bool) {
         self.metering = metering
@@ -44,6 +47,12 @@ final class NetworkFeed {
         metering.sampler.sample { [unowned self] in
             metering.service.reportNetworks(reported, at: SystemClock.now().wall)
             metering.watchPlans()
+            let count = metering.service.networkCount
+            if !saidPastExposed, count > MetricsExposition.maximumNetworks {
+                saidPastExposed = true
+                Diagnostics.notice("networks: \(count) networks seen; /metrics exposes the \(MetricsExposition.maximumNetworks) "
+                    + "active or most recently seen and counts the rest in ifmeter_networks_not_exposed; ifmeter networks lists all")
+            }
         }
     }
 

@@ -370,6 +370,9 @@ public struct MeterService: Sendable {
         if !changed.isEmpty { planMembers = nil }
     }
 
+    /// How many networks have been counted on (`network:unknown` aside).
+    public var networkCount: Int { networks.records.count }
+
     /// NetworkManager left the bus: its devices' networks are unknown until it is back.
     public mutating func networkManagerGone() {
         networks.managerGone()

@@ -540,6 +540,9 @@ final class NetworksWiFiTests {
         #expect(exposed.count == min(count, 256), "\(exposed.count) networks exposed")
         #expect(Self.samples(exposition, "ifmeter_network_transmit_bytes_total").count == min(count, 256))
         #expect(sampleValue(exposition, "ifmeter_networks_not_exposed") == Double(max(0, count - 256)))
+        // The overflow is said once, in the journal (stderr here).
+        #expect(daemon.stderrText.components(separatedBy: "networks seen; /metrics exposes the 256").count - 1 == (count > 256 ? 1 : 0),
+                "\(daemon.stderrText)")
         let exposedUUIDs = Set(exposed.compactMap { sample in profiles.first { sample.labels.contains("uuid=\"\($0.uuid)\"") }?.uuid })
         #expect(exposedUUIDs == Set(profiles.suffix(256).map(\.uuid)), "not the 256 most recently seen")
         if Promtool.available {
