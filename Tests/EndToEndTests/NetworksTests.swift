@@ -161,4 +161,74 @@ final class NetworksTests {
         #expect(unknown.rx == k2.rx - k1.rx && unknown.tx == k2.tx - k1.tx, "\(seen)")
         #expect((seen["unknown"]?["labels"] as? [String])?.contains("network-unknown") == true, "\(seen)")
     }
+
+    @Test("traffic flowing through a switch: every byte is in exactly one of the two networks, which add up to the interface; each has at least what was sent wholly on it")
+    func switchWhileTrafficFlows() throws {
+        let interface = pair.leftName
+        _ = try host.addEthernetProfile("Home", interface: interface, address: "\(pair.leftAddress)/24", metered: false)
+        _ = try host.addEthernetProfile("Hotspot", interface: interface, address: "\(pair.leftAddress)/24", metered: true)
+        try host.manage(interface, quiet: true)
+        try host.up("Home")
+        try daemon.startAsTheUnit(environment: ["DBUS_SYSTEM_BUS_ADDRESS": host.busAddress])
+        try awaitActive("Home")
+        let start = try daemon.figuresAfterSample()[interface]
+        let k0 = try kernel()
+        try send(10)
+        let beforeSwitch = try kernel()
+
+        // A sender that keeps going while NetworkManager switches the end to the hotspot.
+        let sender = try FlowingSender(pair: pair)
+        sender.start()
+        try host.up("Hotspot")
+        try awaitActive("Hotspot")
+        let sent = sender.stop()
+        let afterSwitch = try kernel()
+        try send(10)
+        let k1 = try kernel()
+
+        #expect(sent > 0, "datagrams were in flight during the switch")
+        let seen = try networks()
+        let home = bytes(seen["Home"]), hotspot = bytes(seen["Hotspot"])
+        let figures = try daemon.figuresAfterSample()[interface]
+        func total(_ entry: [String: Any]?, _ key: String) -> Int { (entry?[key] as? Int) ?? -1 }
+        #expect(home.tx + hotspot.tx == k1.tx - k0.tx && home.rx + hotspot.rx == k1.rx - k0.rx, "\(seen)")
+        #expect(total(figures, "tx_bytes") - total(start, "tx_bytes") == home.tx + hotspot.tx)
+        #expect(home.tx >= beforeSwitch.tx - k0.tx && hotspot.tx >= k1.tx - afterSwitch.tx, "\(seen)")
+        #expect(seen["unknown"] == nil, "the end was on a network throughout: \(seen)")
+    }
+}
+
+/// Datagrams from the managed end, one after another, on a thread of their own until stopped.
+/// Nothing waits for them to arrive: while NetworkManager moves the end between profiles its
+/// address and neighbour entry come and go, and sends fail then; what the kernel counted is what
+/// the test compares.
+final class FlowingSender: @unchecked Sendable {
+    private let socket: UDPSocket
+    private let destination: String
+    private let lock = NSLock()
+    private var stopping = false
+    private var sent = 0
+    private let done = DispatchSemaphore(value: 0)
+
+    init(pair: VethPair) throws {
+        socket = try pair.left.inside { try UDPSocket(bindTo: "0.0.0.0", port: 0) }
+        destination = pair.rightAddress
+    }
+
+    func start() {
+        let payload = [UInt8](repeating: 0x5a, count: 500)
+        Thread.detachNewThread { [self] in
+            while !lock.withLock({ stopping }) {
+                if (try? socket.send(payload, to: destination, port: 9100)) != nil { lock.withLock { sent += 1 } }
+            }
+            done.signal()
+        }
+    }
+
+    /// Stops it; how many sends the kernel took.
+    func stop() -> Int {
+        lock.withLock { stopping = true }
+        done.wait()
+        return lock.withLock { sent }
+    }
 }
