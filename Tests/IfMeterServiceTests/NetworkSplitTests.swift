@@ -113,4 +113,31 @@ struct NetworkSplitTests {
         #expect(used == ["paid": 250, "pixel": 250, "home": 330])
         #expect(harness.service.planFiguresRecounted(at: at(20).wall).map(\.used) == [250, 250, 330])
     }
+
+    @Test("a plan by metered network fires each threshold once, as a plan by interface does, and survives a restart")
+    func thresholdsOnce() throws {
+        var configuration = ServiceConfiguration()
+        configuration.plans = [Plan(name: "paid", selectors: [.metered(true)], limit: 400, period: .day)]
+        let harness = try ServiceHarness(configuration: configuration)
+        harness.start([link("wlan0", 3, traffic(0, 0))], at: at(0))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: hotspot)], at: at(0).wall)
+        func fired(_ events: [CounterEvent]) -> [Double] {
+            events.compactMap(PlanEvent.init).filter { $0.kind == .threshold }.compactMap(\.facts.threshold)
+        }
+        _ = harness.watch(at: at(0))
+        harness.ingest(readings: [reading(3, traffic(200, 50))], at: at(10))
+        #expect(fired(harness.watch(at: at(10))) == [])
+        harness.ingest(readings: [reading(3, traffic(250, 100))], at: at(20))
+        #expect(fired(harness.watch(at: at(20))) == [0.8])
+        harness.ingest(readings: [reading(3, traffic(300, 120))], at: at(30))
+        #expect(fired(harness.watch(at: at(30))) == [1.0])
+        harness.save(at: at(30))
+        try harness.restart(at: at(40), configuration: configuration)
+        harness.start([link("wlan0", 3, traffic(310, 130))], at: at(40))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: hotspot)], at: at(40).wall)
+        harness.ingest(readings: [reading(3, traffic(400, 200))], at: at(50))
+        #expect(fired(harness.watch(at: at(50))) == [], "fired once a period, across a restart")
+        // What crossed while the daemon was down is network:unknown, not the hotspot's.
+        #expect(harness.service.planFigures(at: at(50).wall).first?.used == 420 + 160)
+    }
 }
