@@ -40,7 +40,7 @@ extension FuzzTargets {
             }
         }
         let deviceKeys = ["Interface", "IpInterface", "ActiveConnection", "Metered", "DeviceType", "Udi", "State", "StateReason"]
-        let activeKeys = ["Uuid", "Id", "Type", "Connection", "SpecificObject", "State"]
+        let activeKeys = ["Uuid", "Id", "Type", "Connection", "SpecificObject", "State", "StateFlags", "Master"]
         for index in 0..<(Int(input.byte()) << 1 | Int(input.byte() & 1)) {
             let device = input.byte() & 1 == 0 ? "/d\(index)" : "/d\(input.byte() % 8)"
             snapshot.devicePaths.append(device)

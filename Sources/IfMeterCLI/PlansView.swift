@@ -52,7 +52,8 @@ enum PlansView {
         if let networks = plan.networks {
             notes.append(networks.isEmpty
                 ? "\(plan.name): no network matches \(plan.selectors.joined(separator: ", ")) yet"
-                : "\(plan.name): counts what crossed any interface on \(networks.joined(separator: ", ")) (docs/NETWORKS.md)")
+                : "\(plan.name): counts what crossed any interface on \(networks.map(NetworkName.printable).joined(separator: ", ")) "
+                    + "(docs/NETWORKS.md)")
         } else if plan.interfaces.isEmpty {
             notes.append("\(plan.name): no interface matches \(plan.selectors.joined(separator: ", ")) yet")
         }

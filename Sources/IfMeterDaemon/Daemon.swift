@@ -224,7 +224,7 @@ final class Daemon {
             }
             metering.act(on: metering.service.start(links: dump.links, unparseable: dump.unparseable, at: now))
             try sampler.watchLinkEvents()
-            if config.networks { metering.watchNetworks(loop: loop, hideNames: config.hideNetworkNames) }
+            if config.networks { metering.watchNetworks(loop: loop) }
             try scheduleTimers()
             let count = metering.service.summary.presentLinks
             Diagnostics.notice("ready: \(count) interfaces, database \(paths.database), socket \(paths.socket)")

@@ -97,6 +97,8 @@ public struct DaemonConfig: Hashable, Sendable {
         var configuration = ServiceConfiguration(meter: meterConfiguration, classifier: Classifier(rules: rules),
                                                  store: historyConfiguration, plans: plans)
         configuration.insideNamesLimit = meterInsideNames
+        configuration.networks = networks
+        configuration.hideNetworkNames = hideNetworkNames
         return configuration
     }
 

@@ -47,8 +47,8 @@ final class Metering {
     }
 
     /// Splits interfaces' traffic between their networks from now on (docs/NETWORKS.md).
-    func watchNetworks(loop: EventLoop, hideNames: Bool) {
-        let feed = NetworkFeed(metering: self, hideNames: hideNames)
+    func watchNetworks(loop: EventLoop) {
+        let feed = NetworkFeed(metering: self)
         networks = feed
         feed.start(loop: loop)
     }

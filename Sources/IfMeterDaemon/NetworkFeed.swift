@@ -10,20 +10,24 @@ import IfMeterPlatform
 final class NetworkFeed {
     /// The metering that holds this feed.
     private unowned let metering: Metering
-    private let hideNames: Bool
     private var watch: NetworkManagerWatch?
     /// What was last said of NetworkManager's absence, so that it is said once.
     private var lastReason: String?
     /// More networks were seen than /metrics exposes, and the journal was told.
     private var saidPastExposed = false
 
-    init(metering: Metering, hideNames: Bool) {
+    /// While the system bus cannot be reached: the next try.
+    private var retry: EventSource?
+
+    /// How often the system bus is tried while it cannot be reached (at boot it may come later).
+    static let retryInterval: Duration = .seconds(30)
+
+    init(metering: Metering) {
         self.metering = metering
-        self.hideNames = hideNames
     }
 
-    /// Watches NetworkManager on the system bus (`DBUS_SYSTEM_BUS_ADDRESS` honoured). No bus
-    /// at all is one line, and interfaces are counted as ever.
+    /// Watches NetworkManager on the system bus (`DBUS_SYSTEM_BUS_ADDRESS` honoured). No bus is
+    /// one line, and interfaces are counted as ever; the bus is tried again every 30 s.
     func start(loop: EventLoop) {
         let watch = NetworkManagerWatch(
             loop: loop,
@@ -32,7 +36,11 @@ final class NetworkFeed {
         do {
             try watch.start()
         } catch {
-            Diagnostics.notice("networks: \(error); interfaces are counted without their networks (docs/NETWORKS.md)")
+            unavailable("\(error); tried again every \(Self.retryInterval.components.seconds) s")
+            retry = try? loop.after(Self.retryInterval) { [unowned self] in
+                retry = nil
+                start(loop: loop)
+            }
             return
         }
         self.watch = watch
@@ -43,9 +51,8 @@ final class NetworkFeed {
             Diagnostics.notice("networks: NetworkManager is on the bus; \(devices.filter { $0.network != nil }.count) device(s) on a network")
             lastReason = nil
         }
-        let reported = hideNames ? devices.map { DeviceNetwork(interface: $0.interface, network: $0.network?.withNameHidden) } : devices
         metering.sampler.sample { [unowned self] in
-            metering.service.reportNetworks(reported, at: SystemClock.now().wall)
+            metering.service.reportNetworks(devices, at: SystemClock.now().wall)
             metering.watchPlans()
             let count = metering.service.networkCount
             if !saidPastExposed, count > MetricsExposition.maximumNetworks {

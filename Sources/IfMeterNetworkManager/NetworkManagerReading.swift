@@ -34,6 +34,9 @@ public enum NetworkManagerReading {
     /// device between profiles spends about 10 ms there before the device has none, a state a
     /// read would otherwise catch and report as "on no network" in the middle of a switch.
     static let onDeviceStates: Set<UInt32> = [1, 2, 3]
+    /// `NM_ACTIVATION_STATE_FLAG_EXTERNAL` and `…_IS_PORT` (`…_IS_SLAVE` before 1.44).
+    static let externalFlag: UInt32 = 0x80
+    static let portFlag: UInt32 = 0x2
 
     /// The devices, sorted by interface, and what the journal should hear: objects left out
     /// and why (the snapshot's own problems first). Where two devices name one interface (Open
@@ -165,6 +168,14 @@ public enum NetworkManagerReading {
         do {
             guard let state = try number(properties, "State") else { throw MissingProperty(name: "State") }
             guard onDeviceStates.contains(state) else { return nil }
+            // Not a network someone joined: a connection NetworkManager made up for a device it
+            // found configured (docker0, virbr0, a VPN's tun, lo: a new UUID at each re-creation),
+            // a port of a bridge or bond (its bytes are its controller's too), or loopback.
+            let flags = try number(properties, "StateFlags") ?? 0
+            let controller = try objectPath(properties, "Master") ?? noObject
+            guard flags & (externalFlag | portFlag) == 0, controller == noObject, try text(properties, "Type") != "loopback" else {
+                return nil
+            }
             guard let uuid = try text(properties, "Uuid"), Network.isUUID(uuid) else {
                 problems.append("the connection on \(interface) (\(path)) has no well-formed UUID: not counted as a network")
                 return nil

@@ -46,7 +46,7 @@ public final class NetworkManagerWatch {
     static let relevantProperties: [String: Set<String>] = [
         NetworkManagerRead.interface: ["Devices", "ActiveConnections"],
         NetworkManagerRead.deviceInterface: ["ActiveConnection", "Metered", "Interface", "IpInterface", "DeviceType", "Udi"],
-        NetworkManagerRead.activeInterface: ["State", "Uuid", "Id", "Type", "Connection", "SpecificObject"],
+        NetworkManagerRead.activeInterface: ["State", "StateFlags", "Master", "Uuid", "Id", "Type", "Connection", "SpecificObject"],
     ]
 
     /// The bus daemon's filters, so that only signals that may matter wake the loop. A rule

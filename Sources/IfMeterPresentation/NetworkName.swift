@@ -17,7 +17,7 @@ public enum NetworkName {
 
     /// `text` with every control character (C0, DEL, C1: a line feed would split a table's
     /// row, an ESC start a terminal sequence) as `\xNN`.
-    static func printable(_ text: String) -> String {
+    public static func printable(_ text: String) -> String {
         var out = ""
         for scalar in text.unicodeScalars {
             if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {

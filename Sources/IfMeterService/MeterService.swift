@@ -72,7 +72,12 @@ public struct MeterService: Sendable {
         lostEvents = LostEvents(loaded.eventsLost)
         window = LogWindowBuilder(start: start)
         plans = PlanWatch(plans: configuration.plans, states: loaded.planStates)
-        networks = NetworkAssignments(loaded.networks)
+        networks = NetworkAssignments(loaded.networks, enabled: configuration.networks,
+                                      hidingNames: configuration.hideNetworkNames)
+        // Names kept before network_names = hidden go from the database with the next save.
+        for record in networks.records.values where !loaded.networks.contains(record) {
+            pending.networks[record.network.uuid] = record
+        }
     }
 
     /// Replaces the configuration (a reload): every present link is classified again.
@@ -365,7 +370,9 @@ public struct MeterService: Sendable {
     /// What NetworkManager says each device is on now, after the sample that closes what they
     /// were on before (``NetworkAssignments``).
     public mutating func reportNetworks(_ devices: [DeviceNetwork], at wall: Double) {
-        let changed = networks.report(devices, at: wall)
+        let reported = configuration.hideNetworkNames
+            ? devices.map { DeviceNetwork(interface: $0.interface, network: $0.network?.withNameHidden) } : devices
+        let changed = networks.report(reported, at: wall)
         for record in changed { pending.networks[record.network.uuid] = record }
         if !changed.isEmpty { planMembers = nil }
     }

@@ -21,9 +21,18 @@ struct NetworkAssignments: Sendable {
     /// Every network counted on, by UUID.
     private(set) var records: [String: NetworkRecord]
 
-    init(_ loaded: [NetworkRecord]) {
-        records = Dictionary(loaded.map { ($0.network.uuid, $0) }) { _, last in last }
-        for record in loaded where record.active {
+    /// The networks the history holds (renamed from their UUIDs when `hidingNames`); with
+    /// `enabled`, interfaces that were on one at the last save are on `network:unknown` until
+    /// NetworkManager is read.
+    init(_ loaded: [NetworkRecord], enabled: Bool = true, hidingNames: Bool = false) {
+        let kept = hidingNames ? loaded.map { record in
+            var hidden = record
+            hidden.network = record.network.withNameHidden
+            return hidden
+        } : loaded
+        records = Dictionary(kept.map { ($0.network.uuid, $0) }) { _, last in last }
+        guard enabled else { return }
+        for record in kept where record.active {
             if let interface = record.interface { subjectOf[interface] = NetworkSubject.unknown }
         }
     }
@@ -36,8 +45,11 @@ struct NetworkAssignments: Sendable {
         var changed: [NetworkRecord] = []
         var active = Set<String>()
         for device in devices {
-            guard let network = device.network, active.insert(network.uuid).inserted else { continue }
+            guard let network = device.network else { continue }
             next[device.interface] = network.subject
+            // A profile active on several devices at once (connection.multi-connect) is one
+            // network on each: its record names the first.
+            guard active.insert(network.uuid).inserted else { continue }
             let known = records[network.uuid]
             var record = known ?? NetworkRecord(network: network, firstSeen: time, lastSeen: time,
                                                 interface: device.interface, active: true)

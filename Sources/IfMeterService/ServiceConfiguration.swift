@@ -13,6 +13,12 @@ public struct ServiceConfiguration: Hashable, Sendable {
     /// Link names a namespace metered from inside may have subjects for (`meter_inside_names`);
     /// a link with a new name past it is ignored, and said so once.
     public var insideNamesLimit = 256
+    /// Whether interfaces' traffic is split between their networks (`networks`); without, no
+    /// interface is ever on a network, not even `network:unknown`.
+    public var networks = true
+    /// Networks are kept and answered under a name made from their UUID (`network_names =
+    /// hidden`): those NetworkManager reports, and those the history holds.
+    public var hideNetworkNames = false
 
     public init(meter: MeterConfiguration = MeterConfiguration(), classifier: Classifier = Classifier(),
                 store: HistoryConfiguration = HistoryConfiguration(), plans: [Plan] = []) {

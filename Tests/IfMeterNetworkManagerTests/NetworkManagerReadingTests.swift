@@ -41,6 +41,26 @@ struct NetworkManagerReadingTests {
         #expect(problems.isEmpty)
     }
 
+    @Test("not networks: a connection NetworkManager made up for a device it found (external), a bridge's port, loopback")
+    func notNetworks() {
+        var external = Self.wifiConnection()
+        external["StateFlags"] = .uint32(0x80 | 0x4)
+        var port = Self.wifiConnection()
+        port["Master"] = .objectPath("/org/freedesktop/NetworkManager/ActiveConnection/9")
+        var flaggedPort = Self.wifiConnection()
+        flaggedPort["StateFlags"] = .uint32(0x2)
+        var loopback = Self.wifiConnection()
+        loopback["Type"] = .string("loopback")
+        for connection in [external, port, flaggedPort, loopback] {
+            let (devices, _) = NetworkManagerReading.devices(from: Self.wifi(connection: connection))
+            #expect(devices == [DeviceNetwork(interface: "wlan0", network: nil)], "\(connection)")
+        }
+        var controller = Self.wifiConnection()
+        controller["StateFlags"] = .uint32(0x1 | 0x4)
+        controller["Master"] = .objectPath("/")
+        #expect(NetworkManagerReading.devices(from: Self.wifi(connection: controller)).devices.first?.network?.uuid == Self.uuid)
+    }
+
     @Test("the profile's SSID stands in for an access point that went or shows none")
     func ssidFallback() {
         for ssid: BusValue? in [nil, .bytes([])] {

@@ -140,4 +140,45 @@ struct NetworkSplitTests {
         // What crossed while the daemon was down is network:unknown, not the hotspot's.
         #expect(harness.service.planFigures(at: at(50).wall).first?.used == 420 + 160)
     }
+
+    @Test("one profile active on two devices at once (multi-connect): both devices' traffic is the network's")
+    func multiConnect() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("eth0", 2, traffic(0, 0)), link("eth1", 3, traffic(0, 0))], at: at(0))
+        harness.service.reportNetworks([DeviceNetwork(interface: "eth0", network: home), DeviceNetwork(interface: "eth1", network: home)],
+                                       at: at(0).wall)
+        harness.ingest(readings: [reading(2, traffic(100, 10)), reading(3, traffic(200, 20))], at: at(10))
+        #expect(figures(harness, home.subject)?.total.traffic == traffic(300, 30))
+    }
+
+    @Test("network_names = hidden renames the networks the history holds too, and the next save writes them so")
+    func hiddenHistory() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("wlan0", 3, traffic(0, 0))], at: at(0))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: hotspot)], at: at(0).wall)
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: home)], at: at(1).wall)
+        harness.save(at: at(2))
+        var configuration = ServiceConfiguration()
+        configuration.hideNetworkNames = true
+        try harness.restart(at: at(10), configuration: configuration)
+        harness.start([link("wlan0", 3, traffic(0, 0))], at: at(10))
+        #expect(Set(harness.service.networkFigures().compactMap { $0.record?.network.id }) == [home.withNameHidden.id, hotspot.withNameHidden.id])
+        harness.save(at: at(20))
+        let stored = try harness.store.networks()
+        #expect(stored.allSatisfy { $0.network.id.hasPrefix("network-") && $0.network.ssid == nil }, "\(stored)")
+    }
+
+    @Test("networks = no: no interface is ever on a network, not even network:unknown after a restart")
+    func disabled() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("wlan0", 3, traffic(0, 0))], at: at(0))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: home)], at: at(0).wall)
+        harness.save(at: at(1))
+        var configuration = ServiceConfiguration()
+        configuration.networks = false
+        try harness.restart(at: at(10), configuration: configuration)
+        harness.start([link("wlan0", 3, traffic(500, 50))], at: at(10))
+        harness.ingest(readings: [reading(3, traffic(900, 90))], at: at(20))
+        #expect(figures(harness, NetworkSubject.unknown) == nil)
+    }
 }
