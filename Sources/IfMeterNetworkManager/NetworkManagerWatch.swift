@@ -101,6 +101,8 @@ public final class NetworkManagerWatch {
     private var warned: Set<String> = []
     /// The timer that connects again after the bus was lost.
     private var reconnecting: EventSource?
+    /// The timer that reads again after a read failed.
+    private var retryingRead: EventSource?
 
     /// A watch on the system bus (`DBUS_SYSTEM_BUS_ADDRESS` honoured), or on the bus at
     /// `busAddress`, believing only a NetworkManager (and ModemManager) running as
@@ -273,10 +275,23 @@ public final class NetworkManagerWatch {
             }
         case .failed(let reason):
             becomeUnavailable("\(reason): which network each interface is on is unknown until NetworkManager answers")
+            readAgainLater()
         case .notReady:
-            break
+            readAgainLater()
         }
         if dirty { coalescing?.trigger() }
+    }
+
+    /// How soon a read that failed (or found NetworkManager not ready) is tried again: a quiet
+    /// NetworkManager sends no signal that would.
+    static let readRetry: Duration = .seconds(5)
+
+    private func readAgainLater() {
+        guard retryingRead == nil else { return }
+        retryingRead = try? loop.after(Self.readRetry) { [weak self] in
+            self?.retryingRead = nil
+            self?.markDirty()
+        }
     }
 
     /// Holds lists back until the signal of the device's next state (which makes another read),

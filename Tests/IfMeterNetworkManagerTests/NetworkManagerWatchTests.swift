@@ -216,6 +216,20 @@ struct NetworkManagerWatchTests {
         withExtendedLifetime(ticker) {}
     }
 
+    @Test("a read that failed is tried again on its own: a NetworkManager that answers again but sends no signal is read")
+    func failedReadRetried() throws {
+        let home = try Home()
+        let run = try WatchRun(address: home.mock.address)
+        #expect(run.run(until: { !run.changes.isEmpty }))
+        try home.mock.setMetered(home.device, 1)
+        home.mock.pause()
+        defer { home.mock.resume() }
+        #expect(run.run(until: { !run.unavailable.isEmpty }))
+        home.mock.resume()
+        #expect(run.run(until: { run.changes.count >= 2 }), "no read after NetworkManager answered again")
+        #expect(run.changes.last?.first?.network?.metered == .yes)
+    }
+
     @Test("replies of the wrong types, and a malformed UUID: the object is left out or not counted, nothing crashes")
     func wrongTypes() throws {
         let home = try Home()
