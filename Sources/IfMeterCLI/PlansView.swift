@@ -57,6 +57,10 @@ enum PlansView {
         } else if plan.interfaces.isEmpty {
             notes.append("\(plan.name): no interface matches \(plan.selectors.joined(separator: ", ")) yet")
         }
+        if plan.labels.contains(EstimateLabel.networkUnknown.rawValue) {
+            notes.append("\(plan.name): an interface's network was not known for part of the period (NetworkManager or "
+                + "ifmeterd not running); what crossed then is network:unknown, not in this plan")
+        }
         if plan.tunnelCountedTwice {
             notes.append("\(plan.name): sums a tunnel and other links; the tunnel's traffic is counted again on the link beneath it")
         }

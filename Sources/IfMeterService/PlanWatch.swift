@@ -29,6 +29,10 @@ public struct PlanFigures: Hashable, Sendable {
     public var daysLeft: Int
     /// Where the plan is in the watch's list (-1 for figures made elsewhere).
     var index = -1
+    /// A plan by network whose period holds traffic of an interface whose network was not
+    /// known (`network:unknown`): some of it may have crossed the plan's networks, and is not in
+    /// ``used``.
+    public var networkUnknown = false
 
     public init(plan: Plan, bounds: PlanBounds, at: Double, tally: BucketTally, members: [String], tunnels: [String] = [],
                 eventsLost: Int = 0, fired: [Double] = [], daysLeft: Int) {
@@ -52,7 +56,9 @@ public struct PlanFigures: Hashable, Sendable {
     /// A tunnel and other links in one plan: the tunnel's traffic is counted again beneath it.
     public var countsTunnelTwice: Bool { !tunnels.isEmpty && tunnels.count < members.count }
     /// The labels of ``used``: those of what it sums (DESIGN §1).
-    public var labels: [EstimateLabel] { tally.labels(tunnel: !tunnels.isEmpty, eventsLost: eventsLost) }
+    public var labels: [EstimateLabel] {
+        tally.labels(tunnel: !tunnels.isEmpty, eventsLost: eventsLost) + (networkUnknown ? [.networkUnknown] : [])
+    }
 }
 
 /// Keeps watch over the configured plans (docs/PLANS.md): each one's figures from saved plus
@@ -239,6 +245,8 @@ public struct PlanWatch: Sendable {
                 fired: plan.thresholds.filter { state?.fired.contains(plan.bytes(at: $0)) ?? false },
                 daysLeft: max(daysLeft, 1))
             figures.index = index
+            figures.networkUnknown = plan.countsNetworks
+                && (baseline.tallies[NetworkSubject.unknown] != nil || unsaved(NetworkSubject.unknown, bounds) != nil)
             return figures
         }
     }

@@ -112,6 +112,7 @@ struct NetworkSplitTests {
         let used = Dictionary(uniqueKeysWithValues: harness.service.planFigures(at: at(20).wall).map { ($0.plan.name, $0.used) })
         #expect(used == ["paid": 250, "pixel": 250, "home": 330])
         #expect(harness.service.planFiguresRecounted(at: at(20).wall).map(\.used) == [250, 250, 330])
+        #expect(!harness.service.planFigures(at: at(20).wall).contains { $0.labels.contains(.networkUnknown) })
     }
 
     @Test("a plan by metered network fires each threshold once, as a plan by interface does, and survives a restart")
@@ -137,8 +138,10 @@ struct NetworkSplitTests {
         harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: hotspot)], at: at(40).wall)
         harness.ingest(readings: [reading(3, traffic(400, 200))], at: at(50))
         #expect(fired(harness.watch(at: at(50))) == [], "fired once a period, across a restart")
-        // What crossed while the daemon was down is network:unknown, not the hotspot's.
-        #expect(harness.service.planFigures(at: at(50).wall).first?.used == 420 + 160)
+        // What crossed while the daemon was down is network:unknown, not the hotspot's; the plan says so.
+        let figures = try #require(harness.service.planFigures(at: at(50).wall).first)
+        #expect(figures.used == 420 + 160)
+        #expect(figures.labels.contains(.networkUnknown))
     }
 
     @Test("one profile active on two devices at once (multi-connect): both devices' traffic is the network's")
