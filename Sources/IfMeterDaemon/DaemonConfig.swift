@@ -158,6 +158,18 @@ public struct DaemonConfig: Hashable, Sendable {
         }
         config.plans = try plans.plans(monthStartDay: config.monthStartDay, monthStartDays: config.monthStartDays,
                                        retention: config.retention, file: file)
+        for plan in config.plans where plan.countsNetworks {
+            guard config.networks else {
+                throw ConfigError(file: file, line: nil, message: "plan[\(plan.name)] counts networks, but networks = no reads none; "
+                    + "set networks = yes or name interfaces")
+            }
+            // Hidden, a network is named network-XXXXXXXX: an id or SSID would never match.
+            for case .network(let text) in plan.selectors where config.hideNetworkNames && !Network.isUUID(text)
+                && !(text.hasPrefix("network-") && text.utf8.count == 16) {
+                throw ConfigError(file: file, line: nil, message: "plan[\(plan.name)].network = \(text) can never match: with "
+                    + "network_names = hidden networks are named by their UUID (network-XXXXXXXX, or the UUID itself)")
+            }
+        }
         guard config.adminReservedClients < config.maxClients else {
             throw ConfigError(file: file, line: nil, message: "admin_reserved_clients (\(config.adminReservedClients)) "
                 + "must be less than max_clients (\(config.maxClients)), or no other user could connect")

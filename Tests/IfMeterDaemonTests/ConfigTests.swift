@@ -118,10 +118,9 @@ struct ConfigTests {
             plan[hotspot].network = 0b5ab2a0-0000-4000-8000-000000000002
             plan[hotspot].metered = yes
             plan[hotspot].limit = 5G
-            network_names = hidden
             """, file: "test.conf")
         #expect(config.plans.first?.selectors == [.network("Café, upstairs"), .network("0b5ab2a0-0000-4000-8000-000000000002"), .metered(true)])
-        #expect(config.plans.first?.countsNetworks == true && config.hideNetworkNames && config.networks)
+        #expect(config.plans.first?.countsNetworks == true && !config.hideNetworkNames && config.networks)
         #expect(throws: ConfigError.self) {
             try DaemonConfig.parse("plan[p] = wlan0\nplan[p].network = Home\nplan[p].limit = 1G\n", file: "test.conf")
         }
@@ -130,6 +129,16 @@ struct ConfigTests {
         } catch {
             #expect(error.description.hasPrefix("test.conf:1: plan[p]: names both interfaces and networks"))
         }
+        // Plans that could never match are refused, saying why.
+        for (text, message) in [
+            ("networks = no\nplan[p].metered = yes\nplan[p].limit = 1G\n", "networks = no reads none"),
+            ("network_names = hidden\nplan[p].network = Home\nplan[p].limit = 1G\n", "can never match"),
+        ] {
+            #expect(throws: ConfigError.self) { try DaemonConfig.parse(text, file: "test.conf") }
+            do { _ = try DaemonConfig.parse(text, file: "test.conf") } catch { #expect(error.description.contains(message), "\(error)") }
+        }
+        #expect(try DaemonConfig.parse("network_names = hidden\nplan[p].network = network-1a2b3c4d\nplan[p].limit = 1G\n",
+                                       file: "test.conf").hideNetworkNames)
     }
 
     @Test("a bad line is reported with file and line, and what is wrong", arguments: [
