@@ -69,6 +69,9 @@ final class NetworkFeed {
                 + "(docs/NETWORKS.md)")
             lastReason = reason
         }
+        // No interface on a network (no NetworkManager since the start, the bus tried again):
+        // nothing to close, and no sample is taken for it.
+        guard metering.service.hasInterfacesOnNetworks else { return metering.service.networkManagerGone() }
         metering.sampler.sample { [unowned self] in metering.service.networkManagerGone() }
     }
 }

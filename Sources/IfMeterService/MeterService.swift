@@ -377,6 +377,9 @@ public struct MeterService: Sendable {
         if !changed.isEmpty { planMembers = nil }
     }
 
+    /// Whether some interface's traffic is counted to a network now (`network:unknown` too).
+    public var hasInterfacesOnNetworks: Bool { !networks.subjectOf.isEmpty }
+
     /// How many networks have been counted on (`network:unknown` aside).
     public var networkCount: Int { networks.records.count }
 

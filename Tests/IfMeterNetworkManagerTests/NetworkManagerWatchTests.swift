@@ -172,24 +172,26 @@ struct NetworkManagerWatchTests {
         let run = try WatchRun(address: home.mock.address)
         #expect(run.run(until: { !run.changes.isEmpty }))
         let before = try home.mock.calls(of: "GetDevices")
+        let started = run.loop.now
 
         // Sent while the watch runs, so reads and signals interleave as they would.
         try home.mock.startFlood(home.device, count: 10_000)
         #expect(run.run(until: { !home.mock.isFlooding }, within: 120))
         #expect(home.mock.floodSent)
-        #expect(run.changes.count == 1, "signals naming a value that did not change deliver nothing")
+        // On a loaded machine a read may wait past its budget behind the flood: the watch says
+        // so and reads again, delivering the same list once more. Never another value.
+        #expect(run.changes.allSatisfy { $0 == Self.onHome }, "signals naming a value that did not change deliver nothing else")
         // Two real changes after it: once the second is seen, every read the flood made has
         // reached the mock.
         try home.mock.setMetered(home.device, 1)
-        #expect(run.run(until: { run.changes.count >= 2 }))
-        #expect(run.changes.last?.first?.network?.metered == .yes)
+        #expect(run.run(until: { run.changes.last?.first?.network?.metered == .yes }))
         try home.mock.setMetered(home.device, 2)
-        #expect(run.run(until: { run.changes.count >= 3 }))
-        #expect(run.changes.count == 3)
-        #expect(run.changes.last?.first?.network?.metered == .no)
+        #expect(run.run(until: { run.changes.last?.first?.network?.metered == .no }))
         let reads = try home.mock.calls(of: "GetDevices") - before
-        print("NetworkManagerWatch: 10,000 PropertiesChanged and two real changes led to \(reads) reads")
-        #expect(reads <= 20, "\(reads) reads")
+        // A read for each burst, and one for each failed read's retry (every 5 s at most).
+        let allowed = 20 + Int((run.loop.now - started) / 5_000_000)
+        print("NetworkManagerWatch: 10,000 PropertiesChanged and two real changes led to \(reads) reads (\(allowed) allowed)")
+        #expect(reads <= allowed, "\(reads) reads")
     }
 
     @Test("a hung NetworkManager: onUnavailable once the read's budget is spent, the loop turning all along; it answers again: the list")
