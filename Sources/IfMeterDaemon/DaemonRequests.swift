@@ -27,8 +27,8 @@ final class DaemonRequests: MeteringContext {
     private var sampleWaiters: [(client: Server.Client, id: RequestID?)] = []
     /// The one-shot timer that takes the requested sample.
     private var requestedSample: EventSource?
-    /// When a requested sample was last taken (CLOCK_MONOTONIC µs).
-    private var lastRequestedSample: UInt64?
+    /// When the requested sample is taken.
+    private var samplePace = SamplePace()
     /// When a peer other than an admin last had the daemon save before answering (µs).
     private var lastUnprivilegedSave: UInt64?
 
@@ -165,25 +165,21 @@ final class DaemonRequests: MeteringContext {
 
     // MARK: sample
 
-    /// Most samples one non-admin peer can cause: one a second, whoever asks how often.
-    static let requestedSampleSpacing: Duration = .seconds(1)
-
-    /// `sample` is answered after a fresh sample. Requests arriving before it is taken share
-    /// it (one dump, however many ask); for non-admins it is taken at most once a second, so a
-    /// pipelined flood costs one dump a second and the periodic schedule is untouched.
+    /// `sample` is answered after a fresh sample, taken as ``SamplePace`` says.
     private func requestSample(_ id: RequestID?, _ client: Server.Client) {
         sampleWaiters.append((client, id))
         server.holdRequests(of: client)
         let now = loop.now
-        let earliest = client.isAdmin ? now : (lastRequestedSample.map { $0 + EventLoop.microseconds(Self.requestedSampleSpacing) } ?? now)
-        let when = max(now, earliest)
+        let previous = samplePace.pending
+        let at = samplePace.request(now: now, isAdmin: client.isAdmin)
         if let requestedSample {
-            if client.isAdmin { requestedSample.reschedule(at: now) }
+            if at != previous { requestedSample.reschedule(at: at) }
             return
         }
         do {
-            requestedSample = try loop.after(.microseconds(when - now)) { [unowned self] in answerSampleWaiters() }
+            requestedSample = try loop.after(.microseconds(at - now)) { [unowned self] in answerSampleWaiters() }
         } catch {
+            samplePace.abandon()
             let waiters = sampleWaiters
             sampleWaiters = []
             for (client, id) in waiters where client.isOpen {
@@ -195,7 +191,7 @@ final class DaemonRequests: MeteringContext {
 
     private func answerSampleWaiters() {
         requestedSample = nil
-        lastRequestedSample = loop.now
+        samplePace.taken(at: loop.now)
         let waiters = sampleWaiters
         sampleWaiters = []
         let answer = { [unowned self] in

@@ -405,16 +405,11 @@ struct HostileTests {
         let times = try #require(report["times"] as? [Double])
         #expect(Set(times).count == 1, "ten requests, one dump: \(times)")
         #expect((times.first ?? 0) - first >= 0.9, "a second dump within a second of the first: \(report)")
-        // Root is not rate-limited: five samples back to back are five fresh dumps, after the
-        // shared one, and two of them closer together than the non-admins' paced pair measured
-        // in the same run (a dump plus the once-a-second pace; root's, a dump plus a round
-        // trip). Not against a fixed 0.9 s: in a loaded soak run every dump took 1.2-1.8 s.
-        let paced = (times.first ?? 0) - first
+        // Root's five samples back to back are five fresh dumps after the shared one; that
+        // they are not paced is SamplePaceTests' (how far apart they come is load's, here).
         let root = try daemon.client()
         let mine = try (0..<5).map { _ in try #require(try root.request(#"{"v":1,"cmd":"sample"}"#)[path: "result.sampled_at"] as? Double) }
         #expect(mine.first! > (times.first ?? .infinity), "\(mine) after \(times)")
         #expect(zip(mine, mine.dropFirst()).allSatisfy { $0 < $1 }, "\(mine)")
-        let closest = zip(mine, mine.dropFirst()).map { $1 - $0 }.min() ?? .infinity
-        #expect(closest < paced, "root's samples were paced: \(mine), a non-admin's pair \(paced) s apart")
     }
 }
