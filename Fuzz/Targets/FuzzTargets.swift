@@ -29,36 +29,11 @@ public enum FuzzTargets {
 
     // MARK: runtime-state
 
-    /// The container runtimes' state files as another program (or an attacker with a container)
-    /// may have written them: Podman's containers.json, an OCI spec, Docker's config.v2.json, a
-    /// process's cgroup, libvirt's live status of a domain. Invariants: no trap; no name that is not an acceptable owner name (it
-    /// becomes part of a subject, a label value and log lines) and no id that is not one.
+    /// The owner sources' state files as another program (or an attacker with a container) may
+    /// have written them, each source's parsers in turn (``OwnerSource/fuzz(_:)``). Invariants:
+    /// no trap; no name that is not an acceptable owner name, no id of the wrong shape.
     public static func runtimeState(_ bytes: [UInt8]) {
-        for (id, name) in RuntimeState.podmanContainers(containersJSON: bytes) {
-            guard OwnerName.isAcceptable(name), id.utf8.count == 64 else { fatalError("podman state gave \(id) \(name)") }
-        }
-        _ = RuntimeState.networkNamespacePath(ociConfig: bytes)
-        if let monitor = RuntimeState.lxcMonitor(cmdline: bytes) {
-            guard OwnerName.isAcceptable(monitor.name), monitor.path.hasPrefix("/") else { fatalError("lxc monitor gave \(monitor)") }
-        }
-        _ = RuntimeState.processStat(bytes)
-        if let domain = RuntimeState.libvirtDomain(statusXML: bytes) {
-            guard OwnerName.isAcceptable(domain.name), domain.uuid.utf8.count == 36,
-                  domain.interfaces.allSatisfy({ ($0.mac?.count ?? 6) == 6 && ($0.target?.utf8.count ?? 1) <= 15 }) else {
-                fatalError("libvirt status gave \(domain)")
-            }
-        }
-        if let container = RuntimeState.dockerContainer(configV2: bytes) {
-            guard OwnerName.isAcceptable(container.name), container.id.utf8.count == 64, !container.sandbox.isEmpty else {
-                fatalError("docker state gave \(container)")
-            }
-        }
-        switch RuntimeState.cgroupOwner(String(decoding: bytes, as: UTF8.self)) {
-        case .podman(let id)?, .docker(let id)?:
-            guard id.utf8.count == 64 else { fatalError("a cgroup gave id \(id)") }
-        case .unit?, nil:
-            break
-        }
+        for source in OwnerDirectory.sources { source.fuzz(bytes) }
     }
 
     // MARK: plan-state

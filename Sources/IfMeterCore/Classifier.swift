@@ -3,7 +3,7 @@
 /// Order, first match wins:
 /// 1. configured ``ClassRule``s, in their order;
 /// 2. definitive evidence — flags, sysfs, uevent, driver, netlink kind, ARPHRD type — checked
-///    class by class: loopback, wifi, cellular, tunnel, virtual;
+///    class by class: loopback, an owner's host side, wifi, cellular, tunnel, virtual;
 /// 3. name conventions (`wwan*`, `tun*`, `wg*`, …), only when no evidence decided, so a veth
 ///    that happens to be called `wg-test` is still virtual;
 /// 4. no `device` link in sysfs → virtual; `ARPHRD_ETHER` on a device → ethernet;
@@ -58,8 +58,18 @@ public struct Classifier: Hashable, Sendable {
     }
 
     private static let evidenceDetectors: [@Sendable (Link, SysfsFacts) -> Classification?] = [
-        loopback, wifi, cellular, tunnel, virtualByKind,
+        loopback, hostSide, wifi, cellular, tunnel, virtualByKind,
     ]
+
+    /// A link counted as its owner's (``Link/owner``) is the host's end of the owner's NIC: a
+    /// veth or a virtual machine's tap, which carries the owner's traffic once, not a tunnel
+    /// over another link.
+    static func hostSide(_ link: Link, _ facts: SysfsFacts) -> Classification? {
+        guard let owner = link.owner else { return nil }
+        // One reason per kind of owner, not per owner: a reason is kept once for all links it
+        // holds for.
+        return .classified(.virtual, reason: "host side of a \(owner.kind.noun)'s NIC (\(owner.kind.rawValue), kind \(link.kind))")
+    }
 
     static func loopback(_ link: Link, _ facts: SysfsFacts) -> Classification? {
         if link.flags.contains(.loopback) { return .classified(.loopback, reason: "IFF_LOOPBACK") }

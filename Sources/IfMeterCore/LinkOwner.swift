@@ -3,32 +3,18 @@
 /// leads into (docs/NAMESPACES.md). A class, so
 /// a link carries one reference to it (links are held by the thousand), never a copy.
 public final class LinkOwner: Hashable, Sendable, CustomStringConvertible {
-    /// Where the owner's name comes from.
-    public enum Kind: String, Hashable, Sendable, CaseIterable {
-        /// A Podman container: its name and id from Podman's own state.
-        case podman
-        /// A Docker container: its name and id from Docker's own state.
-        case docker
-        /// A systemd-nspawn machine (`--network-veth`): its name from the host side's `ve-NAME`.
-        case nspawn
-        /// An LXC container: its name from its monitor process (`[lxc monitor] PATH NAME`).
-        case lxc
-        /// A libvirt QEMU domain, a virtual machine: its name and UUID from libvirt's live status
-        /// file, which names the tap of each of its NICs.
-        case libvirt
-        /// A namespace bound under `/run/netns` (`ip netns add NAME`) that no runtime claims.
-        case netns
-        /// None of those: the namespace's first process, named by its systemd unit or command.
-        case process
+    /// Where the owner's name comes from: a runtime (`podman`, `libvirt`), a bound name
+    /// (`netns`), a process (`process`). Each is declared by the source that finds it
+    /// (IfMeterOwners' `OwnerSource`s), so a new runtime needs nothing here.
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        /// Its name in views, metrics and the log: `podman`, `libvirt`.
+        public let rawValue: String
+        /// The subject its owners are named by: `container:NAME`, `vm:NAME`, `netns:NAME`.
+        public let prefix: SubjectName.Prefix
 
-        /// Containers and machines are `container:NAME` subjects, virtual machines `vm:NAME`,
-        /// the rest `netns:NAME`.
-        public var prefix: SubjectName.Prefix {
-            switch self {
-            case .podman, .docker, .nspawn, .lxc: .container
-            case .libvirt: .vm
-            case .netns, .process: .netns
-            }
+        public init(_ rawValue: String, prefix: SubjectName.Prefix) {
+            self.rawValue = rawValue
+            self.prefix = prefix
         }
 
         /// Named by a runtime (a container, machine or virtual machine), not by a bound name or
@@ -43,6 +29,8 @@ public final class LinkOwner: Hashable, Sendable, CustomStringConvertible {
             case .netns: "namespace"
             }
         }
+
+        public var description: String { rawValue }
     }
 
     public let kind: Kind

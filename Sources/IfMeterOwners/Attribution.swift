@@ -26,9 +26,9 @@ import IfMeterCore
 /// and move one end into the container): until an end moves away, then as any link into another
 /// namespace, or until ``grace`` pass, then plain.
 ///
-/// A tap libvirt made (``isLibvirtTap(_:)``) waits for a look at libvirt's live status files,
-/// which say whose virtual machine's NIC it is (by its name and address, ``OwnerLookups/taps``);
-/// owned, it is counted as the machine's, turned round as a host-side veth is.
+/// A tap (``isTap(_:)``) waits for a look at libvirt's live status files, which say whose
+/// virtual machine's NIC it is (by its name and address, ``OwnerLookups/taps``); owned, it is
+/// counted as the machine's, turned round as a host-side veth is.
 public struct Attribution: Sendable {
     public var scope: Scope
     /// How long a link into a namespace its runtime is still setting up waits for the runtime
@@ -59,7 +59,7 @@ public struct Attribution: Sendable {
     var finalByPeer: [LinkKey: LinkCounters] = [:]
     /// Plain links that were veths with both ends here when their grace ran out: one whose end a
     /// runtime moves away later still becomes its owner's.
-    private var pairsAtHome: Set<LinkKey> = []
+    var pairsAtHome: Set<LinkKey> = []
 
     struct PeerKey: Hashable, Sendable {
         var nsid: Int32
@@ -81,7 +81,7 @@ public struct Attribution: Sendable {
         var unsettled = Unsettled()
         let waiting = entries.values.compactMap { entry -> Link? in if case .waiting(let link, _) = entry { link } else { nil } }
         for link in waiting + departed.map(\.last) {
-            if Self.isLibvirtTap(link) { unsettled.taps[link.ifindex] = TapSight(name: link.name, address: link.address) }
+            if Self.isTap(link) { unsettled.taps[link.ifindex] = TapSight(name: link.name, address: link.address) }
             guard let nsid = link.peerNamespaceID else { continue }
             unsettled.nsids.insert(nsid)
             unsettled.hostNames[nsid] = link.name
@@ -95,11 +95,12 @@ public struct Attribution: Sendable {
         return wall - since >= Double(seconds) + Double(attoseconds) / 1e18
     }
 
-    /// A tap libvirt made for a virtual machine's NIC: it names them `vnetN`, a prefix it keeps
-    /// for itself (a domain's `<target dev='vnet…'/>` is replaced by one it generates). Taps of
-    /// other names are counted under their own.
-    public static func isLibvirtTap(_ link: Link) -> Bool {
-        link.kind == "tun" && link.name.hasPrefix("vnet")
+    /// A tap (a tun device in TAP mode, an Ethernet device): a virtual machine's NIC if a running
+    /// domain's status names it, whatever its name (libvirt's own `vnetN` or one the domain
+    /// chose); counted under its own name otherwise. A tun device in TUN mode (a VPN's) is no
+    /// machine's and never waits.
+    public static func isTap(_ link: Link) -> Bool {
+        link.kind == "tun" && link.arpType == ARPHRD.ether
     }
 
     // MARK: Inputs
@@ -222,39 +223,6 @@ public struct Attribution: Sendable {
         return readings
     }
 
-    /// Takes a look's findings: a waiting link whose owner was found is attributed; one still
-    /// being set up waits until ``grace`` have passed since it was seen (or, with
-    /// `final`, not at all), then takes the fallback; one nobody could find is plain. A link
-    /// whose nsid the look did not cover (it began waiting after the look did) waits for the
-    /// next, unless `final`. Returns what the meter should now see: each settled link as it is
-    /// now, and each departed one's last sight and deletion.
-    public mutating func settle(_ lookups: OwnerLookups, at wall: Double, final: Bool = false) -> [LinkObservation] {
-        var output: [LinkObservation] = []
-        let waiting = entries.compactMap { key, entry -> (key: LinkKey, link: Link, since: Double)? in
-            if case .waiting(let link, let since) = entry { (key, link, since) } else { nil }
-        }.sorted { $0.key < $1.key }
-        for (key, link, since) in waiting {
-            guard let lookup = finding(for: link, since: since, at: wall, in: lookups, final: final) else { continue }
-            let expired = final || Self.hasPassed(grace, since: since, at: wall)
-            guard let shown = resolve(link, key: key, lookup, expired: expired) else { continue }
-            if link.kind == "veth", link.peerNamespaceID == nil { pairsAtHome.insert(key) }
-            output.append(.event(.newOrChanged(shown)))
-        }
-        var later: [(last: Link, final: Link)] = []
-        for (last, gone) in departed {
-            guard let lookup = finding(for: last, since: -.infinity, at: wall, in: lookups, final: final) else {
-                later.append((last, gone))
-                continue
-            }
-            let shown = resolve(last, key: last.key, lookup, expired: true)!
-            output.append(.event(.newOrChanged(shown)))
-            output.append(.event(.deleted(rewritten(gone))))
-            remove(last.key)
-        }
-        departed = later
-        return output
-    }
-
     // MARK: Transitions
 
     /// The link as the meter should see it; nil while it waits.
@@ -281,7 +249,7 @@ public struct Attribution: Sendable {
         case .home?:
             return nil
         case nil:
-            if Self.isLibvirtTap(link) {
+            if Self.isTap(link) {
                 table.set(link.key, .waiting(link, since: wall))
                 return nil
             }
@@ -350,55 +318,6 @@ public struct Attribution: Sendable {
         }
     }
 
-    /// What a look found for a waiting link's nsid, or for a tap; nil when it did not cover it.
-    /// A veth whose both ends are here has no owner to find: once ``grace`` passed and no
-    /// runtime moved an end away, it is counted under its own name.
-    private func finding(for link: Link, since: Double, at wall: Double, in lookups: OwnerLookups, final: Bool) -> OwnerLookup? {
-        if Self.isLibvirtTap(link) { return lookups.taps[link.ifindex] ?? (final ? .unknown : nil) }
-        guard let nsid = link.peerNamespaceID else { return final || Self.hasPassed(grace, since: since, at: wall) ? .unknown : nil }
-        return lookups.namespaces[nsid] ?? (final ? .unknown : nil)
-    }
-
-    /// Settles a waiting link by a look's finding; nil when it goes on waiting.
-    private mutating func resolve(_ link: Link, key: LinkKey, _ lookup: OwnerLookup, expired: Bool) -> Link? {
-        switch lookup {
-        case .found(let owner) where scope == .all || owner.kind.isRuntime:
-            attribute(link, to: owner, nsid: link.peerNamespaceID ?? Self.unbound)
-        case .found:
-            table.set(key, .plain)
-        case .starting(let fallback):
-            guard expired else { return nil }
-            if let fallback {
-                attribute(link, to: fallback, nsid: link.peerNamespaceID ?? Self.unbound)
-            } else {
-                table.set(key, .plain)
-            }
-        case .unknown:
-            table.set(key, .plain)
-        }
-        return rewritten(link)
-    }
-
-    /// Counts `link` as `owner`'s, found by the namespace numbered `nsid` (``unbound`` for a tap).
-    private mutating func attribute(_ link: Link, to owner: FoundOwner, nsid: Int32) {
-        let peer: Int32?
-        if let nic = owner.nic {
-            // A virtual machine's NICs are told apart by their place in its definition.
-            peer = nic > 1 ? nic : nil
-        } else {
-            let shared = entries.contains { key, entry in
-                guard key != link.key, case .owned(let other, _, _) = entry else { return false }
-                return other.kind.prefix == owner.kind.prefix && other.name == owner.name && other.peer == nil
-            }
-            peer = shared ? (link.parent ?? link.ifindex) : nil
-        }
-        let attributed = LinkOwner(kind: owner.kind, name: owner.name, id: owner.id, alias: link.name, peer: peer)
-        table.set(link.key, .owned(attributed, nsid: nsid, last: LastSeen(Self.shown(link, as: attributed))))
-        guard nsid != Self.unbound else { return }
-        known[nsid] = owner
-        if let peer = link.parent { byPeer[PeerKey(nsid: nsid, ifindex: peer)] = link.key }
-    }
-
     mutating func remove(_ key: LinkKey) {
         pendingFinals[key] = nil
         finalByPeer[key] = nil
@@ -408,16 +327,19 @@ public struct Attribution: Sendable {
     }
 
     /// `link` renamed and turned round if it is attributed, as it is otherwise.
-    private func rewritten(_ link: Link) -> Link {
+    func rewritten(_ link: Link) -> Link {
         guard link.namespace == .own, case .owned(let owner, _, _)? = entries[link.key] else { return link }
         return Self.shown(link, as: owner)
     }
 
-    private static func shown(_ link: Link, as owner: LinkOwner) -> Link {
+    static func shown(_ link: Link, as owner: LinkOwner) -> Link {
         var shown = link
         shown.name = owner.subject
         shown.owner = owner
         shown.counters = link.counters?.turnedRound
+        // The tun driver reports no RFC 2863 state (`ip link` says UNKNOWN): a tap that is up
+        // with its carrier on is a running machine's NIC that is up.
+        if link.operState == .unknown, link.flags.isSuperset(of: [.up, .lowerUp]) { shown.operState = .up }
         return shown
     }
 }

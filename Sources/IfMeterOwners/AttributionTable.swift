@@ -64,7 +64,11 @@ extension Attribution {
         /// The taps waiting for a virtual machine to claim them, by ifindex.
         public var taps: [Int32: TapSight] = [:]
 
-        public init() {}
+        public init(nsids: Set<Int32> = [], hostNames: [Int32: String] = [:], taps: [Int32: TapSight] = [:]) {
+            self.nsids = nsids
+            self.hostNames = hostNames
+            self.taps = taps
+        }
 
         public var isEmpty: Bool { nsids.isEmpty && taps.isEmpty }
     }

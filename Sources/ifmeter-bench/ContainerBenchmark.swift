@@ -20,7 +20,7 @@ func containerBenchmark(rounds: Int = 200) throws {
     var vms = try VirtualMachines(domains: 100)
     defer { vms.remove() }
     let links = try socket.dumpLinks()
-    let hostSides = links.filter { $0.peerNamespaceID != nil || Attribution.isLibvirtTap($0) }
+    let hostSides = links.filter { $0.peerNamespaceID != nil || Attribution.isTap($0) }
     guard hostSides.count >= 10 + vms.domains else {
         throw BenchmarkError("run it where scripts/bench made containers: \(hostSides.count) host-side veths and taps here")
     }

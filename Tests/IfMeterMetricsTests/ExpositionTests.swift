@@ -22,7 +22,7 @@ private func link(_ name: String, _ ifindex: Int32, rx: UInt64, tx: UInt64, kind
 /// A container's host-side veth, as attribution hands it over.
 private let webContainer: Link = {
     var veth = link("container:web", 5, rx: 0, tx: 0, kind: "veth")
-    veth.owner = LinkOwner(kind: .podman, name: "web", id: String(repeating: "a", count: 64), alias: "veth0")
+    veth.owner = LinkOwner(kind: LinkOwner.Kind("podman", prefix: .container), name: "web", id: String(repeating: "a", count: 64), alias: "veth0")
     return veth
 }()
 

@@ -55,7 +55,7 @@ struct LibvirtStatusTests {
 
     @Test("name, UUID and each NIC's tap and MAC, in the file's order; comments, other elements and entities elsewhere pass")
     func reads() throws {
-        let domain = try #require(RuntimeState.libvirtDomain(statusXML: Array(Self.status.utf8)))
+        let domain = try #require(LibvirtSource.domain(statusXML: Array(Self.status.utf8)))
         #expect(domain.name == "ifmt-a")
         #expect(domain.uuid == "ae25cd81-9c70-4c91-9c74-481c24be67a4")
         #expect(domain.interfaces == [
@@ -67,7 +67,7 @@ struct LibvirtStatusTests {
 
     @Test("a tap is a NIC's by its name and its address: libvirt's fe-prefixed MAC or the guest's own")
     func nicOfTap() throws {
-        let domain = try #require(RuntimeState.libvirtDomain(statusXML: Array(Self.status.utf8)))
+        let domain = try #require(LibvirtSource.domain(statusXML: Array(Self.status.utf8)))
         #expect(domain.nic(tap: "vnet1", address: "fe:54:00:50:6b:de") == 1)
         #expect(domain.nic(tap: "vnet1", address: "52:54:00:50:6b:de") == 1)
         #expect(domain.nic(tap: "vnet7", address: "fe:54:00:aa:bb:cc") == 3)
@@ -80,7 +80,7 @@ struct LibvirtStatusTests {
 
     @Test("what makes a file unusable: bad nesting, another root, a DOCTYPE, CDATA, a name no owner may have, a bad UUID, 65 levels")
     func refused() {
-        func parse(_ text: String) -> LibvirtDomain? { RuntimeState.libvirtDomain(statusXML: Array(text.utf8)) }
+        func parse(_ text: String) -> LibvirtDomain? { LibvirtSource.domain(statusXML: Array(text.utf8)) }
         func file(name: String = "a", uuid: String = "ae25cd81-9c70-4c91-9c74-481c24be67a4", inner: String = "") -> String {
             "<domstatus><domain><name>\(name)</name><uuid>\(uuid)</uuid>\(inner)</domain></domstatus>"
         }
@@ -112,7 +112,7 @@ struct LibvirtStatusTests {
         <interface><mac address='52:54:00:50:6b:df'/><target dev='vnet3'/></interface></devices>
         """
         let text = "<domstatus><domain><name>a</name><uuid>ae25cd81-9c70-4c91-9c74-481c24be67a4</uuid>\(inner)</domain></domstatus>"
-        let domain = try #require(RuntimeState.libvirtDomain(statusXML: Array(text.utf8)))
+        let domain = try #require(LibvirtSource.domain(statusXML: Array(text.utf8)))
         #expect(domain.interfaces.map(\.target) == [nil, nil, nil, "vnet3"])
         #expect(domain.interfaces.map { $0.mac != nil } == [false, false, true, true])
         #expect(domain.nic(tap: "vnet3", address: "fe:54:00:50:6b:df") == 4)

@@ -1,3 +1,74 @@
+import IfMeterCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension LinkOwner.Kind {
+    /// A libvirt QEMU domain, a virtual machine: its name and UUID from libvirt's live status
+    /// file, which names the tap of each of its NICs.
+    public static let libvirt = LinkOwner.Kind("libvirt", prefix: .vm)
+}
+
+/// libvirt's running QEMU domains, from their live status files (`/run/libvirt/qemu/NAME.xml`):
+/// each names the tap of every NIC and the guest's MAC. A tap is a domain's when its status names
+/// it, whatever the name (libvirt's own `vnetN` or a `<target dev='…'/>` the domain chose), and
+/// the tap's address is the guest's MAC. A tap no running domain claims is one libvirt is still
+/// starting (it writes the status after the taps) while its state directory exists, and
+/// nobody's otherwise. A file counts only when root wrote it, in a directory only root can
+/// write to: libvirtd runs as root. Each file is read again only when it changed.
+public final class LibvirtSource: OwnerSource {
+    public static let kind = LinkOwner.Kind.libvirt
+    public static let fuzzSeeds = ["libvirt-status.xml"]
+
+    private let directory: String
+    /// Each running domain's status, by file name.
+    private var status: [String: CachedFile<LibvirtDomain?>] = [:]
+
+    public init(paths: OwnerPaths) { directory = paths.libvirtQemu }
+
+    public func find(_ look: inout OwnerLook) {
+        guard !look.tapsSought.isEmpty else { return }
+        let domains = self.domains()
+        let running = RootOwned.check(directory, type: S_IFDIR)
+        for (ifindex, tap) in look.tapsSought where look.taps[ifindex] == nil {
+            let owner = domains.lazy.compactMap { domain in
+                domain.nic(tap: tap.name, address: tap.address).map { FoundOwner(.libvirt, name: domain.name, id: domain.uuid, nic: Int32($0)) }
+            }.first
+            look.taps[ifindex] = owner.map(OwnerLookup.found) ?? (running ? .starting(fallback: nil) : .unknown)
+        }
+    }
+
+    /// The running domains, in the order of their files' names.
+    private func domains() -> [LibvirtDomain] {
+        guard RootOwned.check(directory, type: S_IFDIR) else {
+            status = [:]
+            return []
+        }
+        let files = SysfsReader.listDirectory(directory).filter { $0.hasSuffix(".xml") }.sorted()
+        status = status.filter { files.contains($0.key) }
+        var domains: [LibvirtDomain] = []
+        for file in files {
+            let path = directory + "/" + file
+            guard RootOwned.check(path, type: S_IFREG) else { continue }
+            var cached = status[file] ?? CachedFile()
+            if let domain = cached.read(path, Self.domain(statusXML:)) ?? nil { domains.append(domain) }
+            status[file] = cached
+        }
+        return domains
+    }
+
+    public static func fuzz(_ bytes: [UInt8]) {
+        if let domain = domain(statusXML: bytes) {
+            guard OwnerName.isAcceptable(domain.name), isUUID(domain.uuid),
+                  domain.interfaces.allSatisfy({ ($0.target.map(isLinkName) ?? true) && ($0.mac?.count ?? 6) == 6 }) else {
+                fatalError("libvirt status gave \(domain)")
+            }
+        }
+    }
+
+    public static func names(seed bytes: [UInt8]) -> Bool { domain(statusXML: bytes) != nil }
+}
+
 /// A libvirt QEMU domain as its live status file says (`/run/libvirt/qemu/NAME.xml`, written by
 /// libvirtd while the domain runs and removed when it stops): its name, its UUID and its NICs.
 public struct LibvirtDomain: Hashable, Sendable {
@@ -51,7 +122,7 @@ public struct LibvirtDomain: Hashable, Sendable {
     }
 }
 
-extension RuntimeState {
+extension LibvirtSource {
     /// A libvirt QEMU domain's live status file: `<domstatus>` around the `<domain>` it runs,
     /// whose `<name>`, `<uuid>` and `<devices><interface>` (`<mac address>`, `<target dev>`) are
     /// read. nil when the file is not one, is not well nested, or names the domain with
@@ -61,7 +132,7 @@ extension RuntimeState {
     /// libvirt writes nothing else, so a DOCTYPE or CDATA section makes the file unusable rather
     /// than interpreted, and an entity reference in a value read makes that value so (no
     /// acceptable name, UUID, device or address holds one). Nesting is bounded (64 deep).
-    public static func libvirtDomain(statusXML bytes: [UInt8]) -> LibvirtDomain? {
+    public static func domain(statusXML bytes: [UInt8]) -> LibvirtDomain? {
         var scanner = XMLScanner(bytes)
         var path: [String] = []
         var name: String?
@@ -124,106 +195,3 @@ extension RuntimeState {
     }
 }
 
-/// The XML libvirt writes, token by token: elements with their attributes, text, and the
-/// comments and processing instructions it skips. A DOCTYPE or CDATA section fails the scan;
-/// entity references are not decoded.
-struct XMLScanner {
-    enum Token {
-        case open(String, attributes: [String: String], closed: Bool)
-        case close(String)
-        case text(ArraySlice<UInt8>)
-        case failed
-    }
-
-    private let bytes: [UInt8]
-    private var index = 0
-
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-    mutating func next() -> Token? {
-        guard index < bytes.count else { return nil }
-        guard bytes[index] == UInt8(ascii: "<") else {
-            let start = index
-            while index < bytes.count, bytes[index] != UInt8(ascii: "<") { index += 1 }
-            // An entity reference is left as it is: no name or UUID that needs one is acceptable.
-            return .text(bytes[start..<index])
-        }
-        if starts(with: "<!--") { return skip(past: "-->") }
-        if starts(with: "<?") { return skip(past: "?>") }
-        if starts(with: "<!") { return .failed }
-        if starts(with: "</") {
-            index += 2
-            guard let name = name() else { return .failed }
-            skipSpace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ">") else { return .failed }
-            index += 1
-            return .close(name)
-        }
-        index += 1
-        guard let element = name() else { return .failed }
-        var attributes: [String: String] = [:]
-        while true {
-            skipSpace()
-            guard index < bytes.count else { return .failed }
-            if bytes[index] == UInt8(ascii: ">") {
-                index += 1
-                return .open(element, attributes: attributes, closed: false)
-            }
-            if starts(with: "/>") {
-                index += 2
-                return .open(element, attributes: attributes, closed: true)
-            }
-            guard let attribute = name() else { return .failed }
-            skipSpace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "=") else { return .failed }
-            index += 1
-            skipSpace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "'") || bytes[index] == UInt8(ascii: "\"") else { return .failed }
-            let quote = bytes[index]
-            index += 1
-            let start = index
-            while index < bytes.count, bytes[index] != quote, bytes[index] != UInt8(ascii: "<") { index += 1 }
-            guard index < bytes.count, bytes[index] == quote else { return .failed }
-            let value = bytes[start..<index]
-            index += 1
-            // An entity in a value is not decoded: the value is left out, and what needed it is
-            // not found.
-            if !value.contains(UInt8(ascii: "&")) { attributes[attribute] = String(decoding: value, as: UTF8.self) }
-        }
-    }
-
-    private func starts(with prefix: StaticString) -> Bool {
-        let count = prefix.utf8CodeUnitCount
-        guard bytes.count - index >= count else { return false }
-        return prefix.withUTF8Buffer { prefix in prefix.indices.allSatisfy { bytes[index + $0] == prefix[$0] } }
-    }
-
-    private mutating func skip(past end: StaticString) -> Token {
-        let count = end.utf8CodeUnitCount
-        while bytes.count - index >= count {
-            if starts(with: end) {
-                index += count
-                return .text([])
-            }
-            index += 1
-        }
-        return .failed
-    }
-
-    private mutating func skipSpace() {
-        while index < bytes.count, [0x20, 0x09, 0x0a, 0x0d].contains(bytes[index]) { index += 1 }
-    }
-
-    /// An element's or attribute's name: letters, digits, `-`, `_`, `.`, `:`.
-    private mutating func name() -> String? {
-        let start = index
-        while index < bytes.count {
-            let byte = bytes[index]
-            guard (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte)
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: ":")
-            else { break }
-            index += 1
-        }
-        return index > start ? String(decoding: bytes[start..<index], as: UTF8.self) : nil
-    }
-}
