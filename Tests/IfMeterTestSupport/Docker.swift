@@ -36,6 +36,8 @@ public final class DockerDaemon {
     /// dockerd's pid (nsenter execs it); 0 once stopped.
     private var pid: pid_t = 0
     private var labels: [String] = []
+    /// Each label's host number on the subnet, the same for every container of that label.
+    private var addresses: [String: Int] = [:]
     /// The bind mount ``shareNamespaceMounts(_:)`` made, undone at ``stop()``.
     private var sharedMount: String?
 
@@ -91,6 +93,13 @@ public final class DockerDaemon {
     @discardableResult
     public func docker(_ arguments: [String]) throws -> String {
         try Command.check([Self.client, "-H", "unix://\(socket)"] + arguments, timeout: 120)
+    }
+
+    /// The host number on the subnet of the containers of `label`: from 10 up, one a label.
+    public func address(of label: String) -> Int {
+        if let known = addresses[label] { return known }
+        addresses[label] = 10 + addresses.count
+        return addresses[label]!
     }
 
     /// The name a test's container gets.

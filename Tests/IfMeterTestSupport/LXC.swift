@@ -24,6 +24,8 @@ public final class LXCHost {
     public let subnet: String
     public static let bridge = "ifmtbr"
     private var labels: [String] = []
+    /// Each label's host number on the subnet, the same for every container of that label.
+    private var addresses: [String: Int] = [:]
 
     /// A bridge in `namespace` for the containers.
     public init(in namespace: NetworkNamespace, subnet: String = "10.79.\(getpid() % 200)") throws {
@@ -36,6 +38,13 @@ public final class LXCHost {
     }
 
     deinit { destroy() }
+
+    /// The host number on the subnet of the containers of `label`: from 10 up, one a label.
+    public func address(of label: String) -> Int {
+        if let known = addresses[label] { return known }
+        addresses[label] = 10 + addresses.count
+        return addresses[label]!
+    }
 
     /// The name a test's container gets.
     public static func name(_ label: String) -> String { "ifmt-\(getpid())-\(label)" }

@@ -35,10 +35,20 @@ public final class LibvirtHost {
     private var virtlogd: pid_t?
     private var labels: [String] = []
     private var bridges: [String] = []
+    /// The labels ``mac(of:)`` gave a MAC, in order.
+    private var macLabels: [String] = []
+
+    /// One test's libvirt at a time in this process: a second libvirtd beside the first fails
+    /// to create its domains (`virsh create` exits 1 with nothing said), though every place it
+    /// keeps state is its own.
+    private static let oneAtATime = DispatchSemaphore(value: 1)
+    private var holdsTurn = false
 
     public init(in namespace: NetworkNamespace) throws {
         self.namespace = namespace
         directory = try TemporaryDirectory()
+        Self.oneAtATime.wait()
+        holdsTurn = true
         Self.reapStale()
         // A guest's taps and the bridges send no IPv6 of their own: a suspended guest's tap
         // then carries only what the test sends it.
@@ -142,8 +152,9 @@ public final class LibvirtHost {
     }
 
     /// Starts a diskless domain booting from the network under TCG, one NIC for each MAC, each
-    /// on a bridge of its own (`ifmtv<label><n>`, `10.76.<n>.1/24` on it).
-    public func run(_ label: String, macs: [String]) throws {
+    /// on a bridge of its own (`ifmtv<label><n>`, `10.76.<n>.1/24` on it); the first NIC's tap
+    /// named `tap` (`<target dev='…'/>`), or by libvirt (`vnetN`).
+    public func run(_ label: String, macs: [String], tap: String? = nil) throws {
         if !labels.contains(label) { labels.append(label) }
         var interfaces = ""
         for (index, mac) in macs.enumerated() {
@@ -153,7 +164,8 @@ public final class LibvirtHost {
                 try namespace.ip("link", "set", bridge, "up")
                 bridges.append(bridge)
             }
-            interfaces += "<interface type='bridge'><mac address='\(mac)'/><source bridge='\(bridge)'/><model type='virtio'/></interface>"
+            let target = index == 0 ? tap.map { "<target dev='\($0)'/>" } ?? "" : ""
+            interfaces += "<interface type='bridge'><mac address='\(mac)'/><source bridge='\(bridge)'/>\(target)<model type='virtio'/></interface>"
         }
         let xml = """
         <domain type='qemu'><name>\(Self.name(label))</name><memory unit='MiB'>64</memory><vcpu>1</vcpu>
@@ -167,12 +179,19 @@ public final class LibvirtHost {
 
     public static func bridge(_ label: String, _ index: Int) -> String { "ifmtv\(label)\(index)" }
 
-    /// The domain's taps, in the order of its NICs (`virsh domiflist`).
+    /// The domain's taps, in the order of its NICs (`virsh domiflist`, whose first column is
+    /// each NIC's host-side device, below a header and a rule).
     public func taps(of label: String) throws -> [String] {
-        try virsh(["domiflist", Self.name(label)]).split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: " ")
-            return fields.first.flatMap { $0.hasPrefix("vnet") ? String($0) : nil }
+        try virsh(["domiflist", Self.name(label)]).split(separator: "\n").dropFirst(2).compactMap { line in
+            line.split(separator: " ").first.map(String.init)
         }
+    }
+
+    /// The MAC of the first NIC of the domains of `label`: the same for each of them.
+    public func mac(of label: String) -> String {
+        if let index = macLabels.firstIndex(of: label) { return String(format: "52:54:00:77:%02x:01", index) }
+        macLabels.append(label)
+        return String(format: "52:54:00:77:%02x:01", macLabels.count - 1)
     }
 
     /// Pauses the guest, so that it sends nothing more, and stops every frame the host would
@@ -240,6 +259,10 @@ public final class LibvirtHost {
             kill(mounts, SIGKILL)
             _ = SpawnWithSignals.wait(mounts, within: 30)
             mounts = 0
+        }
+        if holdsTurn {
+            holdsTurn = false
+            Self.oneAtATime.signal()
         }
     }
 
