@@ -1,4 +1,5 @@
-/// Decides each interface's ``InterfaceClass`` and says why (DESIGN §2).
+/// Decides each interface's ``InterfaceClass`` and says why
+/// (docs/decisions/kernel-and-platform.md, "Classification").
 ///
 /// Order, first match wins:
 /// 1. configured ``ClassRule``s, in their order;

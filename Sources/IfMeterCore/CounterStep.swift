@@ -1,4 +1,4 @@
-/// What happened to one epoch's counters between two readings (DESIGN §3 rules 1, 5, 6).
+/// What happened to one epoch's counters between two readings (docs/METER.md rules 1, 5, 6).
 ///
 /// Pure: the same two readings always give the same step, whatever came before.
 public enum CounterStep: Hashable, Sendable {

@@ -1,5 +1,5 @@
-/// The machine-readable labels every figure carries (DESIGN §1), so nobody mistakes an
-/// interface-counter estimate for per-application or billing-grade accounting.
+/// The machine-readable labels every figure carries (docs/PROTOCOL.md, "Labels"), so nobody
+/// mistakes an interface-counter estimate for per-application or billing-grade accounting.
 public enum EstimateLabel: String, Hashable, Sendable, CaseIterable {
     case estimate
     case interfaceCounters = "interface-counters"

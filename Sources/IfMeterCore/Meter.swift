@@ -1,5 +1,5 @@
 /// Turns raw kernel counters, which reset, into deltas that add up, and says what happened
-/// (DESIGN §3).
+/// (docs/METER.md).
 ///
 /// A plain value: feed it the start dump, then link events and samples in the order the kernel
 /// produced them (events already queued before a sample first), each with the instant it was

@@ -20,7 +20,7 @@ public struct MeterInstant: Hashable, Sendable {
     }
 }
 
-/// One unbroken run of an interface's kernel counters (DESIGN §3): a boot, an ifindex, and
+/// One unbroken run of an interface's kernel counters (docs/METER.md): a boot, an ifindex, and
 /// a generation that moves on when the counters reset in place.
 public struct Epoch: Hashable, Sendable {
     public var bootID: String
@@ -74,7 +74,7 @@ public struct TrackedInterface: Hashable, Sendable {
 }
 
 /// Everything the meter needs to resume after a restart: export it in the same transaction as
-/// the totals it produced, import it on start (DESIGN §4).
+/// the totals it produced, import it on start (docs/METER.md, "Restart").
 public struct MeterState: Hashable, Sendable {
     public var bootID: String
     /// The open epochs, in no particular order.

@@ -66,7 +66,7 @@ public struct BucketTally: Hashable, Sendable {
         implausible = delta.flags.contains(.implausibleDropped) ? 1 : 0
     }
 
-    /// The labels of a figure with this tally (DESIGN §1).
+    /// The labels of a figure with this tally (each label in docs/PROTOCOL.md, "Labels").
     /// - Parameter subject: the name the tally is of; an owner's subject counted on the host
     ///   side is labelled so (``SubjectName/hostSideLabel(_:)``).
     public func labels(tunnel: Bool, eventsLost: Int = 0, subject: String = "") -> [EstimateLabel] {

@@ -61,7 +61,7 @@ public struct Traffic: Hashable, Sendable {
             && rxPackets >= other.rxPackets && txPackets >= other.txPackets
     }
 
-    /// Per-counter maximum: how a deletion's final counters are taken (DESIGN §3 rule 4).
+    /// Per-counter maximum: how a deletion's final counters are taken (docs/METER.md rule 4).
     public static func max(_ lhs: Traffic, _ rhs: Traffic) -> Traffic {
         lhs.combined(with: rhs) { Swift.max($0, $1) }
     }

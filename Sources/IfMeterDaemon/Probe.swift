@@ -9,7 +9,7 @@ import IfMeterWire
 
 /// `ifmeterd --probe`: every interface the daemon sees right now, classified.
 public struct ProbeReport: Sendable {
-    /// The kernel counter epoch the raw figures belong to (DESIGN §3).
+    /// The kernel counter epoch the raw figures belong to (docs/METER.md: an epoch).
     public struct EpochKey: Sendable {
         var bootID: String
         var ifindex: Int32

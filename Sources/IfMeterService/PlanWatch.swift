@@ -55,7 +55,7 @@ public struct PlanFigures: Hashable, Sendable {
     public var dailyBudget: UInt64 { left / UInt64(max(daysLeft, 1)) }
     /// A tunnel and other links in one plan: the tunnel's traffic is counted again beneath it.
     public var countsTunnelTwice: Bool { !tunnels.isEmpty && tunnels.count < members.count }
-    /// The labels of ``used``: those of what it sums (DESIGN §1).
+    /// The labels of ``used``: those of what it sums (docs/PLANS.md, "Reading it").
     public var labels: [EstimateLabel] {
         tally.labels(tunnel: !tunnels.isEmpty, eventsLost: eventsLost) + (networkUnknown ? [.networkUnknown] : [])
     }

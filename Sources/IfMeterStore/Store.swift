@@ -8,7 +8,7 @@ import IfMeterJSON
 import Glibc
 #endif
 
-/// ifmeter's history in SQLite (DESIGN §4): one writer, WAL, `synchronous=FULL`.
+/// ifmeter's history in SQLite (docs/decisions/store.md): one writer, WAL, `synchronous=FULL`.
 ///
 /// Loss bound: a save is one transaction holding the traffic and the meter state it leads to.
 /// If the daemon is killed, the database holds the last save, and in the same boot the kernel

@@ -39,7 +39,7 @@ struct LinkEventTests {
     /// Documented in docs/decisions/kernel-and-platform.md: deleting one end of a veth deletes both. The
     /// surviving end's delete message still reports its tx, but its rx is read through the
     /// peer, which is already gone, so the message says 0 received. The meter takes the
-    /// larger of the last poll and the message, per counter (DESIGN §3 rule 4).
+    /// larger of the last poll and the message, per counter (docs/METER.md rule 4).
     @Test("a veth whose peer is deleted: its own delete message reports rx 0, tx intact")
     func vethPeerDeleted() throws {
         let pair = try VethPair(subnet: 78)
