@@ -26,6 +26,7 @@ public final class LinkOwner: Hashable, Sendable, CustomStringConvertible {
             switch prefix {
             case .container: "container"
             case .vm: "virtual machine"
+            case .pod: "pod"
             case .netns: "namespace"
             }
         }
@@ -83,7 +84,8 @@ public final class LinkOwner: Hashable, Sendable, CustomStringConvertible {
 /// meet), and a link metered inside a namespace is `netns:NAME/IFACE`.
 public enum SubjectName {
     public enum Prefix: String, Sendable, CaseIterable {
-        case container, vm, netns
+        /// A Kubernetes pod, `pod:NAMESPACE/NAME`: the one owner name that holds a `/`.
+        case container, vm, pod, netns
     }
 
     /// `container:web`.
@@ -98,10 +100,21 @@ public enum SubjectName {
     }
 
     /// The label of an owner's subject counted on the host side of its link, whose counters are
-    /// the owner's traffic seen from the host, turned round: `host-side-veth` for a container
-    /// or namespace, `host-side-tap` for a virtual machine; nil for any other subject.
+    /// the owner's traffic seen from the host, turned round: `host-side-veth` for a container,
+    /// pod or namespace, `host-side-tap` for a virtual machine; nil for any other subject
+    /// (`netns:vpn/tun0`, a link metered inside its namespace, is its own).
     public static func hostSideLabel(_ subject: String) -> EstimateLabel? {
-        guard let owner = owner(of: subject), !owner.name.utf8.contains(UInt8(ascii: "/")) else { return nil }
-        return owner.prefix == .vm ? .hostSideTap : .hostSideVeth
+        guard let owner = owner(of: subject) else { return nil }
+        switch owner.prefix {
+        case .vm: return .hostSideTap
+        case .pod, .container: return .hostSideVeth
+        case .netns: return owner.name.utf8.contains(UInt8(ascii: "/")) ? nil : .hostSideVeth
+        }
+    }
+
+    /// A pod's namespace and name, from its subject's owner name `NAMESPACE/NAME`.
+    public static func pod(_ name: String) -> (namespace: String, name: String)? {
+        guard let slash = name.firstIndex(of: "/") else { return nil }
+        return (String(name[..<slash]), String(name[name.index(after: slash)...]))
     }
 }

@@ -61,8 +61,17 @@ public struct ExpositionWriter {
 
     /// One sample line. Labels are written in the order given.
     public mutating func sample(_ name: String, _ labels: KeyValuePairs<String, String> = [:], _ value: String) {
+        sample(name, labels: labels, value)
+    }
+
+    /// One sample line with labels made as the sample goes (an owner's, which depend on its kind).
+    public mutating func sample(_ name: String, pairs labels: [(key: String, value: String)], _ value: UInt64) {
+        sample(name, labels: labels, String(value))
+    }
+
+    private mutating func sample(_ name: String, labels: some Collection<(key: String, value: String)>, _ value: String) {
         append(name)
-        if labels.count > 0 {
+        if !labels.isEmpty {
             append("{")
             var first = true
             for (key, text) in labels {
@@ -84,8 +93,17 @@ public struct ExpositionWriter {
     /// The `{key="value",…}` part of a sample line, escaped, for reuse across families: an
     /// interface's labels are the same in each of its counters.
     public static func labelSet(_ labels: KeyValuePairs<String, String>) -> [UInt8] {
+        labelSet(of: labels)
+    }
+
+    /// ``labelSet(_:)`` of labels made as it goes.
+    public static func labelSet(pairs labels: [(key: String, value: String)]) -> [UInt8] {
+        labelSet(of: labels)
+    }
+
+    private static func labelSet(of labels: some Collection<(key: String, value: String)>) -> [UInt8] {
         var writer = ExpositionWriter(format: .prometheus) { _ in }
-        writer.sample("", labels, "")
+        writer.sample("", labels: labels, "")
         return Array(writer.buffer.dropLast(2))  // the " \n" that ends the line
     }
 

@@ -8,7 +8,7 @@ struct CachedFile<Value> {
     private var stamp: (UInt64, Int64, Int64, Int)?
     private(set) var value: Value?
 
-    mutating func read(_ path: String, _ parse: ([UInt8]) -> Value) -> Value? {
+    mutating func read(_ path: String, limit: Int = StateFile.limit, _ parse: ([UInt8]) -> Value) -> Value? {
         var status = stat()
         guard stat(path, &status) == 0 else {
             (stamp, value) = (nil, nil)
@@ -16,7 +16,7 @@ struct CachedFile<Value> {
         }
         let now = (UInt64(status.st_ino), Int64(status.st_size), Int64(status.st_mtim.tv_sec), status.st_mtim.tv_nsec)
         if let stamp, stamp == now, let value { return value }
-        guard let bytes = StateFile.read(path) else { return nil }
+        guard let bytes = StateFile.read(path, limit: limit) else { return nil }
         (stamp, value) = (now, parse(bytes))
         return value
     }
@@ -26,7 +26,7 @@ struct CachedFile<Value> {
 enum StateFile {
     static let limit = 16 << 20
 
-    static func read(_ path: String) -> [UInt8]? {
+    static func read(_ path: String, limit: Int = limit) -> [UInt8]? {
         try? WholeFile.read(path, limit: limit, regularOnly: true)
     }
 }

@@ -9,13 +9,14 @@ import IfMeterKernel
 /// when no dump is out (the start, the last sample) — hence `@unchecked Sendable`.
 public final class OwnerDirectory: @unchecked Sendable {
     /// The sources, in the order they are asked. A runtime's state comes before a bound name,
-    /// which Podman and Docker give their containers' namespaces too; LXC binds none, so it is
+    /// which Podman, Docker and the CNI runtimes give their containers' and pods' namespaces too; LXC binds none, so it is
     /// asked only for what no file named; a namespace's processes come last, for what no
     /// runtime named for certain.
     public static let sources: [any OwnerSource.Type] = [
         NspawnSource.self,
         PodmanSource.self,
         DockerSource.self,
+        KubernetesSource.self,
         NamedNamespaceSource.self,
         LXCSource.self,
         ProcessSource.self,

@@ -13,6 +13,9 @@ public struct OwnerPaths: Hashable, Sendable {
     /// The cgroup tree's root (`/sys/fs/cgroup`, cgroup v2), where LXC puts a container in
     /// `lxc.payload.NAME`.
     public var cgroups: String
+    /// libcni's cache of attachments (`CACHE-DIR/results`), where containerd's CRI and CRI-O
+    /// keep each pod network's result and the pod it is for.
+    public var cniResults: String
     /// libvirt's QEMU driver's state directory, where a running domain's live status is
     /// `NAME.xml`.
     public var libvirtQemu: String
@@ -20,7 +23,7 @@ public struct OwnerPaths: Hashable, Sendable {
     public init(namedNamespaces: [String] = ["/run/netns", "/run/docker/netns"],
                 podmanStorage: String = "/var/lib/containers/storage", dockerRoot: String = "/var/lib/docker",
                 proc: String = "/proc", cgroups: String = "/sys/fs/cgroup", dockerNamespaces: String = "/run/docker/netns",
-                libvirtQemu: String = "/run/libvirt/qemu") {
+                libvirtQemu: String = "/run/libvirt/qemu", cniResults: String = "/var/lib/cni/results") {
         self.namedNamespaces = namedNamespaces
         self.dockerNamespaces = dockerNamespaces
         self.podmanStorage = podmanStorage
@@ -28,5 +31,6 @@ public struct OwnerPaths: Hashable, Sendable {
         self.proc = proc
         self.cgroups = cgroups
         self.libvirtQemu = libvirtQemu
+        self.cniResults = cniResults
     }
 }
