@@ -70,11 +70,13 @@ public struct DaemonConfig: Hashable, Sendable {
     public var dockerRoot = "/var/lib/docker"
     public var dockerExecRoot = "/run/docker"
     public var podmanStorage = "/var/lib/containers/storage"
+    /// libcni's cache directory (`CacheDir`), whose `results` name a node's pods.
+    public var cniCacheDirectory = "/var/lib/cni"
 
     /// Where the owner directory looks, from the runtimes' roots.
     public var ownerPaths: OwnerPaths {
         OwnerPaths(namedNamespaces: ["/run/netns", dockerExecRoot + "/netns"], podmanStorage: podmanStorage, dockerRoot: dockerRoot,
-                   dockerNamespaces: dockerExecRoot + "/netns")
+                   dockerNamespaces: dockerExecRoot + "/netns", cniResults: cniCacheDirectory + "/results")
     }
 
     /// Link names each `meter_inside` namespace may have subjects for: root inside can create
@@ -273,6 +275,7 @@ public struct DaemonConfig: Hashable, Sendable {
         case "docker_root": dockerRoot = try Self.directory(value, key: key)
         case "docker_exec_root": dockerExecRoot = try Self.directory(value, key: key)
         case "podman_storage": podmanStorage = try Self.directory(value, key: key)
+        case "cni_cache_dir": cniCacheDirectory = try Self.directory(value, key: key)
         case "meter_inside_names": meterInsideNames = try Self.integer(value, key: key, in: 1...100_000)
         case "owner_grace": ownerGrace = UInt64(try Self.seconds(value, key: key, in: 0...3600))
         case "metrics_keep_absent": metricsKeepAbsent = UInt64(try Self.seconds(value, key: key, in: 0...(100 * 366 * 86400)))

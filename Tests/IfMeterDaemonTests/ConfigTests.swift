@@ -58,8 +58,10 @@ struct ConfigTests {
             client_buffer = 8K
             idle_timeout = 45
             http_allowed_hosts = metrics.example.org, Grafana
+            cni_cache_dir = /var/lib/cni-node/
             """, file: "test.conf")
         var expected = DaemonConfig()
+        expected.cniCacheDirectory = "/var/lib/cni-node"
         expected.interval = 5
         expected.saveInterval = 120
         expected.timeZone = .utc
@@ -166,6 +168,7 @@ struct ConfigTests {
         ("meter_inside = vpn, a/b", "test.conf:2: meter_inside: \"a/b\" is not a namespace name (letters, digits, _ . - @)"),
         ("docker_root = var/lib/docker", "test.conf:2: docker_root: expected an absolute directory path, got \"var/lib/docker\""),
         ("podman_storage = /var/lib/../containers", "test.conf:2: podman_storage: expected an absolute directory path, got \"/var/lib/../containers\""),
+        ("cni_cache_dir = cni", "test.conf:2: cni_cache_dir: expected an absolute directory path, got \"cni\""),
         ("meter_inside_names = 0", "test.conf:2: meter_inside_names: expected a whole number from 1 to 100000, got \"0\""),
         ("http_allowed_hosts = localhost, metrics.example.org:10951", "test.conf:2: http_allowed_hosts: \"metrics.example.org:10951\" is not a host name (letters, digits, - and ., such as metrics.example.org), nor *"),
         ("owner_grace = 2h", "test.conf:2: owner_grace: expected a duration from 0 to 3600 s such as 30, 15m, 48h or 62d, got \"2h\""),
