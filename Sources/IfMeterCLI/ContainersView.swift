@@ -107,15 +107,15 @@ extension ContainersView.Entry: JSONWritable {
 /// `containers`.
 struct ContainersCommand: Subcommand {
     static let name = "containers"
-    static let summary = "traffic per container, VM and network namespace: today, this month, all time"
+    static let summary = "traffic per container, pod, VM and network namespace: today, this month, all time"
     static let usage = "ifmeter containers [-i container:NAME …] [--json]"
     static let about = """
-        Every container, virtual machine and network namespace ifmeterd counted
+        Every container, Kubernetes pod, virtual machine and network namespace ifmeterd counted
         (docs/NAMESPACES.md): its traffic today, this month and all time, its rate now, who owns
-        it (podman, docker, nspawn, lxc, libvirt, netns, process) and the host-side link it is
-        counted through now ("via"). A container keeps its history across restarts and new veth
-        names; rx is what it received, tx what it sent. Every view takes its name:
-        ifmeter days -i container:web, ifmeter hours -i vm:db.
+        it (podman, docker, kubernetes, nspawn, lxc, libvirt, netns, process) and the host-side
+        link it is counted through now ("via"). A container keeps its history across restarts and
+        new veth names; rx is what it received, tx what it sent. Every view takes its name:
+        ifmeter days -i container:web, ifmeter hours -i vm:db, ifmeter days -i pod:team-a/web-0.
         """
     static let options = [OptionSpec.interface]
 

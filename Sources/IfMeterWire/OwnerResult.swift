@@ -2,7 +2,8 @@ import IfMeterCore
 import IfMeterJSON
 
 /// Who owns the namespace a present interface leads into (docs/NAMESPACES.md): its kind
-/// (`podman`, `docker`, `nspawn`, `lxc`, `netns`, `process`), its own name and id, and the link's
+/// (`podman`, `docker`, `kubernetes`, `nspawn`, `lxc`, `libvirt`, `netns`, `process`), its own name
+/// and id (a pod's `NAMESPACE/NAME` and UID), and the link's
 /// kernel name now (`alias`). The interface's name is then the owner's subject and its figures
 /// are from the owner's point of view.
 public struct OwnerResult: Hashable, Sendable {

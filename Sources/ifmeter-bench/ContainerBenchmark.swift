@@ -9,8 +9,8 @@ import Glibc
 
 /// What attributing host-side veths to their namespaces' owners, and libvirt taps to their
 /// virtual machines, costs a sample, in one run (run where scripts/bench made containers: veths
-/// whose peers are each in a bound namespace of its own; the taps and the domains' status files
-/// are made here). Two services step through the same samples, each the real `RTM_GETSTATS` dump of the
+/// whose peers are each in a bound namespace of its own, each named as a Kubernetes pod by a CNI
+/// result as containerd's CRI writes one; the taps and the domains' status files are made here). Two services step through the same samples, each the real `RTM_GETSTATS` dump of the
 /// namespace and the ingest of every link busy (every counter moved), a save every other sample:
 /// one takes the links as they are, the other through ``Attribution`` (each link renamed to its
 /// owner's subject and its counters turned round). Then the look a new container costs with all
@@ -19,20 +19,27 @@ func containerBenchmark(rounds: Int = 200) throws {
     let socket = try NetlinkSocket()
     var vms = try VirtualMachines(domains: 100)
     defer { vms.remove() }
+    let pods = try CNIPods()
+    defer { pods.remove() }
     let links = try socket.dumpLinks()
     let hostSides = links.filter { $0.peerNamespaceID != nil || Attribution.isTap($0) }
     guard hostSides.count >= 10 + vms.domains else {
         throw BenchmarkError("run it where scripts/bench made containers: \(hostSides.count) host-side veths and taps here")
     }
     let directory = try OwnerDirectory(paths: OwnerPaths(namedNamespaces: ["/run/netns"], podmanStorage: "/nonexistent",
-                                                         dockerRoot: "/nonexistent", proc: "/nonexistent", libvirtQemu: vms.state))
-    // The namespaces are bound ones: named as `attribute_owners = all` names them, the same look.
+                                                         dockerRoot: "/nonexistent", proc: "/nonexistent", libvirtQemu: vms.state,
+                                                         cniResults: pods.results))
+    // A new namespace no CNI result names is named as `attribute_owners = all` names it.
     var attribution = Attribution(scope: .all)
     let lookStarted = nanoseconds()
     let attributed = attribution.start(links, at: ContainerRun.instant(0).wall, lookUp: directory.lookUp)
     let fullLook = nanoseconds() - lookStarted
     let owned = attributed.filter { $0.owner != nil }.count
     guard owned == hostSides.count else { throw BenchmarkError("\(owned) of \(hostSides.count) host sides attributed") }
+    let podsNamed = attributed.filter { $0.owner?.kind == .kubernetes }.count
+    guard podsNamed == hostSides.count - vms.domains else {
+        throw BenchmarkError("\(podsNamed) of \(hostSides.count - vms.domains) containers named as pods")
+    }
 
     var plain = ContainerRun(links: links, attribution: nil)
     var withOwners = ContainerRun(links: attributed, attribution: attribution)
@@ -52,7 +59,7 @@ func containerBenchmark(rounds: Int = 200) throws {
     let added = Double(differences[differences.count / 2])
     let start = try newContainerLook(socket: socket, directory: directory, attribution: &attribution)
     let vm = try vms.newVMLook(directory: directory)
-    print("containers: \(hostSides.count - vms.domains) containers' host sides and \(vms.domains) VMs' taps among \(links.count) links, "
+    print("containers: \(hostSides.count - vms.domains) pods' host sides (named by CNI results of \(pods.bytes) bytes) and \(vms.domains) VMs' taps among \(links.count) links, "
         + "\(rounds) samples, each a dump "
         + "and the ingest of every link busy: sample median \(Int(base / 1000)) µs without attribution; attribution adds "
         + "\(Int(added / 1000)) µs (median of the differences by round) = \(ratio(base + added, base)), of which turning "
@@ -121,6 +128,36 @@ private struct VirtualMachines {
         }
         return elapsed
     }
+}
+
+/// A CNI result as containerd's CRI writes one (through libcni) for each namespace bound under
+/// /run/netns, naming it the pod `bench/NAME`, in a directory of the benchmark's.
+private struct CNIPods {
+    let results = "/tmp/ifmbench-\(getpid())-cni"
+    private(set) var bytes = 0
+
+    init() throws {
+        guard mkdir(results, 0o700) == 0 else { throw BenchmarkError("could not make \(results)") }
+        for (index, name) in SysfsReader.listDirectory("/run/netns").sorted().enumerated() {
+            let text = """
+                {"kind":"cniCacheV1","containerId":"\(VirtualMachines.hex(index, 64))","config":"\(String(repeating: "e30", count: 200))=",\
+                "ifName":"eth0","networkName":"podnet","cniArgs":[["K8S_POD_NAMESPACE","bench"],["K8S_POD_NAME","\(name)"],\
+                ["K8S_POD_UID","\(VirtualMachines.uuid(index))"],["K8S_POD_INFRA_CONTAINER_ID","\(VirtualMachines.hex(index, 64))"],\
+                ["IgnoreUnknown","1"]],"result":{"cniVersion":"1.0.0","interfaces":[{"name":"cni0","mac":"6a:1f:0e:4d:2c:11"},\
+                {"name":"veth\(VirtualMachines.hex(index, 8))","mac":"7e:22:90:13:ab:cd"},\
+                {"name":"eth0","mac":"92:15:8e:00:11:22","sandbox":"/var/run/netns/\(name)"}],\
+                "ips":[{"interface":2,"address":"10.244.\(index >> 8).\(index & 0xff)/16","gateway":"10.244.0.1"}]}}
+                """
+            guard let file = fopen("\(results)/podnet-\(VirtualMachines.hex(index, 64))-eth0", "w"), fputs(text, file) >= 0,
+                  fclose(file) == 0 else {
+                remove()
+                throw BenchmarkError("could not write a CNI result in \(results)")
+            }
+            bytes = text.utf8.count
+        }
+    }
+
+    func remove() { _ = system("rm -rf \(results)") }
 }
 
 /// One more namespace and a veth into it, as a runtime starting a container: the link event
