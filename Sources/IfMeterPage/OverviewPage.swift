@@ -93,7 +93,7 @@ public enum OverviewPage {
     }
 
     private static func ownersSection(_ owners: QueryResult, time: TimeText, units: Units) -> String {
-        var page = "<section id=\"owners\"><h2>Containers, virtual machines and namespaces</h2>\n"
+        var page = "<section id=\"owners\"><h2>Containers, pods, virtual machines and namespaces</h2>\n"
         guard !owners.subjects.isEmpty else {
             return page + "<p class=\"facts\">None seen yet (attribute_owners; docs/NAMESPACES.md).</p></section>\n"
         }
