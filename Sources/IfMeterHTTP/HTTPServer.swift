@@ -197,16 +197,16 @@ public final class HTTPServer {
     /// The port it listens on.
     public let port: UInt16
 
-    /// Serves on `fd` (a listening TCP socket, owned from now on); `respond` answers each
-    /// request through its reply, at once or later.
-    public init(listening fd: Int32, limits: Limits = Limits(), loop: EventLoop,
+    /// Serves on `fd` (a listening TCP socket); `respond` answers each request through its
+    /// reply, at once or later.
+    public init(listening fd: consuming FileDescriptor, limits: Limits = Limits(), loop: EventLoop,
                 respond: @escaping (Request, Reply) -> Void) throws(PlatformError) {
         self.loop = loop
         self.respond = respond
         admission = HTTPAdmission(limits: limits.admission)
         budget = limits.answers
         reservedPath = limits.reservedPath
-        let bound = ifm_http_bound_port(fd)
+        let bound = ifm_http_bound_port(fd.rawValue)
         port = bound > 0 ? UInt16(bound) : 0
         // libmicrohttpd's own limits only as a backstop: it refuses the newcomer, where
         // HTTPAdmission ends whoever has waited longest. Well above HTTPAdmission's own: the
@@ -217,15 +217,16 @@ public final class HTTPServer {
             max_connections: UInt32(limits.admission.total * 8), max_connections_per_ip: 0,
             timeout_seconds: limits.timeoutSeconds, memory_per_connection: limits.memoryPerConnection)
         let context = Unmanaged.passUnretained(self).toOpaque()
-        guard let started = ifm_http_start(fd, &cLimits, { context, request, exchange in
+        guard let started = ifm_http_start(fd.rawValue, &cLimits, { context, request, exchange in
             let server = Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue()
             server.handle(request!.pointee, exchange: exchange!)
         }, { context, peer, kind in
             Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue().peerEvent(peer, kind)
         }, context) else {
-            close(fd)
             throw PlatformError.system("MHD_start_daemon", errno)
         }
+        // libmicrohttpd's from now on: MHD_stop_daemon closes it.
+        _ = fd.release()
         server = started
         let epoll = ifm_http_fd(started)
         guard epoll >= 0 else { throw PlatformError.system("MHD_get_daemon_info", -epoll) }
@@ -329,14 +330,14 @@ public final class HTTPServer {
     }
 
     /// Opens a listening socket on `address`.
-    public static func listen(on address: MetricsAddress) throws(PlatformError) -> Int32 {
+    public static func listen(on address: MetricsAddress) throws(PlatformError) -> FileDescriptor {
         let fd = ifm_http_listen(address.host, address.port)
-        guard fd >= 0 else {
+        guard let listening = FileDescriptor(adopting: fd) else {
             let kind: PlatformError.Kind = -fd == EADDRINUSE ? .unavailable : -fd == EACCES ? .noPermission : .configuration
             throw PlatformError(kind, "cannot listen for metrics on \(address): \(Errno(-fd).description)",
                               call: "bind", errno: -fd)
         }
-        return fd
+        return listening
     }
 
     private func run() {
