@@ -115,6 +115,7 @@ let package = Package(
         .testTarget(name: "IfMeterOwnersTests", dependencies: ["IfMeterOwners", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterCoreTests", dependencies: ["IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterPlansTests", dependencies: ["IfMeterPlans", "IfMeterCore", "IfMeterTestSupport"]),
+        .testTarget(name: "IfMeterHistoryTests", dependencies: ["IfMeterHistory", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterNetworkManagerTests", dependencies: ["IfMeterNetworkManager", "IfMeterPlatform", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(
             name: "IfMeterKernelTests",
