@@ -114,6 +114,8 @@ let package = Package(
         .testTarget(name: "IfMeterServiceTests", dependencies: ["IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterOwnersTests", dependencies: ["IfMeterOwners", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterCoreTests", dependencies: ["IfMeterCore", "IfMeterTestSupport"]),
+        .testTarget(name: "IfMeterPlansTests", dependencies: ["IfMeterPlans", "IfMeterCore", "IfMeterTestSupport"]),
+        .testTarget(name: "IfMeterHistoryTests", dependencies: ["IfMeterHistory", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterNetworkManagerTests", dependencies: ["IfMeterNetworkManager", "IfMeterPlatform", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(
             name: "IfMeterKernelTests",

@@ -10,7 +10,7 @@ import Glibc
 /// (docs/PROTOCOL.md). Every failure is a ``CLIError`` saying what to do about it.
 public final class DaemonClient {
     public let path: String
-    private let fd: Int32
+    private let fd: FileDescriptor
     private var buffer: [UInt8] = []
     private var nextID: Int64 = 1
     /// How long to wait for an answer; `usage` saves first, which can take a while on a big store.
@@ -19,13 +19,13 @@ public final class DaemonClient {
     /// Connects to `path`; the error says whether the daemon is down or the socket is not ours to use.
     public init(path: String) throws(CLIError) {
         self.path = path
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw CLIError(.failure, "cannot create a socket: \(Errno.current.description)") }
+        guard let fd = FileDescriptor(adopting: socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)) else {
+            throw CLIError(.failure, "cannot create a socket: \(Errno.current.description)")
+        }
         guard let address = UnixSocketAddress(path: path) else {
             throw CLIError(.usage, "socket path \(path) is too long for a Unix socket")
         }
-        let connected = address.withSockaddr { pointer, length in retryingEINTR { connect(fd, pointer, length) } }
-        // The descriptor is closed by deinit, which runs even when this initializer throws.
+        let connected = address.withSockaddr { pointer, length in retryingEINTR { connect(fd.rawValue, pointer, length) } }
         guard connected == 0 else {
             switch errno {
             case ENOENT, ECONNREFUSED:
@@ -39,9 +39,8 @@ public final class DaemonClient {
                 throw CLIError(.unavailable, "cannot connect to \(path): \(Errno.current.description)")
             }
         }
+        self.fd = fd
     }
-
-    deinit { close(fd) }
 
     /// What to say when nobody listens at `place`.
     static func notRunning(_ place: String) -> String {
@@ -53,7 +52,7 @@ public final class DaemonClient {
     }
 
     /// The descriptor, for waiting on it together with others (`live` waits on signals too).
-    public var descriptor: Int32 { fd }
+    public var descriptor: Int32 { fd.rawValue }
 
     /// Sends `requests` at once (pipelined) and returns their answers in order, each checked:
     /// an error response becomes a ``CLIError``.
@@ -168,14 +167,14 @@ public final class DaemonClient {
 
     /// What the socket has now, waiting up to the timeout for something; nil at end of stream.
     private func readChunk(timeoutMilliseconds: Int32) throws(CLIError) -> [UInt8]? {
-        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        var poller = pollfd(fd: fd.rawValue, events: Int16(POLLIN), revents: 0)
         let ready = try valueOrErrno { poll(&poller, 1, timeoutMilliseconds) }
             .mapError { CLIError(.failure, "poll on \(path) failed: \($0)") }.get()
         guard ready > 0 else {
             throw CLIError(.connectionLost, "ifmeterd did not answer within \(timeoutMilliseconds / 1000) s on \(path)")
         }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        let count = try valueOrErrno { read(fd, &chunk, chunk.count) }
+        let count = try valueOrErrno { read(fd.rawValue, &chunk, chunk.count) }
             .mapError { CLIError(.connectionLost, "cannot read from \(path): \($0)") }.get()
         if count == 0 { return nil }
         chunk.removeSubrange(count...)
@@ -189,7 +188,7 @@ public final class DaemonClient {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { raw in
-                retryingEINTR { Glibc.send(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL)) }
+                retryingEINTR { Glibc.send(fd.rawValue, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL)) }
             }
             guard written > 0 else { throw CLIError(.connectionLost, "cannot write to \(path): \(Errno.current.description)") }
             offset += written

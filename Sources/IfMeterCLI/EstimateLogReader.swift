@@ -129,32 +129,30 @@ package struct EstimateLogReader {
 /// An open log file, read incrementally; knows whether its path now names another file (rotated).
 final class LogFile {
     let path: String
-    let fd: Int32
+    let fd: FileDescriptor
     let inode: ino_t
     /// When it was last written, in nanoseconds.
     let modified: Int64
 
     init(path: String) throws(CLIError) {
         self.path = path
-        fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
+        guard let fd = FileDescriptor(adopting: open(path, O_RDONLY | O_CLOEXEC)) else {
             let code = errno
             throw CLIError(code == EACCES ? .noPermission : .noInput, "cannot read estimate log \(path): \(Errno(code).description)")
         }
         var info = stat()
-        fstat(fd, &info)
+        fstat(fd.rawValue, &info)
         inode = info.st_ino
         modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        self.fd = fd
     }
-
-    deinit { if fd >= 0 { close(fd) } }
 
     /// What has been appended since the last read.
     func readToEnd() throws(CLIError) -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let count = try valueOrErrno { read(fd, &chunk, chunk.count) }
+            let count = try valueOrErrno { read(fd.rawValue, &chunk, chunk.count) }
                 .mapError { CLIError(.failure, "cannot read estimate log \(path): \($0)") }.get()
             if count == 0 { return bytes }
             bytes += chunk[..<count]

@@ -59,10 +59,10 @@ enum LogView {
                                show: ([LogRecord]) -> Void) throws(CLIError) {
         let signals = try SignalDescriptor([SIGINT, SIGTERM])
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        let notify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-        guard notify >= 0 else { throw CLIError(.failure, "inotify_init1 failed: \(Errno.current.description)") }
-        defer { close(notify) }
-        inotify_add_watch(notify, directory.isEmpty ? "/" : directory,
+        guard let notify = FileDescriptor(adopting: inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))) else {
+            throw CLIError(.failure, "inotify_init1 failed: \(Errno.current.description)")
+        }
+        inotify_add_watch(notify.rawValue, directory.isEmpty ? "/" : directory,
                           UInt32(IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE))
         var file: LogFile? = exists(path) ? try LogFile(path: path) : nil
         var pending: [UInt8] = []
@@ -87,9 +87,9 @@ enum LogView {
                 continue
             }
             // Woken by the directory changing; the timeout covers a missed notification.
-            if try signals.wait(alongside: notify, timeoutMilliseconds: 1000) == .signal { return }
+            if try signals.wait(alongside: notify.rawValue, timeoutMilliseconds: 1000) == .signal { return }
             var drain = [UInt8](repeating: 0, count: 4096)
-            while read(notify, &drain, drain.count) > 0 {}
+            while read(notify.rawValue, &drain, drain.count) > 0 {}
         }
     }
 

@@ -59,8 +59,7 @@ struct MetricsCommand: Subcommand {
     static func writeAtomically(_ text: String, directory: String) throws(CLIError) {
         let target = directory + "/" + textfileName
         let temporary = directory + "/.\(textfileName).\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        guard fd >= 0 else {
+        guard let fd = FileDescriptor(adopting: open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)) else {
             let code = errno
             throw CLIError(code == ENOENT ? .noInput : code == EACCES ? .noPermission : .failure,
                            "cannot write \(temporary): \(Errno(code).description)")
@@ -70,7 +69,7 @@ struct MetricsCommand: Subcommand {
         var failure: Int32?
         while offset < bytes.count {
             let written = bytes.withUnsafeMutableBytes { raw in
-                retryingEINTR { write(fd, raw.baseAddress! + offset, raw.count - offset) }
+                retryingEINTR { write(fd.rawValue, raw.baseAddress! + offset, raw.count - offset) }
             }
             if written < 0 {
                 failure = errno
@@ -78,8 +77,8 @@ struct MetricsCommand: Subcommand {
             }
             offset += written
         }
-        if failure == nil && fsync(fd) != 0 { failure = errno }
-        close(fd)
+        if failure == nil && fsync(fd.rawValue) != 0 { failure = errno }
+        fd.close()
         bytes = []
         if failure == nil && rename(temporary, target) != 0 { failure = errno }
         if let failure {

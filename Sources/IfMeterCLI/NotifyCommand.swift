@@ -297,28 +297,28 @@ package struct NotifyState {
         } catch {
             throw CLIError(.failure, error.message)
         }
-        let parent = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard parent >= 0 else { throw CLIError(.failure, "cannot open \(real): \(Errno.current.description)") }
-        defer { close(parent) }
+        guard let parent = FileDescriptor(adopting: open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) else {
+            throw CLIError(.failure, "cannot open \(real): \(Errno.current.description)")
+        }
         let temporary = name + ".new"
         // One left by a notify killed while saving is its own: the directory is trusted.
-        unlinkat(parent, temporary, 0)
-        let fd = openat(parent, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw CLIError(.failure, "cannot write \(real)/\(temporary): \(Errno.current.description)") }
+        unlinkat(parent.rawValue, temporary, 0)
+        guard let fd = FileDescriptor(adopting: openat(parent.rawValue, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)) else {
+            throw CLIError(.failure, "cannot write \(real)/\(temporary): \(Errno.current.description)")
+        }
         let mark = newest.map { ["\(Self.newestPrefix)\($0)"] } ?? []
         let text = Array(([Self.header] + mark + keys).joined(separator: "\n").utf8) + [0x0a]
         var written = 0
         while written < text.count {
-            let count = text[written...].withUnsafeBytes { raw in retryingEINTR { write(fd, raw.baseAddress, raw.count) } }
+            let count = text[written...].withUnsafeBytes { raw in retryingEINTR { write(fd.rawValue, raw.baseAddress, raw.count) } }
             guard count > 0 else {
-                close(fd)
                 throw CLIError(.failure, "cannot write \(real)/\(temporary): \(Errno.current.description)")
             }
             written += count
         }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard synced, renameat(parent, temporary, parent, name) == 0 else {
+        let synced = fsync(fd.rawValue) == 0
+        fd.close()
+        guard synced, renameat(parent.rawValue, temporary, parent.rawValue, name) == 0 else {
             throw CLIError(.failure, "cannot save \(path): \(Errno.current.description)")
         }
     }

@@ -154,11 +154,11 @@ struct ChartCommand: Subcommand {
             context.output.write(svg)
             return 0
         }
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw CLIError(.noInput, "cannot write \(path): \(Errno.current.description)") }
-        defer { close(fd) }
+        guard let fd = FileDescriptor(adopting: open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)) else {
+            throw CLIError(.noInput, "cannot write \(path): \(Errno.current.description)")
+        }
         let bytes = Array(svg.utf8)
-        let written = bytes.withUnsafeBytes { raw in retryingEINTR { write(fd, raw.baseAddress, raw.count) } }
+        let written = bytes.withUnsafeBytes { raw in retryingEINTR { write(fd.rawValue, raw.baseAddress, raw.count) } }
         guard written == bytes.count else { throw CLIError(.failure, "cannot write \(path): \(Errno.current.description)") }
         return 0
     }

@@ -11,17 +11,19 @@ nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
 /// `signalfd`), so a `poll` on the daemon's socket or the log directory ends cleanly on Ctrl-C.
 final class SignalDescriptor {
     enum Wake { case signal, readable, timeout }
-    private let readEnd: Int32
+    private let readEnd: FileDescriptor
 
     init(_ signals: [Int32]) throws(CLIError) {
         var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw CLIError(.failure, "cannot create a pipe: \(Errno.current.description)") }
+        guard pipe(&ends) == 0, let readEnd = FileDescriptor(adopting: ends[0]) else {
+            throw CLIError(.failure, "cannot create a pipe: \(Errno.current.description)")
+        }
         for end in ends {
             _ = fcntl(end, F_SETFD, FD_CLOEXEC)
             // Non-blocking: a handler must never block on a full pipe.
             _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
         }
-        readEnd = ends[0]
+        self.readEnd = readEnd
         signalPipeWriteEnd = ends[1]
         var set = sigset_t()
         sigemptyset(&set)
@@ -36,11 +38,9 @@ final class SignalDescriptor {
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
-    deinit { close(readEnd) }
-
     /// Waits until a signal arrives, `other` is readable, or the timeout passes; a signal wins.
     func wait(alongside other: Int32, timeoutMilliseconds: Int32 = -1) throws(CLIError) -> Wake {
-        var fds = [pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0), pollfd(fd: other, events: Int16(POLLIN), revents: 0)]
+        var fds = [pollfd(fd: readEnd.rawValue, events: Int16(POLLIN), revents: 0), pollfd(fd: other, events: Int16(POLLIN), revents: 0)]
         let ready = try valueOrErrno { poll(&fds, 2, timeoutMilliseconds) }.mapError { CLIError(.failure, "poll failed: \($0)") }.get()
         if ready == 0 { return .timeout }
         return fds[0].revents != 0 ? .signal : .readable

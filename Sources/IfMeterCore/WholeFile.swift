@@ -37,16 +37,17 @@ public enum WholeFile {
     ///   without following it and without blocking, so a FIFO planted there cannot hold the reader.
     public static func read(_ path: String, limit: Int, regularOnly: Bool = false) throws(Failure) -> [UInt8] {
         let flags = O_RDONLY | O_CLOEXEC | (regularOnly ? O_NOFOLLOW | O_NONBLOCK : 0)
-        let fd = try valueOrErrno { open(path, flags) }.mapError { Failure(reason: .open($0)) }.get()
-        defer { close(fd) }
+        guard let fd = FileDescriptor(adopting: retryingEINTR { open(path, flags) }) else {
+            throw Failure(reason: .open(.current))
+        }
         if regularOnly {
             var status = stat()
-            guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { throw Failure(reason: .notRegularFile) }
+            guard fstat(fd.rawValue, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { throw Failure(reason: .notRegularFile) }
         }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: min(limit + 1, 64 * 1024))
         while true {
-            let count = try valueOrErrno { Glibc.read(fd, &chunk, chunk.count) }.mapError { Failure(reason: .read($0)) }.get()
+            let count = try valueOrErrno { Glibc.read(fd.rawValue, &chunk, chunk.count) }.mapError { Failure(reason: .read($0)) }.get()
             if count == 0 { return bytes }
             bytes += chunk[..<count]
             guard bytes.count <= limit else { throw Failure(reason: .tooLarge(limit: limit)) }

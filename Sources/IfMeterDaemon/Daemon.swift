@@ -97,9 +97,9 @@ final class Daemon {
         }
         lifecycle = .loading(Loading(lock: lock, databasePath: databasePath, logPath: logPath, linkEvents: passed.linkEvents,
                                              peerEvents: passed.peerEvents))
-        server = try Server(path: socketPath, passed: passed.listener, mode: config.socketMode,
+        server = try Server(path: socketPath, passed: passed.listener.flatMap { FileDescriptor(adopting: $0) }, mode: config.socketMode,
                             group: config.socketGroup, limits: Self.limits(config), loop: loop)
-        var listening = passed.metrics
+        var listening = passed.metrics.flatMap { FileDescriptor(adopting: $0) }
         if listening == nil, let address = options.metricsListen ?? config.metricsListen {
             listening = try HTTPServer.listen(on: address)
         }
@@ -182,7 +182,7 @@ final class Daemon {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw PlatformError.system("pipe", errno) }
         let (readEnd, writeEnd) = (fds[0], fds[1])
-        let outcome = LoadOutcome()
+        let outcome = LoadOutcome(readEnd: readEnd, writeEnd: writeEnd)
         let configuration = config.historyConfiguration
         // A plain thread, not Dispatch: libdispatch's workers adjust their priority, which the
         // service's syscall filter (~@resources) refuses.
@@ -193,8 +193,7 @@ final class Daemon {
         }
         sources.load = try loop.watch(fd: readEnd, events: UInt32(EPOLLIN.rawValue)) { [unowned self] _ in
             sources.load = nil
-            close(readEnd)
-            close(writeEnd)
+            outcome.closePipe()
             finishStart(outcome.result!)
         }
     }
@@ -252,7 +251,7 @@ final class Daemon {
             owners = config.attributeOwners != nil ? try OwnerDirectory(paths: config.ownerPaths) : nil
             if owners == nil {
                 // Unread, it would hold up to its buffer of kernel memory for nothing.
-                if let peerEvents { close(peerEvents) }
+                if let peerEvents { FileDescriptor(adopting: peerEvents)?.close() }
             } else {
                 do {
                     try own.listenToPeers(adopting: peerEvents)

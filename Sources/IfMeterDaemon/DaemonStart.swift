@@ -100,4 +100,19 @@ extension Daemon {
 /// The background load's result, handed to the loop thread through a pipe.
 final class LoadOutcome: @unchecked Sendable {
     var result: Result<(Store, ServiceHistory), StoreError>?
+    /// Kept here, where the loading thread's reference keeps them open for its write even when
+    /// the loop's watch of them failed.
+    private var readEnd: FileDescriptor?
+    private var writeEnd: FileDescriptor?
+
+    init(readEnd: Int32, writeEnd: Int32) {
+        self.readEnd = FileDescriptor(adopting: readEnd)
+        self.writeEnd = FileDescriptor(adopting: writeEnd)
+    }
+
+    /// Once the loop has heard from the pipe.
+    func closePipe() {
+        readEnd.take()?.close()
+        writeEnd.take()?.close()
+    }
 }

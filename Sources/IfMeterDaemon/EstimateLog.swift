@@ -13,7 +13,7 @@ final class EstimateLog {
     let path: String
     var maxSize: UInt64
     var keep: Int
-    private var fd: Int32 = -1
+    private var fd: FileDescriptor?
     private var size: UInt64 = 0
     /// The last failure, reported once until writing works again.
     private(set) var failure: String?
@@ -25,34 +25,30 @@ final class EstimateLog {
         reopen()
     }
 
-    deinit {
-        if fd >= 0 { close(fd) }
-    }
-
     /// Opens (again) the file at `path`, as after an external rotation.
     func reopen() {
-        if fd >= 0 { close(fd) }
+        fd.take()?.close()
         // O_NOFOLLOW: the directory is trusted (DirectoryTrust), and a symlink left in it is
         // never a reason to append somewhere else.
-        fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        guard fd >= 0 else {
+        fd = FileDescriptor(adopting: open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644))
+        guard let raw = fd?.rawValue else {
             report("cannot open estimate log \(path): \(Errno(errno).description)")
             return
         }
         var info = stat()
-        fstat(fd, &info)
+        fstat(raw, &info)
         size = UInt64(info.st_size)
         // Readable by every user (`ifmeter log` reads it directly) whatever the umask: the
         // service's UMask=0077 keeps the database and everything else private.
-        if info.st_uid == geteuid() && info.st_mode & 0o777 != 0o644 { fchmod(fd, 0o644) }
+        if info.st_uid == geteuid() && info.st_mode & 0o777 != 0o644 { fchmod(raw, 0o644) }
         failure = nil
     }
 
     /// Appends one record (a complete line).
     func append(_ record: [UInt8]) {
         if size > 0 && size + UInt64(record.count) > maxSize { rotate() }
-        guard fd >= 0 else { return }
-        let written = record.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard let raw = fd?.rawValue else { return }
+        let written = record.withUnsafeBytes { write(raw, $0.baseAddress, $0.count) }
         if written == record.count {
             size += UInt64(written)
             failure = nil

@@ -30,7 +30,7 @@ final class WebEndpoint {
     /// The `Host` headers answered (``allow(hosts:)``).
     private var hosts: HostAllowList
 
-    init(listening fd: Int32?, loop: EventLoop, metrics: MetricsEndpoint, requests: DaemonRequests, allowedHosts: [String],
+    init(listening fd: consuming FileDescriptor?, loop: EventLoop, metrics: MetricsEndpoint, requests: DaemonRequests, allowedHosts: [String],
          answers: @escaping () -> AnswerWorker?, time: @escaping () -> TimeText) throws(PlatformError) {
         self.metrics = metrics
         self.requests = requests

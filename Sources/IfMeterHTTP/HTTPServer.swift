@@ -12,32 +12,6 @@ import Glibc
 /// them on another thread. An answer that needs another thread's work (a store query, a
 /// page's render) is given later through its ``Reply``, its connection suspended meanwhile.
 public final class HTTPServer {
-    /// What one request asked.
-    public struct Request {
-        public var method: String
-        public var path: String
-        public var accept: String?
-        public var acceptEncoding: String?
-        /// The `Host` header (``HostAllowList``).
-        public var host: String?
-        /// The query string's arguments, decoded, in order (a key without `=` has an empty value).
-        public var arguments: [(key: String, value: String)] = []
-        /// More arguments came than are passed on (``maximumArguments``).
-        public var tooManyArguments = false
-
-        public init(method: String, path: String, accept: String? = nil, acceptEncoding: String? = nil, host: String? = nil) {
-            (self.method, self.path, self.accept, self.acceptEncoding, self.host) = (method, path, accept, acceptEncoding, host)
-        }
-
-        /// The values of every argument named `key`, in order.
-        public func values(_ key: String) -> [String] {
-            arguments.filter { $0.key == key }.map(\.value)
-        }
-    }
-
-    /// Most query arguments a request may carry.
-    public static let maximumArguments = Int(IFM_HTTP_MAX_ARGUMENTS)
-
     /// Where a request's answer goes: now, or later from the loop once it is made. Exactly one
     /// answer per request; a second is ignored.
     public final class Reply {
@@ -197,16 +171,16 @@ public final class HTTPServer {
     /// The port it listens on.
     public let port: UInt16
 
-    /// Serves on `fd` (a listening TCP socket, owned from now on); `respond` answers each
-    /// request through its reply, at once or later.
-    public init(listening fd: Int32, limits: Limits = Limits(), loop: EventLoop,
+    /// Serves on `fd` (a listening TCP socket); `respond` answers each request through its
+    /// reply, at once or later.
+    public init(listening fd: consuming FileDescriptor, limits: Limits = Limits(), loop: EventLoop,
                 respond: @escaping (Request, Reply) -> Void) throws(PlatformError) {
         self.loop = loop
         self.respond = respond
         admission = HTTPAdmission(limits: limits.admission)
         budget = limits.answers
         reservedPath = limits.reservedPath
-        let bound = ifm_http_bound_port(fd)
+        let bound = ifm_http_bound_port(fd.rawValue)
         port = bound > 0 ? UInt16(bound) : 0
         // libmicrohttpd's own limits only as a backstop: it refuses the newcomer, where
         // HTTPAdmission ends whoever has waited longest. Well above HTTPAdmission's own: the
@@ -217,15 +191,16 @@ public final class HTTPServer {
             max_connections: UInt32(limits.admission.total * 8), max_connections_per_ip: 0,
             timeout_seconds: limits.timeoutSeconds, memory_per_connection: limits.memoryPerConnection)
         let context = Unmanaged.passUnretained(self).toOpaque()
-        guard let started = ifm_http_start(fd, &cLimits, { context, request, exchange in
+        guard let started = ifm_http_start(fd.rawValue, &cLimits, { context, request, exchange in
             let server = Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue()
             server.handle(request!.pointee, exchange: exchange!)
         }, { context, peer, kind in
             Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue().peerEvent(peer, kind)
         }, context) else {
-            close(fd)
             throw PlatformError.system("MHD_start_daemon", errno)
         }
+        // libmicrohttpd's from now on: MHD_stop_daemon closes it.
+        _ = fd.release()
         server = started
         let epoll = ifm_http_fd(started)
         guard epoll >= 0 else { throw PlatformError.system("MHD_get_daemon_info", -epoll) }
@@ -329,14 +304,14 @@ public final class HTTPServer {
     }
 
     /// Opens a listening socket on `address`.
-    public static func listen(on address: MetricsAddress) throws(PlatformError) -> Int32 {
+    public static func listen(on address: MetricsAddress) throws(PlatformError) -> FileDescriptor {
         let fd = ifm_http_listen(address.host, address.port)
-        guard fd >= 0 else {
+        guard let listening = FileDescriptor(adopting: fd) else {
             let kind: PlatformError.Kind = -fd == EADDRINUSE ? .unavailable : -fd == EACCES ? .noPermission : .configuration
             throw PlatformError(kind, "cannot listen for metrics on \(address): \(Errno(-fd).description)",
                               call: "bind", errno: -fd)
         }
-        return fd
+        return listening
     }
 
     private func run() {

@@ -37,10 +37,10 @@ public final class LinkFeed {
     public static func inside(namespaceFile path: String, namespace: NamespaceID, prefix: String) throws(KernelError) -> LinkFeed {
         let result = JoinedThread.run { () throws(KernelError) -> LinkFeed in
             // Without blocking: a FIFO at the configured path must not hold up the start.
-            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-            guard fd >= 0 else { throw KernelError(call: "open \(path)", errno: errno) }
-            defer { close(fd) }
-            _ = try KernelError.check(ifm_enter_netns(fd), "setns into \(path)")
+            guard let fd = FileDescriptor(adopting: open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) else {
+                throw KernelError(call: "open \(path)", errno: errno)
+            }
+            _ = try KernelError.check(ifm_enter_netns(fd.rawValue), "setns into \(path)")
             return try LinkFeed(namespace: namespace)
         }
         let feed = try result.get()

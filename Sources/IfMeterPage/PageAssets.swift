@@ -92,10 +92,17 @@ public enum PageAssets {
           const stamp = document.getElementById("live-at");
           const interval = Number(document.body.dataset.interval) || 30;
           const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+          // Units.rate's rules, to the digit (PageScriptUnitsTests), so a live rate reads as the
+          // page the daemon wrote: two decimals are the value times 100, rounded half up, not
+          // toFixed, which rounds the binary value's exact decimals (2.675 KiB: "2.67" there,
+          // "2.68" in Swift). Rates are never negative, where Math.round and Swift's rounding part.
           function bytes(value) {
             let index = 0;
             while (value >= 1024 && index < units.length - 1) { value /= 1024; index += 1; }
-            return index === 0 ? Math.round(value) + " B" : value.toFixed(2) + " " + units[index];
+            if (index === 0) { return Math.round(value) + " B"; }
+            const hundredths = Math.round(value * 100);
+            const fraction = hundredths % 100;
+            return (hundredths - fraction) / 100 + "." + (fraction < 10 ? "0" : "") + fraction + " " + units[index];
           }
           async function poll() {
             let next = interval * 1000;

@@ -22,6 +22,8 @@ public final class Server {
     }
     public let socketPath: String
     private let listenFD: Int32
+    /// Owns ``listenFD`` until ``shutdown()`` takes and closes it.
+    private var listener: FileDescriptor?
     /// Set when this process bound the socket itself (not socket activation): the inode to
     /// unlink at exit, so a socket someone else put there is never removed.
     private let boundInode: ino_t?
@@ -37,7 +39,7 @@ public final class Server {
     /// A descriptor held in reserve: when accept fails for want of descriptors, it is closed
     /// to accept and refuse one connection, so the listening socket never stays readable with
     /// nothing able to drain it (a loop spinning at 100 %).
-    private var reserveFD: Int32 = -1
+    private var reserve: FileDescriptor?
     /// False while accepting is paused for want of descriptors.
     private var listening = true
     /// One receive buffer for every client: the loop reads one client at a time.
@@ -54,20 +56,22 @@ public final class Server {
     public var isAdmin: (uid_t, [gid_t]) -> Bool = { uid, _ in uid == 0 }
 
     /// Listens on `passed` (systemd's socket), or binds `path` itself (``SocketBinding``).
-    public init(path: String, passed: Int32?, mode: mode_t, group: gid_t?, limits: Limits, loop: EventLoop) throws(PlatformError) {
+    public init(path: String, passed: consuming FileDescriptor?, mode: mode_t, group: gid_t?, limits: Limits, loop: EventLoop) throws(PlatformError) {
         self.limits = limits
         self.loop = loop
         admission = Admission(limits: limits.admission)
         shares = UIDShares(unreadLimit: limits.unreadPerUID)
         socketPath = path
         if let fd = passed {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            listenFD = fd
-            boundInode = nil
+            _ = fcntl(fd.rawValue, F_SETFL, fcntl(fd.rawValue, F_GETFL) | O_NONBLOCK)
+            (listenFD, boundInode) = (fd.rawValue, nil)
+            listener = consume fd
         } else {
-            (listenFD, boundInode) = try SocketBinding.bind(path: path, mode: mode, group: group)
+            let bound = try SocketBinding.bind(path: path, mode: mode, group: group)
+            (listenFD, boundInode) = (bound.fd.rawValue, bound.inode)
+            listener = .some(bound.fd)
         }
-        reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        reserve = FileDescriptor(adopting: open("/dev/null", O_RDONLY | O_CLOEXEC))
         listenSource = try loop.watch(fd: listenFD, events: UInt32(EPOLLIN.rawValue)) { [unowned self] _ in
             self.acceptSome()
         }
@@ -86,36 +90,37 @@ public final class Server {
             var info = stat()
             if stat(socketPath, &info) == 0 && info.st_ino == boundInode { unlink(socketPath) }
         }
-        Glibc.close(listenFD)
-        if reserveFD >= 0 { Glibc.close(reserveFD) }
+        listener.take()?.close()
+        reserve.take()?.close()
     }
 
     // MARK: Connections
 
     private func acceptSome() {
         for _ in 0..<Self.acceptsPerTurn {
-            let fd = ifm_accept(listenFD)
-            if fd < 0 {
-                switch -fd {
+            let accepted = ifm_accept(listenFD)
+            guard let connection = FileDescriptor(adopting: accepted) else {
+                switch -accepted {
                 case ECONNABORTED: continue
                 case EMFILE, ENFILE: return refuseWithReserve()
                 default: return  // EAGAIN: drained
                 }
             }
+            let fd = connection.rawValue
             let (uid, groups) = Self.credentials(fd)
             let admin = isAdmin(uid, groups)
             if case .refuse(let reason) = admission.verdict(uid: uid, isAdmin: admin, at: loop.now) {
-                refuse(fd, reason)
+                refuse(connection, reason)
                 continue
             }
-            let client = Client(fd: fd, uid: uid, groups: groups, isAdmin: admin,
+            let client = Client(connection, uid: uid, groups: groups, isAdmin: admin,
                                 maxLineLength: limits.maxLineLength, now: loop.now)
             do {
                 client.source = try loop.watch(fd: fd, events: UInt32(EPOLLIN.rawValue)) { [unowned self, unowned client] events in
                     self.service(client, events: events)
                 }
             } catch {
-                Glibc.close(fd)
+                client.connection.take()?.close()
                 continue
             }
             admission.admit(uid: uid, isAdmin: admin)
@@ -127,15 +132,13 @@ public final class Server {
     /// why it is refused. Without a reserve (ENFILE can take it too), stops listening until a
     /// client leaves or the next idle sweep.
     private func refuseWithReserve() {
-        if reserveFD >= 0 {
-            Glibc.close(reserveFD)
-            reserveFD = -1
-            let fd = ifm_accept(listenFD)
-            if fd >= 0 {
-                refuse(fd, "ifmeterd is out of file descriptors; try again later")
-            }
-            reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
-            if fd >= 0 && reserveFD >= 0 { return }
+        if let held = reserve.take() {
+            held.close()
+            let accepted = FileDescriptor(adopting: ifm_accept(listenFD))
+            let tookOne = accepted != nil
+            if let accepted { refuse(accepted, "ifmeterd is out of file descriptors; try again later") }
+            reserve = FileDescriptor(adopting: open("/dev/null", O_RDONLY | O_CLOEXEC))
+            if tookOne && reserve != nil { return }
         }
         listening = false
         listenSource?.setEvents(0)
@@ -144,14 +147,14 @@ public final class Server {
     /// Listens again after a pause (a client left, or the sweep's second passed).
     private func resumeListening() {
         guard !listening else { return }
-        if reserveFD < 0 { reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC) }
+        if reserve == nil { reserve = FileDescriptor(adopting: open("/dev/null", O_RDONLY | O_CLOEXEC)) }
         listening = true
         listenSource?.setEvents(UInt32(EPOLLIN.rawValue))
     }
 
-    private func refuse(_ fd: Int32, _ reason: String) {
-        sendNotice(WireError(.tooManyClients, reason), to: fd)
-        Glibc.close(fd)
+    private func refuse(_ connection: consuming FileDescriptor, _ reason: String) {
+        sendNotice(WireError(.tooManyClients, reason), to: connection.rawValue)
+        connection.close()
     }
 
     /// A last line to a peer about to be closed; sent only if the socket takes it now.
@@ -359,8 +362,7 @@ public final class Server {
     }
 
     public func close(_ client: Client) {
-        guard client.isOpen else { return }
-        client.isOpen = false
+        guard let connection = client.connection.take() else { return }
         client.source = nil
         client.queued = []
         client.parked = nil
@@ -371,7 +373,7 @@ public final class Server {
         clients[client.fd] = nil
         backlog.remove(client.fd)
         admission.release(uid: client.uid, isAdmin: client.isAdmin)
-        Glibc.close(client.fd)
+        connection.close()
         resumeListening()
     }
 

@@ -1,5 +1,6 @@
 import IfMeterPlatform
 import IfMeterWire
+import IfMeterCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -32,7 +33,10 @@ extension Server {
 
     /// One connected peer.
     public final class Client {
+        /// Its connection's descriptor, by which the server knows it.
         public let fd: Int32
+        /// Owns ``fd`` until ``Server/close(_:)`` takes and closes it.
+        var connection: FileDescriptor?
         /// From `SO_PEERCRED` / `SO_PEERGROUPS` at accept time.
         public let uid: uid_t
         public let groups: [gid_t]
@@ -53,13 +57,14 @@ extension Server {
         var parked: Request?
         /// The cost of the request being answered, as the policy gave it.
         var answering: RequestCost = []
-        public internal(set) var isOpen = true
+        public var isOpen: Bool { connection != nil }
         /// Set when the client was cut off (``cutOff(_:_:)``): only its notice is still being
         /// written, and the connection closes once it is, or at this instant.
         var closingAt: UInt64?
 
-        init(fd: Int32, uid: uid_t, groups: [gid_t], isAdmin: Bool, maxLineLength: Int, now: UInt64) {
-            self.fd = fd
+        init(_ connection: consuming FileDescriptor, uid: uid_t, groups: [gid_t], isAdmin: Bool, maxLineLength: Int, now: UInt64) {
+            fd = connection.rawValue
+            self.connection = consume connection
             self.uid = uid
             self.groups = groups
             self.isAdmin = isAdmin

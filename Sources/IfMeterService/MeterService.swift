@@ -61,7 +61,7 @@ public struct MeterService: Sendable {
     var planRouting: PlanRouting?
     var planGeneration = 0
     /// Which network each NetworkManager device is on, and every network counted on.
-    private(set) var networks: NetworkAssignments
+    var networks: NetworkAssignments
 
     public init(bootID: String, configuration: ServiceConfiguration, history loaded: ServiceHistory, at start: Double) {
         meter = Meter(bootID: bootID, configuration: configuration.meter, restoring: loaded.meterState,
@@ -363,29 +363,6 @@ public struct MeterService: Sendable {
         history[link.name] = StoredInterface(
             name: link.name, interfaceClass: verdict.label, kind: link.kind,
             firstSeen: meter.firstSeen[link.name] ?? history[link.name]?.firstSeen ?? time, lastSeen: time)
-    }
-
-    // MARK: Networks
-
-    /// What NetworkManager says each device is on now, after the sample that closes what they
-    /// were on before (``NetworkAssignments``).
-    public mutating func reportNetworks(_ devices: [DeviceNetwork], at wall: Double) {
-        let reported = configuration.hideNetworkNames
-            ? devices.map { DeviceNetwork(interface: $0.interface, network: $0.network?.withNameHidden) } : devices
-        let changed = networks.report(reported, at: wall)
-        for record in changed { pending.networks[record.network.uuid] = record }
-        if !changed.isEmpty { planMembers = nil }
-    }
-
-    /// Whether some interface's traffic is counted to a network now (`network:unknown` too).
-    public var hasInterfacesOnNetworks: Bool { !networks.subjectOf.isEmpty }
-
-    /// How many networks have been counted on (`network:unknown` aside).
-    public var networkCount: Int { networks.records.count }
-
-    /// NetworkManager left the bus: its devices' networks are unknown until it is back.
-    public mutating func networkManagerGone() {
-        networks.managerGone()
     }
 
     /// Takes the store's saved totals and records again after something wrote history beside

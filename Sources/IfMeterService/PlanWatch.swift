@@ -46,10 +46,7 @@ public struct PlanFigures: Hashable, Sendable {
     public var share: Double { Double(used) / Double(plan.limit) }
     /// What the period will have used at its end at this period's pace so far.
     public var projected: UInt64 {
-        let elapsed = at - Double(bounds.start)
-        guard elapsed > 0 else { return used }
-        let scaled = Double(used) * Double(bounds.end - bounds.start) / elapsed
-        return scaled >= 1.8e19 ? .max : UInt64(scaled)
+        PeriodPace(start: Double(bounds.start), end: Double(bounds.end), at: at).projected(used)
     }
     /// What is left per day for the rest of the period, today included.
     public var dailyBudget: UInt64 { left / UInt64(max(daysLeft, 1)) }

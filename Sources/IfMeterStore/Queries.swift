@@ -248,18 +248,10 @@ extension Store {
 
     /// `soFar` in `[start, end)` at `now`, scaled to the whole period.
     static func project(_ soFar: Traffic, start: Int64, end: Int64, now: Int64) -> Projection {
-        let fraction = min(max(Double(now - start) / Double(end - start), 0), 1)
-        let scale = fraction > 0 ? 1 / fraction : 0
+        let pace = PeriodPace(start: Double(start), end: Double(end), at: Double(now))
         return Projection(
             start: start, end: end, soFar: soFar,
-            projected: soFar.combined(with: .zero) { value, _ in Self.clampedCount(Double(value) * scale) },
-            elapsedFraction: fraction)
-    }
-
-    /// A projected count as a counter: early in a period the pace times the period can pass
-    /// 2^64 − 1, and a projection saturates there rather than trapping.
-    static func clampedCount(_ value: Double) -> UInt64 {
-        guard value > 0 else { return 0 }  // NaN too
-        return value >= 0x1p64 ? UInt64.max : UInt64(value.rounded(.down))
+            projected: soFar.combined(with: .zero) { value, _ in pace.projected(value) },
+            elapsedFraction: pace.elapsedFraction)
     }
 }

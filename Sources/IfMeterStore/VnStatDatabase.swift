@@ -83,7 +83,6 @@ public struct VnStatDatabase: Sendable {
             StoreError(kind: .corrupt, path: path, operation: "import from", message: message)
         }
         let file = try Self.openRegularFile(path)
-        defer { close(file.fd) }
         let connection: SQLiteConnection
         let check: String?
         do throws(StoreError) {
@@ -158,12 +157,11 @@ public struct VnStatDatabase: Sendable {
     /// Opens `path` without following a symlink and without blocking (a FIFO would hold the
     /// store's thread until someone wrote to it), and refuses anything but a regular file of a
     /// vnStat database's size. The descriptor is kept while SQLite opens the same path.
-    private static func openRegularFile(_ path: String) throws(StoreError) -> (fd: Int32, info: stat) {
+    private static func openRegularFile(_ path: String) throws(StoreError) -> OpenedFile {
         func refuse(_ message: String, kind: StoreError.Kind = .corrupt) -> StoreError {
             StoreError(kind: kind, path: path, operation: "import from", message: message)
         }
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else {
+        guard let fd = FileDescriptor(adopting: open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)) else {
             let error = errno
             switch error {
             case ENOENT: throw refuse("no such file", kind: .cannotOpen)
@@ -172,14 +170,11 @@ public struct VnStatDatabase: Sendable {
             }
         }
         var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            let error = errno
-            close(fd)
-            throw refuse(Errno(error).description, kind: .cannotOpen)
+        guard fstat(fd.rawValue, &info) == 0 else {
+            throw refuse(Errno(errno).description, kind: .cannotOpen)
         }
         let type = info.st_mode & S_IFMT
         guard type == S_IFREG else {
-            close(fd)
             let what = switch type {
             case S_IFIFO: "a FIFO"
             case S_IFDIR: "a directory"
@@ -190,10 +185,15 @@ public struct VnStatDatabase: Sendable {
             throw refuse("it is \(what), not a vnStat database file", kind: .cannotOpen)
         }
         guard Int64(info.st_size) <= Limits.fileBytes else {
-            close(fd)
             throw refuse("\(info.st_size) bytes, larger than any vnStat database (at most \(Limits.fileBytes))")
         }
-        return (fd, info)
+        return OpenedFile(fd: fd, info: info)
+    }
+
+    /// A file ``openRegularFile(_:)`` opened, and what it was then.
+    private struct OpenedFile: ~Copyable {
+        let fd: FileDescriptor
+        let info: stat
     }
 
     /// Refuses a schema vnStat never writes, before any of it runs: views, triggers, virtual

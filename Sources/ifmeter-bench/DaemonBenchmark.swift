@@ -101,28 +101,27 @@ private final class Job {
 
 /// A blocking client that reads exactly one response line per request.
 private final class Connection: @unchecked Sendable {
-    let fd: Int32
+    let fd: FileDescriptor
     var buffer = [UInt8](repeating: 0, count: 1 << 20)
 
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard let address = UnixSocketAddress(path: path),
-              address.withSockaddr({ connect(fd, $0, $1) }) == 0 else {
+        guard let fd = FileDescriptor(adopting: socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)),
+              let address = UnixSocketAddress(path: path),
+              address.withSockaddr({ connect(fd.rawValue, $0, $1) }) == 0 else {
             throw BenchmarkError("cannot connect to \(path)")
         }
+        self.fd = fd
     }
 
-    deinit { close(fd) }
-
     func roundTrip(_ line: [UInt8]) throws {
-        guard line.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == line.count else {
+        guard line.withUnsafeBytes({ send(fd.rawValue, $0.baseAddress, $0.count, 0) }) == line.count else {
             throw BenchmarkError("send failed")
         }
         var filled = 0
         while true {
             // An `interfaces` answer of 4000 links is 2.5 MB: grow rather than read nothing.
             if filled == buffer.count { buffer += [UInt8](repeating: 0, count: buffer.count) }
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + filled, $0.count - filled, 0) }
+            let count = buffer.withUnsafeMutableBytes { recv(fd.rawValue, $0.baseAddress! + filled, $0.count - filled, 0) }
             guard count > 0 else { throw BenchmarkError("connection closed") }
             filled += count
             if buffer[filled - 1] == UInt8(ascii: "\n") { return }

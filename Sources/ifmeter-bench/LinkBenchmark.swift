@@ -46,22 +46,23 @@ func linkBenchmark(rounds: Int) throws {
 
 /// The floor's plain netlink socket and its receive buffer.
 final class FloorSocket {
-    private let fd: Int32
+    private let fd: FileDescriptor
     private var buffer = [UInt8](repeating: 0, count: 1 << 20)
     private var sequence: UInt32 = 0
 
     init() throws {
-        fd = ifmb_floor_open()
-        guard fd >= 0 else { throw BenchmarkError("cannot open a netlink socket: \(Errno(-fd).description)") }
+        let opened = ifmb_floor_open()
+        guard let fd = FileDescriptor(adopting: opened) else {
+            throw BenchmarkError("cannot open a netlink socket: \(Errno(-opened).description)")
+        }
+        self.fd = fd
     }
-
-    deinit { close(fd) }
 
     /// The link count and the sum of their received bytes.
     func dump() throws -> (links: Int, rxBytes: UInt64) {
         sequence &+= 1
         var sum: UInt64 = 0
-        let count = ifmb_floor_dump(fd, &buffer, buffer.count, sequence, &sum)
+        let count = ifmb_floor_dump(fd.rawValue, &buffer, buffer.count, sequence, &sum)
         guard count >= 0 else { throw BenchmarkError("raw RTM_GETSTATS dump failed: \(Errno(-count).description)") }
         return (Int(count), sum)
     }

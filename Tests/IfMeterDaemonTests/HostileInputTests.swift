@@ -6,7 +6,6 @@ import IfMeterCore
 @testable import IfMeterDaemon
 @testable import IfMeterServer
 @testable import IfMeterHistory
-@testable import IfMeterStore
 import IfMeterWire
 import IfMeterTestSupport
 import Testing
@@ -172,14 +171,5 @@ struct ArithmeticTests {
             buckets[resolution, default: [:]][start] = tally.traffic
         }
         return buckets
-    }
-
-    @Test("a projection early in a period saturates instead of trapping")
-    func projectionClamp() {
-        #expect(Store.clampedCount(1e30) == .max)
-        #expect(Store.clampedCount(.infinity) == .max)
-        #expect(Store.clampedCount(.nan) == 0)
-        #expect(Store.clampedCount(-3) == 0)
-        #expect(Store.clampedCount(41.9) == 41)
     }
 }

@@ -1,6 +1,4 @@
 import IfMeterCore
-import IfMeterHistory
-import IfMeterStore
 import IfMeterTestSupport
 import Testing
 
