@@ -177,6 +177,8 @@ struct KubernetesManifests {
                 check(volume["emptyDir"] != nil, "\(path) mounts a volume that is no hostPath, ConfigMap or emptyDir")
             }
         }
+        let environment = Self.objects(container["env"]).first { $0["name"] as? String == "IFMETER_SOCKET" }?["value"] as? String
+        check(environment == socket, "IFMETER_SOCKET is \(environment ?? "unset"), not --socket \(socket): `kubectl exec POD -- ifmeter` would not find it")
         let stateVolume = mounts.first { $0["mountPath"] as? String == state }.flatMap { volumes[$0["name"] as? String ?? ""] }
         check(stateVolume?["hostPath"] != nil, "the state directory \(state) is not on the node (hostPath): its history would go with the pod")
         /// The mount `path` is on, if any: the deepest that holds it.
@@ -283,6 +285,7 @@ struct KubernetesManifestTests {
         ("ifmeterd.yaml", "mountPath: /var/lib/ifmeter\n", "mountPath: /var/lib/ifmeter\n              readOnly: true\n", "state directory /var/lib/ifmeter is mounted read-only"),
         ("ifmeterd.yaml", "            - --log-dir\n            - /var/lib/ifmeter/log", "            - --log-dir\n            - /var/log/ifmeter", "log directory"),
         ("ifmeterd.yaml", "            - /var/lib/ifmeter/ifmeterd.sock", "            - /tmp/ifmeterd.sock", "on an emptyDir"),
+        ("ifmeterd.yaml", "              value: /var/lib/ifmeter/ifmeterd.sock", "              value: /run/ifmeter/ifmeterd.sock", "IFMETER_SOCKET"),
         ("ifmeterd.yaml", "mountPropagation: HostToContainer", "mountPropagation: None", "HostToContainer"),
         ("ifmeterd.yaml", "cni_cache_dir = /var/lib/cni", "cni_cache_dir = /var/lib/cni-node", "libcni's cache"),
         ("ifmeterd.yaml", "metrics_listen = :10951", "metrics_listen = :9100", "containerPort 9100"),
