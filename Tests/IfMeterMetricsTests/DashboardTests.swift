@@ -1,5 +1,8 @@
 import Foundation
+import IfMeterCore
+import IfMeterHistory
 import IfMeterMetrics
+import IfMeterService
 import IfMeterTestSupport
 import Testing
 
@@ -109,5 +112,110 @@ struct DashboardModelTests {
         }
         #expect(used.subtracting(defined).subtracting(builtIn).isEmpty, "undefined: \(used.subtracting(defined).subtracting(builtIn))")
         #expect(used.contains("instance"), "queries are per host")
+    }
+}
+
+/// The pods' panels (#49), held as the containers' are by the real Prometheus in FleetTests, but
+/// without a cluster: Prometheus's own evaluator (`promtool test rules`) runs their queries over
+/// the series ifmeterd exposes for pods, label sets taken from a render of pods' subjects, and
+/// must find each pod's and each namespace's traffic and nothing of a container or a link.
+@Suite("Grafana dashboard: the pods' panels", .ownThread, .timeLimit(.minutes(3)))
+struct DashboardPodTests {
+    /// The pods a node counted, and a container and an interface beside them.
+    static let pods = ["team-a/web-0", "team-a/web-1", "team-b/api-0"]
+
+    /// The `{…}` label set of each interface counter family's series, by interface name, from a
+    /// render of a service that counted the pods, a Podman container and eth0.
+    static func labelSets() -> [String: [String: String]] {
+        func link(_ name: String, _ ifindex: Int32, owner: LinkOwner? = nil) -> Link {
+            var link = Link(ifindex: ifindex, name: name, kind: owner == nil ? "" : "veth", arpType: 1, operState: .up,
+                            counters: LinkCounters(rxBytes: 0, txBytes: 0, rxPackets: 0, txPackets: 0),
+                            sysfs: SysfsFacts(hasDevice: owner == nil))
+            link.owner = owner
+            return link
+        }
+        let origin = 1_800_000_000.0
+        let kubernetes = LinkOwner.Kind("kubernetes", prefix: .pod)
+        var links = [link("eth0", 2),
+                     link("container:web", 3, owner: LinkOwner(kind: LinkOwner.Kind("podman", prefix: .container), name: "web",
+                                                              id: String(repeating: "a", count: 64), alias: "veth0"))]
+        for (index, pod) in pods.enumerated() {
+            links.append(link("pod:" + pod, Int32(4 + index), owner: LinkOwner(
+                kind: kubernetes, name: pod, id: "6f1c1a38-0000-4000-8000-00000000000\(index)", alias: "veth\(index)")))
+        }
+        var service = MeterService(bootID: "b", configuration: ServiceConfiguration(), history: ServiceHistory(), at: origin)
+        _ = service.start(links: links, unparseable: 0, at: MeterInstant(wall: origin, sinceBootNanoseconds: 0))
+        let exposition = String(decoding: MetricsExposition.render(MetricsInput(
+            snapshot: service.snapshot(), now: origin, keepAbsentSeconds: 86400, sampleDurations: Histogram(bounds: Histogram.sampleBounds),
+            saveDurations: Histogram(bounds: Histogram.saveBounds), version: "0", process: nil), format: .prometheus), as: UTF8.self)
+        var sets: [String: [String: String]] = [:]
+        for line in exposition.split(separator: "\n") {
+            for family in ["ifmeter_interface_receive_bytes_total", "ifmeter_interface_transmit_bytes_total"] where line.hasPrefix(family + "{") {
+                let labels = String(line.dropFirst(family.count).prefix { $0 != " " })
+                guard let interface = labels.firstRange(of: #"interface=""#).map({ labels[$0.upperBound...].prefix { $0 != "\"" } })
+                else { continue }
+                sets[String(interface), default: [:]][family] = labels
+            }
+        }
+        return sets
+    }
+
+    @Test("each pod's traffic, summed over the nodes it ran on, and each namespace's; nothing of a container or an interface",
+          .enabled(if: Promtool.available, Promtool.skipReason))
+    func podPanels() throws {
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: DashboardTests.path))) as? [String: Any])
+        let panels = try #require(document["panels"] as? [[String: Any]])
+        func query(_ titlePrefix: String) throws -> String {
+            let panel = try #require(panels.first { ($0["title"] as? String ?? "").hasPrefix(titlePrefix) }, "no panel \(titlePrefix)…")
+            let expr = try #require(((panel["targets"] as? [[String: Any]])?.first)?["expr"] as? String)
+            return expr.replacingOccurrences(of: "$__range", with: "1h").replacingOccurrences(of: "$instance", with: ".+")
+        }
+        let sets = Self.labelSets()
+        for name in ["eth0", "container:web"] + Self.pods.map({ "pod:" + $0 }) {
+            #expect(sets[name]?.count == 2, "no receive and transmit series for \(name) in the exposition: \(sets.keys.sorted())")
+        }
+        // Per minute received and sent on node-1; web-0 also ran on node-2 (a StatefulSet's pod
+        // moved), at a tenth of that. The container and eth0 carry more than any pod.
+        let rates: [String: (rx: Int, tx: Int)] = ["pod:team-a/web-0": (60, 30), "pod:team-a/web-1": (120, 0),
+                                                   "pod:team-b/api-0": (600, 300), "container:web": (9000, 9000), "eth0": (90000, 90000)]
+        var series: [[String: String]] = []
+        for (name, rate) in rates.sorted(by: { $0.key < $1.key }) {
+            let nodes = name == "pod:team-a/web-0" ? [("node-1", 10), ("node-2", 1)] : [("node-1", 10)]
+            for (node, tenths) in nodes {
+                for (family, perMinute) in [("ifmeter_interface_receive_bytes_total", rate.rx), ("ifmeter_interface_transmit_bytes_total", rate.tx)] {
+                    let labels = try #require(sets[name]?[family])
+                    series.append(["series": family + "{instance=\"\(node)\"," + labels.dropFirst(),
+                                   "values": "0+\(perMinute * tenths / 10)x120"])
+                }
+            }
+        }
+        // Over the last hour of two, an hour's worth: 60 × (rx + tx) a minute.
+        let podSamples: [[String: Any]] = [
+            ["labels": #"{namespace="team-a",pod="web-0"}"#, "value": 60 * (90 + 9)],
+            ["labels": #"{namespace="team-a",pod="web-1"}"#, "value": 60 * 120],
+            ["labels": #"{namespace="team-b",pod="api-0"}"#, "value": 60 * 900],
+        ]
+        let namespaceSamples: [[String: Any]] = [
+            ["labels": #"{namespace="team-a"}"#, "value": 60 * (99 + 120)],
+            ["labels": #"{namespace="team-b"}"#, "value": 60 * 900],
+        ]
+        let test: [String: Any] = [
+            "rule_files": [String](),
+            "evaluation_interval": "1m",
+            "tests": [[
+                "interval": "1m",
+                "input_series": series,
+                "promql_expr_test": [
+                    ["expr": try query("Pods:"), "eval_time": "2h", "exp_samples": podSamples],
+                    ["expr": try query("Namespaces:"), "eval_time": "2h", "exp_samples": namespaceSamples],
+                ],
+            ]],
+        ]
+        let directory = try TemporaryDirectory()
+        // JSON is YAML (but for JSON's escaped slash): promtool reads it as it is.
+        let file = directory.path + "/pods.test.yml"
+        try JSONSerialization.data(withJSONObject: test, options: [.sortedKeys, .withoutEscapingSlashes]).write(to: URL(fileURLWithPath: file))
+        let result = try Command.run(["promtool", "test", "rules", file])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
     }
 }
