@@ -125,3 +125,25 @@ extension LibvirtHost: ContainerRuntime {
         try run(label)
     }
 }
+
+extension ContainerdCRI: ContainerRuntime {
+    public var kind: String { "kubernetes" }
+    /// The bridge plugin names host sides `veth` and 8 random hex digits.
+    public var reusesHostSideNames: Bool { false }
+    /// `pod:NAMESPACE/NAME`.
+    public func subject(_ label: String) -> String { "pod:\(podNamespace(of: label))/\(Self.name(label))" }
+    /// A new pod: a new UID, attempt 0.
+    public func run(_ label: String) throws { try runPod(label) }
+
+    /// Pings of 1000 bytes from the pod to the bridge.
+    public func send(_ label: String, bytes: Int) throws { try ping(from: label, count: max(1, bytes / 1000), size: 1000) }
+
+    public func freeze(_ label: String) throws { try end(of: label).freeze() }
+    public func counters(of label: String) throws -> (rx: UInt64, tx: UInt64) { try end(of: label).counters() }
+    public func hostSide(of label: String) throws -> String { try end(of: label).hostSide() }
+    /// Stopped and removed: the pod is deleted.
+    public func remove(_ label: String) throws { try removePod(label) }
+    /// StopPodSandbox, then RunPodSandbox of the same pod (its UID) with the next attempt, as the
+    /// kubelet makes a pod's sandbox again.
+    public func restart(_ label: String) throws { try runAgain(label) }
+}
