@@ -3,7 +3,7 @@ import IfMeterTestSupport
 import Testing
 
 /// One owner scenario, written once, on every real runtime (``ContainerRuntime``): Podman,
-/// Docker, LXC and libvirt, each with its host side in a test namespace, the real ifmeterd
+/// Docker, LXC, containerd's CRI (pods) and libvirt, each with its host side in a test namespace, the real ifmeterd
 /// metering that namespace as the shipped unit runs it (nobody with its two capabilities), and
 /// each owner's figures compared with its NIC's own counters over its lifetimes
 /// (docs/NAMESPACES.md). What is one runtime's own stays in its own tests.
@@ -28,6 +28,13 @@ struct RuntimeScenarioTests {
         let host = try NetworkNamespace()
         defer { host.delete() }
         try Self.scenario(try LXCHost(in: host))
+    }
+
+    @Test("Kubernetes pods through containerd's CRI", .enabled(if: ContainerdCRI.available, ContainerdCRI.skipReason))
+    func kubernetes() throws {
+        let node = try NetworkNamespace()
+        defer { node.delete() }
+        try Self.scenario(try ContainerdCRI(in: node))
     }
 
     @Test("libvirt", .enabled(if: LibvirtHost.available, LibvirtHost.skipReason))
