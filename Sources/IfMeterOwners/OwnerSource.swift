@@ -92,7 +92,18 @@ public struct OwnerLook {
 /// Namespace files as one look opens them: each distinct namespace asked for its nsid once.
 public struct NamespaceFiles {
     let socket: NetlinkSocket
-    private var nsids: [UInt64: Int32?] = [:]
+    /// What each file this look opened was, by its device and inode.
+    private var nsids: [FileIdentity: Int32?] = [:]
+
+    private struct FileIdentity: Hashable {
+        var device: UInt64
+        var inode: UInt64
+
+        init(_ status: stat) {
+            device = UInt64(status.st_dev)
+            inode = UInt64(status.st_ino)
+        }
+    }
 
     init(socket: NetlinkSocket) { self.socket = socket }
 
@@ -107,16 +118,17 @@ public struct NamespaceFiles {
         // could act on the open itself. Links are followed: /proc's ns/net is one.
         var status = stat()
         guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
-        let inode = UInt64(status.st_ino)
-        if let known = nsids[inode] { return known.map { ($0, inode) } }
+        // A file met before in this look (a pod's namespace through its CNI result, then its
+        // bound name) is not opened again.
+        if let known = nsids[FileIdentity(status)] { return known.map { ($0, UInt64(status.st_ino)) } }
+        guard let file = FileDescriptor(adopting: open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)),
+              fstat(file.rawValue, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        let identity = FileIdentity(status)
+        if let known = nsids[identity] { return known.map { ($0, identity.inode) } }
         // Not a namespace file (EINVAL), or one with no nsid here: either way no owner.
-        let nsid = (try? socket.namespaceID(of: fd)) ?? nil
-        nsids[inode] = nsid
-        return nsid.map { ($0, inode) }
+        let nsid = (try? socket.namespaceID(of: file.rawValue)) ?? nil
+        nsids[identity] = nsid
+        return nsid.map { ($0, identity.inode) }
     }
 
     /// The nsid of process `pid`'s namespace (`NETNSA_PID`, which takes no right to trace it).
