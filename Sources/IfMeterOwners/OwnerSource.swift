@@ -10,8 +10,9 @@ import Glibc
 /// seed, and one line in ``OwnerDirectory/sources`` (docs/NAMESPACES.md says what each reads).
 ///
 /// Everything a source reads is another program's, and some of it a tenant's: a source names an
-/// owner only from files root wrote, and its parsers take any bytes (``fuzz(_:)``).
-public protocol OwnerSource: AnyObject {
+/// owner only from files root wrote, and its parsers take any bytes (``fuzz(_:)``). A source is
+/// one thread's at a time (``OwnerDirectory``'s); its type, in the shared list, is anyone's.
+public protocol OwnerSource: AnyObject, SendableMetatype {
     /// The kind of owner it names; the kind's prefix makes the subject (`container:NAME`).
     static var kind: LinkOwner.Kind { get }
     /// What it reads, as the runtime writes it: file names in Fuzz/corpus/runtime-state, where
