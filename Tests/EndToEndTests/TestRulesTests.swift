@@ -72,6 +72,24 @@ struct TestRulesTests {
         #expect(offenders == [], "a test beside it creating a file, or reading the environment, would be affected")
     }
 
+    @Test("no Swift file of the sources, tests or fuzz targets is over 400 lines: a file holds one idea")
+    func filesStaySmall() throws {
+        let root = Daemon.packageRoot
+        var long: [String] = []
+        var read = 0
+        for top in ["Sources", "Tests", "Fuzz"] {
+            let enumerator = FileManager.default.enumerator(atPath: root + "/" + top)
+            while let path = enumerator?.nextObject() as? String {
+                guard path.hasSuffix(".swift") else { continue }
+                let lines = try String(contentsOfFile: "\(root)/\(top)/\(path)", encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+                read += 1
+                if lines.count - 1 > 400 { long.append("\(top)/\(path): \(lines.count - 1) lines") }
+            }
+        }
+        #expect(read > 300, "read \(read) Swift files under \(root)")
+        #expect(long == [], "split them by idea")
+    }
+
     /// Swift Testing runs test bodies on the cooperative pool, one thread a core (two here).
     /// Two bodies that hold it (the fuzz corpora replayed, 67 s of CPU; a child test process in
     /// Europe/Berlin; a namespace being made) stopped every other test, and eight-case table
