@@ -71,11 +71,24 @@ extension Attribution {
             // A virtual machine's NICs are told apart by their place in its definition.
             peer = nic > 1 ? nic : nil
         } else {
-            let shared = entries.contains { key, entry in
-                guard key != link.key, case .owned(let other, _, _) = entry else { return false }
-                return other.kind.prefix == owner.kind.prefix && other.name == owner.name && other.peer == nil
+            // Never two present links on one subject. A second link into the same namespace is
+            // told apart by its peer's ifindex there, which its restarts keep (`container:web#3`);
+            // a link of another owner of the name running at the same time (a pod re-created
+            // while its old sandbox still goes, whose eth0 is ifindex 2 as well) by its own
+            // ifindex here when that is taken.
+            var taken: Set<Int32?> = []
+            for (key, entry) in entries where key != link.key {
+                guard case .owned(let other, _, _) = entry, other.kind.prefix == owner.kind.prefix, other.name == owner.name else { continue }
+                taken.insert(other.peer)
             }
-            peer = shared ? (link.parent ?? link.ifindex) : nil
+            if taken.contains(nil) {
+                var candidate = link.parent ?? link.ifindex
+                if taken.contains(candidate) { candidate = link.ifindex }
+                while taken.contains(candidate) { candidate = candidate &+ 1_000_000 }
+                peer = candidate
+            } else {
+                peer = nil
+            }
         }
         let attributed = LinkOwner(kind: owner.kind, name: owner.name, id: owner.id, alias: link.name, peer: peer)
         table.set(link.key, .owned(attributed, nsid: nsid, last: LastSeen(Self.shown(link, as: attributed))))

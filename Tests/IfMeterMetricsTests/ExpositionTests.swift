@@ -1,7 +1,7 @@
 import IfMeterPlans
 import Foundation
 import IfMeterCore
-import IfMeterMetrics
+@testable import IfMeterMetrics
 import IfMeterHistory
 import IfMeterService
 import IfMeterTestSupport
@@ -172,6 +172,18 @@ struct ExpositionTests {
         #expect(exposition.contains("ifmeter_interface_receive_bytes_total{interface=\"container:web\",class=\"virtual\",container=\"web\"} 640\n"))
         #expect(exposition.contains("ifmeter_owner_info{interface=\"container:web\",container=\"web\",kind=\"podman\",id=\"\(String(repeating: "a", count: 64))\",alias=\"veth0\"} 1\n"))
         #expect(exposition.split(separator: "\n").filter { $0.hasPrefix("ifmeter_owner_info{") }.count == 1)
+    }
+
+    @Test("a pod's series carry its namespace and its own name, without the #N of a second incarnation or network")
+    func podLabels() {
+        let pods = [("pod:team-a/web-0", [("namespace", "team-a"), ("pod", "web-0")]),
+                    ("pod:team-a/web-0#2", [("namespace", "team-a"), ("pod", "web-0")]),
+                    ("container:web#3", [("container", "web#3")])]
+        for (subject, expected) in pods {
+            let owner = SubjectName.owner(of: subject)!
+            let labels = MetricsExposition.ownerLabels(owner.prefix, owner.name)
+            #expect(labels.map(\.key) == expected.map(\.0) && labels.map(\.value) == expected.map(\.1), "\(subject): \(labels)")
+        }
     }
 
     @Test("a network's series: escaped name, its UUID, type and metered state; another view of the interface's bytes")

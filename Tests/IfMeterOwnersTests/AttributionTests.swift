@@ -259,6 +259,25 @@ struct AttributionTests {
         #expect(third.map(\.name) == ["container:web#4"])
     }
 
+    @Test("incarnations of one name at the same time (a pod re-created while its old sandbox goes), each eth0 ifindex 2 in its own namespace, and one's second network: never two on one subject")
+    func incarnationsAtOnce() {
+        var attribution = Attribution()
+        func pod(_ uid: String) -> FoundOwner { FoundOwner(.kubernetes, name: "team-x/web-0", id: uid) }
+        _ = attribution.apply([.event(.newOrChanged(Self.veth(20, "vetha", nsid: 5, peer: 2))),
+                               .event(.newOrChanged(Self.veth(21, "vethb", nsid: 6, peer: 2))),
+                               .event(.newOrChanged(Self.veth(22, "vethc", nsid: 7, peer: 2))),
+                               .event(.newOrChanged(Self.veth(23, "vethd", nsid: 6, peer: 3)))], at: 100)
+        let settled = Self.shown(attribution.settle([5: .found(pod("u1")), 6: .found(pod("u2")), 7: .found(pod("u3"))], at: 100))
+        let names = settled.map(\.name)
+        #expect(names.count == 4 && Set(names).count == 4, "\(names)")
+        #expect(names.contains("pod:team-x/web-0"), "\(names)")
+        // The first gone, the next incarnation of the name takes the plain subject.
+        _ = attribution.apply([.event(.deleted(Self.veth(20, "vetha", nsid: 5, peer: 2)))], at: 101)
+        _ = attribution.apply([.event(.newOrChanged(Self.veth(24, "vethe", nsid: 8, peer: 2)))], at: 102)
+        let next = Self.shown(attribution.settle([8: .found(pod("u4"))], at: 102)).map(\.name)
+        #expect(next == ["pod:team-x/web-0"], "\(next)")
+    }
+
     @Test("a rename of the host side keeps the subject and changes the alias")
     func renamedHostSide() {
         var attribution = Attribution(scope: .all)

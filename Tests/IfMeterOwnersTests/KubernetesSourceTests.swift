@@ -87,18 +87,28 @@ struct KubernetesSourceTests {
         let paths = OwnerPaths(namedNamespaces: ["/run/netns"], podmanStorage: cache.path + "/none", dockerRoot: cache.path + "/none",
                                proc: cache.path + "/none", cgroups: cache.path + "/none", libvirtQemu: cache.path + "/none",
                                cniResults: results)
-        let (links, found) = try host.inside { () throws -> ([Link], [Int32: OwnerLookup]) in
+        let third = try NetworkNamespace()
+        let (links, found, again) = try host.inside { () throws -> ([Link], [Int32: OwnerLookup], [Int32: OwnerLookup]) in
             let directory = try OwnerDirectory(paths: paths)
-            let links = try NetlinkSocket().dumpLinks()
-            var names: [Int32: String] = [:]
-            for link in links { if let nsid = link.peerNamespaceID { names[nsid] = link.name } }
-            return (links, directory.lookUp(Set(names.keys), hostNames: names))
+            func look() throws -> ([Link], [Int32: OwnerLookup]) {
+                let links = try NetlinkSocket().dumpLinks()
+                var names: [Int32: String] = [:]
+                for link in links { if let nsid = link.peerNamespaceID { names[nsid] = link.name } }
+                return (links, directory.lookUp(Set(names.keys), hostNames: names))
+            }
+            let (links, found) = try look()
+            // A pod started since: its result is a new file in the directory the look keeps.
+            try host.ip("link", "add", "h-third", "type", "veth", "peer", "name", "eth0", "netns", third.name)
+            try write("podnet-ccc-eth0", Self.result(namespace: "team-c", name: "late", uid: "u-3", netns: "/run/netns/\(third.name)"))
+            return (links, found, try look().1)
         }
         func lookup(_ name: String) throws -> OwnerLookup? {
             found[try #require(links.first { $0.name == name }?.peerNamespaceID, "no \(name)")]
         }
         #expect(try lookup("h-first") == .found(FoundOwner(.kubernetes, name: "team-a/web-0", id: "11111111-2222-4333-8444-555555555555")))
         #expect(try lookup("h-second") == .found(FoundOwner(.kubernetes, name: "team-b/db", id: "u-2")))
+        #expect(again.values.filter { $0 == .found(FoundOwner(.kubernetes, name: "team-a/web-0", id: "11111111-2222-4333-8444-555555555555")) }.count == 1)
+        #expect(again.values.contains(.found(FoundOwner(.kubernetes, name: "team-c/late", id: "u-3"))), "\(again)")
         // The victim's namespace is bound under /run/netns: a name, not the forged pod.
         #expect(try lookup("h-victim") == .found(FoundOwner(.netns, name: victim.name, id: try inode(of: "/run/netns/\(victim.name)"))))
     }

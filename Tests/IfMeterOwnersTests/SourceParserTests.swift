@@ -1,4 +1,4 @@
-import IfMeterOwners
+@testable import IfMeterOwners
 import IfMeterTestSupport
 import Testing
 
@@ -102,5 +102,16 @@ struct SourceParserTests {
         #expect(stat?.command == "a) b (c)" && stat?.parent == 8563)
         #expect(LXCSource.processStat(Array("8564 (sh) S".utf8)) == nil)
         #expect(LXCSource.processStat(Array("garbage".utf8)) == nil)
+    }
+}
+
+extension SourceParserTests {
+    @Test("the names runtimes bind the namespaces of what they are starting under, and names an admin gives", arguments: [
+        ("netns-4224714a-8004-289c-8131-bdd4a450f14a", true), ("cni-e483fae4-3c3c-5a2b-9d0c-1f2e3d4c5b6a", true),
+        ("7c1d5e2a-0b3c-4d5e-8f90-a1b2c3d4e5f6", true), ("7C1D5E2A-0B3C-4D5E-8F90-A1B2C3D4E5F6", true),
+        ("vpn", false), ("blue-1", false), ("7c1d5e2a-0b3c-4d5e-8f90-a1b2c3d4e5f", false), ("7c1d5e2a-0b3c-4d5e-8f90-a1b2c3d4e5fg", false),
+    ])
+    func runtimesNames(_ name: String, _ isRuntimes: Bool) {
+        #expect(NamedNamespaceSource.isRuntimes(name) == isRuntimes, "\(name)")
     }
 }

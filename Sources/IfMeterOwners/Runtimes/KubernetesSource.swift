@@ -41,26 +41,51 @@ public final class KubernetesSource: OwnerSource {
 
     private let directory: String
     private var results: [String: CachedFile<Pod?>] = [:]
+    /// The directory's listing, kept while the directory's inode and modification time stay:
+    /// libcni writes a file once for an attachment and removes it at its end, so a new pod or
+    /// one gone changes the directory, and a look on a node of thousands reads no file again.
+    private var listing: (stamp: [Int64], files: [String])?
+    /// Results whose pod's namespace is gone: what libcni leaves when a sandbox's pause died or
+    /// its network's DEL failed. A namespace never comes back (a new sandbox gets a new one), so
+    /// they are not looked at again while they stay.
+    private var gone: Set<String> = []
 
     public init(paths: OwnerPaths) { directory = paths.cniResults }
 
     public func find(_ look: inout OwnerLook) {
         guard look.anySought else { return }
-        guard RootOwned.check(directory, type: S_IFDIR) else {
-            results = [:]
+        var status = stat()
+        guard lstat(directory, &status) == 0, status.st_uid == 0, status.st_mode & S_IFMT == S_IFDIR else {
+            (results, listing, gone) = ([:], nil, [])
             return
         }
-        let files = SysfsReader.listDirectory(directory).sorted()
-        results = results.filter { files.contains($0.key) }
-        for file in files {
-            let path = directory + "/" + file
-            guard RootOwned.check(path, type: S_IFREG) else { continue }
-            var cached = results[file] ?? CachedFile()
-            if let pod = cached.read(path, limit: Self.fileLimit, Self.pod(cniResult:)) ?? nil,
-               let nsid = look.files.nsid(ofFile: pod.netns), look.isSought(nsid) {
+        let stamp = [Int64(status.st_ino), Int64(status.st_mtim.tv_sec), Int64(status.st_mtim.tv_nsec)]
+        let unchanged = listing?.stamp == stamp
+        if !unchanged {
+            let files = SysfsReader.listDirectory(directory).sorted()
+            listing = (stamp, files)
+            results = results.filter { files.contains($0.key) }
+            gone.formIntersection(files)
+        }
+        for file in listing?.files ?? [] where !gone.contains(file) {
+            let pod: Pod?
+            if unchanged, let cached = results[file] {
+                pod = cached.value ?? nil
+            } else {
+                let path = directory + "/" + file
+                guard RootOwned.check(path, type: S_IFREG) else { continue }
+                var cached = results[file] ?? CachedFile()
+                pod = cached.read(path, limit: Self.fileLimit, Self.pod(cniResult:)) ?? nil
+                results[file] = cached
+            }
+            guard let pod else { continue }
+            guard let nsid = look.files.nsid(ofFile: pod.netns) else {
+                if access(pod.netns, F_OK) != 0 && errno == ENOENT { gone.insert(file) }
+                continue
+            }
+            if look.isSought(nsid) {
                 look.namespaces[nsid] = .found(FoundOwner(.kubernetes, name: pod.namespace + "/" + pod.name, id: pod.uid))
             }
-            results[file] = cached
         }
     }
 

@@ -5,10 +5,10 @@ extension LinkOwner.Kind {
     public static let netns = LinkOwner.Kind("netns", prefix: .netns)
 }
 
-/// Namespaces bound to a name: `ip netns`'s and Podman's (`/run/netns`), Docker's sandboxes
-/// (`EXEC-ROOT/netns`). A name a runtime gives its containers' namespaces (Podman's `netns-UUID`,
-/// CNI's `cni-UUID`, any of Docker's) is a container's being started, until its runtime's state
-/// says whose. Reads directory entries, no file's contents.
+/// Namespaces bound to a name: `ip netns`'s, Podman's, containerd's CRI's and CRI-O's
+/// (`/run/netns`), Docker's sandboxes (`EXEC-ROOT/netns`). A name a runtime gives its containers'
+/// namespaces (``isRuntimes(_:)``, any of Docker's) is a container's being started, until its
+/// runtime's state says whose. Reads directory entries, no file's contents.
 public final class NamedNamespaceSource: OwnerSource {
     public static let kind = LinkOwner.Kind.netns
     public static let fuzzSeeds: [String] = []
@@ -28,10 +28,23 @@ public final class NamedNamespaceSource: OwnerSource {
             for name in SysfsReader.listDirectory(directory).sorted() where OwnerName.isAcceptable(name) {
                 guard let (nsid, inode) = look.files.nsidAndInode(ofFile: directory + "/" + name), look.isSought(nsid) else { continue }
                 let named = FoundOwner(.netns, name: name, id: String(inode))
-                let starting = runtimes || name.hasPrefix("netns-") || name.hasPrefix("cni-")
+                let starting = runtimes || Self.isRuntimes(name)
                 look.namespaces[nsid] = starting ? .starting(fallback: named) : .found(named)
             }
         }
+    }
+
+    /// A name a runtime gives the namespace of a container or pod it is starting, which its own
+    /// state names once written: Podman's `netns-UUID`, containerd's CRI's `cni-UUID`, CRI-O's
+    /// bare UUID (`NAMESPACES-DIR/netns/UUID`).
+    static func isRuntimes(_ name: String) -> Bool {
+        name.hasPrefix("netns-") || name.hasPrefix("cni-") || isUUID(name)
+    }
+
+    private static func isUUID(_ name: String) -> Bool {
+        let groups = name.split(separator: "-", omittingEmptySubsequences: false)
+        return groups.map(\.utf8.count) == [8, 4, 4, 4, 12]
+            && groups.allSatisfy { $0.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) || (0x41...0x46).contains($0) } }
     }
 
     public static func fuzz(_ bytes: [UInt8]) {}
