@@ -33,6 +33,10 @@ struct KubernetesSourceTests {
         let pod = try #require(Self.parse(Self.result()))
         #expect(pod == KubernetesSource.Pod(namespace: "team-a", name: "web-0", uid: "11111111-2222-4333-8444-555555555555",
                                             netns: "/var/run/netns/cni-e483fae4"))
+        // A plugin whose result names no interface in the pod (Calico's): the attachment's netns.
+        let calico = #"{"ifName":"eth0","netns":"/var/run/netns/cni-1","cniArgs":[["K8S_POD_NAMESPACE","a"],["K8S_POD_NAME","b"],"#
+            + #"["K8S_POD_UID","u"]],"result":{"interfaces":[{"name":"cali12345"}]}}"#
+        #expect(Self.parse(calico)?.netns == "/var/run/netns/cni-1")
         // The first of a repeated argument counts, as libcni passes each once.
         #expect(Self.parse(Self.result(extra: #",["K8S_POD_NAME","victim"]"#))?.name == "web-0")
     }

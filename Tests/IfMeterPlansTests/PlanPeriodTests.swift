@@ -58,7 +58,7 @@ struct PlanPeriodTests {
 
 @Suite("Plan config values", .ownThread, .timeLimit(.minutes(3)))
 struct PlanValueTests {
-    @Test("a plan may name containers' and virtual machines' subjects and globs of them; other names keep their rules")
+    @Test("a plan may name containers', pods' and virtual machines' subjects and globs of them; other names keep their rules")
     func containerSelectors() throws {
         let web = try Plan.Selector(parsing: "container:web*")
         #expect(web.matches("container:web-1", interfaceClass: "virtual"))
@@ -68,7 +68,11 @@ struct PlanValueTests {
         let db = try Plan.Selector(parsing: "vm:db#*")
         #expect(db.matches("vm:db#2", interfaceClass: "virtual") && !db.matches("vm:db", interfaceClass: "virtual"))
         #expect(try Plan.Selector(parsing: "vm:*").matches("vm:db", interfaceClass: nil))
-        for bad in ["container:", "vm:", "eth0:1", "a/b", "container:a b"] {
+        // The longest pod Kubernetes names, and every pod of a namespace.
+        let longest = "pod:" + String(repeating: "n", count: 63) + "/" + String(repeating: "p", count: 253) + "#1234567"
+        #expect(try Plan.Selector(parsing: longest).matches(longest, interfaceClass: "virtual"))
+        #expect(try Plan.Selector(parsing: "pod:team-a/*").matches("pod:team-a/web-0", interfaceClass: "virtual"))
+        for bad in ["container:", "vm:", "pod:", "eth0:1", "a/b", "container:a b", longest + "1234"] {
             #expect(throws: PlanError.self) { try Plan.Selector(parsing: bad) }
         }
     }

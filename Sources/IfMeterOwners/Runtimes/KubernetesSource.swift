@@ -63,9 +63,10 @@ public final class KubernetesSource: OwnerSource {
         let unchanged = listing?.stamp == stamp
         if !unchanged {
             let files = SysfsReader.listDirectory(directory).sorted()
+            let present = Set(files)
             listing = (stamp, files)
-            results = results.filter { files.contains($0.key) }
-            gone.formIntersection(files)
+            results = results.filter { present.contains($0.key) }
+            gone.formIntersection(present)
         }
         for file in listing?.files ?? [] where !gone.contains(file) {
             let pod: Pod?
@@ -97,10 +98,12 @@ public final class KubernetesSource: OwnerSource {
         var arguments: [String: String] = [:]
         var interfaceName: String?
         var sandboxes: [(name: String, sandbox: String)] = []
+        var attachmentNetns: String?
         do {
             try reader.readObject { top, key in
                 switch key {
                 case "ifName": interfaceName = try top.readString()
+                case "netns": attachmentNetns = try top.readString()
                 case "cniArgs":
                     try top.readArray { pair in
                         let both = try pair.readStrings()
@@ -129,7 +132,9 @@ public final class KubernetesSource: OwnerSource {
         } catch {
             return nil
         }
-        guard let interfaceName, let netns = sandboxes.first(where: { $0.name == interfaceName })?.sandbox,
+        // The result's interface in the pod names its namespace; a plugin that reports none
+        // (Calico's) leaves it to the attachment's own `netns`, which libcni 1.1 keeps too.
+        guard let interfaceName, let netns = sandboxes.first(where: { $0.name == interfaceName })?.sandbox ?? attachmentNetns,
               netns.hasPrefix("/"), !netns.utf8.contains(0),
               let namespace = arguments["K8S_POD_NAMESPACE"], KubernetesName.isNamespace(namespace),
               let name = arguments["K8S_POD_NAME"], KubernetesName.isName(name),
