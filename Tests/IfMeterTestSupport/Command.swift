@@ -21,7 +21,8 @@ public struct CommandFailed: Error, CustomStringConvertible {
         self.result = result
     }
     public var description: String {
-        "\(command.joined(separator: " ")) exited \(result.status): \(result.stderr)"
+        // A child run with its output to one file (SpawnWithSignals) has said it all on stdout.
+        "\(command.joined(separator: " ")) exited \(result.status): \(result.stderr.isEmpty ? result.stdout : result.stderr)"
     }
 }
 

@@ -38,9 +38,8 @@ public final class LibvirtHost {
     /// The labels ``mac(of:)`` gave a MAC, in order.
     private var macLabels: [String] = []
 
-    /// One test's libvirt at a time in this process: a second libvirtd beside the first fails
-    /// to create its domains (`virsh create` exits 1 with nothing said), though every place it
-    /// keeps state is its own.
+    /// One test's libvirt at a time in this process: each boots guests under TCG, a busy core
+    /// apiece, on a machine of two.
     private static let oneAtATime = DispatchSemaphore(value: 1)
     private var holdsTurn = false
 
@@ -60,7 +59,11 @@ public final class LibvirtHost {
         """.write(toFile: directory.path + "/libvirtd.conf", atomically: true, encoding: .utf8)
         do {
             try makeMountNamespace()
-            virtlogd = try SpawnWithSignals.start(enter + [try Command.resolve("virtlogd")], output: directory.path + "/virtlogd.log")
+            // Its pid file of its own: the default, /run/virtlogd.pid, is outside the private places,
+            // and a host's virtlogd holding it would make this one exit at once, and every domain
+            // fail to start for want of its socket.
+            virtlogd = try SpawnWithSignals.start(enter + [try Command.resolve("virtlogd"), "-p", directory.path + "/virtlogd.pid"],
+                                                  output: directory.path + "/virtlogd.log")
             try startDaemon()
         } catch {
             destroy()
@@ -108,7 +111,15 @@ public final class LibvirtHost {
     /// `virsh` on the test's libvirtd.
     @discardableResult
     public func virsh(_ arguments: [String]) throws -> String {
-        try SpawnWithSignals.check(["virsh", "-c", "qemu:///system?socket=\(directory.path)/libvirt-sock"] + arguments, timeout: 120)
+        let command = ["virsh", "-c", "qemu:///system?socket=\(directory.path)/libvirt-sock"] + arguments
+        do {
+            return try SpawnWithSignals.check(command, timeout: 120)
+        } catch let failed as CommandFailed {
+            // virsh may say nothing of why: libvirtd's log does.
+            let log = (try? String(contentsOfFile: directory.path + "/libvirtd.log", encoding: .utf8)) ?? ""
+            throw CommandFailed(command: command, result: CommandResult(status: failed.result.status, stdout: failed.result.stdout,
+                                                                        stderr: failed.result.stdout + "\nlibvirtd's log ends: " + String(log.suffix(1500))))
+        }
     }
 
     /// Starts libvirtd in the test's namespace and waits until it answers on its socket.
