@@ -125,10 +125,15 @@ struct HostileTests {
         try attacker.run()
         var latencies: [Double] = []
         var sampleTimes: [Double] = []
+        // The longest this loop itself went unscheduled between two turns: what the machine's
+        // load, not the attack, took from every process alike.
+        var longestPause = 0.0
+        var lastTurn = Date()
         // The attack lasts 8 s once set up; a deadline far past that catches a hung attacker.
         let attackDeadline = Date().addingTimeInterval(120)
         while attacker.isRunning && Date() < attackDeadline {
             let started = Date()
+            longestPause = max(longestPause, started.timeIntervalSince(lastTurn) - 0.02)
             #expect(try root.request(#"{"v":1,"cmd":"status"}"#)["ok"] as? Bool == true)
             latencies.append(Date().timeIntervalSince(started))
             while let line = try? watcher.readLine(timeoutMilliseconds: 0) {
@@ -137,6 +142,7 @@ struct HostileTests {
                     sampleTimes.append(at)
                 }
             }
+            lastTurn = Date()
             usleep(20_000)
         }
         try attacker.awaitExit("hostile-neighbour (an 8 s attack)", within: 10)
@@ -151,15 +157,17 @@ struct HostileTests {
         // sampling never stalled. The latency figure itself (p99 under 50 ms on this machine) is
         // measured by `scripts/bench-hostile`, not asserted here: suites run in parallel on a
         // loaded two-core machine. Starvation is a sample late by more than the daemon was ever
-        // unresponsive to root: a machine too loaded to run the daemon delays both alike.
+        // unresponsive to root, or than this test's own loop went unscheduled: a machine too
+        // loaded to run the daemon delays all of them alike.
         let sorted = latencies.sorted()
         let p99 = sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))]
         print("hostile neighbour: root's status p99 \(p99) s over \(sorted.count) requests; samples at \(sampleTimes)")
         #expect(sorted.count >= 3, "root asked only \(sorted.count) times during the attack")
         #expect(sampleTimes.count >= 3, "\(sampleTimes)")
-        let allowed = 3 + (sorted.last ?? 0)
+        let allowed = 3 + max(sorted.last ?? 0, longestPause)
         for (earlier, later) in zip(sampleTimes, sampleTimes.dropFirst()) {
-            #expect(later - earlier <= allowed, "samples \(earlier) → \(later) while root waited at most \(sorted.last ?? 0) s: sampling stalled")
+            #expect(later - earlier <= allowed,
+                    "samples \(earlier) → \(later) while root waited at most \(sorted.last ?? 0) s and this loop paused \(longestPause) s: sampling stalled")
         }
         #expect(daemon.isRunning)
     }
