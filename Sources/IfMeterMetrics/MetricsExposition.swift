@@ -191,14 +191,13 @@ public enum MetricsExposition {
 
     /// The labels that say whose a subject is: `container="web"`, `vm="db"`, `netns="blue"`
     /// (`netns:vpn/tun0`, metered inside the namespace, is the namespace's too), and a pod's
-    /// `namespace` and `pod`, as kube-state-metrics and the kubelet name them: the pod's own
-    /// name, without the `#N` of its second network or of an incarnation running beside another
-    /// (the interface label keeps it), so that a query joins theirs and sums the pod.
+    /// `namespace` and `pod`, as kube-state-metrics and the kubelet name them. The owner's own
+    /// name, without the `#N` of its second link or NIC (the interface label keeps it), so that
+    /// a sum by owner is the owner's, and a query joins kube-state-metrics'.
     static func ownerLabels(_ prefix: SubjectName.Prefix, _ name: String) -> [(key: String, value: String)] {
-        if prefix == .pod, let pod = SubjectName.pod(name) {
-            return [("namespace", pod.namespace), ("pod", String(pod.name.prefix { $0 != "#" }))]
-        }
-        return [(prefix.rawValue, String(name.prefix { $0 != "/" }))]
+        let owner = String(name.prefix { $0 != "#" })
+        if prefix == .pod, let pod = SubjectName.pod(owner) { return [("namespace", pod.namespace), ("pod", pod.name)] }
+        return [(prefix.rawValue, String(owner.prefix { $0 != "/" }))]
     }
 
     /// Most networks exposed: a laptop meets a few dozen, but every SSID it ever joined is a

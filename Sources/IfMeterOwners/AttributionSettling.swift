@@ -66,29 +66,27 @@ extension Attribution {
 
     /// Counts `link` as `owner`'s, found by the namespace numbered `nsid` (``unbound`` for a tap).
     mutating func attribute(_ link: Link, to owner: FoundOwner, nsid: Int32) {
-        let peer: Int32?
+        // Never two present links on one subject. A virtual machine's NICs are told apart by
+        // their place in its definition, a second link into a namespace by its peer's ifindex
+        // there; both stay across restarts (`vm:db#2`, `container:web#3`). A link whose subject
+        // that would be is taken (another owner of the name running at the same time, a pod
+        // re-created while its old sandbox goes; a NIC hot-plugged where one was unplugged) is
+        // told apart by its own ifindex here.
+        var taken: Set<Int32?> = []
+        for (key, entry) in entries where key != link.key {
+            guard case .owned(let other, _, _) = entry, other.kind.prefix == owner.kind.prefix, other.name == owner.name else { continue }
+            taken.insert(other.peer)
+        }
+        var peer: Int32?
         if let nic = owner.nic {
-            // A virtual machine's NICs are told apart by their place in its definition.
             peer = nic > 1 ? nic : nil
-        } else {
-            // Never two present links on one subject. A second link into the same namespace is
-            // told apart by its peer's ifindex there, which its restarts keep (`container:web#3`);
-            // a link of another owner of the name running at the same time (a pod re-created
-            // while its old sandbox still goes, whose eth0 is ifindex 2 as well) by its own
-            // ifindex here when that is taken.
-            var taken: Set<Int32?> = []
-            for (key, entry) in entries where key != link.key {
-                guard case .owned(let other, _, _) = entry, other.kind.prefix == owner.kind.prefix, other.name == owner.name else { continue }
-                taken.insert(other.peer)
-            }
-            if taken.contains(nil) {
-                var candidate = link.parent ?? link.ifindex
-                if taken.contains(candidate) { candidate = link.ifindex }
-                while taken.contains(candidate) { candidate = candidate &+ 1_000_000 }
-                peer = candidate
-            } else {
-                peer = nil
-            }
+        } else if taken.contains(nil) {
+            peer = link.parent ?? link.ifindex
+        }
+        if taken.contains(peer) {
+            var candidate = link.ifindex
+            while taken.contains(candidate) { candidate = candidate &+ 1_000_000 }
+            peer = candidate
         }
         let attributed = LinkOwner(kind: owner.kind, name: owner.name, id: owner.id, alias: link.name, peer: peer)
         table.set(link.key, .owned(attributed, nsid: nsid, last: LastSeen(Self.shown(link, as: attributed))))

@@ -8,9 +8,12 @@ struct CachedFile<Value> {
     private var stamp: (UInt64, Int64, Int64, Int)?
     private(set) var value: Value?
 
-    mutating func read(_ path: String, limit: Int = StateFile.limit, _ parse: ([UInt8]) -> Value) -> Value? {
+    /// The file's value, parsed again only when it changed; nil when it is not there, or when
+    /// `rootOwned` and it is not a regular file root owns (not followed if it is a link).
+    mutating func read(_ path: String, limit: Int = StateFile.limit, rootOwned: Bool = false, _ parse: ([UInt8]) -> Value) -> Value? {
         var status = stat()
-        guard stat(path, &status) == 0 else {
+        guard rootOwned ? lstat(path, &status) == 0 && status.st_uid == 0 && status.st_mode & S_IFMT == S_IFREG
+                        : stat(path, &status) == 0 else {
             (stamp, value) = (nil, nil)
             return nil
         }

@@ -174,11 +174,12 @@ struct ExpositionTests {
         #expect(exposition.split(separator: "\n").filter { $0.hasPrefix("ifmeter_owner_info{") }.count == 1)
     }
 
-    @Test("a pod's series carry its namespace and its own name, without the #N of a second incarnation or network")
+    @Test("an owner's series carry its own name, a pod's its namespace and name, without the #N of a second link or NIC")
     func podLabels() {
         let pods = [("pod:team-a/web-0", [("namespace", "team-a"), ("pod", "web-0")]),
                     ("pod:team-a/web-0#2", [("namespace", "team-a"), ("pod", "web-0")]),
-                    ("container:web#3", [("container", "web#3")])]
+                    ("container:web#3", [("container", "web")]), ("vm:db#2", [("vm", "db")]),
+                    ("netns:vpn/tun0", [("netns", "vpn")])]
         for (subject, expected) in pods {
             let owner = SubjectName.owner(of: subject)!
             let labels = MetricsExposition.ownerLabels(owner.prefix, owner.name)

@@ -116,4 +116,19 @@ struct AttributionTapTests {
         #expect(links.map(\.name) == ["vm:a", "vnet1"])
         #expect(attribution.isSettled)
     }
+
+    @Test("a NIC hot-plugged where another was unplugged, its place now the second's: never two taps on one subject")
+    func hotplug() {
+        var attribution = Attribution()
+        var second = Self.vmA
+        second.nic = 2
+        _ = attribution.apply([.event(.newOrChanged(Self.tap(9, "hotnic1"))),
+                               .event(.newOrChanged(Self.tap(10, "hotnic2", address: "fe:54:00:00:00:02")))], at: 100)
+        _ = attribution.settle(OwnerLookups(taps: [9: .found(Self.vmA), 10: .found(second)]), at: 100)
+        _ = attribution.apply([.event(.deleted(Self.tap(9, "hotnic1")))], at: 101)
+        // The domain's status now lists hotnic2 first and the new NIC second.
+        _ = attribution.apply([.event(.newOrChanged(Self.tap(11, "hotnic3", address: "fe:54:00:00:00:03")))], at: 102)
+        let settled = Self.shown(attribution.settle(OwnerLookups(taps: [11: .found(second)]), at: 102))
+        #expect(settled.count == 1 && settled.first?.name != "vm:a#2", "\(settled.map(\.name))")
+    }
 }

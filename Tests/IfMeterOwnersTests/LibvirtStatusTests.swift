@@ -73,6 +73,11 @@ struct LibvirtStatusTests {
         #expect(domain.nic(tap: "vnet7", address: "fe:54:00:aa:bb:cc") == 3)
         // The next domain's tap under a name this stale file still lists.
         #expect(domain.nic(tap: "vnet1", address: "fe:54:00:11:22:33") == nil)
+        // A guest MAC of its own beginning with fe: libvirt gives the tap fa.
+        let fe = LibvirtDomain(name: "f", uuid: domain.uuid, interfaces: [.init(target: "t48fetap", mac: [0xfe, 0x54, 0, 0x48, 0, 0x21])])
+        #expect(fe.nic(tap: "t48fetap", address: "fa:54:00:48:00:21") == 1)
+        #expect(fe.nic(tap: "t48fetap", address: "fe:54:00:48:00:21") == 1)
+        #expect(fe.nic(tap: "t48fetap", address: "fb:54:00:48:00:21") == nil)
         #expect(domain.nic(tap: "vnet1", address: "12:54:00:50:6b:de") == nil)
         #expect(domain.nic(tap: "vnet2", address: "fe:54:00:50:6b:de") == nil)
         #expect(domain.nic(tap: "vnet1", address: "") == nil)

@@ -28,7 +28,7 @@ public final class DockerSource: OwnerSource {
         for id in ids.sorted() {
             var cached = configs[id] ?? CachedFile()
             // A file naming another container than its directory is not believed.
-            if let container = cached.read(base + "/" + id + "/config.v2.json", Self.container(configV2:)) ?? nil, container.id == id,
+            if let container = cached.read(base + "/" + id + "/config.v2.json", rootOwned: true, Self.container(configV2:)) ?? nil, container.id == id,
                let nsid = look.files.nsid(ofFile: container.sandbox), look.isSought(nsid) {
                 look.namespaces[nsid] = .found(FoundOwner(.docker, name: container.name, id: id))
             }

@@ -97,14 +97,17 @@ public struct LibvirtDomain: Hashable, Sendable {
 
     /// The position (from 1) of the NIC whose host side is the tap `name` with hardware address
     /// `address`; nil when none is. libvirt gives a tap it makes the guest's MAC with `fe` for
-    /// its first byte (so that a bridge does not take the guest's address for its own); a tap
+    /// its first byte (`fa` where the guest's is `fe`), so that a bridge does not take the
+    /// guest's address for its own; a tap
     /// made by someone else may carry the guest's MAC itself. The address tells a tap whose
     /// name the next domain took over from one this stale file still lists.
     public func nic(tap name: String, address: String) -> Int? {
         guard let tap = Self.macBytes(address) else { return nil }
         for (offset, interface) in interfaces.enumerated() {
             guard interface.target == name, let guest = interface.mac else { continue }
-            if tap[1...] == guest[1...], tap[0] == 0xfe || tap[0] == guest[0] { return offset + 1 }
+            // A guest MAC that itself begins with fe gets a tap beginning with fa.
+            let libvirts: UInt8 = guest[0] == 0xfe ? 0xfa : 0xfe
+            if tap[1...] == guest[1...], tap[0] == libvirts || tap[0] == guest[0] { return offset + 1 }
         }
         return nil
     }

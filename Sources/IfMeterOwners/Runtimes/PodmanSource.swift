@@ -34,13 +34,13 @@ public final class PodmanSource: OwnerSource {
             // Absent until the container's first start, and rewritten with a new namespace at
             // every restart: read again whenever the file changed.
             var cached = specs[id] ?? CachedFile()
-            if let path = cached.read(base + "/" + id + "/userdata/config.json", Self.networkNamespacePath(ociConfig:)) ?? nil {
+            if let path = cached.read(base + "/" + id + "/userdata/config.json", rootOwned: true, Self.networkNamespacePath(ociConfig:)) ?? nil {
                 found[id] = path
             }
             specs[id] = cached
         }
         namespaces = found
-        let containers = listed.read(base + "/containers.json", Self.containers(containersJSON:)) ?? []
+        let containers = listed.read(base + "/containers.json", rootOwned: true, Self.containers(containersJSON:)) ?? []
         // In creation order: of containers sharing a namespace (a pod, `--network container:X`),
         // the first created names it, whatever order the files are listed in.
         names = Dictionary(containers.map { ($0.id, $0.name) }) { first, _ in first }
