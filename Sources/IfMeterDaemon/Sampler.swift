@@ -179,12 +179,11 @@ final class Sampler {
         do {
             let now = SystemClock.now()
             let seen = attributed(try feed.readEvents(), nil, at: now.wall)
-            // Nothing for the meter (another namespace's deletions, a link that waits, or nothing
-            // at all): a tenant churning links wakes the loop for each message, and an ingest
-            // would follow each. A link that began to wait (a tap, whose events are all withheld)
-            // still gets its look at once.
-            if !seen.events.isEmpty { deliver(Read(cause: .linkEvents, linkEvents: seen.events, at: now)) }
-            if attribution.mayWait { lookSoon() }
+            // Nothing for the meter (another namespace's deletions, or nothing at all): a tenant
+            // churning links wakes the loop for each message, and an ingest would follow each.
+            guard !seen.events.isEmpty else { return }
+            deliver(Read(cause: .linkEvents, linkEvents: seen.events, at: now))
+            lookSoon()
         } catch {
             Diagnostics.error("reading link events failed: \(error)")
         }

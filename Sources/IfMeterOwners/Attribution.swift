@@ -76,9 +76,6 @@ public struct Attribution: Sendable {
         departed.isEmpty && !entries.values.contains { if case .waiting = $0 { true } else { false } }
     }
 
-    /// False only when no link can be waiting for a look: cheap, for every link event.
-    public var mayWait: Bool { table.withheldCount > 0 || !departed.isEmpty }
-
     /// What a look has to find now.
     public var unsettled: Unsettled {
         var unsettled = Unsettled()
