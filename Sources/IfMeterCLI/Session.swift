@@ -88,12 +88,6 @@ public final class Session {
         guard let status = result.status else {
             throw CLIError(.protocolMismatch, "ifmeterd answered a query without its status; are ifmeter and ifmeterd the same version?")
         }
-        if result.usage.contains(where: { $0.rows.contains { $0.fields.labels.contains(EstimateLabel.unsavedNotIncluded.rawValue) } }) {
-            Output(fd: STDERR_FILENO).write("""
-                ifmeter: these figures are from ifmeterd's last save; what it counted since is not in them \
-                (users other than root may have it save first at most every 10 s)\n
-                """)
-        }
         return (try Session(client: client, status: status), result)
     }
 

@@ -31,10 +31,6 @@ public enum EstimateLabel: String, Hashable, Sendable, CaseIterable {
     /// Includes traffic imported from a vnStat database (`ifmeter import vnstat`): vnStat's
     /// own counting, with its known losses at counter resets and re-created interfaces.
     case importedVnstat = "imported-vnstat"
-    /// From the last save: traffic counted since (at most `save_interval`) is not in it. A
-    /// peer other than an admin makes the daemon save before answering at most once every
-    /// 10 s; between those, its answers are from the store as it is.
-    case unsavedNotIncluded = "unsaved-not-included"
     /// Traffic of an interface whose network was not known when it crossed: NetworkManager
     /// was not running, or ifmeterd was not (`network:unknown`, docs/NETWORKS.md).
     case networkUnknown = "network-unknown"

@@ -29,8 +29,6 @@ final class DaemonRequests: MeteringContext {
     private var requestedSample: EventSource?
     /// When the requested sample is taken.
     private var samplePace = SamplePace()
-    /// When a peer other than an admin last had the daemon save before answering (µs).
-    private var lastUnprivilegedSave: UInt64?
 
     init(loop: EventLoop, server: Server, metrics: MetricsEndpoint, configPath: String, metering: @escaping () -> Metering?,
          status: @escaping () -> StatusResult, reload: @escaping (_ uid: UInt32) -> String?) {
@@ -88,7 +86,7 @@ final class DaemonRequests: MeteringContext {
     func result(of request: Request, then done: @escaping (Result<any JSONWritable & Sendable, WireError>) -> Void) {
         let job: RequestHandlers.StoreJob<any JSONWritable & Sendable>
         do {
-            job = try handlers.storeJob(request, from: Self.httpPeer)
+            job = try handlers.storeJob(request)
         } catch {
             return done(.failure(WireError(answering: error, id: nil)))
         }
@@ -142,26 +140,12 @@ final class DaemonRequests: MeteringContext {
         metricsEndpoint.metrics(request)
     }
 
-    /// Answers come from the database, so traffic counted but not yet saved is saved first:
-    /// the save is handed to the store's thread before the question, which sees it. Only
-    /// then: a client asking for a thousand interfaces' history costs one save, not a thousand.
-    ///
-    /// A save is an fsync: peers other than admins (any local user, from any number of uids)
-    /// force one at most every ``forcedSaveSpacing``; between those their answers are from the
-    /// store as it is, and say so (``EstimateLabel/unsavedNotIncluded``). Returns whether the
-    /// answer holds everything counted.
-    func saveBeforeAnswering(isAdmin: Bool) -> Bool {
-        guard let metering = metering(), metering.service.summary.hasUnsavedTraffic else { return true }
-        if !isAdmin {
-            if let last = lastUnprivilegedSave, loop.now &- last < EventLoop.microseconds(Self.forcedSaveSpacing) { return false }
-            lastUnprivilegedSave = loop.now
-        }
+    /// An import writes beside the service: everything counted is handed to a save first, and
+    /// the import (on the store's thread after it) sees it saved.
+    func saveBeforeImport() {
+        guard let metering = metering(), metering.service.summary.hasUnsavedTraffic else { return }
         metering.save()
-        return true
     }
-
-    /// How often peers other than admins may have the daemon save before answering.
-    static let forcedSaveSpacing: Duration = .seconds(10)
 
     // MARK: sample
 

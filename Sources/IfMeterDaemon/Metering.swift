@@ -147,6 +147,7 @@ final class Metering {
             do throws(StoreError) {
                 let records = batch.presentRecords
                 try store.save(&batch.writes, recording: records)
+                store.ledger.wrote(batch.writtenBatches)
             } catch {
                 return (batch, error, nil, started.seconds)
             }

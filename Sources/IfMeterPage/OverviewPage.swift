@@ -135,7 +135,7 @@ public enum OverviewPage {
     private static let always = Set(EstimateLabel.always.map(\.rawValue))
     /// Labels that say something broke a figure's continuity: drawn as marks.
     private static let marks = Set([EstimateLabel.resetInPeriod, .gapInPeriod, .implausibleDropped, .eventsLost, .importedVnstat,
-                                    .tunnelDoubleCounted, .unsavedNotIncluded, .networkUnknown].map(\.rawValue))
+                                    .tunnelDoubleCounted, .networkUnknown].map(\.rawValue))
 
     /// The labels beyond those every figure carries (``EstimateLabel/always``), once each.
     static func labels(_ labels: [String]) -> String {

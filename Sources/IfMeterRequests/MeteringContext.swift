@@ -18,10 +18,8 @@ public protocol MeteringContext: AnyObject {
     func status() -> StatusResult
     /// The `metrics` answer: the exposition `/metrics` serves, as text.
     func metrics(_ request: MetricsRequest) -> MetricsResult
-    /// Hands what is pending to the store's thread before a question that reads the store.
-    /// Returns false when the peer (not an admin) may not force a save now, so the answer
-    /// leaves out what was not saved.
-    func saveBeforeAnswering(isAdmin: Bool) -> Bool
+    /// Hands what is pending to a save before an import, which writes history beside it.
+    func saveBeforeImport()
     /// Re-reads the configuration: nil when it is in force, else what is wrong with it.
     func reload(requestedBy uid: UInt32) -> String?
     /// Drops `name`'s pending traffic from the service at once; whether the service knew it.

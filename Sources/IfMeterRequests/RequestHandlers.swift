@@ -38,17 +38,17 @@ public struct RequestHandlers {
     /// A `query` or `events` request as its result's job for the store's thread, checked as
     /// ``answer(_:from:)`` checks it: for a reader that wants the result itself (the page), not
     /// its line. Throws what refuses it now.
-    public func storeJob(_ request: Request, from peer: Peer) throws -> StoreJob<any JSONWritable & Sendable> {
+    public func storeJob(_ request: Request) throws -> StoreJob<any JSONWritable & Sendable> {
         let command = try CommandRequest.command(of: request)
         guard context.isMetering else {
             throw WireError(.notReady, "ifmeterd is starting (loading its database and taking the first sample); ask again shortly")
         }
         switch try CommandRequest(command, request) {
         case .query(let query):
-            let job = try self.query(query, peer)
+            let job = try self.query(query)
             return { store in try job(store) }
         case .events(let events):
-            let job = try self.events(events, peer)
+            let job = try self.events(events)
             return { store in try job(store) }
         default:
             throw WireError(.badRequest, "\(command.rawValue) is not answered from the store")
@@ -65,9 +65,9 @@ public struct RequestHandlers {
                 // About 650 bytes an interface (veths, idle); more for busy ones with long names.
                 return LineEncoder.success(result, id: id, capacity: 1024 * (result.interfaces.count + 4))
             }
-        case .usage(let usage): return Self.fromStore(id, try self.usage(usage, peer))
-        case .query(let query): return Self.fromStore(id, try self.query(query, peer))
-        case .events(let events): return Self.fromStore(id, try self.events(events, peer))
+        case .usage(let usage): return Self.fromStore(id, try self.usage(usage))
+        case .query(let query): return Self.fromStore(id, try self.query(query))
+        case .events(let events): return Self.fromStore(id, try self.events(events))
         case .plans:
             let service = try running()
             return .line(LineEncoder.success(PlansResult(plans: Self.plans(of: service, at: context.now),

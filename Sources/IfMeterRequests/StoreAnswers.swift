@@ -6,17 +6,23 @@ import IfMeterWire
 
 /// The commands answered from the database. Each is checked here, against what the service
 /// knows now, and becomes a job for the store's thread; the peer's next requests wait for its
-/// answer, everyone else is served meanwhile.
+/// answer, everyone else is served meanwhile. What was counted and not saved yet is taken
+/// from the service now and added there (``UnsavedTraffic``): every answer is current, and no
+/// peer makes the daemon save.
 extension RequestHandlers {
     /// `usage`: one subject, one table.
-    func usage(_ request: UsageRequest, _ peer: Peer) throws -> StoreJob<UsageResult> {
+    func usage(_ request: UsageRequest) throws -> StoreJob<UsageResult> {
         let service = try running()
-        let complete = context.saveBeforeAnswering(isAdmin: peer.isAdmin)
-        let names: [String]
-        if case .interface(let name) = request.subject { names = [name] } else { names = [] }
-        var unfinished = usageContext(service, figures: service.figures(named: names))
-        unfinished.unsavedNotIncluded = !complete
-        let context = unfinished
+        let figures: [InterfaceFigures]
+        var members: [String: [String]] = [:]
+        switch request.subject {
+        case .interface(let name): figures = service.figures(named: [name])
+        case .interfaceClass(let interfaceClass):
+            figures = []
+            members[interfaceClass.rawValue] = service.snapshot().interfaces
+                .filter { $0.interfaceClass == interfaceClass.rawValue }.map(\.name)
+        }
+        let context = usageContext(service, figures: figures, classMembers: members)
         return { store in
             if case .interface(let name) = request.subject,
                let unknown = try UsageAnswers.unknown([name], store: store, context: context).first {
@@ -28,11 +34,12 @@ extension RequestHandlers {
 
     /// `query`: many subjects' tables in one answer, one store query per table, with their
     /// status and interface entries when asked: a whole view in one round trip.
-    func query(_ request: QueryRequest, _ peer: Peer) throws -> StoreJob<QueryResult> {
+    func query(_ request: QueryRequest) throws -> StoreJob<QueryResult> {
         let service = try running()
         let chosen: [InterfaceFigures]
         let subjects: [UsageSubject]
         var names: [String]?
+        var members: [String: [String]] = [:]
         switch request.subjects {
         case .names(let asked):
             chosen = service.figures(named: asked)
@@ -41,6 +48,7 @@ extension RequestHandlers {
         case .interfaceClass(let interfaceClass, let sum):
             chosen = service.snapshot().interfaces.filter { $0.interfaceClass == interfaceClass.rawValue }
             subjects = sum ? [.interfaceClass(interfaceClass)] : chosen.map { .interface($0.name) }
+            if sum { members[interfaceClass.rawValue] = chosen.map(\.name) }
         case .selection(.networks):
             chosen = service.networkFigures().map(\.asInterfaceFigures)
             subjects = chosen.map { .interface($0.name) }
@@ -48,10 +56,7 @@ extension RequestHandlers {
             chosen = selection.pick(service.snapshot().interfaces)
             subjects = chosen.map { .interface($0.name) }
         }
-        let complete = request.tables.isEmpty || context.saveBeforeAnswering(isAdmin: peer.isAdmin)
-        var unfinished = usageContext(service, figures: chosen)
-        unfinished.unsavedNotIncluded = !complete
-        let usageContext = unfinished
+        let usageContext = usageContext(service, figures: chosen, classMembers: members)
         let classes = Dictionary(chosen.map { ($0.name, $0.interfaceClass) }) { first, _ in first }
         let answered = QueryResult(
             status: request.parts.contains(.status) ? context.status() : nil,
@@ -77,13 +82,18 @@ extension RequestHandlers {
         }
     }
 
-    func events(_ request: EventsRequest, _ peer: Peer) throws -> StoreJob<EventsResult> {
-        _ = try running()
-        let complete = context.saveBeforeAnswering(isAdmin: peer.isAdmin)
+    func events(_ request: EventsRequest) throws -> StoreJob<EventsResult> {
+        let unsaved = try running().unsaved(of: [])
         return { store in
-            EventsResult(events: try store.events(from: request.from, to: request.to, kind: request.kind,
-                                                  interface: request.interface, limit: request.limit),
-                         unsavedNotIncluded: complete ? nil : true)
+            let (from, to) = (request.from ?? -.greatestFiniteMagnitude, request.to ?? .greatestFiniteMagnitude)
+            let saved = try store.events(from: request.from, to: request.to, kind: request.kind,
+                                         interface: request.interface, limit: request.limit)
+            guard saved.count < request.limit else { return EventsResult(events: saved) }
+            let more = unsaved.unwritten(in: store.ledger).events { event in
+                from <= event.at && event.at < to && (request.kind.map { event.kind == $0 } ?? true)
+                    && (request.interface.map { event.interface == $0 } ?? true)
+            }
+            return EventsResult(events: Array(saved + more.prefix(request.limit - saved.count)))
         }
     }
 
@@ -91,7 +101,7 @@ extension RequestHandlers {
     /// read again so every answer includes it.
     func importHistory(_ request: ImportRequest, _ id: RequestID?) throws -> Answer {
         _ = try running()
-        _ = context.saveBeforeAnswering(isAdmin: true)
+        context.saveBeforeImport()
         return .fromStore { store in
             var saved: SavedHistory?
             let line = Self.line(id) {
@@ -131,10 +141,14 @@ extension RequestHandlers {
         }
     }
 
-    /// What usage tables about `figures` take from the service, as of now.
-    func usageContext(_ service: MeterService, figures: [InterfaceFigures]) -> UsageContext {
-        UsageContext(tunnels: Set(figures.filter(\.isTunnel).map(\.name)), lostEvents: service.summary.lostEvents,
-                     known: Set(figures.map(\.name)), now: context.now)
+    /// What usage tables about `figures` (and the classes whose `classMembers` they sum) take
+    /// from the service, as of now.
+    func usageContext(_ service: MeterService, figures: [InterfaceFigures], classMembers: [String: [String]] = [:]) -> UsageContext {
+        let names = figures.map(\.name) + classMembers.values.joined()
+        // A view of many names shares the service's tables; of a few, copies their entries.
+        return UsageContext(tunnels: Set(figures.filter(\.isTunnel).map(\.name)), lostEvents: service.summary.lostEvents,
+                            known: Set(figures.map(\.name)), now: context.now,
+                            unsaved: service.unsaved(of: names.count > 64 ? nil : names), classMembers: classMembers)
     }
 }
 

@@ -5,8 +5,10 @@ import IfMeterStore
 import IfMeterWire
 
 extension UsageTable {
-    /// The rows of one subject this table keeps, in the order answered.
-    func keep(_ rows: [UsageRow]) -> [UsageRow] {
+    /// The rows of one subject this table keeps, in the order answered, once `unsaved` buckets
+    /// in the table's range are added to them (`end` gives a new row's end from its start).
+    func keep(_ rows: [UsageRow], adding unsaved: [Int64: BucketTally] = [:], end: (Int64) -> Int64 = { $0 }) -> [UsageRow] {
+        let rows = unsaved.isEmpty ? rows : UsageAnswers.merge(rows, unsaved, end: end)
         if let last { return Array(rows.suffix(last)) }
         if let top {
             return Array(rows.sorted {
@@ -27,8 +29,11 @@ public struct UsageContext: Sendable {
     /// Names the service knows (present, or with history it has seen).
     var known: Set<String>
     var now: Double
-    /// The answer leaves out traffic not yet saved (``EstimateLabel/unsavedNotIncluded``).
-    var unsavedNotIncluded = false
+    /// What was counted and is not in the store yet, added to what it holds.
+    var unsaved = UnsavedTraffic()
+    /// The members of each class asked for as a sum, as the service knows them: whose unsaved
+    /// traffic the sum adds.
+    var classMembers: [String: [String]] = [:]
 }
 
 /// Usage tables for many subjects and periods: one store query per period, whatever the number
@@ -48,21 +53,41 @@ enum UsageAnswers {
         var answered = 0
         var totals: [String: (tally: BucketTally, since: Double)]?
         var interfaceRecords: [StoredInterface]?
+        // What a save committed since the question was asked is in the store now, not unsaved.
+        let unsaved = context.unsaved.unwritten(in: store.ledger)
+        let calendar = store.configuration.calendar
         for query in queries {
             let resolution = Resolution(rawValue: query.period.rawValue)
+            let (from, to) = (query.from ?? .min, query.to ?? .max)
+            func unsavedBuckets(_ name: String) -> [Int64: BucketTally] {
+                resolution.map { unsaved.buckets(of: name, resolution: $0, from: from, to: to) } ?? [:]
+            }
+            func end(_ name: String) -> (Int64) -> Int64 {
+                { calendar.end(of: resolution!, startingAt: $0, monthStartDay: store.configuration.monthStartDay(for: name)) }
+            }
             var byName: [String: [UsageRow]] = [:]
             if let resolution, !names.isEmpty {
-                guard let read = try store.usageByName(resolution: resolution, from: query.from, to: query.to, names: nameSet,
-                                                       keep: query.keep, maximumRows: maximumRows - answered) else {
+                guard var read = try store.usageByName(
+                    resolution: resolution, from: query.from, to: query.to, names: nameSet,
+                    keep: { name, rows in query.keep(rows, adding: unsavedBuckets(name), end: end(name)) },
+                    maximumRows: maximumRows - answered)
+                else {
                     throw tooLarge(query.period, maximumRows)
+                }
+                // Names with nothing saved in the range yet.
+                for name in nameSet where read[name] == nil {
+                    let buckets = unsavedBuckets(name)
+                    if !buckets.isEmpty { read[name] = query.keep([], adding: buckets, end: end(name)) }
                 }
                 byName = read
             } else if resolution == nil {
-                if totals == nil { totals = try store.totals() }
+                if totals == nil { totals = try Self.totals(store, adding: unsaved) }
             }
             var projections: [String: Projection] = [:]
             if query.projection, let resolution, resolution == .day || resolution == .month, !names.isEmpty {
-                projections = try store.projections(names, resolution: resolution, now: Int64(context.now))
+                projections = try store.projections(names, resolution: resolution, now: Int64(context.now)) { name, start in
+                    unsaved.buckets(of: name, resolution: resolution, from: start, to: start + 1)[start]?.traffic ?? .zero
+                }
             }
             var column: [UsageResult] = []
             for subject in subjects {
@@ -80,11 +105,22 @@ enum UsageAnswers {
                     projection = projections[name].map(ProjectionResult.init)
                 case .interfaceClass(let interfaceClass):
                     tunnel = interfaceClass == .tunnel
+                    let known = context.classMembers[interfaceClass.rawValue] ?? []
                     if let resolution {
-                        rows = query.keep(try store.usage(subject, resolution: resolution, from: query.from, to: query.to))
+                        var buckets: [Int64: BucketTally] = [:]
+                        for member in known {
+                            buckets.merge(unsavedBuckets(member)) { sum, more in
+                                var sum = sum
+                                sum += more
+                                return sum
+                            }
+                        }
+                        rows = query.keep(try store.usage(subject, resolution: resolution, from: query.from, to: query.to),
+                                          adding: buckets, end: end(known.first ?? ""))
                     } else {
                         if interfaceRecords == nil { interfaceRecords = try store.interfaces() }
                         let members = Set(interfaceRecords!.filter { $0.interfaceClass == interfaceClass.rawValue }.map(\.name))
+                            .union(known)
                         let tallies = totals!.filter { members.contains($0.key) }.map(\.value)
                         rows = tallies.isEmpty ? [] : [totalRow(tallies, now: context.now)]
                     }
@@ -106,8 +142,7 @@ enum UsageAnswers {
                     rows: rows.map { row in
                         Self.row(row, tunnel: tunnel, subject: interface ?? "",
                                    eventsLost: interface.map { context.lostEvents.count(from: Double(row.start), to: Double(row.end), for: $0) }
-                                       ?? context.lostEvents.count(from: Double(row.start), to: Double(row.end), forAny: members),
-                                   unsaved: context.unsavedNotIncluded)
+                                       ?? context.lostEvents.count(from: Double(row.start), to: Double(row.end), forAny: members))
                     },
                     projection: projection, footnote: EstimateLabel.footnote))
             }
@@ -131,6 +166,34 @@ enum UsageAnswers {
             + "ask for fewer interfaces, a shorter range (from, to) or fewer rows each (last, top)")
     }
 
+    /// Every name's saved total with its unsaved part added, and names with only unsaved traffic.
+    private static func totals(_ store: Store, adding unsaved: UnsavedTraffic) throws -> [String: (tally: BucketTally, since: Double)] {
+        var totals = try store.totals()
+        for name in unsaved.names {
+            guard let more = unsaved.total(of: name) else { continue }
+            if var saved = totals[name] {
+                saved.tally += more.tally
+                totals[name] = saved
+            } else {
+                totals[name] = (more.tally, Double(more.since))
+            }
+        }
+        return totals
+    }
+
+    /// `rows` (oldest first) with `unsaved` buckets added: into the row of the same start, or as
+    /// rows of their own ending at `end(start)`.
+    static func merge(_ rows: [UsageRow], _ unsaved: [Int64: BucketTally], end: (Int64) -> Int64) -> [UsageRow] {
+        var merged = rows
+        var left = unsaved
+        for index in merged.indices {
+            if let more = left.removeValue(forKey: merged[index].start) { merged[index].tally += more }
+        }
+        guard !left.isEmpty else { return merged }
+        merged += left.map { UsageRow(start: $0.key, end: end($0.key), tally: $0.value) }
+        return merged.sorted { $0.start < $1.start }
+    }
+
     /// Everything since the earliest member was first seen, to now, in one row.
     private static func totalRow(_ members: [(tally: BucketTally, since: Double)], now: Double) -> UsageRow {
         var tally = BucketTally()
@@ -139,13 +202,11 @@ enum UsageAnswers {
     }
 
     /// A row as answered; `tunnel` for a tunnel's figures, `eventsLost` the events-lost
-    /// events in its period, `unsaved` when the answer leaves out what was not saved. The one
-    /// place a usage row's labels are decided.
-    static func row(_ row: UsageRow, tunnel: Bool = false, subject: String = "", eventsLost: Int = 0,
-                    unsaved: Bool = false) -> UsageRowResult {
+    /// events in its period. The one place a usage row's labels are decided.
+    static func row(_ row: UsageRow, tunnel: Bool = false, subject: String = "", eventsLost: Int = 0) -> UsageRowResult {
         UsageRowResult(UsageRowFields(
             start: Double(row.start), end: Double(row.end), continuity: row.tally.continuity(eventsLost: eventsLost),
-            labels: (row.tally.labels(tunnel: tunnel, eventsLost: eventsLost, subject: subject) + (unsaved ? [.unsavedNotIncluded] : [])).map(\.rawValue)),
+            labels: row.tally.labels(tunnel: tunnel, eventsLost: eventsLost, subject: subject).map(\.rawValue)),
             traffic: row.tally.traffic)
     }
 

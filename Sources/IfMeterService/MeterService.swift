@@ -36,6 +36,7 @@ public struct MeterService: Sendable {
     /// What failed saves held, written with the next batch (kept apart from ``pending``, which
     /// is the log's window).
     var carried = PendingWrites()
+    private(set) var carriedBatches: [Int] = []  // the failed saves whose writes `carried` holds
     /// Every name's saved all-time total: advanced only by a save that succeeded. Dense: a
     /// dictionary of 4000 names kept 8192 slots of a name and a 48-byte tally.
     private(set) var savedTotals: DenseTable<String, BucketTally>
@@ -322,8 +323,9 @@ public struct MeterService: Sendable {
             carried = PendingWrites()
         }
         let batch = SaveBatch(
-            sequence: nextBatch, writes: writes, droppedEvents: writes.droppedEvents, at: now, log: log,
-            present: links, verdicts: verdicts)
+            sequence: nextBatch, carries: carriedBatches, writes: writes, droppedEvents: writes.droppedEvents, at: now,
+            log: log, present: links, verdicts: verdicts)
+        carriedBatches = []
         inFlight[batch.sequence] = writes
         // Not reserved at the last window's size: while the batch is written both tables would
         // be whole, and the new one fills in a sample at a time.
@@ -342,6 +344,7 @@ public struct MeterService: Sendable {
             var failed = writes
             failed.restore(older: carried)
             carried = failed
+            carriedBatches += batch.writtenBatches
             saveError = error
             outcome.error = error
         } else {
@@ -373,13 +376,6 @@ public struct MeterService: Sendable {
         for record in interfaces where !present.contains(record.name) { history[record.name] = record }
         planMembers = nil
         plans.historyRewritten()
-    }
-
-    /// Containers' and namespaces' subjects absent since before `cutoff` (`retention_owners`),
-    /// at most `limit` of them, oldest first: what the daemon forgets at its next save.
-    public func absentOwners(lastSeenBefore cutoff: Double, limit: Int) -> [String] {
-        history.values.filter { $0.lastSeen < cutoff && SubjectName.owner(of: $0.name) != nil }
-            .sorted { ($0.lastSeen, $0.name) < ($1.lastSeen, $1.name) }.prefix(limit).map(\.name)
     }
 
     /// Forgets `name`'s history once the store deleted it (at `wall`); false when it was never

@@ -93,6 +93,23 @@ extension MeterService {
                      lostEvents: lostEvents, hasUnsavedTraffic: pending.hasUnsavedTraffic || carried.hasUnsavedTraffic)
     }
 
+    /// Containers' and namespaces' subjects absent since before `cutoff` (`retention_owners`),
+    /// at most `limit` of them, oldest first: what the daemon forgets at its next save.
+    public func absentOwners(lastSeenBefore cutoff: Double, limit: Int) -> [String] {
+        history.values.filter { $0.lastSeen < cutoff && SubjectName.owner(of: $0.name) != nil }
+            .sorted { ($0.lastSeen, $0.name) < ($1.lastSeen, $1.name) }.prefix(limit).map(\.name)
+    }
+
+    /// What is counted and not yet in the database, for an answer from the store to add:
+    /// `names`' traffic (every name's when nil) and all unsaved events.
+    public func unsaved(of names: [String]?) -> UnsavedTraffic {
+        var unsaved = UnsavedTraffic()
+        unsaved.add(pending, writtenBy: [nextBatch + 1], names: names)
+        unsaved.add(carried, writtenBy: carriedBatches, names: names)
+        for (batch, writes) in inFlight { unsaved.add(writes, writtenBy: [batch], names: names) }
+        return unsaved
+    }
+
     /// The figures of those of `names` ifmeter knows, in the order given, without building
     /// every name's (a view of one interface among thousands).
     public func figures(named names: [String]) -> [InterfaceFigures] {

@@ -5,6 +5,11 @@ import IfMeterHistory
 /// by the store (on its own thread), handed back to ``MeterService/finishSave(_:error:)``.
 public struct SaveBatch: Sendable {
     let sequence: Int
+    /// Failed saves whose writes this one carries.
+    let carries: [Int]
+    /// The saves this one's commit puts in the database: itself and those it carries
+    /// (``SaveLedger``).
+    public var writtenBatches: [Int] { [sequence] + carries }
     /// The writes; the store's save empties it once written.
     public var writes: PendingWrites
     /// Events left out of it because saves failed for long.

@@ -64,7 +64,7 @@ extension Store {
     /// are read (a view that shows 30 days keeps 30), and the answer holds at most
     /// `maximumRows` rows: nil when it would hold more, so one question cannot fill memory.
     public func usageByName(resolution: Resolution, from: Int64? = nil, to: Int64? = nil, names: Set<String>? = nil,
-                            keep: ([UsageRow]) -> [UsageRow] = { $0 },
+                            keep: (String, [UsageRow]) -> [UsageRow] = { $1 },
                             maximumRows: Int = .max) throws(StoreError) -> [String: [UsageRow]]? {
         // A few names are looked up by key; many are filtered while reading every name's rows.
         let listed = names.map(Array.init).flatMap { $0.count <= Self.namesBoundInQuery ? $0 : nil }
@@ -85,7 +85,7 @@ extension Store {
         // its admin chose); false when the answer passes the budget.
         func finish() -> Bool {
             guard let finished = current else { return true }
-            let rows = keep(finished.rows)
+            let rows = keep(finished.name, finished.rows)
             kept += rows.count
             result[finished.name] = rows
             return kept <= maximumRows
@@ -130,7 +130,9 @@ extension Store {
     /// The current day or month of each of `names` so far, projected to its end; names without
     /// traffic in it project zero. One query per distinct period start (names with another
     /// billing day start their month elsewhere).
-    public func projections(_ names: [String], resolution: Resolution, now: Int64) throws(StoreError) -> [String: Projection] {
+    /// `unsaved` adds what a name counted in the period and is not saved yet.
+    public func projections(_ names: [String], resolution: Resolution, now: Int64,
+                            unsaved: (String, Int64) -> Traffic = { _, _ in .zero }) throws(StoreError) -> [String: Projection] {
         var byStart: [Int64: [String]] = [:]
         for name in names {
             let start = configuration.calendar.start(of: resolution, containing: now,
@@ -143,7 +145,8 @@ extension Store {
             for name in group {
                 let end = configuration.calendar.end(of: resolution, startingAt: start,
                                                      monthStartDay: configuration.monthStartDay(for: name))
-                result[name] = Self.project(rows[name]?.first?.tally.traffic ?? .zero, start: start, end: end, now: now)
+                let soFar = (rows[name]?.first?.tally.traffic ?? .zero) + unsaved(name, start)
+                result[name] = Self.project(soFar, start: start, end: end, now: now)
             }
         }
         return result

@@ -21,6 +21,9 @@ public final class Store {
     public let path: String
     /// Replaced on a config reload; affects buckets written and queries answered from then on.
     public var configuration: HistoryConfiguration
+    /// Which of the service's saves it holds, noted by whoever saves through it: what an
+    /// answer adds of the unsaved traffic it was given (``UnsavedTraffic``).
+    public var ledger = SaveLedger()
     let connection: SQLiteConnection
     private let lock: StoreLock
     let statements: Statements

@@ -3,12 +3,8 @@ import IfMeterJSON
 
 public struct EventsResult: Hashable, Sendable {
     public var events: [CounterEvent]
-    /// True when events counted since the last save may be missing (a peer other than an
-    /// admin asked within 10 s of the last save it forced); absent otherwise.
-    public var unsavedNotIncluded: Bool?
-    public init(events: [CounterEvent], unsavedNotIncluded: Bool? = nil) {
+    public init(events: [CounterEvent]) {
         self.events = events
-        self.unsavedNotIncluded = unsavedNotIncluded
     }
 }
 
@@ -46,7 +42,6 @@ extension EventsResult: JSONWritable, JSONReadable {
         w.beginArray()
         for event in events { event.write(to: &w) }
         w.endArray()
-        if let unsavedNotIncluded { w.key("unsaved_not_included"); w.bool(unsavedNotIncluded) }
         w.endObject()
     }
 
@@ -55,7 +50,6 @@ extension EventsResult: JSONWritable, JSONReadable {
         try r.readObject { r, key in
             switch key {
             case "events": try r.readArray { events.append(try CounterEvent(reading: &$0)) }
-            case "unsaved_not_included": unsavedNotIncluded = try r.readNull() ? nil : try r.readBool()
             default: try r.skipValue()
             }
         }

@@ -17,8 +17,6 @@ final class ValueContext: MeteringContext {
     let directory: TemporaryDirectory
     let now: Double
     let configPath = "/etc/ifmeter/ifmeterd.conf"
-    /// Whether a peer other than an admin may force a save now.
-    var forcedSavesAllowed = true
     var reloadError: String?
     private(set) var saves = 0
     private(set) var forgotten: [String] = []
@@ -46,7 +44,7 @@ final class ValueContext: MeteringContext {
             ], at: instant)
         }
         self.service = service
-        _ = saveBeforeAnswering(isAdmin: true)
+        save()
     }
 
     func status() -> StatusResult {
@@ -59,16 +57,20 @@ final class ValueContext: MeteringContext {
         MetricsResult(contentType: request.format.rawValue, text: "ifmeter_up 1\n")
     }
 
-    func saveBeforeAnswering(isAdmin: Bool) -> Bool {
-        guard service?.summary.hasUnsavedTraffic == true else { return true }
-        guard isAdmin || forcedSavesAllowed else { return false }
+    /// A save, written at once, noted in the store's ledger as the daemon's store thread notes it.
+    func save() {
         saves += 1
         let outcome = service?.save(at: now) { [store] batch throws(StoreError) in
             let records = batch.presentRecords
             try store.save(&batch.writes, recording: records)
+            store.ledger.wrote(batch.writtenBatches)
         }
         precondition(outcome?.error == nil)
-        return true
+    }
+
+    func saveBeforeImport() {
+        guard service?.summary.hasUnsavedTraffic == true else { return }
+        save()
     }
 
     func reload(requestedBy uid: UInt32) -> String? { reloadError }
@@ -222,25 +224,74 @@ struct RequestHandlersTests {
         #expect(unknown.error == WireError(.unknownInterface, "no interface named \"nope\" has ever been seen"))
     }
 
-    @Test("a peer other than an admin that may not force a save is told what its answer leaves out")
+    struct DiskFull: Error {}
+
+    /// eth0 reads 99,000 rx at `now` + 60: 75,000 counted since the last save.
+    static func countMore(_ context: ValueContext) {
+        _ = context.service!.ingest(
+            linkEvents: [], readings: [CounterReading(ifindex: 2, counters: LinkCounters(rxBytes: 99_000, txBytes: 240))],
+            at: MeterInstant(wall: context.now + 60, sinceBootNanoseconds: UInt64(2 + 25 * 3600) * 1_000_000_000))
+    }
+
+    /// eth0's total and its newest day's rx bytes as `handlers` answer `peer`, each job run after `between`.
+    static func eth0(_ handlers: RequestHandlers, _ context: ValueContext, as peer: Peer,
+                     between: () -> Void = {}) throws -> (total: UInt64?, day: UInt64?) {
+        let total = handlers.answer(Request(.usage, interface: "eth0", period: .total), from: peer)
+        var query = Request(.query)
+        query.interfaces = ["eth0"]
+        query.usage = [UsageSpec(.day, last: 1)]
+        let day = handlers.answer(query, from: peer)
+        between()
+        return (try line(total, handlers, context, id: nil).result(as: UsageResult.self).rows.first?.rxBytes,
+                try line(day, handlers, context, id: nil).result(as: QueryResult.self).usage.first?.rows.first?.rxBytes)
+    }
+
+    @Test("every peer's answer includes what was counted since the last save, and no question saves")
     func unsaved() throws {
         let context = try ValueContext()
-        var service = context.service!
-        _ = service.ingest(linkEvents: [], readings: [CounterReading(ifindex: 2, counters: LinkCounters(rxBytes: 99_000, txBytes: 240))],
-                           at: MeterInstant(wall: context.now + 60, sinceBootNanoseconds: UInt64(2 + 25 * 3600) * 1_000_000_000))
-        context.service = service
-        context.forcedSavesAllowed = false
         let handlers = RequestHandlers(context: context)
-        let events = try Self.line(handlers.answer(Request(.events), from: Self.user), handlers, context, id: nil)
-            .result(as: EventsResult.self)
-        #expect(events.unsavedNotIncluded == true)
-        let usage = try Self.line(handlers.answer(Request(.usage, interface: "eth0", period: .total), from: Self.user),
-                                  handlers, context, id: nil).result(as: UsageResult.self)
-        #expect(usage.rows[0].labels.contains(EstimateLabel.unsavedNotIncluded.rawValue))
-        #expect(usage.rows[0].rxBytes == 24_000, "what the store holds, not the unsaved bytes")
+        let saved = try #require(try Self.eth0(handlers, context, as: Self.user).day)
+        Self.countMore(context)
         let saves = context.saves
-        _ = try Self.line(handlers.answer(Request(.usage, interface: "eth0", period: .total), from: Self.admin), handlers, context, id: nil)
-        #expect(context.saves == saves + 1, "an admin's question saves first")
+        #expect(try Self.eth0(handlers, context, as: Self.user) == (99_000, saved + 75_000))
+        #expect(try Self.eth0(handlers, context, as: Self.admin) == (99_000, saved + 75_000))
+        #expect(context.saves == saves, "nobody's question made a save")
+        let labels = try Self.line(handlers.answer(Request(.usage, interface: "eth0", period: .total), from: Self.user),
+                                   handlers, context, id: nil).result(as: UsageResult.self).rows[0].labels
+        #expect(!labels.contains("unsaved-not-included"))
+    }
+
+    @Test("a save that commits between the question and its answer is counted once: begun before, after, or failing first")
+    func savesBetween() throws {
+        // A save begun and written after the question was asked.
+        let context = try ValueContext()
+        let handlers = RequestHandlers(context: context)
+        let saved = try #require(try Self.eth0(handlers, context, as: Self.user).day)
+        Self.countMore(context)
+        #expect(try Self.eth0(handlers, context, as: Self.user) { context.save() } == (99_000, saved + 75_000))
+        // A save begun before the question and written after it.
+        let more = MeterInstant(wall: context.now + 120, sinceBootNanoseconds: UInt64(62 + 25 * 3600) * 1_000_000_000)
+        _ = context.service!.ingest(linkEvents: [], readings: [CounterReading(ifindex: 2, counters: LinkCounters(rxBytes: 100_000, txBytes: 240))],
+                                    at: more)
+        var batch = context.service!.beginSave(at: context.now + 120)
+        #expect(try Self.eth0(handlers, context, as: Self.user) {
+            try! context.store.save(&batch.writes, recording: batch.presentRecords)
+            context.store.ledger.wrote(batch.writtenBatches)
+        } == (100_000, saved + 76_000))
+        _ = context.service!.finishSave(batch, error: nil)
+        // A save that fails: its writes are carried, and a later save writes them while a
+        // question asked before it waits.
+        let later = MeterInstant(wall: context.now + 180, sinceBootNanoseconds: UInt64(122 + 25 * 3600) * 1_000_000_000)
+        _ = context.service!.ingest(linkEvents: [], readings: [CounterReading(ifindex: 2, counters: LinkCounters(rxBytes: 100_500, txBytes: 240))],
+                                    at: later)
+        let failing = context.service!.beginSave(at: context.now + 180)
+        var carried: (total: UInt64?, day: UInt64?)?
+        #expect(try Self.eth0(handlers, context, as: Self.user) {
+            _ = context.service!.finishSave(failing, error: SaveFailure(DiskFull()))
+            carried = try? Self.eth0(handlers, context, as: Self.user) { context.save() }
+        } == (100_500, saved + 76_500))
+        #expect(carried?.total == 100_500 && carried?.day == saved + 76_500)
+        #expect(try Self.eth0(handlers, context, as: Self.user) == (100_500, saved + 76_500))
     }
 
     @Test("forget drops pending traffic at once, deletes the history in the store, and says so")

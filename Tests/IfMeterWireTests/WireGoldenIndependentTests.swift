@@ -61,7 +61,7 @@ struct WireGoldenIndependentTests {
         #expect(number(answers[5], "result.usage.0.rows.0.rx_bytes")?.uint64Value == .max)
         #expect(string(answers[7], "result.events.0.detail") == "counters went \"backwards\"")
         #expect(number(answers[7], "result.events.0.delta.rx_bytes")?.uint64Value == .max)
-        #expect(answers[8][path: "result.unsaved_not_included"] as? Bool == true)
+        #expect((IndependentJSON.value(answers[8], "result.events") as? [Any])?.isEmpty == true)
         #expect(number(answers[9], "result.sampled_at")?.doubleValue == 1_774_944_000.75)
         // A stream line names its stream; infinity, which JSON cannot hold, is null.
         #expect(string(answers[10], "stream") == "rates" && string(answers[11], "stream") == "event")

@@ -91,7 +91,7 @@ struct WireGoldenTests {
                 interfaces: interfaces, usage: usage, footnote: EstimateLabel.footnote), id: .number(3)),
             LineEncoder.success(QueryResult(status: nil, subjects: [], interfaces: nil, usage: [], footnote: ""), id: nil),
             LineEncoder.success(EventsResult(events: events), id: .number(4)),
-            LineEncoder.success(EventsResult(events: [], unsavedNotIncluded: true), id: nil),
+            LineEncoder.success(EventsResult(events: []), id: nil),
             LineEncoder.success(SampleResult(sampledAt: 1_774_944_000.75, interfaces: 12), id: .number(5)),
             LineEncoder.success(RatesResult(at: 17, interfaces: [
                 RatesResult.Entry(name: "eth0", rate: RateResult(rxBytesPerSecond: 1, txBytesPerSecond: 2.5,
