@@ -28,7 +28,8 @@ extension RequestHandlers {
                let unknown = try UsageAnswers.unknown([name], store: store, context: context).first {
                 throw Self.unknownInterface(unknown)
             }
-            return try UsageAnswers.tables([request.subject], [request.table], store: store, context: context)[0]
+            return try UsageAnswers.tables([request.subject], [request.table], store: store, context: context,
+                                           footnotes: true)[0]
         }
     }
 

@@ -39,8 +39,9 @@ public struct UsageContext: Sendable {
 /// Usage tables for many subjects and periods: one store query per period, whatever the number
 /// of interfaces (the `usage` and `query` commands both answer through it).
 enum UsageAnswers {
+    /// `footnotes` on each table (a `usage` answer's one table); a `query` answer has one for all.
     static func tables(_ subjects: [UsageSubject], _ queries: [UsageTable], store: Store, context: UsageContext,
-                       maximumRows: Int = Self.maximumRows) throws -> [UsageResult] {
+                       footnotes: Bool = false, maximumRows: Int = Self.maximumRows) throws -> [UsageResult] {
         let names = subjects.compactMap { subject -> String? in
             if case .interface(let name) = subject { return name }
             return nil
@@ -144,7 +145,7 @@ enum UsageAnswers {
                                    eventsLost: interface.map { context.lostEvents.count(from: Double(row.start), to: Double(row.end), for: $0) }
                                        ?? context.lostEvents.count(from: Double(row.start), to: Double(row.end), forAny: members))
                     },
-                    projection: projection, footnote: EstimateLabel.footnote))
+                    projection: projection, footnote: footnotes ? EstimateLabel.footnote : nil))
             }
             columns.append(column)
         }

@@ -99,10 +99,11 @@ public struct UsageResult: Hashable, Sendable {
     public var period: String
     public var rows: [UsageRowResult]
     public var projection: ProjectionResult?
-    public var footnote: String
+    /// A `usage` answer's; none on a `query` answer's tables, whose answer has one for all.
+    public var footnote: String?
 
     public init(interface: String?, class: String?, period: String, rows: [UsageRowResult],
-                projection: ProjectionResult?, footnote: String) {
+                projection: ProjectionResult?, footnote: String?) {
         self.interface = interface
         self.class = `class`
         self.period = period
@@ -116,7 +117,7 @@ extension UsageResult: JSONWritable, JSONReadable {
     public func write(to w: inout JSONWriter) {
         w.beginObject()
         if let interfaceClass = self.class { w.key("class"); w.string(interfaceClass) }
-        w.key("footnote"); w.string(footnote)
+        if let footnote { w.key("footnote"); w.string(footnote) }
         if let interface { w.key("interface"); w.string(interface) }
         w.key("period"); w.string(period)
         if let projection { w.key("projection"); projection.write(to: &w) }
@@ -128,7 +129,7 @@ extension UsageResult: JSONWritable, JSONReadable {
     }
 
     public init(reading r: inout JSONReader) throws {
-        self.init(interface: nil, class: nil, period: "", rows: [], projection: nil, footnote: "")
+        self.init(interface: nil, class: nil, period: "", rows: [], projection: nil, footnote: nil)
         var hasPeriod = false
         try r.readObject { r, key in
             switch key {
