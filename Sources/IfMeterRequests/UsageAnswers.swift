@@ -86,8 +86,23 @@ enum UsageAnswers {
             }
             var projections: [String: Projection] = [:]
             if query.projection, let resolution, resolution == .day || resolution == .month, !names.isEmpty {
-                projections = try store.projections(names, resolution: resolution, now: Int64(context.now)) { name, start in
-                    unsaved.buckets(of: name, resolution: resolution, from: start, to: start + 1)[start]?.traffic ?? .zero
+                let now = Int64(context.now)
+                var unread: [String] = []
+                for name in nameSet {
+                    // The current period's row, unsaved part added, is among the rows read when
+                    // the range holds it and no `top` left it out: no second read.
+                    let start = calendar.start(of: resolution, containing: now, monthStartDay: store.configuration.monthStartDay(for: name))
+                    guard query.top == nil, from <= start, start < to else {
+                        unread.append(name)
+                        continue
+                    }
+                    let soFar = byName[name]?.last { $0.start == start }?.tally.traffic ?? .zero
+                    projections[name] = Store.project(soFar, start: start, end: end(name)(start), now: now)
+                }
+                if !unread.isEmpty {
+                    projections.merge(try store.projections(unread, resolution: resolution, now: now) { name, start in
+                        unsaved.buckets(of: name, resolution: resolution, from: start, to: start + 1)[start]?.traffic ?? .zero
+                    }) { first, _ in first }
                 }
             }
             var column: [UsageResult] = []

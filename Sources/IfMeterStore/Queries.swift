@@ -250,7 +250,7 @@ extension Store {
     }
 
     /// `soFar` in `[start, end)` at `now`, scaled to the whole period.
-    static func project(_ soFar: Traffic, start: Int64, end: Int64, now: Int64) -> Projection {
+    public static func project(_ soFar: Traffic, start: Int64, end: Int64, now: Int64) -> Projection {
         let pace = PeriodPace(start: Double(start), end: Double(end), at: Double(now))
         return Projection(
             start: start, end: end, soFar: soFar,

@@ -256,6 +256,18 @@ struct RequestHandlersTests {
         #expect(try Self.eth0(handlers, context, as: Self.user) == (99_000, saved + 75_000))
         #expect(try Self.eth0(handlers, context, as: Self.admin) == (99_000, saved + 75_000))
         #expect(context.saves == saves, "nobody's question made a save")
+        // Today's projection from the rows read (no `top`) and from the store's own read (`top`)
+        // agree, unsaved traffic in both.
+        func projection(top: Int?) throws -> ProjectionResult? {
+            var query = Request(.query)
+            query.interfaces = ["eth0"]
+            query.usage = [UsageSpec(.day, projection: true, top: top)]
+            return try Self.line(handlers.answer(query, from: Self.user), handlers, context, id: nil)
+                .result(as: QueryResult.self).usage.first?.projection
+        }
+        let read = try #require(try projection(top: nil))
+        #expect(read == (try projection(top: 1)))
+        #expect(read.rxBytes >= saved + 75_000)
         let labels = try Self.line(handlers.answer(Request(.usage, interface: "eth0", period: .total), from: Self.user),
                                    handlers, context, id: nil).result(as: UsageResult.self).rows[0].labels
         #expect(!labels.contains("unsaved-not-included"))
