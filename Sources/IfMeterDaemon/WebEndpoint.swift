@@ -100,7 +100,9 @@ final class WebEndpoint {
         }
         let gzip = ContentCoding.acceptsGzip(request.acceptEncoding)
         switch path {
-        case "/", "/index.html": reply.send { [unowned self] done in overview(done, gzip: gzip) }
+        case "/", "/index.html":
+            let paging = PagePaging { request.values($0).first }
+            reply.send { [unowned self] done in overview(done, paging: paging, gzip: gzip) }
         case "/subject":
             guard let name = request.values("name").first, !name.isEmpty else {
                 return reply.send(.init(status: 400, contentType: Self.text, body: Array("/subject needs ?name=NAME\n".utf8)))
@@ -127,12 +129,14 @@ final class WebEndpoint {
                      body: line)
     }
 
-    private func overview(_ done: @escaping (HTTPServer.Answer) -> Void, gzip: Bool) {
+    private func overview(_ done: @escaping (HTTPServer.Answer) -> Void, paging: PagePaging, gzip: Bool) {
         var shown = Request(.query)
         shown.usage = OverviewPage.interfacePeriods
         shown.include = [QueryPart.status, .interfaces, .plans].map(\.rawValue)
+        (shown.offset, shown.limit) = (paging.interfaces, PagePaging.rows)
         var owners = Request(.query)
         owners.select = QuerySelection.owners.rawValue
+        (owners.offset, owners.limit) = (paging.owners, PagePaging.rows)
         owners.usage = OverviewPage.ownerPeriods
         owners.include = [QueryPart.interfaces.rawValue]
         var networks = Request(.query)
@@ -146,7 +150,7 @@ final class WebEndpoint {
                     let (host, time) = (host, time())
                     render(done, gzip: gzip, queried: asked.seconds) {
                         OverviewPage.render(host: host, interfaces: try Self.typed(first), owners: try Self.typed(second),
-                                            networks: try Self.typed(third), time: time, units: Units())
+                                            networks: try Self.typed(third), paging: paging, time: time, units: Units())
                     }
                 }
             }

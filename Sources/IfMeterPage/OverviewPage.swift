@@ -15,9 +15,10 @@ public enum OverviewPage {
 
     /// The page, from the answers to the interfaces' query (`select: shown`, with status,
     /// interfaces and plans), the owners' (`select: owners`, with interfaces) and the networks'
-    /// (`select: networks`, with networks; no section while there is none).
+    /// (`select: networks`, with networks; no section while there is none); the first two
+    /// asked for the rows `paging` says (``PagePaging``).
     public static func render(host: String, interfaces: QueryResult, owners: QueryResult, networks: QueryResult? = nil,
-                              time: TimeText, units: Units) -> String {
+                              paging: PagePaging = PagePaging(), time: TimeText, units: Units) -> String {
         let status = interfaces.status
         var page = PageFrame.begin(title: "ifmeter — \(host)", host: host, status: status, time: time)
         page += "<section id=\"plans\"><h2>Data plans</h2>\n"
@@ -27,6 +28,7 @@ public enum OverviewPage {
         }
         for plan in plans { page += PlanBar.render(plan, time: time, units: units) }
         page += "</section>\n<section id=\"interfaces\"><h2>Interfaces</h2>\n"
+        page += PagePaging.pager(interfaces, offset: paging.interfaces, other: paging.owners, isInterfaces: true)
         let states = Dictionary((interfaces.interfaces ?? []).map { ($0.name, $0) }) { first, _ in first }
         let perSubject = interfacePeriods.count
         var classes: [String] = []
@@ -60,7 +62,7 @@ public enum OverviewPage {
         }
         page += "</section>\n"
         if let networks, !networks.subjects.isEmpty { page += networksSection(networks, units: units) }
-        page += ownersSection(owners, time: time, units: units)
+        page += ownersSection(owners, paging: paging, time: time, units: units)
         page += PageFrame.end(footnote: interfaces.footnote)
         return page
     }
@@ -92,8 +94,9 @@ public enum OverviewPage {
         return page + "</tbody></table></div></section>\n"
     }
 
-    private static func ownersSection(_ owners: QueryResult, time: TimeText, units: Units) -> String {
+    private static func ownersSection(_ owners: QueryResult, paging: PagePaging, time: TimeText, units: Units) -> String {
         var page = "<section id=\"owners\"><h2>Containers, pods, virtual machines and namespaces</h2>\n"
+        page += PagePaging.pager(owners, offset: paging.owners, other: paging.interfaces, isInterfaces: false)
         guard !owners.subjects.isEmpty else {
             return page + "<p class=\"facts\">None seen yet (attribute_owners; docs/NAMESPACES.md).</p></section>\n"
         }

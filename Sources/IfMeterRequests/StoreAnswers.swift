@@ -37,8 +37,8 @@ extension RequestHandlers {
     /// status and interface entries when asked: a whole view in one round trip.
     func query(_ request: QueryRequest) throws -> StoreJob<QueryResult> {
         let service = try running()
-        let chosen: [InterfaceFigures]
-        let subjects: [UsageSubject]
+        var chosen: [InterfaceFigures]
+        var subjects: [UsageSubject]
         var names: [String]?
         var members: [String: [String]] = [:]
         switch request.subjects {
@@ -57,9 +57,14 @@ extension RequestHandlers {
             chosen = selection.pick(service.snapshot().interfaces)
             subjects = chosen.map { .interface($0.name) }
         }
+        let total = subjects.count
+        if let window = request.window {
+            (chosen, subjects) = (window.apply(chosen), window.apply(subjects))
+            names = names.map(window.apply)
+        }
         let usageContext = usageContext(service, figures: chosen, classMembers: members)
         let classes = Dictionary(chosen.map { ($0.name, $0.interfaceClass) }) { first, _ in first }
-        let answered = QueryResult(
+        var answered = QueryResult(
             status: request.parts.contains(.status) ? context.status() : nil,
             subjects: subjects.map { subject in
                 switch subject {
@@ -71,14 +76,14 @@ extension RequestHandlers {
             usage: [], footnote: EstimateLabel.footnote,
             plans: request.parts.contains(.plans) ? Self.plans(of: service, at: context.now) : nil,
             networks: request.parts.contains(.networks) ? Self.networks(of: service, subjects: chosen.map(\.name)) : nil)
-        let tables = request.tables
-        let asked = names
+        if request.window != nil { answered.subjectsTotal = total }
+        let (tables, asked, result, answeredSubjects) = (request.tables, names, answered, subjects)
         return { store in
             if let asked, let unknown = try UsageAnswers.unknown(asked, store: store, context: usageContext).first {
                 throw Self.unknownInterface(unknown)
             }
-            var result = answered
-            result.usage = try UsageAnswers.tables(subjects, tables, store: store, context: usageContext)
+            var result = result
+            result.usage = try UsageAnswers.tables(answeredSubjects, tables, store: store, context: usageContext)
             return result
         }
     }

@@ -102,6 +102,8 @@ public struct QueryRequest: Hashable, Sendable {
     public var subjects: Subjects
     public var tables: [UsageTable]
     public var parts: Set<QueryPart>
+    /// `offset` and `limit`: which of the chosen subjects are answered; nil for all of them.
+    public var window: SubjectWindow?
 
     init(_ request: Request) throws(WireError) {
         var parts = Set<QueryPart>()
@@ -112,6 +114,11 @@ public struct QueryRequest: Hashable, Sendable {
             parts.insert(part)
         }
         self.parts = parts
+        if request.offset != nil || request.limit != nil {
+            // Checked again here: a request built in-process (the page's) never passed the reader.
+            if let problem = request.rangeProblem { throw WireError(.badRequest, problem) }
+            window = SubjectWindow(offset: request.offset ?? 0, limit: request.limit ?? Request.acceptedLimit.upperBound)
+        }
         tables = try (request.usage ?? []).map { spec throws(WireError) in
             try UsageTable(period: spec.period, from: spec.from, to: spec.to, projection: spec.projection, last: spec.last,
                            top: spec.top)
@@ -130,6 +137,21 @@ public struct QueryRequest: Hashable, Sendable {
             subjects = .selection(selection)
         default: throw WireError(.badRequest, "give at most one of \"interfaces\" and \"class\"")
         }
+    }
+}
+
+/// A page of a query's subjects: `limit` of them from `offset`, in the order chosen.
+public struct SubjectWindow: Hashable, Sendable {
+    public var offset: Int
+    public var limit: Int
+
+    public init(offset: Int, limit: Int) {
+        (self.offset, self.limit) = (offset, limit)
+    }
+
+    /// The part of `items` (all the chosen subjects) it answers.
+    public func apply<T>(_ items: [T]) -> [T] {
+        Array(items.dropFirst(offset).prefix(limit))
     }
 }
 

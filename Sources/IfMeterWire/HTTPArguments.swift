@@ -54,9 +54,9 @@ public enum HTTPArguments {
                 if key == "period" && command == .query { continue }
                 w.key(text: key)
                 w.string(value)
-            case "limit":
-                guard let number = Int(value) else { return bad("argument \"limit\" must be a whole number, not \"\(value)\"") }
-                w.key("limit")
+            case "limit", "offset":
+                guard let number = Int(value) else { return bad("argument \"\(key)\" must be a whole number, not \"\(value)\"") }
+                w.key(text: key)
                 w.number(number)
             case "from", "to", "projection", "last", "top":
                 // A query's go into each of its tables.

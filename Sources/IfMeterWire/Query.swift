@@ -90,6 +90,8 @@ public struct QueryResult: Hashable, Sendable, JSONWritable, JSONReadable {
     public var usage: [UsageResult]
     public var plans: [PlanResult]?
     public var networks: [NetworkResult]?
+    /// How many subjects were chosen in all, when `offset` or `limit` answered some of them.
+    public var subjectsTotal: Int?
     public var footnote: String
 
     public init(status: StatusResult?, subjects: [QuerySubject], interfaces: [InterfaceResult]?, usage: [UsageResult],
@@ -129,6 +131,7 @@ public struct QueryResult: Hashable, Sendable, JSONWritable, JSONReadable {
         w.beginArray()
         for subject in subjects { subject.write(to: &w) }
         w.endArray()
+        if let subjectsTotal { w.key("subjects_total"); w.number(subjectsTotal) }
         w.key("usage")
         w.beginArray()
         for table in usage { table.write(to: &w) }
@@ -142,6 +145,7 @@ public struct QueryResult: Hashable, Sendable, JSONWritable, JSONReadable {
             switch key {
             case "status": status = try r.readNull() ? nil : try StatusResult(reading: &r)
             case "subjects": try r.readArray { subjects.append(try QuerySubject(reading: &$0)) }
+            case "subjects_total": subjectsTotal = try r.readNull() ? nil : try r.readInt()
             case "interfaces":
                 var read: [InterfaceResult] = []
                 try r.readArray { read.append(try InterfaceResult(reading: &$0)) }

@@ -40,6 +40,8 @@ public struct Request: Hashable, Sendable {
     public var to: TimeArgument?
     public var kind: String?
     public var limit: Int?
+    /// `query`: how many of the chosen subjects to pass over before the first answered.
+    public var offset: Int?
     public var projection: Bool?
     /// `metrics`: `prometheus` (text 0.0.4, the default) or `openmetrics`.
     public var format: String?
@@ -102,6 +104,9 @@ public struct Request: Hashable, Sendable {
                     + "(Unix seconds 0 to \(Int64(accepted.upperBound)))"
             }
         }
+        if let offset, !(0...Self.maximumOffset).contains(offset) {
+            return "field \"offset\" must be 0 to \(Self.maximumOffset)"
+        }
         if let limit, !Self.acceptedLimit.contains(limit) {
             return "field \"limit\" must be \(Self.acceptedLimit.lowerBound) to \(Self.acceptedLimit.upperBound)"
         }
@@ -117,4 +122,6 @@ public struct Request: Hashable, Sendable {
 
     /// How many events one `events` request may ask for, and rows per subject a `query` table.
     public static let acceptedLimit: ClosedRange<Int> = 1...100_000
+    /// The largest `offset`: past any number of subjects a daemon holds.
+    public static let maximumOffset = 100_000_000
 }

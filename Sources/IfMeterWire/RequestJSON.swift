@@ -42,6 +42,7 @@ extension Request: JSONWritable {
         if let interfaces { w.key("interfaces"); w.strings(interfaces) }
         if let kind { w.key("kind"); w.string(kind) }
         if let limit { w.key("limit"); w.number(limit) }
+        if let offset { w.key("offset"); w.number(offset) }
         if let path { w.key("path"); w.string(path) }
         if let period { w.key("period"); w.string(period) }
         if let process { w.key("process"); w.bool(process) }

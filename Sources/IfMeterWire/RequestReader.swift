@@ -40,7 +40,7 @@ struct RequestReader {
     /// The members a request may have, in the order their problems are reported.
     enum Field: Int, CaseIterable {
         case v, id, cmd, interface, `class`, period, from, to, kind, limit, projection, format, process, source, path
-        case dryRun, utc, interfaces, select, sum, include, usage
+        case dryRun, utc, interfaces, select, sum, include, usage, offset
 
         /// The member's key.
         var name: String { Self.names[rawValue] }
@@ -154,6 +154,7 @@ struct RequestReader {
             case .sum: request.sum = try Self.bool(&r, path)
             case .include: request.include = try strings(&r, path, order)
             case .usage: request.usage = try specs(&r, path, order)
+            case .offset: request.offset = try Self.integer(&r, path)
             }
         } catch let problem as Problem {
             note(problem, at: order)

@@ -80,4 +80,27 @@ struct PageRenderTests {
         let policy = PageAssets.securityHeaders.first { $0.name == "Content-Security-Policy" }?.value ?? ""
         #expect(policy.contains("script-src 'self'") && !policy.contains("unsafe"))
     }
+    @Test("a long table shows its window's rows with links to the others; a short one all of them, with no pager")
+    func paging() {
+        func answer(_ names: [String], total: Int?) -> QueryResult {
+            var result = QueryResult(status: nil, subjects: names.map { QuerySubject(name: $0, class: "ethernet") }, interfaces: nil,
+                                     usage: names.flatMap { [table($0, "day", rx: 5), table($0, "month", rx: 6)] }, footnote: "f",
+                                     plans: [])
+            result.subjectsTotal = total
+            return result
+        }
+        let window = (1000..<2000).map { "a\($0)" }
+        let owners = answer([], total: 0)
+        let middle = OverviewPage.render(host: "h", interfaces: answer(window, total: 2500), owners: owners,
+                                         paging: PagePaging(interfaces: 1000, owners: 0), time: TimeText(utc: true), units: Units())
+        #expect(middle.contains("Rows 1001–2000 of 2500"))
+        #expect(middle.contains("<a href=\"/\">previous 1000</a>"))
+        #expect(middle.contains("<a href=\"/?interfaces=2000&amp;owners=0\">next 500</a>"))
+        #expect(middle.contains(">a1999<") && !middle.contains(">a999<"))
+        let all = OverviewPage.render(host: "h", interfaces: answer(["a0", "a1"], total: 2), owners: owners,
+                                      time: TimeText(utc: true), units: Units())
+        #expect(!all.contains("class=\"pager\""))
+        #expect(PagePaging(arguments: { ["interfaces": "1000", "owners": "-5"][$0] }) == PagePaging(interfaces: 1000, owners: 0))
+        #expect(PagePaging(arguments: { ["interfaces": "1e9", "owners": "x"][$0] }) == PagePaging())
+    }
 }

@@ -306,6 +306,25 @@ struct RequestHandlersTests {
         #expect(try Self.eth0(handlers, context, as: Self.user) == (100_500, saved + 76_500))
     }
 
+    @Test("a query's offset and limit answer that window of its subjects, and say how many there are in all")
+    func window() throws {
+        let context = try ValueContext()
+        let handlers = RequestHandlers(context: context)
+        var query = Request(.query)
+        (query.select, query.usage, query.include) = ("every", [UsageSpec(.total)], ["interfaces"])
+        let all = try Self.line(handlers.answer(query, from: Self.user), handlers, context, id: nil).result(as: QueryResult.self)
+        #expect(all.subjectsTotal == nil && all.subjects.count == 2)
+        (query.offset, query.limit) = (1, 5)
+        let second = try Self.line(handlers.answer(query, from: Self.user), handlers, context, id: nil).result(as: QueryResult.self)
+        #expect(second.subjects == Array(all.subjects.dropFirst()) && second.subjectsTotal == 2)
+        #expect(second.usage == Array(all.usage.dropFirst()) && second.interfaces?.map(\.name) == [all.subjects[1].name ?? ""])
+        query.offset = 2
+        let past = try Self.line(handlers.answer(query, from: Self.user), handlers, context, id: nil).result(as: QueryResult.self)
+        #expect(past.subjects.isEmpty && past.usage.isEmpty && past.subjectsTotal == 2)
+        query.offset = -1
+        #expect(try Self.line(handlers.answer(query, from: Self.user), handlers, context, id: nil).error?.code == .badRequest)
+    }
+
     @Test("forget drops pending traffic at once, deletes the history in the store, and says so")
     func forget() throws {
         let context = try ValueContext()
