@@ -33,9 +33,11 @@ public enum InterfaceName {
         return result
     }
 
-    /// `text` safe to print on a terminal: control characters (C0, DEL, C1) and the
-    /// direction overrides become `\xHH` or `\u{HHHH}`, so a name can neither send an escape
-    /// sequence to whoever reads it nor reorder the text around it. With `keepingLines`, line
+    /// `text` safe to print on a terminal: control characters (C0, DEL, C1), the direction
+    /// marks, overrides and isolates, and the invisible characters (zero-width spaces and
+    /// joiners, the byte-order mark, line and paragraph separators) become `\xHH` or
+    /// `\u{HHHH}`, so a name can neither send an escape sequence to whoever reads it, nor
+    /// reorder the text around it, nor pass for another name (`Home` and `Home` with U+200B). With `keepingLines`, line
     /// feeds and tabs stay (whole lines of output). Everything else as is.
     public static func printable(_ text: String, keepingLines: Bool = false) -> String {
         guard text.utf8.contains(where: mayBeUnsafe) else { return text }
@@ -53,11 +55,17 @@ public enum InterfaceName {
         if done == nil { Array(text.utf8).withUnsafeBufferPointer { appendPrintable($0, keepingLines: keepingLines, to: &output) } }
     }
 
-    /// Every unsafe scalar starts with a byte below 0x20, 0x7f, 0xc2 (C1) or 0xe2 (the overrides).
-    private static func mayBeUnsafe(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7f || byte == 0xc2 || byte == 0xe2 }
+    /// Every unsafe scalar starts with a byte below 0x20, 0x7f, 0xc2 (C1), 0xd8 (U+061C), 0xe2
+    /// (U+200B…U+200F, U+2028…U+202E, U+2060…U+2069) or 0xef (U+FEFF).
+    private static func mayBeUnsafe(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == 0x7f || byte == 0xc2 || byte == 0xd8 || byte == 0xe2 || byte == 0xef
+    }
 
     /// The scan on valid UTF-8: copies runs of safe bytes, and escapes C0 and DEL (`\xHH`),
-    /// C1 (`c2 80`…`c2 9f`, `\xHH`) and the overrides (`e2 80 aa`…`ae`, `e2 81 a6`…`a9`, `\u{HHHH}`).
+    /// C1 (`c2 80`…`c2 9f`, `\xHH`), and as `\u{HHHH}` the Arabic letter mark (`d8 9c`), the
+    /// zero-width characters and marks (`e2 80 8b`…`8f`), the separators, embeddings and
+    /// overrides (`e2 80 a8`…`ae`), the word joiner and invisible operators (`e2 81 a0`…`a4`),
+    /// the isolates (`e2 81 a6`…`a9`) and the byte-order mark (`ef bb bf`).
     private static func appendPrintable(_ bytes: UnsafeBufferPointer<UInt8>, keepingLines: Bool, to output: inout [UInt8]) {
         var index = 0
         var safeFrom = 0
@@ -84,8 +92,12 @@ public enum InterfaceName {
             case 0x0a where keepingLines, 0x09 where keepingLines: index += 1
             case 0..<0x20, 0x7f: escape(UInt32(byte), length: 1)
             case 0xc2 where (0x80...0x9f).contains(next): escape(UInt32(next), length: 2)
-            case 0xe2 where next == 0x80 && (0xaa...0xae).contains(third): escape(0x2000 | UInt32(third & 0x3f), length: 3)
-            case 0xe2 where next == 0x81 && (0xa6...0xa9).contains(third): escape(0x2040 | UInt32(third & 0x3f), length: 3)
+            case 0xd8 where next == 0x9c: escape(0x061c, length: 2)
+            case 0xe2 where next == 0x80 && ((0x8b...0x8f).contains(third) || (0xa8...0xae).contains(third)):
+                escape(0x2000 | UInt32(third & 0x3f), length: 3)
+            case 0xe2 where next == 0x81 && ((0xa0...0xa4).contains(third) || (0xa6...0xa9).contains(third)):
+                escape(0x2040 | UInt32(third & 0x3f), length: 3)
+            case 0xef where next == 0xbb && third == 0xbf: escape(0xfeff, length: 3)
             default: index += 1
             }
         }

@@ -52,7 +52,8 @@ public struct Network: Hashable, Sendable {
 
     /// The network as `network_names = hidden` keeps it: named `network-` and eight hex digits
     /// made from its UUID (random per connection profile, so the name tells nothing of the SSID
-    /// or the place), with no SSID; its type, metered state, APN and operator stay.
+    /// or the place), with no SSID, APN or operator (a roaming operator names the country); its
+    /// type and metered state stay.
     public var withNameHidden: Network {
         var hidden = self
         // FNV-1a: stable across runs and machines, unlike Swift's seeded Hasher.
@@ -64,8 +65,16 @@ public struct Network: Hashable, Sendable {
         let digits = String(hash >> 32, radix: 16)
         hidden.id = "network-" + String(repeating: "0", count: 8 - digits.count) + digits
         hidden.ssid = nil
+        hidden.apn = nil
+        hidden.operatorName = nil
         return hidden
     }
+
+    /// A tunnel's connection (a VPN, WireGuard, a tun or IP tunnel device): what crosses it
+    /// crosses the network beneath it again (`tunnel-double-counted`).
+    public var isTunnel: Bool { Self.tunnelTypes.contains(type) }
+
+    static let tunnelTypes: Set<String> = ["vpn", "wireguard", "tun", "ip-tunnel"]
 
     /// The subject its traffic is kept under: `network:` and its UUID.
     public var subject: String { NetworkSubject.prefix + uuid }

@@ -3,7 +3,9 @@
 public enum HTML {
     /// Escaped for element text and double-quoted attribute values alike. Control characters
     /// (an SSID may hold ESC or NUL) are no text in HTML, where they are parse errors, and a
-    /// page fetched to a terminal would act on them: each becomes U+FFFD.
+    /// page fetched to a terminal would act on them: each becomes U+FFFD. Direction marks,
+    /// overrides and isolates and the invisible characters are shown as `\u{HHHH}`, as the
+    /// terminal shows them: a name may neither reorder what follows it nor pass for another.
     public static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
@@ -16,6 +18,9 @@ public enum HTML {
             case "'": out += "&#39;"
             case "\t", "\n", "\r": out.unicodeScalars.append(character)
             case "\u{0}"..."\u{1F}", "\u{7F}"..."\u{9F}": out += "\u{FFFD}"
+            case "\u{061C}", "\u{200B}"..."\u{200F}", "\u{2028}"..."\u{202E}", "\u{2060}"..."\u{2064}", "\u{2066}"..."\u{2069}",
+                 "\u{FEFF}":
+                out += "\\u{" + String(character.value, radix: 16) + "}"
             default: out.unicodeScalars.append(character)
             }
         }

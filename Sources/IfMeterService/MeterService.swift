@@ -87,6 +87,9 @@ public struct MeterService: Sendable {
         meter.configuration = configuration.meter
         plans.replacePlans(configuration.plans)
         planRouting = nil
+        if configuration.hideNetworkNames {
+            for record in networks.hideNames() { pending.networks[record.network.uuid] = record }
+        }
         classifyAll()
     }
 

@@ -7,8 +7,8 @@ import IfMeterHistory
 /// A switch is a sample boundary: the daemon samples at once when NetworkManager says a device
 /// changed, ingests that sample, and only then reports the new state here, so no delta of one
 /// network is counted to the next. An interface's network is unknown (`network:unknown`) from
-/// a start until NetworkManager is first read, if it was on a network when the daemon last
-/// saved, and while NetworkManager is gone.
+/// a start until NetworkManager is first read, if NetworkManager ever put it on a network, and
+/// while NetworkManager is gone.
 struct NetworkAssignments: Sendable {
     /// Whether NetworkManager has been read, and whether it is on the bus now.
     enum Manager: Sendable, Equatable {
@@ -22,8 +22,9 @@ struct NetworkAssignments: Sendable {
     private(set) var records: [String: NetworkRecord]
 
     /// The networks the history holds (renamed from their UUIDs when `hidingNames`); with
-    /// `enabled`, interfaces that were on one at the last save are on `network:unknown` until
-    /// NetworkManager is read.
+    /// `enabled`, every interface one of them was on is on `network:unknown` until NetworkManager
+    /// is read: while the daemon was down (or since its last save, after a crash) it may have
+    /// joined one, and what it carried then is in the first sample.
     init(_ loaded: [NetworkRecord], enabled: Bool = true, hidingNames: Bool = false) {
         let kept = hidingNames ? loaded.map { record in
             var hidden = record
@@ -32,7 +33,7 @@ struct NetworkAssignments: Sendable {
         } : loaded
         records = Dictionary(kept.map { ($0.network.uuid, $0) }) { _, last in last }
         guard enabled else { return }
-        for record in kept where record.active {
+        for record in kept {
             if let interface = record.interface { subjectOf[interface] = NetworkSubject.unknown }
         }
     }
@@ -70,6 +71,19 @@ struct NetworkAssignments: Sendable {
             changed.append(ended)
         }
         subjectOf = next
+        return changed
+    }
+
+    /// Every network's name hidden (`network_names = hidden` taken by a reload); the records
+    /// that changed, for the store.
+    mutating func hideNames() -> [NetworkRecord] {
+        var changed: [NetworkRecord] = []
+        for (uuid, record) in records where record.network != record.network.withNameHidden {
+            var hidden = record
+            hidden.network = record.network.withNameHidden
+            records[uuid] = hidden
+            changed.append(hidden)
+        }
         return changed
     }
 

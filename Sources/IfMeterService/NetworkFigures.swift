@@ -16,7 +16,7 @@ public struct NetworkFigures: Hashable, Sendable {
     public var interface: String?
 
     /// A VPN's or WireGuard's traffic is counted again on the network beneath it.
-    public var isTunnel: Bool { ["vpn", "wireguard"].contains(record?.network.type ?? "") }
+    public var isTunnel: Bool { record?.network.isTunnel ?? false }
 
     /// The labels of its total.
     public var labels: [EstimateLabel] { total.labels(tunnel: isTunnel, eventsLost: eventsLost, subject: subject) }

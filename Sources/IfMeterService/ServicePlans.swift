@@ -132,8 +132,8 @@ extension MeterService {
         let networks = self.networks.records.values.sorted { $0.network.uuid < $1.network.uuid }
         return plans.plans.map { plan in
             if plan.countsNetworks {
-                return PlanMembers(names: networks.filter { plan.includes($0.network) }.map(\.network.subject),
-                                   tunnels: [])
+                let chosen = networks.filter { plan.includes($0.network) }.map(\.network)
+                return PlanMembers(names: chosen.map(\.subject), tunnels: chosen.filter(\.isTunnel).map(\.subject))
             }
             let chosen = candidates.filter { plan.includes($0.name, interfaceClass: $0.interfaceClass) }
             return PlanMembers(names: chosen.map(\.name),

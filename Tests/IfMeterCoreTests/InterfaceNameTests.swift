@@ -26,6 +26,8 @@ struct InterfaceNameTests {
         ("wlan0", false, "wlan0"), ("éth0", false, "éth0"),
         ("eth0\u{1B}[2J", false, #"eth0\x1b[2J"#), ("a\u{7F}b\u{9B}c", false, #"a\x7fb\x9bc"#),
         ("tun\u{202E}0", false, #"tun\u{202e}0"#), ("x\u{2066}", false, #"x\u{2066}"#),
+        ("Home\u{200B}", false, #"Home\u{200b}"#), ("\u{FEFF}a\u{2060}b\u{061C}", false, #"\u{feff}a\u{2060}b\u{61c}"#),
+        ("p\u{2029}q\u{200E}", false, #"p\u{2029}q\u{200e}"#), ("é\u{2010}", false, "é\u{2010}"),
         ("two\nlines\tand\u{07}", true, "two\nlines\tand\\x07"), ("no\nlines", false, #"no\x0alines"#),
     ] as [(String, Bool, String)])
     func printable(_ text: String, _ keepingLines: Bool, _ expected: String) {
@@ -40,7 +42,7 @@ struct InterfaceNameTests {
             var result = ""
             for scalar in text.unicodeScalars {
                 let unsafe = switch scalar.value {
-                case 0..<0x20, 0x7f...0x9f, 0x202a...0x202e, 0x2066...0x2069: true
+                case 0..<0x20, 0x7f...0x9f, 0x61c, 0x200b...0x200f, 0x2028...0x202e, 0x2060...0x2064, 0x2066...0x2069, 0xfeff: true
                 default: false
                 }
                 guard unsafe, !(keepingLines && (scalar == "\n" || scalar == "\t")) else {

@@ -103,4 +103,10 @@ struct PageRenderTests {
         #expect(PagePaging(arguments: { ["interfaces": "1000", "owners": "-5"][$0] }) == PagePaging(interfaces: 1000, owners: 0))
         #expect(PagePaging(arguments: { ["interfaces": "1e9", "owners": "x"][$0] }) == PagePaging())
     }
+    @Test("a name can neither reorder the page's text nor pass for another: direction and invisible characters are shown")
+    func invisible() {
+        #expect(HTML.escape("\u{202E}emoH") == #"\u{202e}emoH"#)
+        #expect(HTML.escape("Home\u{200B}") == #"Home\u{200b}"# && HTML.escape("a\u{2067}b\u{FEFF}") == #"a\u{2067}b\u{feff}"#)
+        #expect(HTML.escape("Café — ok") == "Café — ok")
+    }
 }

@@ -69,6 +69,62 @@ struct NetworkSplitTests {
         #expect(figures(harness, hotspot.subject)?.labels.contains(.networkUnknown) == false)
     }
 
+    @Test("an interface on no network at the last save that joined one while ifmeterd was down: that traffic is network:unknown")
+    func joinedWhileDown() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("wlan0", 3, traffic(0, 0))], at: at(0))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: hotspot)], at: at(0).wall)
+        harness.ingest(readings: [reading(3, traffic(400, 40))], at: at(10))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: nil)], at: at(10).wall)
+        harness.ingest(readings: [reading(3, traffic(450, 45))], at: at(20))
+        harness.save(at: at(20))
+        // Down: wlan0 joins the hotspot again and carries 1000 bytes, then ifmeterd starts.
+        try harness.restart(at: at(100))
+        harness.start([link("wlan0", 3, traffic(1450, 145))], at: at(100))
+        harness.ingest(readings: [reading(3, traffic(1500, 150))], at: at(110))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: hotspot)], at: at(110).wall)
+        harness.ingest(readings: [reading(3, traffic(1600, 160))], at: at(120))
+        #expect(figures(harness, NetworkSubject.unknown)?.total.traffic == traffic(1050, 105))
+        #expect(figures(harness, hotspot.subject)?.total.traffic == traffic(500, 50))
+        #expect(harness.service.networkFigures().map(\.total.traffic.rxBytes).reduce(0, +) == 1550,
+                "all but the 50 bytes wlan0 carried on no network while ifmeterd watched")
+    }
+
+    @Test("a VPN's network counts the traffic beneath it again: its figures, and any plan by network holding it, say so")
+    func tunnelNetworks() throws {
+        let vpn = Network(uuid: "0b5ab2a0-0000-4000-8000-000000000003", id: "Office", type: "tun", metered: .yes)
+        var configuration = ServiceConfiguration()
+        configuration.plans = [Plan(name: "paid", selectors: [.metered(true)], limit: 1000, period: .day)]
+        let harness = try ServiceHarness(configuration: configuration)
+        harness.start([link("wlan0", 3, traffic(0, 0)), link("tun0", 4, traffic(0, 0), kind: "tun")], at: at(0))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: hotspot),
+                                        DeviceNetwork(interface: "tun0", network: vpn)], at: at(0).wall)
+        _ = harness.watch(at: at(0))
+        harness.ingest(readings: [reading(3, traffic(300, 30)), reading(4, traffic(200, 20))], at: at(10))
+        _ = harness.watch(at: at(10))
+        #expect(figures(harness, vpn.subject)?.labels.contains(.tunnelDoubleCounted) == true)
+        #expect(figures(harness, hotspot.subject)?.labels.contains(.tunnelDoubleCounted) == false)
+        let plan = try #require(harness.service.planFigures(at: at(10).wall).first)
+        #expect(plan.used == 550 && plan.labels.contains(.tunnelDoubleCounted))
+    }
+
+    @Test("network_names = hidden taken by a reload hides every name at once, APN and operator too, and the next save writes them so")
+    func hiddenOnReload() throws {
+        let modem = Network(uuid: "0b5ab2a0-0000-4000-8000-000000000004", id: "SIM", type: "gsm", metered: .yes,
+                            apn: "internet.example", operatorName: "Roamer")
+        let harness = try ServiceHarness()
+        harness.start([link("wwan0", 3, traffic(0, 0))], at: at(0))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wwan0", network: modem)], at: at(0).wall)
+        harness.save(at: at(1))
+        var configuration = ServiceConfiguration()
+        configuration.hideNetworkNames = true
+        harness.service.reconfigure(configuration)
+        let shown = try #require(figures(harness, modem.subject)?.record?.network)
+        #expect(shown.id == modem.withNameHidden.id && shown.apn == nil && shown.operatorName == nil)
+        harness.save(at: at(2))
+        #expect(try harness.store.networks().map(\.network) == [modem.withNameHidden])
+    }
+
     @Test("NetworkManager gone: its devices' traffic is network:unknown until it is back")
     func managerGone() throws {
         let harness = try ServiceHarness()
