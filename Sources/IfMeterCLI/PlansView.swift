@@ -47,13 +47,21 @@ enum PlansView {
         return marks
     }
 
+    /// The networks a plan counts, the first ``namedNetworks`` of them by name: a plan by
+    /// `metered = no` on a laptop that joined a thousand networks says how many more.
+    static func named(_ networks: [String]) -> String {
+        let shown = networks.prefix(namedNetworks).map(NetworkName.printable).joined(separator: ", ")
+        return networks.count > namedNetworks ? shown + " and \(networks.count - namedNetworks) more (ifmeter networks lists them)" : shown
+    }
+
+    static let namedNetworks = 10
+
     static func note(_ plan: PlanResult, units: Units) -> [String] {
         var notes: [String] = []
         if let networks = plan.networks {
             notes.append(networks.isEmpty
                 ? "\(plan.name): no network matches \(plan.selectors.joined(separator: ", ")) yet"
-                : "\(plan.name): counts what crossed any interface on \(networks.map(NetworkName.printable).joined(separator: ", ")) "
-                    + "(docs/NETWORKS.md)")
+                : "\(plan.name): counts what crossed any interface on \(named(networks)) (docs/NETWORKS.md)")
         } else if plan.interfaces.isEmpty {
             notes.append("\(plan.name): no interface matches \(plan.selectors.joined(separator: ", ")) yet")
         }

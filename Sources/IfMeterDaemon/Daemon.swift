@@ -315,6 +315,7 @@ final class Daemon {
             sources.sample?.setInterval(.seconds(interval), now: loop.now)
             sources.save?.setInterval(.seconds(fresh.saveInterval), now: loop.now)
         }
+        web.metrics.reloaded()
         Diagnostics.notice("\(trigger): configuration reloaded from \(paths.config)")
         return nil
     }

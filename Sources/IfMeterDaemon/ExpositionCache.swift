@@ -58,6 +58,12 @@ final class ExpositionCache {
         return rendered
     }
 
+    /// Forgets every rendered exposition: the next scrape waits for one of the figures as they
+    /// are now, never served one made before (a reload that hides names).
+    func discardRendered() {
+        latest = [:]
+    }
+
     /// Renders on the answers' thread (none before the daemon runs) every exposition asked for
     /// in the last ten minutes that is not of the figures' current state, then runs `done` on
     /// the loop (at once if none).
@@ -118,4 +124,6 @@ struct ExpositionKey: Hashable {
 struct ExpositionState: Equatable, Sendable {
     var sampledAt: Double?
     var saves: UInt64
+    /// Reloads of the configuration: one may change what is shown (`network_names = hidden`).
+    var reloads: UInt64 = 0
 }

@@ -18,6 +18,7 @@ final class MetricsEndpoint {
 
     private var sampleDurations = Histogram(bounds: Histogram.sampleBounds)
     private var saveDurations = Histogram(bounds: Histogram.saveBounds)
+    private var reloads: UInt64 = 0
     private var cache: ExpositionCache!
 
     /// - Parameters:
@@ -25,7 +26,8 @@ final class MetricsEndpoint {
     ///   - figures: everything an exposition shows, as of now.
     init(loop: EventLoop, startedAt: Double, sampledAt: @escaping () -> Double?, figures: @escaping () -> Figures) {
         cache = ExpositionCache(
-            loop: loop, state: { [unowned self] in ExpositionState(sampledAt: sampledAt(), saves: self.saveDurations.count) },
+            loop: loop, state: { [unowned self] in ExpositionState(sampledAt: sampledAt(), saves: self.saveDurations.count,
+                                                            reloads: self.reloads) },
             input: { [unowned self] process in
                 let now = SystemClock.now().wall
                 let figures = figures()
@@ -48,6 +50,14 @@ final class MetricsEndpoint {
     func sampled(seconds: Double, then done: @escaping () -> Void) {
         sampleDurations.observe(seconds)
         cache.refresh(then: done)
+    }
+
+    /// A reload took effect: the expositions are rendered again at once, so nothing it hides
+    /// (`network_names = hidden`) is served a moment longer than it has to be.
+    func reloaded() {
+        reloads += 1
+        cache.discardRendered()
+        cache.refresh()
     }
 
     /// A save ended after `seconds`: the expositions show it.

@@ -206,6 +206,7 @@ public enum MetricsExposition {
 
     /// Each network's traffic (docs/NETWORKS.md): those active now first, then the most
     /// recently seen, up to ``maximumNetworks``; how many were left out is a gauge of its own.
+    /// The `network` label is the connection's id as ``InterfaceName/printable(_:keepingLines:)`` shows it.
     static func writeNetworks(_ networks: [NetworkFigures], to writer: inout ExpositionWriter) {
         guard !networks.isEmpty else { return }
         let ordered = networks.sorted { a, b in
@@ -214,8 +215,10 @@ public enum MetricsExposition {
         let shown = ordered.prefix(maximumNetworks).sorted { ($0.record?.network.id ?? "", $0.subject) < ($1.record?.network.id ?? "", $1.subject) }
         let labelSets = shown.map { figures in
             let network = figures.record?.network
+            // A connection's id is anybody's text: shown as the terminal shows it (`\xNN` for
+            // control characters), since an exposition is read in terminals too.
             return ExpositionWriter.labelSet([
-                "network": network?.id ?? "unknown", "uuid": network?.uuid ?? "unknown", "type": network?.type ?? "unknown",
+                "network": network.map { InterfaceName.printable($0.id) } ?? "unknown", "uuid": network?.uuid ?? "unknown", "type": network?.type ?? "unknown",
                 "metered": network?.metered.rawValue ?? Metered.unknown.rawValue,
             ])
         }

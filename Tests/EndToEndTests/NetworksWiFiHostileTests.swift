@@ -63,11 +63,13 @@ extension NetworksWiFiTests {
         for profile in [home, lobby, cafe] {
             let rx = received.first { $0.labels.contains("uuid=\"\(profile.uuid)\"") }
             let tx = transmitted.first { $0.labels.contains("uuid=\"\(profile.uuid)\"") }
-            #expect(rx?.labels.contains("network=\"\(Self.labelEscaped(profile.id))\"") == true, "\(String(describing: rx))")
+            #expect(rx?.labels.contains("network=\"\(Self.labelEscaped(Self.printable(profile.id)))\"") == true,
+                    "\(String(describing: rx))")
             #expect(rx?.value == Double(bytes(seen[profile.subject]).rx) && tx?.value == Double(bytes(seen[profile.subject]).tx),
                     "\(String(describing: rx)) \(String(describing: tx)) \(String(describing: seen[profile.subject]))")
         }
         #expect(sampleValue(exposition, "ifmeter_networks_not_exposed") == 0)
+        #expect(!exposition.unicodeScalars.contains("\u{1b}"), "a raw ESC in the exposition, where a terminal would act on it")
 
         // The page: the networks section, markup from the SSID as text, bytes not UTF-8 as \xNN.
         let page = try http("/")
@@ -77,6 +79,30 @@ extension NetworksWiFiTests {
         #expect(page.contains(#"Caf\xe9\xff"#), "the café's SSID not as \\xNN")
         #expect(!page.unicodeScalars.contains("\u{1b}") && !page.unicodeScalars.contains("\u{0}"),
                 "raw ESC or NUL from an SSID on the page: \(Self.excerpts(page, around: ["\u{1b}", "\u{0}"])); ifmeterd's stderr: \(daemon.stderrText)")
+
+        // network_names = hidden by a reload: no profile's name in /metrics once the reload is done.
+        let config = (try? String(contentsOfFile: daemon.config, encoding: .utf8)) ?? ""
+        try (config + "\nnetwork_names = hidden\n").write(toFile: daemon.config, atomically: false, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        _ = try eventually("the reload", seen: { self.daemon.stderrText }) {
+            self.daemon.stderrText.contains("configuration reloaded") ? true : nil
+        }
+        let hidden = try http("/metrics")
+        let names = Self.samples(hidden, "ifmeter_network_receive_bytes_total").map(\.labels)
+        #expect(names.count == 3 && names.allSatisfy { $0.contains("network=\"network-") }, "\(names)")
+    }
+
+    /// `text` as the terminal and the exposition show it: control characters as `\xNN`.
+    static func printable(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value) {
+                out += "\\x" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     /// How many distinct profiles ``manyNetworks()`` switches through: more than the 256 the

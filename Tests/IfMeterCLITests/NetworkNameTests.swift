@@ -1,4 +1,5 @@
 import IfMeterCore
+@testable import IfMeterCLI
 import IfMeterPresentation
 import IfMeterTestSupport
 import IfMeterWire
@@ -24,5 +25,12 @@ struct NetworkNameTests {
         #expect(NetworkName.display(network("a\u{1B}[31m\nb")) == "a\\x1b[31m\\x0ab")
         #expect(NetworkName.display(network("Café", ssid: [0x43, 0x61, 0x66, 0xE9, 0xFF, 0x00, 0x0A])) == "Café (SSID Caf\\xe9\\xff\\x00\\x0a)")
         #expect(NetworkName.display(network("x", ssid: Array("y\u{85}\u{7F}".utf8))) == "x (SSID y\\x85\\x7f)")
+    }
+
+    @Test("a plan's networks: ten by name, then how many more")
+    func planNetworks() {
+        #expect(PlansView.named(["Home", "Pixel"]) == "Home, Pixel")
+        let many = (0..<12).map { "Net \($0)" }
+        #expect(PlansView.named(many) == (0..<10).map { "Net \($0)" }.joined(separator: ", ") + " and 2 more (ifmeter networks lists them)")
     }
 }
