@@ -348,13 +348,9 @@ public struct JSONReader {
     /// stored inline by Swift and never looked up.
     private mutating func recent(_ bytes: ArraySlice<UInt8>) throws -> String {
         guard bytes.count > 15 else { return try Self.validated(bytes, offset: offset) }
-        // Compared as two buffers: `elementsEqual` over a String's UTF8View walks a generic
-        // iterator, and every label and long key of every row comes through here.
+        // As buffers: a String's UTF8View compares through a generic iterator.
         for text in recentStrings where text.utf8.count == bytes.count {
-            let same = text.utf8.withContiguousStorageIfAvailable { stored in
-                bytes.withUnsafeBufferPointer { stored.elementsEqual($0) }
-            } ?? text.utf8.elementsEqual(bytes)
-            if same { return text }
+            if text.utf8.withContiguousStorageIfAvailable({ s in bytes.withUnsafeBufferPointer { s.elementsEqual($0) } }) ?? false { return text }
         }
         let text = try Self.validated(bytes, offset: offset)
         if recentStrings.count < 8 {
