@@ -145,6 +145,9 @@ extension FuzzTargets {
             let answer = job(sharedStore!)
             precondition(answer.update == nil, "a peer other than an admin changed the service")
             line = answer.line
+        case .streamedFromStore(let job):
+            var parts: [UInt8] = []
+            line = job(sharedStore!) { parts += $0 }.whole(after: parts)
         }
         switch command {
         case .query: readable(line, as: QueryResult.self)

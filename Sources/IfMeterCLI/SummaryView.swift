@@ -63,9 +63,11 @@ enum SummaryView {
     /// Today, yesterday, both months and all time of every subject, in one round trip.
     static func fetch(_ socketCandidates: [String], _ subjects: Subjects) throws(CLIError) -> (Session, SummaryResult) {
         let now = Session.wallClock()
+        // At most two rows each (the current period and the one before): the daemon sends an
+        // answer whose every table is bounded while it reads the rest (docs/PROTOCOL.md).
         let (session, answer) = try Session.query(socketCandidates: socketCandidates, .query(for: subjects, usage: [
-            UsageSpec(.day, from: TimeArgument(seconds: now - 3 * 86400), projection: true),
-            UsageSpec(.month, from: TimeArgument(seconds: now - 70 * 86400), projection: true),
+            UsageSpec(.day, from: TimeArgument(seconds: now - 3 * 86400), projection: true, last: 2),
+            UsageSpec(.month, from: TimeArgument(seconds: now - 70 * 86400), projection: true, last: 2),
             UsageSpec(.total),
         ], include: [.plans]))
         guard answer.usage.count == 3 * answer.subjects.count else {

@@ -60,11 +60,22 @@ final class DaemonRequests: MeteringContext {
         case .line(let line): server.send(line, to: client)
         case let answer:
             server.holdRequests(of: client)
-            carryOut(answer, id: id, lane: .first) { [server] line in
-                server.send(line, to: client)
+            let parts = Parts(send: { [server] part in server.sendPart(part, to: client) }, tear: { [server] in
+                server.close(client)
+                server.answered(client)
+            })
+            carryOut(answer, id: id, lane: .first, parts: parts) { [server] line in
+                server.send(line, to: client, partOfAnswer: true)
                 server.answered(client)
             }
         }
+    }
+
+    /// What a reader does with a line handed over in parts (``Answer/streamedFromStore(_:)``):
+    /// sends each part as it comes, and, if the line cannot be finished, `tear`s it (closes).
+    private struct Parts {
+        var send: ([UInt8]) -> Void
+        var tear: () -> Void
     }
 
     /// A request from the HTTP API (docs/PROTOCOL.md, "Over HTTP"): answered as the socket
@@ -102,7 +113,8 @@ final class DaemonRequests: MeteringContext {
 
     /// The line, or the work on the answers' or store's thread whose result is the line; HTTP
     /// clients' work waits in the workers' later lane, behind the socket's and the daemon's own.
-    private func carryOut(_ answer: Answer, id: RequestID?, lane: WorkLane, reply: @escaping ([UInt8]) -> Void) {
+    private func carryOut(_ answer: Answer, id: RequestID?, lane: WorkLane, parts: Parts? = nil,
+                          reply: @escaping ([UInt8]) -> Void) {
         switch answer {
         case .line(let line): reply(line)
         case .offLoop(let build):
@@ -113,6 +125,25 @@ final class DaemonRequests: MeteringContext {
             metering.worker.run(in: lane, { store in job(store) }, then: { [unowned self] (answer: StoreAnswer) in
                 answer.update?(&metering.service, now)
                 reply(answer.line)
+            })
+        case .streamedFromStore(let job):
+            guard let metering = metering() else { return reply(Self.notMetering(id)) }
+            // Without a reader that takes parts, they are held and the line answered whole.
+            var held: [UInt8] = []
+            var sent = false
+            metering.worker.run(in: lane, { store, handOver in job(store, handOver) }, parts: { part in
+                if let parts {
+                    parts.send(part)
+                    sent = true
+                } else {
+                    held += part
+                }
+            }, then: { ending in
+                if case .torn(let error) = ending {
+                    Diagnostics.warning("an answer could not be finished after its first part was sent: \(error.message)")
+                    if sent { return parts!.tear() }
+                }
+                reply(ending.whole(after: held))
             })
         case .watch(let line): reply(line)
         case .afterSample: reply(LineEncoder.failure(WireError(.badRequest, "not answered here", id: id)))

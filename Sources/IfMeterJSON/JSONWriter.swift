@@ -14,6 +14,13 @@ public struct JSONWriter: Sendable {
         bytes.reserveCapacity(capacity)
     }
 
+    /// The bytes written so far, handed over and emptied from here: the writing goes on where
+    /// it was (an answer sent in parts while it is written).
+    public mutating func take() -> [UInt8] {
+        defer { bytes.removeAll(keepingCapacity: true) }
+        return bytes
+    }
+
     public mutating func beginObject() {
         separate()
         bytes.append(UInt8(ascii: "{"))

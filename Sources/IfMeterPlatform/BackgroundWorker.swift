@@ -30,8 +30,9 @@ public final class BackgroundWorker<Resource> {
         var stopping = false
         /// First-lane jobs run in a row while a later one waited.
         var passed = 0
-        /// Jobs run and not yet delivered on the loop, in the order they ran.
-        var finished: [Int] = []
+        /// What jobs handed the loop and it has not yet taken, in the order handed: a job's
+        /// parts (``BackgroundWorker/run(in:_:parts:then:)``), then its end.
+        var finished: [(id: Int, isPart: Bool)] = []
         let resource: Resource
 
         init(resource: Resource) {
@@ -52,6 +53,11 @@ public final class BackgroundWorker<Resource> {
         var value: T?
     }
 
+    /// Where a job leaves the parts it hands over while it runs; taken under the queue's lock.
+    private final class Parts<Part>: @unchecked Sendable {
+        var waiting: [Part] = []
+    }
+
     private let queue: Queue
     /// The pipe's ends: the worker writes a byte per finished job, the loop reads them.
     private let wakeRead: Int32
@@ -59,6 +65,8 @@ public final class BackgroundWorker<Resource> {
     private var source: EventSource?
     /// The loop's side: what to do with each job's result, by the job's number.
     private var completions: [Int: () -> Void] = [:]
+    /// The loop's side of parts: takes the next part of the job and hands it on.
+    private var partHandlers: [Int: () -> Void] = [:]
     private var nextID = 0
 
     /// Starts the thread; the jobs' use of `resource` is its alone from now on.
@@ -102,7 +110,7 @@ public final class BackgroundWorker<Resource> {
             }
             return lane == .first ? queue.first.map(\.id) : queue.later.map(\.id)
         }
-        for id in dropped { completions[id] = nil }
+        for id in dropped { (completions[id], partHandlers[id]) = (nil, nil) }
     }
 
     /// Runs `work` with the resource on the worker thread, then `then` with its result on the loop.
@@ -121,6 +129,33 @@ public final class BackgroundWorker<Resource> {
         }
     }
 
+    /// Runs `work` as ``run(in:_:then:)`` does, and gives `part` on the loop, in order and before
+    /// `then`, each part `work` hands to its second argument while it runs: a long answer goes
+    /// out to its reader while the rest of it is being made.
+    public func run<Part, T>(in lane: Lane = .first, _ work: @escaping @Sendable (Resource, _ handOver: (Part) -> Void) -> T,
+                             parts part: @escaping (Part) -> Void, then: @escaping (T) -> Void) {
+        let parts = Parts<Part>()
+        let id = nextID
+        let queue = self.queue
+        let wake = wakeWrite
+        partHandlers[id] = {
+            let next = queue.withLock { parts.waiting.removeFirst() }
+            part(next)
+        }
+        run(in: lane, { resource in
+            work(resource) { next in
+                queue.withLock {
+                    parts.waiting.append(next)
+                    queue.finished.append((id, true))
+                }
+                Self.wake(wake)
+            }
+        }, then: { [unowned self] result in
+            partHandlers[id] = nil
+            then(result)
+        })
+    }
+
     /// Waits for every job handed over and delivers its result: the final sample and save at stop.
     public func drain() {
         queue.withLock {
@@ -137,8 +172,12 @@ public final class BackgroundWorker<Resource> {
             defer { queue.finished.removeAll(keepingCapacity: true) }
             return queue.finished
         }
-        for id in finished {
-            completions.removeValue(forKey: id)?()
+        for (id, isPart) in finished {
+            if isPart {
+                partHandlers[id]?()
+            } else {
+                completions.removeValue(forKey: id)?()
+            }
         }
     }
 
@@ -163,12 +202,17 @@ public final class BackgroundWorker<Resource> {
             job.body(queue.resource)
             queue.withLock {
                 queue.running = false
-                queue.finished.append(job.id)
+                queue.finished.append((job.id, false))
                 pthread_cond_broadcast(&queue.changed)
             }
-            var byte: UInt8 = 1
-            _ = write(wake, &byte, 1)
+            Self.wake(wake)
         }
+    }
+
+    /// Wakes the loop to deliver what was handed over.
+    private static func wake(_ fd: Int32) {
+        var byte: UInt8 = 1
+        _ = write(fd, &byte, 1)
     }
 }
 

@@ -46,12 +46,33 @@ public enum Answer: Sendable {
     /// Work for the store's thread; its result is the line, and what to change in the service
     /// on the loop before sending it.
     case fromStore(@Sendable (Store) -> StoreAnswer)
+    /// Work for the store's thread that hands the first bytes of its line to the second
+    /// argument as it writes them (to be sent while it writes the rest), then ends the line.
+    case streamedFromStore(@Sendable (Store, _ handOver: ([UInt8]) -> Void) -> StreamedLine)
     /// Built on another thread from a copy of the service taken now (a `Sendable` value).
     case offLoop(@Sendable () -> [UInt8])
     /// After a fresh sample: ``RequestHandlers/sampled(id:)`` then.
     case afterSample
     /// A `watch` stream begins with this line; later lines follow each sample and event.
     case watch([UInt8])
+}
+
+/// How a line whose first bytes were handed over in parts ends.
+public enum StreamedLine: Sendable {
+    /// The line's last bytes, its newline included (all of it, if nothing was handed over).
+    case rest([UInt8])
+    /// What went wrong after parts were handed over. A reader that has the parts cannot be told
+    /// in the line (it is torn): its connection is closed, and the daemon logs this. A reader
+    /// that holds the parts unsent (the HTTP API) is answered this error instead.
+    case torn(WireError)
+
+    /// The line a reader that held the parts unsent answers: the parts and the rest, or the error.
+    public func whole(after parts: [UInt8]) -> [UInt8] {
+        switch self {
+        case .rest(let rest): parts.isEmpty ? rest : parts + rest
+        case .torn(let error): LineEncoder.failure(error)
+        }
+    }
 }
 
 /// What a job on the store's thread answers.

@@ -46,7 +46,7 @@ public struct RequestHandlers {
         switch try CommandRequest(command, request) {
         case .query(let query):
             let job = try self.query(query)
-            return { store in try job(store) }
+            return { store in try job.result(store) }
         case .events(let events):
             let job = try self.events(events)
             return { store in try job(store) }
@@ -66,7 +66,10 @@ public struct RequestHandlers {
                 return LineEncoder.success(result, id: id, capacity: 1024 * (result.interfaces.count + 4))
             }
         case .usage(let usage): return Self.fromStore(id, try self.usage(usage))
-        case .query(let query): return Self.fromStore(id, try self.query(query))
+        case .query(let query):
+            let job = try self.query(query)
+            guard job.streams else { return Self.fromStore(id) { try job.result($0) } }
+            return .streamedFromStore { store, handOver in job.line(id: id, store, handOver: handOver) }
         case .events(let events): return Self.fromStore(id, try self.events(events))
         case .plans:
             let service = try running()

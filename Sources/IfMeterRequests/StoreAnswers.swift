@@ -35,7 +35,7 @@ extension RequestHandlers {
 
     /// `query`: many subjects' tables in one answer, one store query per table, with their
     /// status and interface entries when asked: a whole view in one round trip.
-    func query(_ request: QueryRequest) throws -> StoreJob<QueryResult> {
+    func query(_ request: QueryRequest) throws -> QueryJob {
         let service = try running()
         var chosen: [InterfaceFigures]
         var subjects: [UsageSubject]
@@ -77,15 +77,7 @@ extension RequestHandlers {
             plans: request.parts.contains(.plans) ? Self.plans(of: service, at: context.now) : nil,
             networks: request.parts.contains(.networks) ? Self.networks(of: service, subjects: chosen.map(\.name)) : nil)
         if request.window != nil { answered.subjectsTotal = total }
-        let (tables, asked, result, answeredSubjects) = (request.tables, names, answered, subjects)
-        return { store in
-            if let asked, let unknown = try UsageAnswers.unknown(asked, store: store, context: usageContext).first {
-                throw Self.unknownInterface(unknown)
-            }
-            var result = result
-            result.usage = try UsageAnswers.tables(answeredSubjects, tables, store: store, context: usageContext)
-            return result
-        }
+        return QueryJob(head: answered, subjects: subjects, tables: request.tables, asked: names, context: usageContext)
     }
 
     func events(_ request: EventsRequest) throws -> StoreJob<EventsResult> {

@@ -36,27 +36,42 @@ public struct UsageContext: Sendable {
     var classMembers: [String: [String]] = [:]
 }
 
-/// Usage tables for many subjects and periods: one store query per period, whatever the number
-/// of interfaces (the `usage` and `query` commands both answer through it).
-enum UsageAnswers {
-    /// `footnotes` on each table (a `usage` answer's one table); a `query` answer has one for all.
-    static func tables(_ subjects: [UsageSubject], _ queries: [UsageTable], store: Store, context: UsageContext,
-                       footnotes: Bool = false, maximumRows: Int = Self.maximumRows) throws -> [UsageResult] {
+/// The tables of one answer's subjects, read in runs of subjects (a streamed answer is written
+/// run by run): what every run shares — the unsaved traffic as of this store, the totals, the
+/// interfaces' records, the rows answered so far against the budget — is read or counted once.
+/// Lives on the store's thread for one job: no save runs between its runs.
+struct UsageReader {
+    let queries: [UsageTable]
+    let store: Store
+    let context: UsageContext
+    let footnotes: Bool
+    let maximumRows: Int
+    /// What is answered, counted as it is: a name asked twice is answered twice, and a total
+    /// or a class's sum is a row too. Each table counts at least one, since an empty one is
+    /// answered as well.
+    private var answered = 0
+    private var totals: [String: (tally: BucketTally, since: Double)]?
+    private var interfaceRecords: [StoredInterface]?
+    /// What a save committed since the question was asked is in the store now, not unsaved.
+    private let unsaved: UnsavedTraffic
+
+    init(_ queries: [UsageTable], store: Store, context: UsageContext, footnotes: Bool = false,
+         maximumRows: Int = UsageAnswers.maximumRows) {
+        (self.queries, self.store, self.context, self.footnotes, self.maximumRows) = (queries, store, context, footnotes, maximumRows)
+        unsaved = context.unsaved.unwritten(in: store.ledger)
+    }
+
+    /// `subjects`' tables, each subject's in the order of the queries.
+    mutating func tables(_ subjects: some Collection<UsageSubject>) throws -> [UsageResult] {
         let names = subjects.compactMap { subject -> String? in
             if case .interface(let name) = subject { return name }
             return nil
         }
         let nameSet = Set(names)
         var columns: [[UsageResult]] = []
-        // What is answered, counted as it is: a name asked twice is answered twice, and a total
-        // or a class's sum is a row too. Each table counts at least one, since an empty one is
-        // answered as well.
-        var answered = 0
-        var totals: [String: (tally: BucketTally, since: Double)]?
-        var interfaceRecords: [StoredInterface]?
-        // What a save committed since the question was asked is in the store now, not unsaved.
-        let unsaved = context.unsaved.unwritten(in: store.ledger)
+        let unsaved = self.unsaved
         let calendar = store.configuration.calendar
+        let (store, context, maximumRows, footnotes) = (self.store, self.context, self.maximumRows, self.footnotes)
         for query in queries {
             let resolution = Resolution(rawValue: query.period.rawValue)
             let (from, to) = (query.from ?? .min, query.to ?? .max)
@@ -73,7 +88,7 @@ enum UsageAnswers {
                     keep: { name, rows in query.keep(rows, adding: unsavedBuckets(name), end: end(name)) },
                     maximumRows: maximumRows - answered)
                 else {
-                    throw tooLarge(query.period, maximumRows)
+                    throw UsageAnswers.tooLarge(query.period, maximumRows)
                 }
                 // Names with nothing saved in the range yet.
                 for name in nameSet where read[name] == nil {
@@ -82,7 +97,7 @@ enum UsageAnswers {
                 }
                 byName = read
             } else if resolution == nil {
-                if totals == nil { totals = try Self.totals(store, adding: unsaved) }
+                if totals == nil { totals = try UsageAnswers.totals(store, adding: unsaved) }
             }
             var projections: [String: Projection] = [:]
             if query.projection, let resolution, resolution == .day || resolution == .month, !names.isEmpty {
@@ -116,7 +131,7 @@ enum UsageAnswers {
                     if resolution != nil {
                         rows = byName[name] ?? []
                     } else {
-                        rows = totals?[name].map { [totalRow([$0], now: context.now)] } ?? []
+                        rows = totals?[name].map { [UsageAnswers.totalRow([$0], now: context.now)] } ?? []
                     }
                     projection = projections[name].map(ProjectionResult.init)
                 case .interfaceClass(let interfaceClass):
@@ -138,11 +153,11 @@ enum UsageAnswers {
                         let members = Set(interfaceRecords!.filter { $0.interfaceClass == interfaceClass.rawValue }.map(\.name))
                             .union(known)
                         let tallies = totals!.filter { members.contains($0.key) }.map(\.value)
-                        rows = tallies.isEmpty ? [] : [totalRow(tallies, now: context.now)]
+                        rows = tallies.isEmpty ? [] : [UsageAnswers.totalRow(tallies, now: context.now)]
                     }
                 }
                 answered += max(1, rows.count)
-                guard answered <= maximumRows else { throw tooLarge(query.period, maximumRows) }
+                guard answered <= maximumRows else { throw UsageAnswers.tooLarge(query.period, maximumRows) }
                 let (interface, className): (String?, String?) = switch subject {
                 case .interface(let name): (name, nil)
                 case .interfaceClass(let interfaceClass): (nil, interfaceClass.rawValue)
@@ -156,7 +171,7 @@ enum UsageAnswers {
                 column.append(UsageResult(
                     interface: interface, class: className, period: query.period.rawValue,
                     rows: rows.map { row in
-                        Self.row(row, tunnel: tunnel, subject: interface ?? "",
+                        UsageAnswers.row(row, tunnel: tunnel, subject: interface ?? "",
                                    eventsLost: interface.map { context.lostEvents.count(from: Double(row.start), to: Double(row.end), for: $0) }
                                        ?? context.lostEvents.count(from: Double(row.start), to: Double(row.end), forAny: members))
                     },
@@ -166,10 +181,21 @@ enum UsageAnswers {
         }
         var result: [UsageResult] = []
         result.reserveCapacity(subjects.count * queries.count)
-        for index in subjects.indices {
+        for index in columns.first?.indices ?? 0..<0 {
             for column in columns { result.append(column[index]) }
         }
         return result
+    }
+}
+
+/// Usage tables for many subjects and periods: one store query per period, whatever the number
+/// of interfaces (the `usage` and `query` commands both answer through it).
+enum UsageAnswers {
+    /// `footnotes` on each table (a `usage` answer's one table); a `query` answer has one for all.
+    static func tables(_ subjects: [UsageSubject], _ queries: [UsageTable], store: Store, context: UsageContext,
+                       footnotes: Bool = false, maximumRows: Int = Self.maximumRows) throws -> [UsageResult] {
+        var reader = UsageReader(queries, store: store, context: context, footnotes: footnotes, maximumRows: maximumRows)
+        return try reader.tables(subjects)
     }
 
     /// Most rows one answer holds (about 250 bytes each as JSON), every table's rows counted
@@ -177,13 +203,13 @@ enum UsageAnswers {
     /// keeps 30 per interface), and no question fills the daemon's memory.
     static let maximumRows = 200_000
 
-    private static func tooLarge(_ period: UsagePeriod, _ maximumRows: Int) -> WireError {
+    static func tooLarge(_ period: UsagePeriod, _ maximumRows: Int) -> WireError {
         WireError(.badRequest, "the \(period.rawValue) rows asked for pass \(maximumRows) in one answer; "
             + "ask for fewer interfaces, a shorter range (from, to) or fewer rows each (last, top)")
     }
 
     /// Every name's saved total with its unsaved part added, and names with only unsaved traffic.
-    private static func totals(_ store: Store, adding unsaved: UnsavedTraffic) throws -> [String: (tally: BucketTally, since: Double)] {
+    static func totals(_ store: Store, adding unsaved: UnsavedTraffic) throws -> [String: (tally: BucketTally, since: Double)] {
         var totals = try store.totals()
         for name in unsaved.names {
             guard let more = unsaved.total(of: name) else { continue }
@@ -211,7 +237,7 @@ enum UsageAnswers {
     }
 
     /// Everything since the earliest member was first seen, to now, in one row.
-    private static func totalRow(_ members: [(tally: BucketTally, since: Double)], now: Double) -> UsageRow {
+    static func totalRow(_ members: [(tally: BucketTally, since: Double)], now: Double) -> UsageRow {
         var tally = BucketTally()
         for member in members { tally += member.tally }
         return UsageRow(start: Int64(members.map(\.since).min()!), end: Int64(now.rounded(.up)), tally: tally)

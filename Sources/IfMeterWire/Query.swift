@@ -106,6 +106,14 @@ public struct QueryResult: Hashable, Sendable, JSONWritable, JSONReadable {
     }
 
     public func write(to w: inout JSONWriter) {
+        write(to: &w) { w in
+            for table in usage { table.write(to: &w) }
+        }
+    }
+
+    /// The result with the tables `writeUsage` writes in place of ``usage`` (the last member:
+    /// an answer's tables can be written, and sent, while the rest of them is read).
+    public func write(to w: inout JSONWriter, usage writeUsage: (inout JSONWriter) throws -> Void) rethrows {
         w.beginObject()
         w.key("footnote"); w.string(footnote)
         if let interfaces {
@@ -134,7 +142,7 @@ public struct QueryResult: Hashable, Sendable, JSONWritable, JSONReadable {
         if let subjectsTotal { w.key("subjects_total"); w.number(subjectsTotal) }
         w.key("usage")
         w.beginArray()
-        for table in usage { table.write(to: &w) }
+        try writeUsage(&w)
         w.endArray()
         w.endObject()
     }
@@ -196,14 +204,22 @@ extension QuerySelection {
             let owners = interfaces.filter { SubjectName.owner(of: $0.selectionName) != nil }
             return owners.filter { !$0.isAbsent } + owners.filter(\.isAbsent)
         }
-        let shown = interfaces.filter {
-            $0.selectionClass != InterfaceClass.loopback.rawValue && $0.selectionClass != "ignored"
-                && (self == .all || !Self.isIdleVirtual($0))
+        // Ranked once each, positions kept in their order within a rank, and each chosen one
+        // copied once: a sort ranked both sides of every comparison (a class name hashed each
+        // time) and moved the entries, a third of a summary's wait at 10,000 links.
+        var ranked = [[Int]](repeating: [], count: 2 * (Self.lastGroup + 1))
+        for (position, interface) in interfaces.enumerated() {
+            guard interface.selectionClass != InterfaceClass.loopback.rawValue && interface.selectionClass != "ignored"
+                    && (self == .all || !Self.isIdleVirtual(interface)) else { continue }
+            let (group, absent) = Self.rank(interface)
+            ranked[2 * group + absent].append(position)
         }
-        return shown.enumerated().sorted { a, b in
-            let (x, y) = (Self.rank(a.element), Self.rank(b.element))
-            return (x.0, x.1, a.offset) < (y.0, y.1, b.offset)
-        }.map(\.element)
+        var chosen: [Interface] = []
+        chosen.reserveCapacity(ranked.reduce(0) { $0 + $1.count })
+        for positions in ranked {
+            for position in positions { chosen.append(interfaces[position]) }
+        }
+        return chosen
     }
 
     static func isIdleVirtual(_ interface: some SelectableInterface) -> Bool {
@@ -215,8 +231,11 @@ extension QuerySelection {
         InterfaceClass.other.rawValue: 1, InterfaceClass.tunnel.rawValue: 2, InterfaceClass.virtual.rawValue: 3,
     ]
 
+    /// The group of classes the views list last (and of a class they do not know).
+    private static let lastGroup = 4
+
     /// Where the views list it: by class group, then present before absent.
     static func rank(_ interface: some SelectableInterface) -> (Int, Int) {
-        (order[interface.selectionClass] ?? 4, interface.isAbsent ? 1 : 0)
+        (order[interface.selectionClass] ?? lastGroup, interface.isAbsent ? 1 : 0)
     }
 }

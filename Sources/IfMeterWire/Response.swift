@@ -71,11 +71,18 @@ public enum LineEncoder {
     /// small buffer is copied and faulted in a dozen times.
     public static func success(_ result: some JSONWritable, id: RequestID?, stream: String? = nil,
                                capacity: Int = 4096) -> [UInt8] {
+        success(id: id, stream: stream, capacity: capacity) { result.write(to: &$0) }
+    }
+
+    /// A success line whose result `writeResult` writes (and may take parts of as it goes:
+    /// ``JSONWriter/take()``); the bytes returned are the rest.
+    public static func success(id: RequestID?, stream: String? = nil, capacity: Int = 4096,
+                               result writeResult: (inout JSONWriter) throws -> Void) rethrows -> [UInt8] {
         var writer = JSONWriter(capacity: capacity)
         writer.beginObject()
         if let id { writer.key("id"); id.write(to: &writer) }
         writer.key("ok"); writer.bool(true)
-        writer.key("result"); result.write(to: &writer)
+        writer.key("result"); try writeResult(&writer)
         if let stream { writer.key("stream"); writer.string(stream) }
         writer.key("v"); writer.number(protocolVersion)
         writer.endObject()

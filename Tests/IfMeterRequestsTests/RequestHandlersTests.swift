@@ -125,6 +125,9 @@ struct RequestHandlersTests {
             let answer = job(context.store)
             if let update = answer.update, context.service != nil { update(&context.service!, context.now) }
             bytes = answer.line
+        case .streamedFromStore(let job):
+            var parts: [UInt8] = []
+            bytes = job(context.store) { parts += $0 }.whole(after: parts)
         }
         #expect(bytes.last == UInt8(ascii: "\n"))
         return try ResponseLine(Array(bytes.dropLast()))
@@ -137,7 +140,7 @@ struct RequestHandlersTests {
         let handlers = RequestHandlers(context: context)
         let answer = handlers.answer(Self.valid(command), from: Self.admin)
         switch answer {
-        case .fromStore, .offLoop: #expect(CommandPolicy.of(command).offLoop, "\(command) is answered off the loop")
+        case .fromStore, .streamedFromStore, .offLoop: #expect(CommandPolicy.of(command).offLoop, "\(command) is answered off the loop")
         case .line, .afterSample, .watch: #expect(!CommandPolicy.of(command).offLoop, "\(command) is answered on the loop")
         }
         let response = try Self.line(answer, handlers, context)

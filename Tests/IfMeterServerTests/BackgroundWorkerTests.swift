@@ -61,4 +61,28 @@ struct BackgroundWorkerTests {
         worker.drain()
         #expect(!log.all.contains("dropped") && !dropped)
     }
+
+    @Test("a job's parts reach the loop while it still runs, in order, all before its result")
+    func partsWhileRunning() throws {
+        let loop = try EventLoop()
+        let worker = try BackgroundWorker((), loop: loop)
+        let release = DispatchSemaphore(value: 0)
+        var delivered: [String] = []
+        worker.run({ _, handOver in
+            handOver("first")
+            // Goes on only once the loop has the first part: it is delivered while the job runs.
+            guard release.wait(timeout: .now() + 30) == .success else { return "timed out" }
+            handOver("second")
+            handOver("third")
+            return "done"
+        }, parts: { (part: String) in
+            delivered.append(part)
+            if part == "first" { release.signal() }
+        }, then: { (result: String) in
+            delivered.append(result)
+            loop.exit(0)
+        })
+        _ = try loop.run()
+        #expect(delivered == ["first", "second", "third", "done"])
+    }
 }

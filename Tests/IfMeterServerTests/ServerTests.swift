@@ -34,7 +34,8 @@ final class StubServer: @unchecked Sendable {
     }
 
     /// Answers: `echo` at once, `later` from a timer (as an answer built off the loop would
-    /// come), `stream` with lines until the reader is cut off, `stop` by stopping.
+    /// come), `stream` with lines until the reader is cut off, `parts` with one long line sent
+    /// in parts, `stop` by stopping.
     private func serve(clientBuffer: Int) {
         let loop = try! EventLoop()
         let limits = Server.Limits(maxLineLength: 256, admission: Admission.Limits(maxClients: 8, maxClientsPerUID: 8, adminReserved: 0),
@@ -57,6 +58,18 @@ final class StubServer: @unchecked Sendable {
                     server.send(LineEncoder.success(AdminResult(done: String(repeating: "x", count: 1000) + "\(index)"), id: id),
                                 to: client)
                 }
+                self.streamed.signal()
+            case "parts":
+                // One line of 200 kB in parts of 1000 bytes, all queued before the reader reads.
+                server.holdRequests(of: client)
+                let line = LineEncoder.success(AdminResult(done: String(repeating: "p", count: 200_000)), id: id)
+                var start = 0
+                while line.count - start > 1000 {
+                    server.sendPart(Array(line[start..<start + 1000]), to: client)
+                    start += 1000
+                }
+                server.send(Array(line[start...]), to: client, partOfAnswer: true)
+                server.answered(client)
                 self.streamed.signal()
             case "stop":
                 server.send(LineEncoder.success(AdminResult(done: "stopping"), id: id), to: client)
@@ -129,6 +142,22 @@ struct ServerTests {
         #expect(count < 2000, "the stream was cut short")
         let notice = try SocketClient.decode(try #require(last))
         #expect((notice["error"] as? [String: Any])?["code"] as? String == "slow_client")
+    }
+}
+
+extension ServerTests {
+    @Test("an answer sent in parts is the answer the reader waits for: past client_buffer it is not cut off, and the next request waits for its end")
+    func answerInParts() throws {
+        let stub = try StubServer(clientBuffer: 8192)
+        defer { try? stub.stop() }
+        let client = try SocketClient(path: stub.path)
+        try client.send(#"{"v":1,"id":3,"cmd":"parts"}"# + "\n" + #"{"v":1,"id":4,"cmd":"now"}"# + "\n")
+        #expect(stub.streamed.wait(timeout: .now() + 30) == .success)
+        let answer = try SocketClient.decode(try #require(try client.readLine()))
+        #expect(answer["id"] as? Int == 3)
+        #expect((answer["result"] as? [String: Any])?["done"] as? String == String(repeating: "p", count: 200_000))
+        let next = try SocketClient.decode(try #require(try client.readLine()))
+        #expect(next["id"] as? Int == 4 && (next["result"] as? [String: Any])?["done"] as? String == "now")
     }
 }
 
