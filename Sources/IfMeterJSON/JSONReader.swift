@@ -6,8 +6,9 @@
 /// Hostile input is an error, never a crash or a hang: nesting is bounded (``maximumDepth``),
 /// numbers are checked for range, strings for escapes and UTF-8 control characters.
 public struct JSONReader {
-    private var buffer: [UInt8]
-    private var position = 0
+    // Internal, not private: the number readers (JSONNumbers.swift) read them too.
+    var buffer: [UInt8]
+    var position = 0
     /// Bytes consumed and dropped from `buffer` so far, for error offsets.
     private var dropped = 0
     private var depth = 0
@@ -132,36 +133,6 @@ public struct JSONReader {
         }
     }
 
-    public mutating func readUInt64() throws -> UInt64 {
-        let text = try numberToken()
-        guard let value = UInt64(text) else { throw error("expected an unsigned integer, got \(text)") }
-        return value
-    }
-
-    public mutating func readInt64() throws -> Int64 {
-        let text = try numberToken()
-        guard let value = Int64(text) else { throw error("expected an integer, got \(text)") }
-        return value
-    }
-
-    public mutating func readInt() throws -> Int {
-        Int(try readInt64())
-    }
-
-    public mutating func readInt32() throws -> Int32 {
-        let value = try readInt64()
-        guard let narrow = Int32(exactly: value) else { throw error("\(value) is out of range") }
-        return narrow
-    }
-
-    /// A number, or `null` (which ``JSONWriter`` writes for a non-finite double) as NaN.
-    public mutating func readDouble() throws -> Double {
-        if try readNull() { return .nan }
-        let text = try numberToken()
-        guard let value = Double(text), value.isFinite else { throw error("expected a number, got \(text)") }
-        return value
-    }
-
     public mutating func readStrings() throws -> [String] {
         var values: [String] = []
         try readArray { values.append(try $0.readString()) }
@@ -253,50 +224,6 @@ public struct JSONReader {
     }
 
     /// The characters of a number as text, at most 64 of them, checked against JSON's grammar.
-    private mutating func numberToken() throws -> String {
-        let first = try peek()
-        guard first == UInt8(ascii: "-") || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")) else {
-            throw error("expected a value")
-        }
-        var token: [UInt8] = []
-        while true {
-            if position == buffer.count, !(try fill()) { break }
-            let byte = buffer[position]
-            guard (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-")
-                    || byte == UInt8(ascii: "+") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e")
-                    || byte == UInt8(ascii: "E") else { break }
-            token.append(byte)
-            position += 1
-            guard token.count <= 64 else { throw error("a number longer than 64 characters") }
-        }
-        guard Self.isJSONNumber(token) else { throw error("not a JSON number") }
-        return String(decoding: token, as: UTF8.self)
-    }
-
-    /// RFC 8259's number: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`. The loose scan
-    /// above only finds where the token ends; `-`, `1.` and `1e` end there too.
-    static func isJSONNumber(_ token: [UInt8]) -> Bool {
-        var index = token.startIndex
-        func digits() -> Int {
-            let start = index
-            while index < token.endIndex, token[index] >= UInt8(ascii: "0"), token[index] <= UInt8(ascii: "9") { index += 1 }
-            return index - start
-        }
-        if index < token.endIndex, token[index] == UInt8(ascii: "-") { index += 1 }
-        let integerStart = index
-        guard digits() > 0, token[integerStart] != UInt8(ascii: "0") || index - integerStart == 1 else { return false }
-        if index < token.endIndex, token[index] == UInt8(ascii: ".") {
-            index += 1
-            guard digits() > 0 else { return false }
-        }
-        if index < token.endIndex, token[index] == UInt8(ascii: "e") || token[index] == UInt8(ascii: "E") {
-            index += 1
-            if index < token.endIndex, token[index] == UInt8(ascii: "+") || token[index] == UInt8(ascii: "-") { index += 1 }
-            guard digits() > 0 else { return false }
-        }
-        return index == token.endIndex
-    }
-
     private mutating func readEscape(into out: inout [UInt8]) throws {
         if position == buffer.count, !(try fill()) { throw error("the input ended inside a string") }
         let byte = buffer[position]
@@ -373,7 +300,7 @@ public struct JSONReader {
     // MARK: Input
 
     /// Appends the next chunk; false at the end of the input.
-    private mutating func fill() throws -> Bool {
+    mutating func fill() throws -> Bool {
         guard !atEnd else { return false }
         guard let chunk = try more(), !chunk.isEmpty else {
             atEnd = true
@@ -394,7 +321,7 @@ public struct JSONReader {
         position = 0
     }
 
-    private func error(_ message: String) -> JSONReadError {
+    func error(_ message: String) -> JSONReadError {
         JSONReadError(message, offset: offset)
     }
 }
