@@ -80,6 +80,12 @@ public final class DaemonClient {
     /// One request whose answer is read as it arrives, straight into `T` (no `Codable`, the
     /// line never held whole): how views read answers of thousands of interfaces.
     public func call<T: JSONReadable>(_ request: Request, reading type: T.Type) throws(CLIError) -> T {
+        try call(request) { try T(reading: &$0) }
+    }
+
+    /// One request whose result `read` reads as it arrives (and may act on as it goes: a view
+    /// shown while the rest of its answer is read). A ``CLIError`` `read` throws is passed on.
+    public func call<T>(_ request: Request, reading read: (inout JSONReader) throws -> T) throws(CLIError) -> T {
         var numbered = request
         numbered.id = .number(nextID)
         nextID += 1
@@ -95,7 +101,7 @@ public final class DaemonClient {
         })
         let answer: Answer<T>
         do {
-            answer = try Self.readAnswer(&reader)
+            answer = try Self.readAnswer(&reader, result: read)
         } catch let error as CLIError {
             throw error
         } catch {
@@ -127,10 +133,15 @@ public final class DaemonClient {
     /// is not an answer; a different protocol version is reported in ``Answer/version`` only
     /// when the line could be read, so the caller says which it was.
     public static func readAnswer<T: JSONReadable>(_ reader: inout JSONReader) throws -> Answer<T> {
+        try readAnswer(&reader) { try T(reading: &$0) }
+    }
+
+    /// ``readAnswer(_:)`` with the result read by `read`.
+    public static func readAnswer<T>(_ reader: inout JSONReader, result read: (inout JSONReader) throws -> T) throws -> Answer<T> {
         var answer = Answer<T>()
         try reader.readObject { r, key in
             switch key {
-            case "result": answer.result = try T(reading: &r)
+            case "result": answer.result = try read(&r)
             case "error": answer.error = try WireError(reading: &r)
             case "v": answer.version = try r.readInt()
             default: try r.skipValue()

@@ -81,14 +81,36 @@ public final class Session {
     /// Connects and asks `query` with the daemon's status in the same answer: a whole view in
     /// one round trip.
     static func query(socketCandidates candidates: [String], _ query: Request) throws(CLIError) -> (Session, QueryResult) {
+        var session: Session?
+        let result = try self.query(socketCandidates: candidates, query, session: &session) { _, result, table in
+            result.usage.append(table)
+        }
+        return (session!, result)
+    }
+
+    /// ``query(socketCandidates:_:)`` with each table handed to `table` as it is read, with the
+    /// session (made from the answer's status, which comes before the tables) and what was read
+    /// before it; the tables are not kept.
+    static func query(socketCandidates candidates: [String], _ query: Request, session: inout Session?,
+                      table: (Session, inout QueryResult, UsageResult) throws(CLIError) -> Void) throws(CLIError) -> QueryResult {
         let client = try connect(candidates)
         var request = query
         request.include = (request.include ?? []) + [QueryPart.status.rawValue]
-        let result = try client.call(request, reading: QueryResult.self)
-        guard let status = result.status else {
-            throw CLIError(.protocolMismatch, "ifmeterd answered a query without its status; are ifmeter and ifmeterd the same version?")
+        var made: Session?
+        func ready(_ result: QueryResult) throws(CLIError) -> Session {
+            if let made { return made }
+            guard let status = result.status else {
+                throw CLIError(.protocolMismatch, "ifmeterd answered a query without its status; are ifmeter and ifmeterd the same version?")
+            }
+            let new = try Session(client: client, status: status)
+            made = new
+            return new
         }
-        return (try Session(client: client, status: status), result)
+        let result = try client.call(request) { reader in
+            try QueryResult.read(&reader) { result, read in try table(try ready(result), &result, read) }
+        }
+        session = try ready(result)
+        return result
     }
 
     private static func connect(_ candidates: [String]) throws(CLIError) -> DaemonClient {

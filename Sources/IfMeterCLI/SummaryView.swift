@@ -17,7 +17,24 @@ struct InterfaceSummary {
     var monthProjection: ProjectionResult?
     /// Where today began in the daemon's calendar (the end of yesterday).
     var dayStart: Double?
+}
 
+extension InterfaceSummary {
+    /// The subject's rows from its three tables (``SummaryView/request(_:)``).
+    init(_ subject: QuerySubject, _ days: UsageResult, _ months: UsageResult, _ total: UsageResult) {
+        let today = days.projection?.start
+        let thisMonth = months.projection?.start
+        self.init(name: subject.name ?? "", class: subject.class,
+                  today: days.rows.first { $0.start == today },
+                  yesterday: days.rows.first { $0.end == today },
+                  thisMonth: months.rows.first { $0.start == thisMonth },
+                  lastMonth: months.rows.first { $0.end == thisMonth },
+                  allTime: total.rows.first,
+                  monthProjection: months.projection, dayStart: today)
+    }
+
+    /// Whether anything was counted on it yet.
+    var hasTraffic: Bool { (allTime.map { $0.rxBytes &+ $0.txBytes } ?? 0) > 0 }
 }
 
 struct SummaryResult: JSONWritable {
@@ -60,33 +77,28 @@ extension InterfaceSummary: JSONWritable {
 }
 
 enum SummaryView {
-    /// Today, yesterday, both months and all time of every subject, in one round trip.
-    static func fetch(_ socketCandidates: [String], _ subjects: Subjects) throws(CLIError) -> (Session, SummaryResult) {
+    /// Today and yesterday, both months and all time, with the month's projection: at most two
+    /// rows each (the current period and the one before), so that the daemon sends the answer
+    /// while it reads the rest of it (docs/PROTOCOL.md).
+    static func request(_ subjects: Subjects) -> Request {
         let now = Session.wallClock()
-        // At most two rows each (the current period and the one before): the daemon sends an
-        // answer whose every table is bounded while it reads the rest (docs/PROTOCOL.md).
-        let (session, answer) = try Session.query(socketCandidates: socketCandidates, .query(for: subjects, usage: [
+        return .query(for: subjects, usage: [
             UsageSpec(.day, from: TimeArgument(seconds: now - 3 * 86400), projection: true, last: 2),
             UsageSpec(.month, from: TimeArgument(seconds: now - 70 * 86400), projection: true, last: 2),
             UsageSpec(.total),
-        ], include: [.plans]))
+        ], include: [.plans])
+    }
+
+    /// Today, yesterday, both months and all time of every subject, in one round trip.
+    static func fetch(_ socketCandidates: [String], _ subjects: Subjects) throws(CLIError) -> (Session, SummaryResult) {
+        let (session, answer) = try Session.query(socketCandidates: socketCandidates, request(subjects))
         guard answer.usage.count == 3 * answer.subjects.count else {
             throw CLIError(.protocolMismatch, "ifmeterd answered \(answer.usage.count) tables for \(answer.subjects.count) interfaces, not 3 each")
         }
         var summaries: [InterfaceSummary] = []
         summaries.reserveCapacity(answer.subjects.count)
         for (index, subject) in answer.subjects.enumerated() {
-            let (days, months, total) = (answer.usage[3 * index], answer.usage[3 * index + 1], answer.usage[3 * index + 2])
-            let today = days.projection?.start
-            let thisMonth = months.projection?.start
-            summaries.append(InterfaceSummary(
-                name: subject.name ?? "", class: subject.class,
-                today: days.rows.first { $0.start == today },
-                yesterday: days.rows.first { $0.end == today },
-                thisMonth: months.rows.first { $0.start == thisMonth },
-                lastMonth: months.rows.first { $0.end == thisMonth },
-                allTime: total.rows.first,
-                monthProjection: months.projection, dayStart: today))
+            summaries.append(InterfaceSummary(subject, answer.usage[3 * index], answer.usage[3 * index + 1], answer.usage[3 * index + 2]))
         }
         return (session, SummaryResult(interfaces: summaries, footnote: EstimateLabel.footnote, plans: answer.plans ?? []))
     }
@@ -94,69 +106,35 @@ enum SummaryView {
     /// Before the daemon's first sample after its start dump nothing is counted yet: say when
     /// the first figures come instead of showing every interface at 0 B.
     static func waitingNote(_ result: SummaryResult, _ session: Session) -> String? {
+        waitingNote(result.interfaces, session)
+    }
+
+    static func waitingNote(_ interfaces: [InterfaceSummary], _ session: Session) -> String? {
         let status = session.status
-        guard let sampled = status.lastSampleAt, sampled - status.startedAt < Double(status.interval) / 2,
-              !result.interfaces.contains(where: { ($0.allTime.map { $0.rxBytes &+ $0.txBytes } ?? 0) > 0 })
-        else { return nil }
+        guard justStarted(session), let sampled = status.lastSampleAt, !interfaces.contains(where: \.hasTraffic) else { return nil }
         let next = max(sampled + Double(status.interval), session.now)
-        let watched = result.interfaces.map { "\($0.name) (\($0.class))" }.joined(separator: ", ")
+        let watched = interfaces.map { "\($0.name) (\($0.class))" }.joined(separator: ", ")
         return "ifmeterd began counting at \(session.time.second(sampled)) and has no figures yet: the first come with its "
             + "next sample, at about \(session.time.second(next)) (it samples every \(status.interval) s).\n"
             + (watched.isEmpty ? "" : "Watching: \(watched).\n")
     }
 
+    /// Whether the daemon's last sample is its first since it started (within half an interval
+    /// of the start): what it shows may be nothing yet.
+    static func justStarted(_ session: Session) -> Bool {
+        let status = session.status
+        guard let sampled = status.lastSampleAt else { return false }
+        return sampled - status.startedAt < Double(status.interval) / 2
+    }
+
     static func render(_ result: SummaryResult, _ session: Session, units: Units) -> String {
         if let note = waitingNote(result, session) { return note }
-        var marks = Marks()
+        var renderer = SummaryRenderer(session: session, units: units, plans: result.plans)
         // Bytes, not String appends: thousands of interfaces are tens of thousands of lines.
         var text: [UInt8] = []
         text.reserveCapacity(512 * result.interfaces.count)
-        let dash = "—"
-        // Interfaces first seen together share the minute: each written once per view.
-        var minutes: [Double: String] = [:]
-        for summary in result.interfaces {
-            text += summary.name.utf8
-            text += "  (\(summary.class))".utf8
-            if let first = summary.allTime?.start {
-                let minute = minutes[first] ?? session.time.minute(first)
-                minutes[first] = minute
-                text += " since \(minute)".utf8
-            }
-            text.append(0x0a)
-            var table = Table([.left, .right, .right, .right, .left], indent: "  ")
-            table.add(["", "rx", "tx", "total", ""])
-            let rows: [(String, UsageRowResult?)] = [
-                ("today", summary.today), ("yesterday", summary.yesterday),
-                ("this month", summary.thisMonth), ("last month", summary.lastMonth),
-                ("all time", summary.allTime),
-            ]
-            // No row: nothing was counted. That is 0 B if ifmeter watched this interface during
-            // the period (it ended after the first sighting), and unknown (—) if it did not.
-            let firstSeen = summary.allTime?.start
-            let ends: [Double?] = [session.now + 1, summary.dayStart, session.now + 1, summary.monthProjection?.start,
-                                   session.now + 1]
-            for ((label, row), end) in zip(rows, ends) {
-                guard let row else {
-                    let watched = firstSeen.flatMap { first in end.map { $0 > first } } ?? false
-                    table.add(watched ? [label, units.bytes(0), units.bytes(0), units.bytes(0), ""] : [label, dash, dash, dash, ""])
-                    continue
-                }
-                table.add([label, units.bytes(row.rxBytes), units.bytes(row.txBytes),
-                           units.bytes(row.rxBytes &+ row.txBytes), marks.mark(row.continuity)])
-            }
-            if let projection = summary.monthProjection {
-                table.add(["month-end projection", units.bytes(projection.rxBytes), units.bytes(projection.txBytes),
-                           units.bytes(projection.rxBytes &+ projection.txBytes),
-                           "at this month's pace (\(ValueGrammar.percentText(projection.elapsedFraction)) elapsed)"])
-            }
-            table.render(into: &text)
-            for plan in result.plans where plan.interfaces.contains(summary.name) {
-                text += "  \(PlansView.line(plan, units: units))\n".utf8
-            }
-            text.append(0x0a)
-        }
-        if result.interfaces.isEmpty { text += "No interfaces with history yet.\n\n".utf8 }
-        text += marks.footer().utf8
+        renderer.append(result.interfaces, to: &text)
+        text += renderer.footer(empty: result.interfaces.isEmpty).utf8
         return String(decoding: text, as: UTF8.self)
     }
 
@@ -203,6 +181,10 @@ struct SummaryCommand: Subcommand {
     }
 
     func run(_ context: CommandContext) throws(CLIError) -> Int32 {
+        guard context.json || oneline else {
+            try SummaryView.show(context.socketCandidates, subjects, units: context.units, output: context.output)
+            return 0
+        }
         let (session, result) = try SummaryView.fetch(context.socketCandidates, subjects)
         context.write(result) { result in
             oneline ? SummaryView.oneline(result, units: context.units) : SummaryView.render(result, session, units: context.units)

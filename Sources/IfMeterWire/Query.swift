@@ -148,7 +148,19 @@ public struct QueryResult: Hashable, Sendable, JSONWritable, JSONReadable {
     }
 
     public init(reading r: inout JSONReader) throws {
-        self.init(status: nil, subjects: [], interfaces: nil, usage: [], footnote: "")
+        self = try Self.read(&r) { result, table in result.usage.append(table) }
+    }
+
+    /// The answer read as it arrives, each table handed to `table` with what came before it
+    /// instead of kept (`usage` is the last member: the subjects, status and plans are read by
+    /// then): a view of thousands of interfaces shows the first while the rest is read.
+    public static func read(_ r: inout JSONReader, table: (inout QueryResult, UsageResult) throws -> Void) throws -> QueryResult {
+        var result = QueryResult(status: nil, subjects: [], interfaces: nil, usage: [], footnote: "")
+        try result.readMembers(&r, table: table)
+        return result
+    }
+
+    private mutating func readMembers(_ r: inout JSONReader, table: (inout QueryResult, UsageResult) throws -> Void) throws {
         try r.readObject { r, key in
             switch key {
             case "status": status = try r.readNull() ? nil : try StatusResult(reading: &r)
@@ -158,7 +170,7 @@ public struct QueryResult: Hashable, Sendable, JSONWritable, JSONReadable {
                 var read: [InterfaceResult] = []
                 try r.readArray { read.append(try InterfaceResult(reading: &$0)) }
                 interfaces = read
-            case "usage": try r.readArray { usage.append(try UsageResult(reading: &$0)) }
+            case "usage": try r.readArray { try table(&self, try UsageResult(reading: &$0)) }
             case "networks":
                 var read: [NetworkResult] = []
                 try r.readArray { read.append(try NetworkResult(reading: &$0)) }
