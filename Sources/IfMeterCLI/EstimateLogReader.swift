@@ -1,5 +1,4 @@
 import IfMeterCore
-import FoundationEssentials
 import IfMeterJSON
 import IfMeterWire
 #if canImport(Glibc)

@@ -1,5 +1,4 @@
 import IfMeterPresentation
-import FoundationEssentials
 import IfMeterCore
 import IfMeterJSON
 import IfMeterWire

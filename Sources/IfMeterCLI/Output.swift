@@ -1,4 +1,3 @@
-import FoundationEssentials
 import IfMeterCore
 import IfMeterJSON
 import IfMeterWire

@@ -1,5 +1,4 @@
 import IfMeterPresentation
-import FoundationEssentials
 import IfMeterCore
 import IfMeterWire
 #if canImport(Glibc)

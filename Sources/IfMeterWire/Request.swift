@@ -1,4 +1,3 @@
-import FoundationEssentials
 
 /// The protocol version this build speaks.
 public let protocolVersion = 1

@@ -1,4 +1,4 @@
-import FoundationEssentials
+import IfMeterCore
 import IfMeterJSON
 
 /// The one reader of request lines (docs/PROTOCOL.md): a line is read once, member by member,
@@ -208,8 +208,8 @@ struct RequestReader {
         switch try r.peek() {
         case UInt8(ascii: "\""):
             let text = try r.readString()
-            guard let date = try? Date(text, strategy: .iso8601) else { throw Problem.notATime(path: path(), text: text) }
-            return TimeArgument(seconds: date.timeIntervalSince1970)
+            guard let seconds = RFC3339.seconds(text) else { throw Problem.notATime(path: path(), text: text) }
+            return TimeArgument(seconds: seconds)
         case UInt8(ascii: "n"): _ = try r.readNull(); return nil
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             let text = try r.readNumberText()
