@@ -264,10 +264,13 @@ public struct MeterService: Sendable {
     private var ignoredLinks: Set<LinkKey> {
         // Without an ignore rule nothing is ignored: no pass over every link each sample.
         guard configuration.classifier.rules.contains(where: { $0.action == .ignore }) || !pastLimit.isEmpty else { return [] }
-        return Set(verdicts.compactMap { key, verdict in
-            if case .ignored = verdict { return key }
-            return nil
-        })
+        // By position over the table's arrays: its (key, value) iteration is generic, and at
+        // 10,000 links this set was a twentieth of each sample's CPU.
+        var ignored = Set<LinkKey>()
+        for (position, verdict) in verdicts.values.enumerated() {
+            if case .ignored = verdict { ignored.insert(verdicts.keys[position]) }
+        }
+        return ignored
     }
 
     /// Routes kept meter output to the pending writes and the log window.
