@@ -186,7 +186,7 @@ final class Daemon {
         let configuration = config.historyConfiguration
         // A plain thread, not Dispatch: libdispatch's workers adjust their priority, which the
         // service's syscall filter (~@resources) refuses.
-        try BackgroundThread.run {
+        try BackgroundThread.run(named: "ifmeterd-load") {
             outcome.result = Self.load(path: loading.databasePath, configuration: configuration, lock: loading.lock)
             var byte: UInt8 = 1
             _ = write(writeEnd, &byte, 1)
@@ -208,7 +208,8 @@ final class Daemon {
             let (sampler, bootID, dump) = try startSampler(linkEvents: loading.linkEvents, peerEvents: loading.peerEvents)
             let now = SystemClock.now()
             let metering = Metering(
-                sampler: sampler, worker: try StoreWorker(store, loop: loop), answers: try AnswerWorker((), loop: loop),
+                sampler: sampler, worker: try StoreWorker(store, named: "ifmeterd-store", loop: loop),
+                answers: try AnswerWorker((), named: "ifmeterd-answer", loop: loop),
                 service: MeterService(bootID: bootID, configuration: config.serviceConfiguration, history: history, at: startedAt),
                 log: EstimateLog(path: loading.logPath, maxSize: config.logMaxSize, keep: config.logFiles),
                 database: paths.database, retentionOwners: config.retention.owners)

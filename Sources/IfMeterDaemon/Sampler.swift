@@ -65,7 +65,7 @@ final class Sampler {
         self.attribution = attribution
         self.owners = owners
         self.loop = loop
-        dumper = try KernelWorker(feeds, loop: loop)
+        dumper = try KernelWorker(feeds, named: "ifmeterd-dump", loop: loop)
     }
 
     /// Starts reading each feed's link events as they arrive.

@@ -69,8 +69,9 @@ public final class BackgroundWorker<Resource> {
     private var partHandlers: [Int: () -> Void] = [:]
     private var nextID = 0
 
-    /// Starts the thread; the jobs' use of `resource` is its alone from now on.
-    public init(_ resource: Resource, loop: EventLoop) throws(PlatformError) {
+    /// Starts the thread, named `name` (``BackgroundThread/run(named:_:)``); the jobs' use of
+    /// `resource` is its alone from now on.
+    public init(_ resource: Resource, named name: String, loop: EventLoop) throws(PlatformError) {
         queue = Queue(resource: resource)
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw PlatformError.system("pipe", errno) }
@@ -84,7 +85,7 @@ public final class BackgroundWorker<Resource> {
         let wakeWrite = self.wakeWrite
         // A plain thread, not Dispatch: libdispatch's workers adjust their priority, which the
         // service's syscall filter (~@resources) refuses.
-        try BackgroundThread.run { Self.work(queue, wake: wakeWrite) }
+        try BackgroundThread.run(named: name) { Self.work(queue, wake: wakeWrite) }
         source = try loop.watch(fd: wakeRead, events: UInt32(EPOLLIN.rawValue)) { [unowned self] _ in self.deliver() }
     }
 

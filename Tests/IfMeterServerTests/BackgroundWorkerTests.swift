@@ -18,7 +18,7 @@ struct BackgroundWorkerTests {
     @Test("a job of the first lane runs before every later-lane job waiting, whatever the order handed over; results come back in the order run")
     func firstLaneFirst() throws {
         let loop = try EventLoop()
-        let worker = try BackgroundWorker((), loop: loop)
+        let worker = try BackgroundWorker((), named: "test-worker", loop: loop)
         let log = Log()
         let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
         var delivered: [String] = []
@@ -40,7 +40,7 @@ struct BackgroundWorkerTests {
     @Test("a later-lane job waits for at most firstInARow first-lane jobs; one not yet begun can be dropped")
     func laterNotStarved() throws {
         let loop = try EventLoop()
-        let worker = try BackgroundWorker((), loop: loop)
+        let worker = try BackgroundWorker((), named: "test-worker", loop: loop)
         let log = Log()
         let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
         worker.run({ _ in started.signal(); release.wait() }, then: {})
@@ -62,13 +62,15 @@ struct BackgroundWorkerTests {
         #expect(!log.all.contains("dropped") && !dropped)
     }
 
-    @Test("a job's parts reach the loop while it still runs, in order, all before its result")
+    @Test("a job's parts reach the loop while it still runs, in order, all before its result; its thread has the worker's name")
     func partsWhileRunning() throws {
         let loop = try EventLoop()
-        let worker = try BackgroundWorker((), loop: loop)
+        let worker = try BackgroundWorker((), named: "test-worker", loop: loop)
         let release = DispatchSemaphore(value: 0)
         var delivered: [String] = []
         worker.run({ _, handOver in
+            // The worker's thread carries its name, as `top -H` shows it.
+            handOver((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "unnamed")
             handOver("first")
             // Goes on only once the loop has the first part: it is delivered while the job runs.
             guard release.wait(timeout: .now() + 30) == .success else { return "timed out" }
@@ -83,6 +85,6 @@ struct BackgroundWorkerTests {
             loop.exit(0)
         })
         _ = try loop.run()
-        #expect(delivered == ["first", "second", "third", "done"])
+        #expect(delivered == ["test-worker\n", "first", "second", "third", "done"])
     }
 }
