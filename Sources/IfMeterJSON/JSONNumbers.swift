@@ -3,16 +3,25 @@
 /// chunks, a malformed one — through its text, checked against RFC 8259.
 extension JSONReader {
     public mutating func readUInt64() throws -> UInt64 {
-        if let (negative, magnitude) = try plainInteger(), !negative { return magnitude }
+        if let (negative, magnitude, end) = try plainInteger(), !negative {
+            position = end
+            return magnitude
+        }
         let text = try numberToken()
         guard let value = UInt64(text) else { throw error("expected an unsigned integer, got \(text)") }
         return value
     }
 
     public mutating func readInt64() throws -> Int64 {
-        if let (negative, magnitude) = try plainInteger() {
-            if !negative, let value = Int64(exactly: magnitude) { return value }
-            if negative, magnitude <= Int64.min.magnitude { return Int64(truncatingIfNeeded: 0 &- magnitude) }
+        if let (negative, magnitude, end) = try plainInteger() {
+            if !negative, let value = Int64(exactly: magnitude) {
+                position = end
+                return value
+            }
+            if negative, magnitude <= Int64.min.magnitude {
+                position = end
+                return Int64(truncatingIfNeeded: 0 &- magnitude)
+            }
         }
         let text = try numberToken()
         guard let value = Int64(text) else { throw error("expected an integer, got \(text)") }
@@ -33,7 +42,8 @@ extension JSONReader {
     public mutating func readDouble() throws -> Double {
         if try readNull() { return .nan }
         // Below 2⁵³ an integer is exactly a double.
-        if let (negative, magnitude) = try plainInteger(), magnitude < 1 << 53 {
+        if let (negative, magnitude, end) = try plainInteger(), magnitude < 1 << 53 {
+            position = end
             return negative ? -Double(magnitude) : Double(magnitude)
         }
         let text = try numberToken()
@@ -41,11 +51,12 @@ extension JSONReader {
         return value
     }
 
-    /// An integer without fraction or exponent read from the bytes at hand, consumed; nil, with
-    /// nothing consumed, for any other number or anything that is not one (read then by
-    /// ``numberToken()``, which says what is wrong), for one that reaches the end of the bytes
-    /// at hand (it may go on in the next chunk), and past 2⁶⁴ − 1.
-    private mutating func plainInteger() throws -> (negative: Bool, magnitude: UInt64)? {
+    /// An integer without fraction or exponent in the bytes at hand, and where it ends; nothing
+    /// is consumed (the caller moves to `end` if the value fits what it reads, and otherwise
+    /// reads the token again, to say what is wrong). Nil for any other number or anything that
+    /// is not one, for one that reaches the end of the bytes at hand (it may go on in the next
+    /// chunk), and past 2⁶⁴ − 1.
+    private mutating func plainInteger() throws -> (negative: Bool, magnitude: UInt64, end: Int)? {
         _ = try peek()
         var index = position
         let end = buffer.count
@@ -65,9 +76,7 @@ extension JSONReader {
         guard index < end, index > first, buffer[first] != UInt8(ascii: "0") || index == first + 1 else { return nil }
         switch buffer[index] {
         case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"), UInt8(ascii: "-"): return nil
-        default:
-            position = index
-            return (negative, value)
+        default: return (negative, value, index)
         }
     }
 

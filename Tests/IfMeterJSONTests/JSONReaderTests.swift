@@ -134,4 +134,40 @@ struct JSONReaderTests {
         }
         #expect(values == ["18446744073709551615", "-9223372036854775808"])
     }
+
+    /// A number each reader takes, as the reader of that type reads it (or its error's start).
+    static let numbers: [(text: String, double: String, int64: String, uint64: String)] = [
+        ("0", "0.0", "0", "0"),
+        ("-0", "-0.0", "0", "0"),
+        ("-1", "-1.0", "-1", "expected an unsigned integer, got -1"),
+        ("9007199254740991", "9007199254740991.0", "9007199254740991", "9007199254740991"),
+        ("9007199254740992", "9007199254740992.0", "9007199254740992", "9007199254740992"),
+        ("-9007199254740993", "-9007199254740992.0", "-9007199254740993", "expected an unsigned integer, got -9007199254740993"),
+        ("9223372036854775808", "9.223372036854776e+18", "expected an integer, got 9223372036854775808", "9223372036854775808"),
+        ("-9223372036854775809", "-9.223372036854776e+18", "expected an integer, got -9223372036854775809", "expected an unsigned integer, got -9223372036854775809"),
+        ("18446744073709551616", "1.8446744073709552e+19", "expected an integer, got 18446744073709551616", "expected an unsigned integer, got 18446744073709551616"),
+        ("1.5", "1.5", "expected an integer, got 1.5", "expected an unsigned integer, got 1.5"),
+        ("1e3", "1000.0", "expected an integer, got 1e3", "expected an unsigned integer, got 1e3"),
+        ("012", "not a JSON number", "not a JSON number", "not a JSON number"),
+    ]
+
+    @Test("a number the fast path for integers cannot take is read whole the slow way: its value, or the error naming it", arguments: numbers)
+    func numberPaths(number: (text: String, double: String, int64: String, uint64: String)) {
+        func outcome(_ read: (inout JSONReader) throws -> String) -> String {
+            // In an array, so that what follows the number is read too: nothing may be left half-read.
+            var reader = JSONReader(Array("[\(number.text),7]".utf8))
+            var values: [String] = []
+            do {
+                try reader.readArray { r in values.append(values.isEmpty ? try read(&r) : String(try r.readInt())) }
+            } catch let error as JSONReadError {
+                return error.message
+            } catch {
+                return "\(error)"
+            }
+            return values == [values.first ?? "", "7"] ? values[0] : "left \(values)"
+        }
+        #expect(outcome { String(try $0.readDouble()) } .hasPrefix(number.double))
+        #expect(outcome { String(try $0.readInt64()) } .hasPrefix(number.int64))
+        #expect(outcome { String(try $0.readUInt64()) } .hasPrefix(number.uint64))
+    }
 }
