@@ -39,7 +39,10 @@ public enum OverviewPage {
             if members[subject.class] == nil { classes.append(subject.class) }
             members[subject.class, default: []].append(index)
         }
-        if classes.isEmpty { page += "<p class=\"facts\">No interface has carried traffic yet.</p>\n" }
+        if classes.isEmpty {
+            page += PagePaging.pastTheEnd(interfaces, other: paging.owners, isInterfaces: true)
+                ?? "<p class=\"facts\">No interface has carried traffic yet.</p>\n"
+        }
         for interfaceClass in classes {
             page += "<h3>\(HTML.escape(interfaceClass))</h3>\n<div class=\"scroll\"><table class=\"usage\" data-class=\"\(HTML.escape(interfaceClass))\">"
             page += "<thead><tr><th>interface</th><th>now</th><th>today ↓</th><th>today ↑</th><th class=\"hide-narrow\">month ↓</th>"
@@ -98,7 +101,8 @@ public enum OverviewPage {
         var page = "<section id=\"owners\"><h2>Containers, pods, virtual machines and namespaces</h2>\n"
         page += PagePaging.pager(owners, offset: paging.owners, other: paging.interfaces, isInterfaces: false)
         guard !owners.subjects.isEmpty else {
-            return page + "<p class=\"facts\">None seen yet (attribute_owners; docs/NAMESPACES.md).</p></section>\n"
+            return page + (PagePaging.pastTheEnd(owners, other: paging.interfaces, isInterfaces: false)
+                ?? "<p class=\"facts\">None seen yet (attribute_owners; docs/NAMESPACES.md).</p>\n") + "</section>\n"
         }
         let states = Dictionary((owners.interfaces ?? []).map { ($0.name, $0) }) { first, _ in first }
         let perSubject = ownerPeriods.count

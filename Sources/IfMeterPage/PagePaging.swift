@@ -40,8 +40,20 @@ public struct PagePaging: Hashable, Sendable {
             return "<a href=\"\(target)\">\(text)</a>"
         }
         var line = "<p class=\"pager\">Rows \(shown == 0 ? offset : offset + 1)–\(offset + shown) of \(total)"
-        if offset > 0 { line += " · " + link(max(0, offset - rows), "previous \(rows)") }
+        // Past the end (an old or typed address), "previous" leads to the last page.
+        if offset > 0 { line += " · " + link(min(max(0, offset - rows), lastPage(total)), "previous \(rows)") }
         if offset + shown < total { line += " · " + link(offset + rows, "next \(min(rows, total - offset - shown))") }
         return line + "</p>\n"
+    }
+
+    /// Where the last page of `total` rows begins.
+    static func lastPage(_ total: Int) -> Int { total == 0 ? 0 : (total - 1) / rows * rows }
+
+    /// What a table says when this page holds none of its rows and others do (an address past
+    /// the end); nil when the table has no rows at all.
+    static func pastTheEnd(_ answer: QueryResult, other: Int, isInterfaces: Bool) -> String? {
+        guard answer.subjects.isEmpty, let total = answer.subjectsTotal, total > 0 else { return nil }
+        let first = isInterfaces ? address(interfaces: 0, owners: other) : address(interfaces: other, owners: 0)
+        return "<p class=\"facts\">This page is past the last of the \(total) rows: see <a href=\"\(first)\">the first page</a>.</p>\n"
     }
 }

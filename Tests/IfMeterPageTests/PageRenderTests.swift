@@ -100,6 +100,13 @@ struct PageRenderTests {
         let all = OverviewPage.render(host: "h", interfaces: answer(["a0", "a1"], total: 2), owners: owners,
                                       time: TimeText(utc: true), units: Units())
         #expect(!all.contains("class=\"pager\""))
+        // An address past the end says so and leads back: never "no traffic yet".
+        let past = OverviewPage.render(host: "h", interfaces: answer([], total: 2500), owners: answer([], total: 3),
+                                       paging: PagePaging(interfaces: 5000, owners: 2000), time: TimeText(utc: true), units: Units())
+        #expect(past.contains("This page is past the last of the 2500 rows") && past.contains("This page is past the last of the 3 rows"))
+        #expect(!past.contains("No interface has carried traffic yet") && !past.contains("None seen yet"))
+        #expect(past.contains("<a href=\"/?interfaces=2000&amp;owners=2000\">previous 1000</a>"), "previous is the last page")
+        #expect(past.contains("<a href=\"/?interfaces=0&amp;owners=2000\">the first page</a>"))
         #expect(PagePaging(arguments: { ["interfaces": "1000", "owners": "-5"][$0] }) == PagePaging(interfaces: 1000, owners: 0))
         #expect(PagePaging(arguments: { ["interfaces": "1e9", "owners": "x"][$0] }) == PagePaging())
     }
