@@ -9,7 +9,17 @@ import Glibc
 public enum CLI {
     /// Runs the command line of this process.
     public static func main() -> Int32 {
-        run(arguments: Array(CommandLine.arguments.dropFirst()), environment: processEnvironment())
+        openStandardDescriptors()
+        return run(arguments: Array(CommandLine.arguments.dropFirst()), environment: processEnvironment())
+    }
+
+    /// Each of descriptors 0–2 that is closed (`ifmeter >&-`) opened on /dev/null: otherwise the
+    /// daemon's socket would be the next descriptor opened, and the view written into it.
+    static func openStandardDescriptors() {
+        for fd in Int32(0)...2 where fcntl(fd, F_GETFD) == -1 && errno == EBADF {
+            // The lowest free descriptor: this one, since those below it are open.
+            _ = open("/dev/null", O_RDWR)
+        }
     }
 
     public static func run(arguments: [String], environment: [String: String]) -> Int32 {
@@ -20,7 +30,7 @@ public enum CLI {
             errors.flush()
         }
         let isCheck = ParsedCommandLine.names(CheckCommand.self, in: arguments)
-        do {
+        do throws(CLIError) {
             let line = try ParsedCommandLine(arguments)
             let parsed = line.parsed
             var units = Units()
@@ -33,7 +43,12 @@ public enum CLI {
                 output.write(Help.text(for: line.command) + "\n")
                 return 0
             }
-            return try run(line.command, parsed, context)
+            let status = try run(line.command, parsed, context)
+            output.flush()
+            if let failure = output.failure {
+                throw CLIError(.connectionLost, "cannot write to standard output: \(failure)")
+            }
+            return status
         } catch {
             output.flush()
             if isCheck {

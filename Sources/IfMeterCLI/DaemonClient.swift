@@ -91,18 +91,25 @@ public final class DaemonClient {
         try write(numbered.jsonBytes + [UInt8(ascii: "\n")])
         var pending = buffer
         buffer = []
+        // Whether the daemon closed the connection: a line it broke off reads as malformed
+        // JSON, and is a lost connection, not a daemon of another version.
+        var ended = false
         var reader = JSONReader(more: { [self] in
             if !pending.isEmpty {
                 defer { pending = [] }
                 return pending
             }
-            return try readChunk(timeoutMilliseconds: timeoutMilliseconds)
+            let chunk = try readChunk(timeoutMilliseconds: timeoutMilliseconds)
+            ended = chunk == nil
+            return chunk
         })
         let answer: Answer<T>
         do {
             answer = try Self.readAnswer(&reader, result: read)
         } catch let error as CLIError {
             throw error
+        } catch where ended {
+            throw CLIError(.connectionLost, "ifmeterd closed the connection on \(path) in the middle of its answer")
         } catch {
             throw CLIError(.protocolMismatch, "ifmeterd's answer has an unexpected shape (\(error)); are ifmeter and ifmeterd the same version?")
         }

@@ -43,11 +43,18 @@ public final class Output {
         write("\n")
     }
 
+    /// Why a write failed (a full disk, a closed file): nothing more is written, and the
+    /// command fails with it instead of exiting 0 over a truncated output.
+    public private(set) var failure: Errno?
+
     public func flush() {
         var offset = 0
-        while offset < buffer.count {
+        while offset < buffer.count, failure == nil {
             let written = buffer[offset...].withUnsafeBytes { raw in retryingEINTR { Glibc.write(fd, raw.baseAddress, raw.count) } }
-            guard written > 0 else { break }
+            guard written > 0 else {
+                failure = written < 0 ? Errno.current : Errno(EIO)
+                break
+            }
             offset += written
         }
         buffer.removeAll(keepingCapacity: true)

@@ -19,22 +19,28 @@ extension SummaryView {
         var run: [InterfaceSummary] = []
         var shown = 0
         let mismatch = CLIError(.protocolMismatch, "ifmeterd answered a summary without three tables for each interface; are ifmeter and ifmeterd the same version?")
-        let answer = try Session.query(socketCandidates: socketCandidates, request(subjects), session: &session) {
-            session, result, table throws(CLIError) in
-            tables.append(table)
-            guard tables.count == 3 else { return }
-            guard shown < result.subjects.count else { throw mismatch }
-            run.append(InterfaceSummary(result.subjects[shown], tables[0], tables[1], tables[2]))
-            shown += 1
-            tables.removeAll(keepingCapacity: true)
-            guard run.count == Self.run else { return }
-            if pipeline == nil {
-                let started = SummaryWriter(session: session, units: units, plans: result.plans ?? [], output: output)
-                writer = started
-                pipeline = Pipeline { started.write($0) }
+        let answer: QueryResult
+        do {
+            answer = try Session.query(socketCandidates: socketCandidates, request(subjects), session: &session) {
+                session, result, table throws(CLIError) in
+                tables.append(table)
+                guard tables.count == 3 else { return }
+                guard shown < result.subjects.count else { throw mismatch }
+                run.append(InterfaceSummary(result.subjects[shown], tables[0], tables[1], tables[2]))
+                shown += 1
+                tables.removeAll(keepingCapacity: true)
+                guard run.count == Self.run else { return }
+                if pipeline == nil {
+                    let started = SummaryWriter(session: session, units: units, plans: result.plans ?? [], output: output)
+                    writer = started
+                    pipeline = Pipeline { started.write($0) }
+                }
+                pipeline!.hand(run)
+                run = []
             }
-            pipeline!.hand(run)
-            run = []
+        } catch where pipeline != nil {
+            // Part of the view is out already: say it stops short.
+            throw CLIError(error.status, "\(error.message) (the summary above ends where the answer broke off)")
         }
         guard tables.isEmpty, shown == answer.subjects.count, let session else { throw mismatch }
         // An answer of one run is written here: no thread for a view of a few interfaces.

@@ -52,6 +52,15 @@ struct SummaryStreamTests {
             let line = try #require(block.split(separator: "\n").first { $0.hasPrefix("  all time") })
             #expect(line.contains(tx < 1024 ? "\(tx) B" : String(format: "%.2f KiB", Double(tx) / 1024)), "\(line)")
         }
+        // Standard output closed: the view is not written into the daemon's socket (which would
+        // take descriptor 1), nor does the client hang; a full disk fails it, with the reason.
+        let closed = try Command.run(["/usr/bin/timeout", "60", "/bin/sh", "-c", "exec \"$0\" --socket \"$1\" >&-",
+                                      CLIBinary.path, daemon.socket])
+        #expect(closed.status == 0, "ifmeter >&-: \(closed.status) \(closed.stderr)")
+        let full = try Command.run(["/usr/bin/timeout", "60", "/bin/sh", "-c", "exec \"$0\" --socket \"$1\" >/dev/full",
+                                    CLIBinary.path, daemon.socket])
+        #expect(full.status == 74 && full.stderr.contains("cannot write to standard output"), "\(full.status) \(full.stderr)")
+        #expect(try client.request(#"{"v":1,"id":2,"cmd":"status"}"#)["ok"] as? Bool == true)
         #expect(try daemon.stop() == 0)
     }
 }
