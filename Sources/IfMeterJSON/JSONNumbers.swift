@@ -102,7 +102,7 @@ extension JSONReader {
 
     /// RFC 8259's number: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`. The loose scan
     /// above only finds where the token ends; `-`, `1.` and `1e` end there too.
-    static func isJSONNumber(_ token: [UInt8]) -> Bool {
+    public static func isJSONNumber(_ token: [UInt8]) -> Bool {
         var index = token.startIndex
         func digits() -> Int {
             let start = index

@@ -105,8 +105,13 @@ public enum HTTPArguments {
             guard let number = Int(value) else { return "argument \"\(key)\" must be a whole number, not \"\(value)\"" }
             w.number(number)
         default:
-            // Unix seconds as a number, anything else as text the reader takes for RFC 3339.
-            if let seconds = Double(value), seconds.isFinite { w.number(seconds) } else { w.string(value) }
+            // Unix seconds written as JSON writes a number (not Swift's `Double` text: 0x1p30,
+            // .5, +5), anything else as text the reader takes for RFC 3339 or refuses.
+            if JSONReader.isJSONNumber(Array(value.utf8)), let seconds = Double(value), seconds.isFinite {
+                w.number(seconds)
+            } else {
+                w.string(value)
+            }
         }
         return nil
     }

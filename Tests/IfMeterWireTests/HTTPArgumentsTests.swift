@@ -32,6 +32,8 @@ struct HTTPArgumentsTests {
         #expect(events.interface == "wlan0" && events.kind == "reset" && events.limit == 10)
         let usage = try request(.usage, [("interface", "eth0"), ("period", "hour"), ("from", "2026-12-01T00:00:00Z")]).get()
         #expect(usage.period == "hour" && usage.from?.seconds == 1_796_083_200)
+        let seconds = try request(.usage, [("interface", "eth0"), ("period", "hour"), ("from", "1796083200.5"), ("to", "1.8e9")]).get()
+        #expect(seconds.from?.seconds == 1_796_083_200.5 && seconds.to?.seconds == 1_800_000_000)
         let whole = try request(.query, [("request", #"{"v":1,"select":"owners","usage":[{"period":"total"}]}"#)]).get()
         #expect(whole.cmd == "query" && whole.select == "owners")
     }
@@ -47,6 +49,10 @@ struct HTTPArgumentsTests {
         (.query, [("request", #"{"v":1,"cmd":"reload"}"#)], "names command \"reload\""),
         (.query, [("request", "{}"), ("period", "day")], "give no other argument"),
         (.usage, [("from", "yesterday"), ("interface", "eth0"), ("period", "day")], "from"),
+        (.usage, [("from", "0x1p30"), ("interface", "eth0"), ("period", "day")], "\"0x1p30\" is neither RFC 3339 nor Unix seconds"),
+        (.usage, [("to", ".5"), ("interface", "eth0"), ("period", "day")], "\".5\" is neither"),
+        (.usage, [("to", "+5"), ("interface", "eth0"), ("period", "day")], "\"+5\" is neither"),
+        (.usage, [("to", "00012"), ("interface", "eth0"), ("period", "day")], "\"00012\" is neither"),
     ])
     func refused(command: Command, pairs: [(String, String)], says: String) {
         guard case .failure(let error) = request(command, pairs) else {
