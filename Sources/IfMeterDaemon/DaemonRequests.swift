@@ -60,7 +60,7 @@ final class DaemonRequests: MeteringContext {
         case .line(let line): server.send(line, to: client)
         case let answer:
             server.holdRequests(of: client)
-            let parts = Parts(send: { [server] part in server.sendPart(part, to: client) }, tear: { [server] in
+            let parts = Parts(send: { [server] part in server.send(part, to: client, partOfAnswer: true) }, tear: { [server] in
                 server.close(client)
                 server.answered(client)
             })

@@ -310,9 +310,8 @@ public final class Server {
     /// Queues `bytes` for `client` and writes what the socket takes now. The limit is on
     /// unread bytes, not on one answer's size: only a client that already has more than
     /// `clientBuffer` unread (a watcher not reading its stream) is cut off.
-    /// `partOfAnswer`: the bytes end an answer whose parts were sent (``sendPart(_:to:)``), so the
-    /// limit is not applied to them: the answer is the one the client is waiting for, as big as
-    /// it would be sent whole.
+    /// `partOfAnswer`: part of the answer the client waits for, sent while the rest is written
+    /// (its requests held until ``answered(_:)``): never cut off, as big as it would be whole.
     public func send(_ bytes: [UInt8], to client: Client, partOfAnswer: Bool = false) {
         guard client.isOpen, client.closingAt == nil else { return }
         if client.output.count > limits.clientBuffer && !partOfAnswer {
@@ -323,13 +322,6 @@ public final class Server {
         client.output.append(bytes)
         noteOutput(client, from: before)
         flush(client)
-    }
-
-    /// Queues the first bytes of the answer `client` waits for, without the end of their line,
-    /// and writes what the socket takes now: a long answer goes out while the daemon writes the
-    /// rest. Its requests stay held (``holdRequests(of:)``) until ``answered(_:)``.
-    public func sendPart(_ bytes: [UInt8], to client: Client) {
-        send(bytes, to: client, partOfAnswer: true)
     }
 
     /// Ends `client`'s stream with `notice` as its last line: the lines it has not begun to

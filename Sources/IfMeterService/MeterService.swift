@@ -264,12 +264,9 @@ public struct MeterService: Sendable {
     private var ignoredLinks: Set<LinkKey> {
         // Without an ignore rule nothing is ignored: no pass over every link each sample.
         guard configuration.classifier.rules.contains(where: { $0.action == .ignore }) || !pastLimit.isEmpty else { return [] }
-        // By position over the table's arrays: its (key, value) iteration is generic, and at
-        // 10,000 links this set was a twentieth of each sample's CPU.
+        // By position: the table's (key, value) iteration is generic (5 % of a sample at 10,000).
         var ignored = Set<LinkKey>()
-        for (position, verdict) in verdicts.values.enumerated() {
-            if case .ignored = verdict { ignored.insert(verdicts.keys[position]) }
-        }
+        for case (let position, .ignored) in verdicts.values.enumerated() { ignored.insert(verdicts.keys[position]) }
         return ignored
     }
 

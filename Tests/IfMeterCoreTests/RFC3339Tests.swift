@@ -1,8 +1,9 @@
 import IfMeterCore
+import IfMeterTestSupport
 import Testing
 
 /// RFC 3339 as requests give times: what is read, to the instant, and what is refused.
-@Suite("RFC 3339 times")
+@Suite("RFC 3339 times", .ownThread, .timeLimit(.minutes(1)))
 struct RFC3339Tests {
     static let read: [(String, Double)] = [
         ("2026-01-01T00:00:00Z", 1_767_225_600),

@@ -65,7 +65,7 @@ final class StubServer: @unchecked Sendable {
                 let line = LineEncoder.success(AdminResult(done: String(repeating: "p", count: 200_000)), id: id)
                 var start = 0
                 while line.count - start > 1000 {
-                    server.sendPart(Array(line[start..<start + 1000]), to: client)
+                    server.send(Array(line[start..<start + 1000]), to: client, partOfAnswer: true)
                     start += 1000
                 }
                 server.send(Array(line[start...]), to: client, partOfAnswer: true)

@@ -1,11 +1,12 @@
 import IfMeterCore
+import IfMeterTestSupport
 @testable import IfMeterWire
 import Testing
 
 /// Which interfaces the views show, and in what order: by class group (physical, Wi-Fi and
 /// cellular; other; tunnel; virtual; then classes the views do not know), present before
 /// absent, and otherwise in the daemon's order.
-@Suite("Query selection")
+@Suite("Query selection", .ownThread, .timeLimit(.minutes(1)))
 struct QuerySelectionTests {
     struct Entry: SelectableInterface, Equatable {
         var selectionName: String
