@@ -133,7 +133,8 @@ let package = Package(
             dependencies: ["IfMeterServer", "IfMeterHTTP", "IfMeterPlatform", "IfMeterRequests", "IfMeterWire", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(
             name: "IfMeterRequestsTests",
-            dependencies: ["IfMeterRequests", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterTestSupport"]),
+            dependencies: ["IfMeterRequests", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore",
+                           "IfMeterMetrics", "IfMeterPage", "IfMeterPresentation", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterCLITests", dependencies: ["IfMeterCLI", "IfMeterPresentation", "IfMeterCore", "IfMeterWire", "IfMeterJSON", "IfMeterTestSupport"], exclude: ["Golden"]),
         .testTarget(name: "IfMeterJSONTests", dependencies: ["IfMeterJSON", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterPageTests", dependencies: ["IfMeterPage", "IfMeterPresentation", "IfMeterWire", "IfMeterCore", "IfMeterTestSupport"]),

@@ -22,14 +22,7 @@ public final class LinkOwner: Hashable, Sendable, CustomStringConvertible {
         public var isRuntime: Bool { prefix != .netns }
 
         /// What the owner is, in a sentence: "container", "virtual machine", "namespace".
-        public var noun: String {
-            switch prefix {
-            case .container: "container"
-            case .vm: "virtual machine"
-            case .pod: "pod"
-            case .netns: "namespace"
-            }
-        }
+        public var noun: String { prefix.kind?.noun ?? prefix.rawValue }
 
         public var description: String { rawValue }
     }
@@ -79,42 +72,36 @@ public final class LinkOwner: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// The names history is kept under, besides interface names: an owner's subject is
-/// `container:NAME`, `vm:NAME` or `netns:NAME` (no interface name has a `:`, so the two never
+/// The names history is kept under, besides interface names: an owner's subject is its kind's
+/// prefix, a `:` and its name (``SubjectKind``; no interface name has a `:`, so the two never
 /// meet), and a link metered inside a namespace is `netns:NAME/IFACE`.
 public enum SubjectName {
-    public enum Prefix: String, Sendable, CaseIterable {
-        /// A Kubernetes pod, `pod:NAMESPACE/NAME`: the one owner name that holds a `/`.
-        case container, vm, pod, netns
+    /// An owner kind's prefix, as an owner source declares it (`LinkOwner.Kind`).
+    public struct Prefix: Hashable, Sendable, RawRepresentable {
+        public let rawValue: String
+
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The prefix of `kind`, which must have one.
+        public init(_ kind: some SubjectKind) { self.init(rawValue: kind.prefix!) }
+
+        public static let container = Prefix(ContainerKind())
+        public static let vm = Prefix(VirtualMachineKind())
+        /// A Kubernetes pod, `pod:NAMESPACE/NAME`.
+        public static let pod = Prefix(PodKind())
+        public static let netns = Prefix(NamespaceKind())
+
+        /// The kind it names, if one is listed.
+        public var kind: (any SubjectKind)? { SubjectKinds.kind(prefix: rawValue) }
     }
 
     /// `container:web`.
     public static func owned(_ prefix: Prefix, _ name: String) -> String { prefix.rawValue + ":" + name }
 
-    /// The prefix and owner's name of an owner's subject; nil for an interface name.
-    public static func owner(of subject: String) -> (prefix: Prefix, name: String)? {
-        guard let colon = subject.utf8.firstIndex(of: UInt8(ascii: ":")),
-              let prefix = Prefix(rawValue: String(subject[..<colon])) else { return nil }
-        let name = String(subject[subject.index(after: colon)...])
-        return name.isEmpty ? nil : (prefix, name)
-    }
-
-    /// The label of an owner's subject counted on the host side of its link, whose counters are
-    /// the owner's traffic seen from the host, turned round: `host-side-veth` for a container,
-    /// pod or namespace, `host-side-tap` for a virtual machine; nil for any other subject
-    /// (`netns:vpn/tun0`, a link metered inside its namespace, is its own).
-    public static func hostSideLabel(_ subject: String) -> EstimateLabel? {
-        guard let owner = owner(of: subject) else { return nil }
-        switch owner.prefix {
-        case .vm: return .hostSideTap
-        case .pod, .container: return .hostSideVeth
-        case .netns: return owner.name.utf8.contains(UInt8(ascii: "/")) ? nil : .hostSideVeth
-        }
-    }
-
-    /// A pod's namespace and name, from its subject's owner name `NAMESPACE/NAME`.
-    public static func pod(_ name: String) -> (namespace: String, name: String)? {
-        guard let slash = name.firstIndex(of: "/") else { return nil }
-        return (String(name[..<slash]), String(name[name.index(after: slash)...]))
+    /// The kind and owner's name of an owner's subject (one of ``SubjectSection/owners``);
+    /// nil for an interface's or a network's.
+    public static func owner(of subject: String) -> (kind: any SubjectKind, name: Substring)? {
+        guard let found = SubjectKinds.kind(of: subject), found.kind.section == .owners else { return nil }
+        return found
     }
 }

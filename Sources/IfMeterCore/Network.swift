@@ -127,10 +127,10 @@ public struct DeviceNetwork: Hashable, Sendable {
 /// The subjects networks' traffic is kept under, beside the interfaces'.
 public enum NetworkSubject {
     /// `network:` then the connection's UUID.
-    public static let prefix = "network:"
+    public static let prefix = NetworkKind().prefix! + ":"
     /// What an interface NetworkManager manages crossed while its network was not known:
     /// NetworkManager was not running, or the daemon was not.
-    public static let unknown = "network:unknown"
+    public static let unknown = prefix + NetworkKind.unknownName
 
     /// Whether `subject` is a network's (never an interface's or an owner's).
     public static func isNetwork(_ subject: String) -> Bool { subject.utf8.starts(with: prefix.utf8) }

@@ -67,12 +67,15 @@ public struct BucketTally: Hashable, Sendable {
     }
 
     /// The labels of a figure with this tally (each label in docs/PROTOCOL.md, "Labels").
-    /// - Parameter subject: the name the tally is of; an owner's subject counted on the host
-    ///   side is labelled so (``SubjectName/hostSideLabel(_:)``).
+    /// - Parameter subject: the name the tally is of; its kind adds what it says of its figures
+    ///   (``SubjectKind/countedLabel(_:)``, ``SubjectKind/closingLabel(_:)``): an owner's
+    ///   subject counted on the host side is labelled so.
     public func labels(tunnel: Bool, eventsLost: Int = 0, subject: String = "") -> [EstimateLabel] {
+        let kind = subject.isEmpty ? nil : SubjectKinds.kind(of: subject)
         var labels = EstimateLabel.labels(tunnel: tunnel, resets: resets, gaps: gaps, implausibleDropped: implausible,
-                                          eventsLost: eventsLost, imported: imported, hostSide: SubjectName.hostSideLabel(subject))
-        if subject == NetworkSubject.unknown { labels.append(.networkUnknown) }
+                                          eventsLost: eventsLost, imported: imported,
+                                          hostSide: kind.flatMap { $0.kind.countedLabel($0.name) })
+        if let closing = kind.flatMap({ $0.kind.closingLabel($0.name) }) { labels.append(closing) }
         return labels
     }
 

@@ -158,14 +158,16 @@ public enum MetricsExposition {
             writeOwners(interfaces, showing: isShown, to: &writer)
         }
         let shown = interfaces.indices.filter { isShown(interfaces[$0]) }
-        // An owner's series say whose they are (``ownerLabels(_:_:)``), so a query needs no join;
+        // A subject's series say whose they are (its kind's ``SubjectKind/metricLabels(_:)``:
+        // `container="web"`, a pod's `namespace` and `pod`, as kube-state-metrics names them),
+        // so a query needs no join;
         // as many as the interfaces shown.
         let labelSets = shown.map { index -> [UInt8] in
             let (name, interfaceClass) = (interfaces[index].name, interfaces[index].interfaceClass)
-            guard let (prefix, owner) = SubjectName.owner(of: name) else {
+            guard let (kind, owner) = SubjectKinds.kind(of: name), kind.prefix != nil else {
                 return ExpositionWriter.labelSet(["interface": name, "class": interfaceClass])
             }
-            return ExpositionWriter.labelSet(pairs: [("interface", name), ("class", interfaceClass)] + ownerLabels(prefix, owner))
+            return ExpositionWriter.labelSet(pairs: [("interface", name), ("class", interfaceClass)] + kind.metricLabels(owner))
         }
         for counter in interfaceCounters {
             writer.family(counter.name, .counter, unit: counter.unit, help: counter.help)
@@ -184,20 +186,9 @@ public enum MetricsExposition {
                         + "the owner's kind, name and id, and the host-side link it is counted through now (alias).")
         for figures in interfaces where isShown(figures) {
             guard let owner = figures.present?.owner, let subject = SubjectName.owner(of: figures.name) else { continue }
-            writer.sample("ifmeter_owner_info", pairs: [("interface", figures.name)] + ownerLabels(subject.prefix, subject.name)
+            writer.sample("ifmeter_owner_info", pairs: [("interface", figures.name)] + subject.kind.metricLabels(subject.name)
                 + [("kind", owner.kind.rawValue), ("id", owner.id), ("alias", owner.alias)], UInt64(1))
         }
-    }
-
-    /// The labels that say whose a subject is: `container="web"`, `vm="db"`, `netns="blue"`
-    /// (`netns:vpn/tun0`, metered inside the namespace, is the namespace's too), and a pod's
-    /// `namespace` and `pod`, as kube-state-metrics and the kubelet name them. The owner's own
-    /// name, without the `#N` of its second link or NIC (the interface label keeps it), so that
-    /// a sum by owner is the owner's, and a query joins kube-state-metrics'.
-    static func ownerLabels(_ prefix: SubjectName.Prefix, _ name: String) -> [(key: String, value: String)] {
-        let owner = String(name.prefix { $0 != "#" })
-        if prefix == .pod, let pod = SubjectName.pod(owner) { return [("namespace", pod.namespace), ("pod", pod.name)] }
-        return [(prefix.rawValue, String(owner.prefix { $0 != "/" }))]
     }
 
     /// Most networks exposed: a laptop meets a few dozen, but every SSID it ever joined is a

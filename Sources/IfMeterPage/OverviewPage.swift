@@ -98,7 +98,8 @@ public enum OverviewPage {
     }
 
     private static func ownersSection(_ owners: QueryResult, paging: PagePaging, time: TimeText, units: Units) -> String {
-        var page = "<section id=\"owners\"><h2>Containers, pods, virtual machines and namespaces</h2>\n"
+        // Its heading names every kind listed there (``SubjectSection/heading``).
+        var page = "<section id=\"owners\"><h2>\(HTML.escape(SubjectSection.owners.heading))</h2>\n"
         page += PagePaging.pager(owners, offset: paging.owners, other: paging.interfaces, isInterfaces: false)
         guard !owners.subjects.isEmpty else {
             return page + (PagePaging.pastTheEnd(owners, other: paging.interfaces, isInterfaces: false)

@@ -77,10 +77,10 @@ public struct Plan: Hashable, Sendable {
                 }
                 self = .interfaceClass(interfaceClass)
             } else {
-                // A container's, pod's, virtual machine's or namespace's subject (docs/NAMESPACES.md)
-                // has a `:` of its own; the longest, a pod's: `pod:`, a 63-byte namespace, `/`,
-                // a 253-byte name and a `#N`.
-                let subject = SubjectName.Prefix.allCases.contains { text.hasPrefix($0.rawValue + ":") && text.utf8.count > $0.rawValue.utf8.count + 1 }
+                // A subject of a kind plans name among interfaces (a container's, pod's, virtual
+                // machine's or namespace's: docs/NAMESPACES.md) has a `:` of its own; the
+                // longest, a pod's: `pod:`, a 63-byte namespace, `/`, a 253-byte name and a `#N`.
+                let subject = SubjectKinds.kind(of: text).map { $0.kind.prefix != nil && $0.kind.planSelector == .interfaces } ?? false
                 guard !text.isEmpty, text.utf8.count <= (subject ? 330 : 64), !text.contains(where: \.isWhitespace),
                       subject || !text.contains(where: { $0 == "/" || $0 == ":" }) else {
                     throw PlanError("\"\(text)\" is neither an interface name, a glob such as wwan*, container:NAME, pod:NAMESPACE/NAME, vm:NAME, nor class:CLASS")

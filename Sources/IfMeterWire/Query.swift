@@ -31,11 +31,11 @@ public struct UsageSpec: Hashable, Sendable {
 /// `all` adds the idle virtual ones, `every` is every name ifmeter knows, in name order.
 public enum QuerySelection: String, Hashable, Sendable, CaseIterable {
     case shown, all, every
-    /// Every container's and namespace's subject (`container:NAME`, `netns:NAME`), present
-    /// first (docs/NAMESPACES.md).
+    /// Every subject of the kinds in ``SubjectSection/owners`` (`container:NAME`, `pod:…`,
+    /// `vm:NAME`, `netns:NAME`), present first (docs/NAMESPACES.md).
     case owners
-    /// Every network's subject (`network:UUID`, then `network:unknown`), by name
-    /// (docs/NETWORKS.md).
+    /// Every subject of the kinds in ``SubjectSection/networks`` (`network:UUID`, then
+    /// `network:unknown`), by name (docs/NETWORKS.md).
     case networks
 }
 
@@ -211,10 +211,9 @@ extension QuerySelection {
     /// is not news); `owners` takes the owners' subjects only, present before absent.
     public func pick<Interface: SelectableInterface>(_ interfaces: [Interface]) -> [Interface] {
         guard self != .every else { return interfaces }
-        if self == .networks { return interfaces.filter { NetworkSubject.isNetwork($0.selectionName) } }
-        if self == .owners {
-            let owners = interfaces.filter { SubjectName.owner(of: $0.selectionName) != nil }
-            return owners.filter { !$0.isAbsent } + owners.filter(\.isAbsent)
+        if let section {
+            let listed = interfaces.filter { SubjectKinds.kind(of: $0.selectionName)?.kind.section == section }
+            return section == .networks ? listed : listed.filter { !$0.isAbsent } + listed.filter(\.isAbsent)
         }
         // Ranked once each, positions kept in their order within a rank, and each chosen one
         // copied once: a sort ranked both sides of every comparison (a class name hashed each
@@ -232,6 +231,15 @@ extension QuerySelection {
             for position in positions { chosen.append(interfaces[position]) }
         }
         return chosen
+    }
+
+    /// The section of subject kinds it lists (``SubjectKinds/kinds(in:)``), if it lists one.
+    public var section: SubjectSection? {
+        switch self {
+        case .owners: .owners
+        case .networks: .networks
+        case .shown, .all, .every: nil
+        }
     }
 
     static func isIdleVirtual(_ interface: some SelectableInterface) -> Bool {

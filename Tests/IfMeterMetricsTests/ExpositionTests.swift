@@ -182,7 +182,7 @@ struct ExpositionTests {
                     ("netns:vpn/tun0", [("netns", "vpn")])]
         for (subject, expected) in pods {
             let owner = SubjectName.owner(of: subject)!
-            let labels = MetricsExposition.ownerLabels(owner.prefix, owner.name)
+            let labels = owner.kind.metricLabels(owner.name)
             #expect(labels.map(\.key) == expected.map(\.0) && labels.map(\.value) == expected.map(\.1), "\(subject): \(labels)")
         }
     }
