@@ -26,8 +26,9 @@ public struct Histogram: Hashable, Sendable {
 
 extension ExpositionWriter {
     /// A histogram family: cumulative `_bucket`s with `le`, `+Inf`, `_sum` and `_count`.
-    public mutating func histogram(_ name: String, help: String, _ histogram: Histogram) {
-        family(name, .histogram, unit: name.hasSuffix("_seconds") ? "seconds" : nil, help: help)
+    public mutating func histogram(_ family: MetricFamily, _ histogram: Histogram) {
+        self.family(family)
+        let name = family.name
         var cumulative: UInt64 = 0
         for (bound, count) in zip(histogram.bounds, histogram.counts) {
             cumulative &+= count

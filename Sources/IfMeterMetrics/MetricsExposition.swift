@@ -51,69 +51,24 @@ public struct MetricsInput: Sendable {
 
 /// ifmeter's metrics (docs/METRICS.md), in either text format.
 public enum MetricsExposition {
-    static let estimateNote = "An estimate from interface counters: protocol overhead included, not per application; "
-        + "a tunnel's traffic (class=\"tunnel\") is counted again on the link beneath it."
-
-    /// The per-interface counters: name, help, and the figure.
-    static let interfaceCounters: [(name: String, unit: String?, help: String, value: @Sendable (InterfaceFigures) -> UInt64)] = [
-        ("ifmeter_interface_receive_bytes_total", "bytes",
-         "Bytes received since ifmeter began counting the interface, continuous across counter resets, re-creation, "
-            + "daemon restarts and reboots. " + estimateNote, { $0.total.traffic.rxBytes }),
-        ("ifmeter_interface_transmit_bytes_total", "bytes",
-         "Bytes transmitted since ifmeter began counting the interface, continuous across counter resets, re-creation, "
-            + "daemon restarts and reboots. " + estimateNote, { $0.total.traffic.txBytes }),
-        ("ifmeter_interface_receive_packets_total", "packets",
-         "Packets received since ifmeter began counting the interface, continuous like the byte totals. " + estimateNote,
-         { $0.total.traffic.rxPackets }),
-        ("ifmeter_interface_transmit_packets_total", "packets",
-         "Packets transmitted since ifmeter began counting the interface, continuous like the byte totals. " + estimateNote,
-         { $0.total.traffic.txPackets }),
-        ("ifmeter_interface_resets_total", nil,
-         "Times the interface's kernel counters started over (a driver reset, a re-created interface, a new epoch after "
-            + "a reboot); ifmeter's totals carry on across them.", { UInt64(clamping: $0.total.resets) }),
-        ("ifmeter_interface_gaps_total", nil,
-         "Times ifmeterd was not sampling and counted the difference when it resumed (the traffic is in the totals, "
-            + "attributed to the resume).", { UInt64(clamping: $0.total.gaps) }),
-        ("ifmeter_interface_implausible_dropped_total", nil,
-         "Counter jumps left out of the totals because the link could not have moved that much.",
-         { UInt64(clamping: $0.total.implausible) }),
-    ]
-
     /// Every sample name the exposition can contain (a histogram's as its `_bucket`, `_sum`
     /// and `_count`), for checking what dashboards and docs name.
-    public static var familyNames: Set<String> {
-        var names: Set<String> = ["ifmeter_up", "ifmeter_build_info", "ifmeter_last_sample_timestamp_seconds",
-                                  "ifmeter_store_healthy", "ifmeter_link_events_lost_total", "ifmeter_interface_info", "ifmeter_owner_info",
-                                  "process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
-                                  "process_start_time_seconds", "process_open_fds", "process_max_fds"]
-        names.formUnion(interfaceCounters.map(\.name))
-        names.formUnion(planGauges.map(\.name))
-        names.formUnion(["ifmeter_network_receive_bytes_total", "ifmeter_network_transmit_bytes_total",
-                         "ifmeter_networks_not_exposed"])
-        for histogram in ["ifmeter_sample_duration_seconds", "ifmeter_save_duration_seconds"] {
-            names.formUnion(["_bucket", "_sum", "_count"].map { histogram + $0 })
-        }
-        return names
-    }
+    public static var familyNames: Set<String> { Set(MetricFamily.all.flatMap(\.sampleNames)) }
 
     /// Writes the whole exposition and finishes it.
     public static func write(_ input: MetricsInput, to writer: inout ExpositionWriter) {
-        writer.family("ifmeter_up", .gauge, help: "1 when ifmeterd is metering, 0 while it is still loading its database.")
-        writer.sample("ifmeter_up", [:], UInt64(input.snapshot == nil ? 0 : 1))
-        writer.family("ifmeter_build_info", .info, help: "The running ifmeterd's version.")
-        writer.sample("ifmeter_build_info", ["version": input.version], UInt64(1))
+        writer.family(.up)
+        writer.sample(MetricFamily.up.name, [:], UInt64(input.snapshot == nil ? 0 : 1))
+        writer.family(.buildInfo)
+        writer.sample(MetricFamily.buildInfo.name, ["version": input.version], UInt64(1))
         if let snapshot = input.snapshot {
             writeDaemon(snapshot, input, to: &writer)
             writeInterfaces(snapshot.interfaces, showing: { isShown($0, input) }, to: &writer)
             writePlans(input.plans, to: &writer)
             writeNetworks(snapshot.networks, to: &writer)
         }
-        writer.histogram("ifmeter_sample_duration_seconds",
-                         help: "Time one sample takes: every queued link event, one counters dump, and the meter.",
-                         input.sampleDurations)
-        writer.histogram("ifmeter_save_duration_seconds",
-                         help: "Time one save to the database takes (one transaction, synchronous=FULL).",
-                         input.saveDurations)
+        writer.histogram(.sampleDuration, input.sampleDurations)
+        writer.histogram(.saveDuration, input.saveDurations)
         if let process = input.process { writeProcess(process, to: &writer) }
         writer.finish()
     }
@@ -128,28 +83,21 @@ public enum MetricsExposition {
 
     static func writeDaemon(_ snapshot: MeterSnapshot, _ input: MetricsInput, to writer: inout ExpositionWriter) {
         if let sampled = snapshot.summary.sampledAt {
-            writer.family("ifmeter_last_sample_timestamp_seconds", .gauge, unit: "seconds",
-                          help: "When ifmeterd last read the interface counters, in Unix seconds.")
-            writer.sample("ifmeter_last_sample_timestamp_seconds", [:], sampled.wall)
+            writer.family(.lastSample)
+            writer.sample(MetricFamily.lastSample.name, [:], sampled.wall)
         }
-        writer.family("ifmeter_store_healthy", .gauge,
-                      help: "1 while saves to the database work; 0 while they fail (counting goes on in memory and saves are retried).")
-        writer.sample("ifmeter_store_healthy", [:], UInt64(snapshot.summary.saveError == nil ? 1 : 0))
-        writer.family("ifmeter_link_events_lost_total", .counter,
-                      help: "Times link events were lost: ifmeterd's own (it resynchronised from a full dump; links that "
-                        + "came and went in between may be missing), or one owner's or metered namespace's only (its last "
-                        + "moments may be missing); the figures they concern are labelled events-lost.")
-        writer.sample("ifmeter_link_events_lost_total", [:], UInt64(snapshot.summary.eventsLost))
+        writer.family(.storeHealthy)
+        writer.sample(MetricFamily.storeHealthy.name, [:], UInt64(snapshot.summary.saveError == nil ? 1 : 0))
+        writer.family(.linkEventsLost)
+        writer.sample(MetricFamily.linkEventsLost.name, [:], UInt64(snapshot.summary.eventsLost))
     }
 
     static func writeInterfaces(
         _ interfaces: [InterfaceFigures], showing isShown: (InterfaceFigures) -> Bool, to writer: inout ExpositionWriter
     ) {
-        writer.family("ifmeter_interface_info", .info,
-                      help: "1 for every interface ifmeter meters: its class and why, its kind, and its operational state "
-                        + "(\"absent\" for a name with history that is not present now).")
+        writer.family(.interfaceInfo)
         for figures in interfaces where isShown(figures) {
-            writer.sample("ifmeter_interface_info", [
+            writer.sample(MetricFamily.interfaceInfo.name, [
                 "interface": figures.name, "class": figures.interfaceClass, "kind": figures.kind,
                 "operstate": figures.present?.operState.rawValue ?? "absent", "class_reason": figures.classReason,
             ], UInt64(1))
@@ -169,10 +117,10 @@ public enum MetricsExposition {
             }
             return ExpositionWriter.labelSet(pairs: [("interface", name), ("class", interfaceClass)] + kind.metricLabels(owner))
         }
-        for counter in interfaceCounters {
-            writer.family(counter.name, .counter, unit: counter.unit, help: counter.help)
+        for counter in MetricFamily.interfaceCounters {
+            writer.family(counter.family)
             for (index, labels) in zip(shown, labelSets) {
-                writer.sample(counter.name, labelSet: labels, counter.value(interfaces[index]))
+                writer.sample(counter.family.name, labelSet: labels, counter.value(interfaces[index]))
             }
         }
     }
@@ -181,12 +129,10 @@ public enum MetricsExposition {
     static func writeOwners(
         _ interfaces: [InterfaceFigures], showing isShown: (InterfaceFigures) -> Bool, to writer: inout ExpositionWriter
     ) {
-        writer.family("ifmeter_owner_info", .info,
-                      help: "1 for every present interface counted as a container's, virtual machine's or namespace's (docs/NAMESPACES.md): "
-                        + "the owner's kind, name and id, and the host-side link it is counted through now (alias).")
+        writer.family(.ownerInfo)
         for figures in interfaces where isShown(figures) {
             guard let owner = figures.present?.owner, let subject = SubjectName.owner(of: figures.name) else { continue }
-            writer.sample("ifmeter_owner_info", pairs: [("interface", figures.name)] + subject.kind.metricLabels(subject.name)
+            writer.sample(MetricFamily.ownerInfo.name, pairs: [("interface", figures.name)] + subject.kind.metricLabels(subject.name)
                 + [("kind", owner.kind.rawValue), ("id", owner.id), ("alias", owner.alias)], UInt64(1))
         }
     }
@@ -213,64 +159,40 @@ public enum MetricsExposition {
                 "metered": network?.metered.rawValue ?? Metered.unknown.rawValue,
             ])
         }
-        for (name, direction, value) in [
-            ("ifmeter_network_receive_bytes_total", "received", { (figures: NetworkFigures) in figures.total.traffic.rxBytes }),
-            ("ifmeter_network_transmit_bytes_total", "transmitted", { (figures: NetworkFigures) in figures.total.traffic.txBytes }),
-        ] {
-            writer.family(name, .counter, unit: "bytes",
-                          help: "Bytes \(direction) on any interface while it was on this NetworkManager connection (network=\"unknown\": "
-                            + "while the interface's network was not known), since ifmeter first saw it. Another view of the "
-                            + "interfaces' bytes: do not add it to theirs. " + estimateNote)
-            for (figures, labels) in zip(shown, labelSets) { writer.sample(name, labelSet: labels, value(figures)) }
+        for counter in MetricFamily.networkCounters {
+            writer.family(counter.family)
+            for (figures, labels) in zip(shown, labelSets) { writer.sample(counter.family.name, labelSet: labels, counter.value(figures)) }
         }
-        writer.family("ifmeter_networks_not_exposed", .gauge,
-                      help: "Networks left out of ifmeter_network_* because more than \(maximumNetworks) have been seen "
-                        + "(the least recently seen go first); `ifmeter networks` lists them all.")
-        writer.sample("ifmeter_networks_not_exposed", [:], UInt64(networks.count - shown.count))
+        writer.family(.networksNotExposed)
+        writer.sample(MetricFamily.networksNotExposed.name, [:], UInt64(networks.count - shown.count))
     }
-
-    /// The data plans' gauges: name, unit, help, and the figure.
-    static let planGauges: [(name: String, unit: String, help: String, value: @Sendable (PlanFigures) -> UInt64)] = [
-        ("ifmeter_plan_used_bytes", "bytes",
-         "Bytes a data plan's interfaces used in its current period (saved and not yet saved), in the plan's direction. "
-            + estimateNote, { $0.used }),
-        ("ifmeter_plan_limit_bytes", "bytes", "A data plan's limit for one period.", { $0.plan.limit }),
-        ("ifmeter_plan_projected_bytes", "bytes",
-         "What a data plan's period will have used at its end at its pace so far: a projection, not traffic.",
-         { $0.projected }),
-        ("ifmeter_plan_period_start_timestamp_seconds", "seconds", "When a data plan's current period began, in Unix seconds.",
-         { UInt64(clamping: $0.bounds.start) }),
-        ("ifmeter_plan_period_end_timestamp_seconds", "seconds", "When a data plan's current period ends, in Unix seconds.",
-         { UInt64(clamping: $0.bounds.end) }),
-    ]
 
     /// One series per plan and gauge, labelled `plan` and `direction`: as many as the config has plans.
     static func writePlans(_ plans: [PlanFigures], to writer: inout ExpositionWriter) {
         guard !plans.isEmpty else { return }
         let labelSets = plans.map { ExpositionWriter.labelSet(["plan": $0.plan.name, "direction": $0.plan.direction.rawValue]) }
-        for gauge in planGauges {
-            writer.family(gauge.name, .gauge, unit: gauge.unit, help: gauge.help)
+        for gauge in MetricFamily.planGauges {
+            writer.family(gauge.family)
             for (plan, labels) in zip(plans, labelSets) {
-                writer.sample(gauge.name, labelSet: labels, gauge.value(plan))
+                writer.sample(gauge.family.name, labelSet: labels, gauge.value(plan))
             }
         }
     }
 
     static func writeProcess(_ process: ProcessFigures, to writer: inout ExpositionWriter) {
-        writer.family("process_cpu_seconds_total", .counter, unit: "seconds", help: "Total user and system CPU time spent in seconds.")
-        writer.sample("process_cpu_seconds_total", [:], process.cpuSeconds)
-        writer.family("process_resident_memory_bytes", .gauge, unit: "bytes", help: "Resident memory size in bytes.")
-        writer.sample("process_resident_memory_bytes", [:], process.residentBytes)
-        writer.family("process_virtual_memory_bytes", .gauge, unit: "bytes", help: "Virtual memory size in bytes.")
-        writer.sample("process_virtual_memory_bytes", [:], process.virtualBytes)
-        writer.family("process_start_time_seconds", .gauge, unit: "seconds",
-                      help: "Start time of the process since unix epoch in seconds.")
-        writer.sample("process_start_time_seconds", [:], process.startTime)
-        writer.family("process_open_fds", .gauge, help: "Number of open file descriptors.")
-        writer.sample("process_open_fds", [:], UInt64(process.openFDs))
+        writer.family(.processCPU)
+        writer.sample(MetricFamily.processCPU.name, [:], process.cpuSeconds)
+        for (family, value) in [(MetricFamily.processResident, process.residentBytes), (.processVirtual, process.virtualBytes)] {
+            writer.family(family)
+            writer.sample(family.name, [:], value)
+        }
+        writer.family(.processStart)
+        writer.sample(MetricFamily.processStart.name, [:], process.startTime)
+        writer.family(.processOpenFDs)
+        writer.sample(MetricFamily.processOpenFDs.name, [:], UInt64(process.openFDs))
         if let maxFDs = process.maxFDs {
-            writer.family("process_max_fds", .gauge, help: "Maximum number of open file descriptors.")
-            writer.sample("process_max_fds", [:], maxFDs)
+            writer.family(.processMaxFDs)
+            writer.sample(MetricFamily.processMaxFDs.name, [:], maxFDs)
         }
     }
 
