@@ -1,0 +1,27 @@
+import IfMeterCore
+@testable import IfMeterDaemon
+import IfMeterPlans
+import IfMeterTestSupport
+import Testing
+
+/// Every subject kind can be named by a plan the way it declares (``SubjectKind/planSelector``):
+/// among the interfaces (`plan[p] = container:web`) or by a key of its own
+/// (`plan[p].network = …`), and the config reads it so.
+@Suite("Plans name every subject kind", .ownThread, .timeLimit(.minutes(1)))
+struct PlanSelectorKindTests {
+    @Test("each kind's plan selector is read by the config")
+    func everyKind() throws {
+        for kind in SubjectKinds.builtIn {
+            let line = switch kind.planSelector {
+            case .interfaces: "plan[p] = \(kind.subject("web"))"
+            case .key(let key): "plan[p].\(key) = web"
+            }
+            let config = try DaemonConfig.parse(line + "\nplan[p].limit = 1G\n", file: "test.conf")
+            let plan = try #require(config.plans.first, "\(line)")
+            #expect(plan.selectors.count == 1, "\(line)")
+            if case .interfaces = kind.planSelector {
+                #expect(plan.includes(kind.subject("web"), interfaceClass: nil), "\(line)")
+            }
+        }
+    }
+}
