@@ -83,7 +83,7 @@ struct UsageReader {
             }
             var byName: [String: [UsageRow]] = [:]
             if let resolution, !names.isEmpty {
-                guard var read = try store.usageByName(
+                guard var read = try store.queries.usageByName(
                     resolution: resolution, from: query.from, to: query.to, names: nameSet,
                     keep: { name, rows in query.keep(rows, adding: unsavedBuckets(name), end: end(name)) },
                     maximumRows: maximumRows - answered)
@@ -112,10 +112,10 @@ struct UsageReader {
                         continue
                     }
                     let soFar = byName[name]?.last { $0.start == start }?.tally.traffic ?? .zero
-                    projections[name] = Store.project(soFar, start: start, end: end(name)(start), now: now)
+                    projections[name] = StoreQueries.project(soFar, start: start, end: end(name)(start), now: now)
                 }
                 if !unread.isEmpty {
-                    projections.merge(try store.projections(unread, resolution: resolution, now: now) { name, start in
+                    projections.merge(try store.queries.projections(unread, resolution: resolution, now: now) { name, start in
                         unsaved.buckets(of: name, resolution: resolution, from: start, to: start + 1)[start]?.traffic ?? .zero
                     }) { first, _ in first }
                 }
@@ -146,10 +146,10 @@ struct UsageReader {
                                 return sum
                             }
                         }
-                        rows = query.keep(try store.usage(subject, resolution: resolution, from: query.from, to: query.to),
+                        rows = query.keep(try store.queries.usage(subject, resolution: resolution, from: query.from, to: query.to),
                                           adding: buckets, end: end(known.first ?? ""))
                     } else {
-                        if interfaceRecords == nil { interfaceRecords = try store.interfaces() }
+                        if interfaceRecords == nil { interfaceRecords = try store.queries.interfaces() }
                         let members = Set(interfaceRecords!.filter { $0.interfaceClass == interfaceClass.rawValue }.map(\.name))
                             .union(known)
                         let tallies = totals!.filter { members.contains($0.key) }.map(\.value)
@@ -165,7 +165,7 @@ struct UsageReader {
                 // A class's sum is labelled by its members' own losses too (a container's, under `virtual`).
                 var members: [String] = []
                 if let className, context.lostEvents.hasScoped {
-                    if interfaceRecords == nil { interfaceRecords = try store.interfaces() }
+                    if interfaceRecords == nil { interfaceRecords = try store.queries.interfaces() }
                     members = interfaceRecords!.filter { $0.interfaceClass == className }.map(\.name)
                 }
                 column.append(UsageResult(
@@ -210,7 +210,7 @@ enum UsageAnswers {
 
     /// Every name's saved total with its unsaved part added, and names with only unsaved traffic.
     static func totals(_ store: Store, adding unsaved: UnsavedTraffic) throws -> [String: (tally: BucketTally, since: Double)] {
-        var totals = try store.totals()
+        var totals = try store.queries.totals()
         for name in unsaved.names {
             guard let more = unsaved.total(of: name) else { continue }
             if var saved = totals[name] {
@@ -256,7 +256,7 @@ enum UsageAnswers {
     static func unknown(_ names: [String], store: Store, context: UsageContext) throws -> [String] {
         var unknown: [String] = []
         for name in names where !context.known.contains(name) {
-            if try store.total(name) == nil { unknown.append(name) }
+            if try store.queries.total(name) == nil { unknown.append(name) }
         }
         return unknown
     }
