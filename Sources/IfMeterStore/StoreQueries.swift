@@ -32,7 +32,8 @@ public struct Projection: Hashable, Sendable {
 /// configuration the store had when these were handed out.
 public struct StoreQueries {
     let connection: SQLiteConnection
-    let configuration: HistoryConfiguration
+    /// The calendar and billing days the rows are read by.
+    public let configuration: HistoryConfiguration
 
     /// Buckets of `resolution` for `subject` whose start lies in `[from, to)` (either bound
     /// optional), oldest first. A class sums its interfaces bucket by bucket.
