@@ -152,10 +152,10 @@ struct MeterServiceTests {
         let harness = try ServiceHarness()
         harness.start([link("eth0", 2, traffic(100, 10))], at: at(0))
         harness.ingest([.event(.newOrChanged(link("eth1", 3, traffic(5, 5))))], at: at(5))
-        #expect(harness.service.links.count == 2 && harness.service.links.values.allSatisfy { $0.counters == nil })
+        #expect(harness.service.table.links.count == 2 && harness.service.table.links.values.allSatisfy { $0.counters == nil })
         harness.ingest([.resync(links: [link("eth0", 2, traffic(300, 30)), link("eth2", 4, traffic(1, 1))], unparseable: 0)],
                        readings: [reading(2, traffic(400, 40)), reading(4, traffic(2, 2))], at: at(10))
-        #expect(harness.service.links.count == 2 && harness.service.links.values.allSatisfy { $0.counters == nil })
+        #expect(harness.service.table.links.count == 2 && harness.service.table.links.values.allSatisfy { $0.counters == nil })
         #expect(harness.total("eth0") == traffic(300, 30))
     }
 
