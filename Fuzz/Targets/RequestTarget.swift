@@ -53,7 +53,7 @@ extension FuzzTargets {
         func saveBeforeImport() {
             let saved = service?.save(at: now) { [store] batch throws(StoreError) in
                 let records = batch.presentRecords
-                try store.save(&batch.writes, recording: records)
+                try store.writer.save(&batch.writes, recording: records)
                 store.ledger.wrote(batch.writtenBatches)
             }
             precondition(saved?.error == nil, "the fuzz target's store could not save: \(saved!.error!)")

@@ -71,11 +71,11 @@ extension FuzzTargets {
         }
         let storePath = directory + "/ifmeter.db"
         do {
-            _ = try Store(path: storePath).importVnStat(database, dryRun: false)
+            _ = try Store(path: storePath).imports.vnStat(database, dryRun: false)
             let reopened = try Store(path: storePath)
             guard reopened.repairs.isEmpty else { fatalError("the import wrote what the store had to repair: \(reopened.repairs)") }
-            _ = try reopened.loadHistory()
-            _ = try reopened.usage(.interfaceClass(.other), resolution: .day)
+            _ = try reopened.loader.history()
+            _ = try reopened.queries.usage(.interfaceClass(.other), resolution: .day)
         } catch {
             fatalError("the store does not start from what the import wrote: \(error)")
         }

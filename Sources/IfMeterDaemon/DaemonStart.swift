@@ -49,7 +49,7 @@ extension Daemon {
         while true {
             let result = Result { () throws(StoreError) in
                 let store = try Store(path: path, configuration: configuration, lock: lock)
-                return (store, try store.loadHistory())
+                return (store, try store.loader.history())
             }
             guard case .failure(let error) = result, case .locked(byPID: nil) = error.kind else { return result }
             if !waiting {

@@ -99,7 +99,7 @@ final class Metering {
             worker.run({ store -> Result<[PlanBounds: [String: BucketTally]], StoreError> in
                 Result { () throws(StoreError) in
                     var tallies: [PlanBounds: [String: BucketTally]] = [:]
-                    for period in request.periods { tallies[period] = try store.dailyTallies(from: period.start, to: period.end) }
+                    for period in request.periods { tallies[period] = try store.queries.dailyTallies(from: period.start, to: period.end) }
                     return tallies
                 }
             }, then: { [unowned self] result in
@@ -146,14 +146,14 @@ final class Metering {
             let started = Stopwatch()
             do throws(StoreError) {
                 let records = batch.presentRecords
-                try store.save(&batch.writes, recording: records)
+                try store.writer.save(&batch.writes, recording: records)
                 store.ledger.wrote(batch.writtenBatches)
             } catch {
                 return (batch, error, nil, started.seconds)
             }
             do throws(StoreError) {
-                _ = try store.prune(now: Int64(batch.at))
-                for name in expired { try store.forget(name) }
+                _ = try store.retention.prune(now: Int64(batch.at))
+                for name in expired { try store.retention.forget(name) }
             } catch {
                 return (batch, nil, error, started.seconds)
             }

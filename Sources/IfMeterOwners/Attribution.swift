@@ -39,32 +39,15 @@ public struct Attribution: Sendable {
     public var entries: [LinkKey: Entry] { table.entries }
     /// The links counted under their own names.
     public var plain: Set<LinkKey> { table.plain }
-    /// Owners found, by nsid, while a link leads there: a second link into the same namespace,
-    /// or one re-created, needs no look.
-    var known: [Int32: FoundOwner] = [:]
+    /// Owners and peers found by a namespace's number.
+    var bindings = NamespaceBindings()
     /// Links that went while waiting: their final counters, settled at the next look.
     var departed: [(last: Link, final: Link)] = []
-    /// Attributed links by their peer: the nsid of its namespace and its ifindex there.
-    var byPeer: [PeerKey: LinkKey] = [:]
-    /// Final counters a container's end reported as it was deleted, by its host end's key,
-    /// until the peers socket says what followed for that host end (its copy of the own
-    /// namespace's messages, in the kernel's order among the ends' deletions:
-    /// ``LinkObservation/hostMark(ifindex:deleted:)``): the host end's deletion next confirms
-    /// them (the kernel deletes both ends of a veth together); any change of it next drops them
-    /// (the message was about another link that took the end's index in the container, or the
-    /// end was moved away: nothing a tenant does there moves the figures).
-    var pendingFinals: [LinkKey: LinkCounters] = [:]
-    /// Final counters confirmed (the end's own), applied when the own socket's deletion of the
-    /// host end comes.
-    var finalByPeer: [LinkKey: LinkCounters] = [:]
+    /// Container ends' final counters on their way to their host ends.
+    var finals = PeerFinals()
     /// Plain links that were veths with both ends here when their grace ran out: one whose end a
     /// runtime moves away later still becomes its owner's.
     var pairsAtHome: Set<LinkKey> = []
-
-    struct PeerKey: Hashable, Sendable {
-        var nsid: Int32
-        var ifindex: Int32
-    }
 
     public init(scope: Scope = .containers, grace: Duration = .seconds(10)) {
         self.scope = scope
@@ -144,7 +127,7 @@ public struct Attribution: Sendable {
                 // Raised against the host end as it is now: a change applied since the end's
                 // deletion (its going down, with what the host sent meanwhile) is newer than the
                 // counters the meter saw then, and a raise below it would be taken as an older reading.
-                if let theirs = finalByPeer.removeValue(forKey: link.key), let counters = raised(link.key, to: theirs),
+                if let theirs = finals.take(for: link.key), let counters = raised(link.key, to: theirs),
                    let raised = raise(link.key, to: counters) {
                     output.append(.event(.newOrChanged(raised)))
                 }
@@ -152,10 +135,9 @@ public struct Attribution: Sendable {
             case .peer(let nsid, .deleted(let end)):
                 // Only an end's deletion brings counters the host end may not have: any other
                 // message about an index in the container proves nothing about whose link it is.
-                if let (key, counters) = finalCounters(byPeer: end, nsid: nsid) { pendingFinals[key] = counters }
+                if let (key, counters) = finalCounters(byPeer: end, nsid: nsid) { finals.reported(counters, for: key) }
             case .hostMark(let ifindex, let deleted):
-                let key = LinkKey(.own, ifindex: ifindex)
-                if let counters = pendingFinals.removeValue(forKey: key), deleted { finalByPeer[key] = counters }
+                finals.mark(LinkKey(.own, ifindex: ifindex), deleted: deleted)
             case .peer:
                 break
             case .peerEventsLost(let link):
@@ -166,10 +148,7 @@ public struct Attribution: Sendable {
             case .resync(let links, let namespace, let unparseable):
                 guard namespace == .own else { output.append(observation); continue }
                 let present = Set(links.map(\.key))
-                for key in present {
-                    pendingFinals[key] = nil
-                    finalByPeer[key] = nil
-                }
+                for key in present { finals.drop(key) }
                 for key in Array(entries.keys) + Array(plain) where !present.contains(key) { remove(key) }
                 output.append(.resync(links: links.compactMap { observe($0, at: wall) }, namespace: namespace,
                                       unparseable: unparseable))
@@ -185,11 +164,8 @@ public struct Attribution: Sendable {
     /// some wait.
     public mutating func apply(readings: [CounterReading]) -> [CounterReading] {
         guard !entries.isEmpty else { return readings }
-        if !finalByPeer.isEmpty || !pendingFinals.isEmpty {
-            for reading in readings {
-                pendingFinals[reading.key] = nil
-                finalByPeer[reading.key] = nil
-            }
+        if !finals.isEmpty {
+            for reading in readings { finals.drop(reading.key) }
         }
         var readings = readings
         let anyWithheld = table.withheldCount > 0
@@ -267,7 +243,7 @@ public struct Attribution: Sendable {
                 return nil
             }
             guard link.kind == "veth", let nsid = link.peerNamespaceID else { return link }
-            if let owner = known[nsid] {
+            if let owner = bindings.owner(of: nsid) {
                 attribute(link, to: owner, nsid: nsid)
                 return rewritten(link)
             }
@@ -296,7 +272,7 @@ public struct Attribution: Sendable {
             return link
         case .home(let host)?:
             table.set(link.key, nil)
-            if let counters = link.counters { finalByPeer[host] = counters }
+            if let counters = link.counters { finals.confirm(counters, for: host) }
             return nil
         case nil:
             return link
@@ -319,8 +295,7 @@ public struct Attribution: Sendable {
     }
 
     mutating func remove(_ key: LinkKey) {
-        pendingFinals[key] = nil
-        finalByPeer[key] = nil
+        finals.drop(key)
         pairsAtHome.remove(key)
         unbind(key)
         table.set(key, nil)

@@ -16,7 +16,7 @@ extension Attribution {
     /// it is ``unnumbered`` — counted under its own name if it is deleted before a look, and
     /// settled by the look as any other if it is not.
     mutating func forget(_ nsid: Int32) -> [LinkObservation] {
-        known[nsid] = nil
+        bindings.forget(nsid)
         let bound = entries.compactMap { key, entry -> LinkKey? in
             if case .owned(_, nsid, _) = entry { key } else { nil }
         }
@@ -24,8 +24,7 @@ extension Attribution {
             // An end's deletion merged before the number's: if the end was this link's, its host
             // end was deleted with it, before the number. One still here is the next namespace's,
             // which may have the number already (docs/NAMESPACES.md, "Two sockets").
-            pendingFinals[key] = nil
-            finalByPeer[key] = nil
+            finals.drop(key)
             unbind(key)
         }
         for (key, entry) in entries {
@@ -45,16 +44,16 @@ extension Attribution {
     mutating func unbind(_ key: LinkKey) {
         guard case .owned(let owner, let nsid, let last)? = entries[key] else { return }
         table.set(key, .owned(owner, nsid: Self.unbound, last: last))
-        if let peer = last.link.parent, byPeer[PeerKey(nsid: nsid, ifindex: peer)] == key { byPeer[PeerKey(nsid: nsid, ifindex: peer)] = nil }
+        bindings.unbind(key, peer: last.link.parent, in: nsid)
         if !entries.values.contains(where: { if case .owned(_, nsid, _) = $0 { true } else { false } }) {
-            known[nsid] = nil
+            bindings.forget(nsid)
         }
     }
 
     /// The container's end of an attributed link was deleted with these counters: its host
     /// end's key and the end's own counters (raised to when the host end goes, ``raised(_:to:)``).
     func finalCounters(byPeer peer: Link, nsid: Int32) -> (LinkKey, LinkCounters)? {
-        guard let key = byPeer[PeerKey(nsid: nsid, ifindex: peer.ifindex)],
+        guard let key = bindings.host(ofPeer: peer.ifindex, in: nsid),
               case .owned(_, let entryNsid, _)? = entries[key], entryNsid == nsid,
               let theirs = peer.counters else { return nil }
         return (key, theirs)

@@ -91,7 +91,6 @@ extension Attribution {
         let attributed = LinkOwner(kind: owner.kind, name: owner.name, id: owner.id, alias: link.name, peer: peer)
         table.set(link.key, .owned(attributed, nsid: nsid, last: LastSeen(Self.shown(link, as: attributed))))
         guard nsid != Self.unbound else { return }
-        known[nsid] = owner
-        if let peer = link.parent { byPeer[PeerKey(nsid: nsid, ifindex: peer)] = link.key }
+        bindings.bind(link.key, peer: link.parent, in: nsid, owner: owner)
     }
 }

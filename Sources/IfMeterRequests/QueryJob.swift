@@ -53,7 +53,7 @@ struct QueryJob: Sendable {
         var handedOver = false
         do {
             try checkNames(store)
-            var reader = UsageReader(tables, store: store, context: context)
+            var reader = try UsageReader(tables, for: subjects, store: store, context: context)
             let line = try LineEncoder.success(id: id, capacity: 2 * Self.partBytes) { w in
                 try head.write(to: &w) { w in
                     var start = 0

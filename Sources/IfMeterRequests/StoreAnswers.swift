@@ -84,7 +84,7 @@ extension RequestHandlers {
         let unsaved = try running().unsaved(of: [])
         return { store in
             let (from, to) = (request.from ?? -.greatestFiniteMagnitude, request.to ?? .greatestFiniteMagnitude)
-            let saved = try store.events(from: request.from, to: request.to, kind: request.kind,
+            let saved = try store.queries.events(from: request.from, to: request.to, kind: request.kind,
                                          interface: request.interface, limit: request.limit)
             guard saved.count < request.limit else { return EventsResult(events: saved) }
             let more = unsaved.unwritten(in: store.ledger).events { event in
@@ -103,9 +103,9 @@ extension RequestHandlers {
         return .fromStore { store in
             var saved: SavedHistory?
             let line = Self.line(id) {
-                let reports = try store.importVnStat(try VnStatDatabase(path: request.path, utc: request.utc),
+                let reports = try store.imports.vnStat(try VnStatDatabase(path: request.path, utc: request.utc),
                                                      dryRun: request.dryRun)
-                if !request.dryRun { saved = SavedHistory(totals: try store.totals().mapValues(\.tally), interfaces: try store.interfaces()) }
+                if !request.dryRun { saved = SavedHistory(totals: try store.queries.totals().mapValues(\.tally), interfaces: try store.queries.interfaces()) }
                 return LineEncoder.success(ImportResult(
                     source: "vnstat", path: request.path, dryRun: request.dryRun, interfaces: reports.map { report in
                         ImportResult.Interface(
@@ -132,7 +132,7 @@ extension RequestHandlers {
         let known = context.forgetPending(name)
         return .fromStore { store in
             let line = Self.line(id) {
-                guard try store.forget(name) || known else { throw Self.unknownInterface(name) }
+                guard try store.retention.forget(name) || known else { throw Self.unknownInterface(name) }
                 return LineEncoder.success(AdminResult(done: "history of \(name) deleted"), id: id)
             }
             return StoreAnswer(line: line, update: { service, now in _ = service.forget(name, at: now) })

@@ -41,8 +41,8 @@ public struct UsageContext: Sendable {
 /// interfaces' records, the rows answered so far against the budget — is read or counted once.
 /// Lives on the store's thread for one job: no save runs between its runs.
 struct UsageReader {
-    let queries: [UsageTable]
-    let store: Store
+    let asked: [UsageTable]
+    let store: StoreQueries
     let context: UsageContext
     let footnotes: Bool
     let maximumRows: Int
@@ -50,141 +50,209 @@ struct UsageReader {
     /// or a class's sum is a row too. Each table counts at least one, since an empty one is
     /// answered as well.
     private var answered = 0
-    private var totals: [String: (tally: BucketTally, since: Double)]?
-    private var interfaceRecords: [StoredInterface]?
+    /// Every name's total, unsaved part added; read only when a table is of totals.
+    private let totals: [String: (tally: BucketTally, since: Double)]
+    /// Every name's record, for a class's members; read only when some subject is a class whose
+    /// total, or whose members' own lost events, are answered.
+    private let interfaceRecords: [StoredInterface]
     /// What a save committed since the question was asked is in the store now, not unsaved.
     private let unsaved: UnsavedTraffic
 
-    init(_ queries: [UsageTable], store: Store, context: UsageContext, footnotes: Bool = false,
-         maximumRows: Int = UsageAnswers.maximumRows) {
-        (self.queries, self.store, self.context, self.footnotes, self.maximumRows) = (queries, store, context, footnotes, maximumRows)
-        unsaved = context.unsaved.unwritten(in: store.ledger)
+    /// A reader of `tables` for `subjects` (read later, all at once or in runs of them).
+    init(_ tables: [UsageTable], for subjects: some Collection<UsageSubject>, store: Store, context: UsageContext,
+         footnotes: Bool = false, maximumRows: Int = UsageAnswers.maximumRows) throws {
+        (asked, self.store, self.context, self.footnotes, self.maximumRows) = (tables, store.queries, context, footnotes, maximumRows)
+        let unsaved = context.unsaved.unwritten(in: store.ledger)
+        self.unsaved = unsaved
+        let answersTotals = tables.contains { Resolution(rawValue: $0.period.rawValue) == nil }
+        totals = answersTotals ? try UsageAnswers.totals(self.store, adding: unsaved) : [:]
+        let asksClasses = subjects.contains { if case .interfaceClass = $0 { true } else { false } }
+        interfaceRecords = asksClasses && (answersTotals || context.lostEvents.hasScoped) ? try self.store.interfaces() : []
     }
 
-    /// `subjects`' tables, each subject's in the order of the queries.
+    /// `subjects`' tables, each subject's in the order of the tables asked for.
     mutating func tables(_ subjects: some Collection<UsageSubject>) throws -> [UsageResult] {
-        let names = subjects.compactMap { subject -> String? in
+        let names = Set(subjects.compactMap { subject -> String? in
             if case .interface(let name) = subject { return name }
             return nil
-        }
-        let nameSet = Set(names)
+        })
         var columns: [[UsageResult]] = []
-        let unsaved = self.unsaved
-        let calendar = store.configuration.calendar
-        let (store, context, maximumRows, footnotes) = (self.store, self.context, self.maximumRows, self.footnotes)
-        for query in queries {
-            let resolution = Resolution(rawValue: query.period.rawValue)
-            let (from, to) = (query.from ?? .min, query.to ?? .max)
-            func unsavedBuckets(_ name: String) -> [Int64: BucketTally] {
-                resolution.map { unsaved.buckets(of: name, resolution: $0, from: from, to: to) } ?? [:]
+        var answered = self.answered
+        for table in asked {
+            if let resolution = Resolution(rawValue: table.period.rawValue) {
+                let read = BucketRead(table: table, resolution: resolution, unsaved: unsaved, configuration: store.configuration)
+                columns.append(try bucketColumn(read, subjects, names: names, answered: &answered))
+            } else {
+                columns.append(try column(table, subjects, answered: &answered) { subject in (totalRows(of: subject), nil) })
             }
-            func end(_ name: String) -> (Int64) -> Int64 {
-                { calendar.end(of: resolution!, startingAt: $0, monthStartDay: store.configuration.monthStartDay(for: name)) }
-            }
-            var byName: [String: [UsageRow]] = [:]
-            if let resolution, !names.isEmpty {
-                guard var read = try store.usageByName(
-                    resolution: resolution, from: query.from, to: query.to, names: nameSet,
-                    keep: { name, rows in query.keep(rows, adding: unsavedBuckets(name), end: end(name)) },
-                    maximumRows: maximumRows - answered)
-                else {
-                    throw UsageAnswers.tooLarge(query.period, maximumRows)
-                }
-                // Names with nothing saved in the range yet.
-                for name in nameSet where read[name] == nil {
-                    let buckets = unsavedBuckets(name)
-                    if !buckets.isEmpty { read[name] = query.keep([], adding: buckets, end: end(name)) }
-                }
-                byName = read
-            } else if resolution == nil {
-                if totals == nil { totals = try UsageAnswers.totals(store, adding: unsaved) }
-            }
-            var projections: [String: Projection] = [:]
-            if query.projection, let resolution, resolution == .day || resolution == .month, !names.isEmpty {
-                let now = Int64(context.now)
-                var unread: [String] = []
-                for name in nameSet {
-                    // The current period's row, unsaved part added, is among the rows read when
-                    // the range holds it and no `top` left it out: no second read.
-                    let start = calendar.start(of: resolution, containing: now, monthStartDay: store.configuration.monthStartDay(for: name))
-                    guard query.top == nil, from <= start, start < to else {
-                        unread.append(name)
-                        continue
-                    }
-                    let soFar = byName[name]?.last { $0.start == start }?.tally.traffic ?? .zero
-                    projections[name] = Store.project(soFar, start: start, end: end(name)(start), now: now)
-                }
-                if !unread.isEmpty {
-                    projections.merge(try store.projections(unread, resolution: resolution, now: now) { name, start in
-                        unsaved.buckets(of: name, resolution: resolution, from: start, to: start + 1)[start]?.traffic ?? .zero
-                    }) { first, _ in first }
-                }
-            }
-            var column: [UsageResult] = []
-            for subject in subjects {
-                let rows: [UsageRow]
-                var projection: ProjectionResult?
-                let tunnel: Bool
-                switch subject {
-                case .interface(let name):
-                    tunnel = context.tunnels.contains(name)
-                    if resolution != nil {
-                        rows = byName[name] ?? []
-                    } else {
-                        rows = totals?[name].map { [UsageAnswers.totalRow([$0], now: context.now)] } ?? []
-                    }
-                    projection = projections[name].map(ProjectionResult.init)
-                case .interfaceClass(let interfaceClass):
-                    tunnel = interfaceClass == .tunnel
-                    let known = context.classMembers[interfaceClass.rawValue] ?? []
-                    if let resolution {
-                        var buckets: [Int64: BucketTally] = [:]
-                        for member in known {
-                            buckets.merge(unsavedBuckets(member)) { sum, more in
-                                var sum = sum
-                                sum += more
-                                return sum
-                            }
-                        }
-                        rows = query.keep(try store.usage(subject, resolution: resolution, from: query.from, to: query.to),
-                                          adding: buckets, end: end(known.first ?? ""))
-                    } else {
-                        if interfaceRecords == nil { interfaceRecords = try store.interfaces() }
-                        let members = Set(interfaceRecords!.filter { $0.interfaceClass == interfaceClass.rawValue }.map(\.name))
-                            .union(known)
-                        let tallies = totals!.filter { members.contains($0.key) }.map(\.value)
-                        rows = tallies.isEmpty ? [] : [UsageAnswers.totalRow(tallies, now: context.now)]
-                    }
-                }
-                answered += max(1, rows.count)
-                guard answered <= maximumRows else { throw UsageAnswers.tooLarge(query.period, maximumRows) }
-                let (interface, className): (String?, String?) = switch subject {
-                case .interface(let name): (name, nil)
-                case .interfaceClass(let interfaceClass): (nil, interfaceClass.rawValue)
-                }
-                // A class's sum is labelled by its members' own losses too (a container's, under `virtual`).
-                var members: [String] = []
-                if let className, context.lostEvents.hasScoped {
-                    if interfaceRecords == nil { interfaceRecords = try store.interfaces() }
-                    members = interfaceRecords!.filter { $0.interfaceClass == className }.map(\.name)
-                }
-                column.append(UsageResult(
-                    interface: interface, class: className, period: query.period.rawValue,
-                    rows: rows.map { row in
-                        UsageAnswers.row(row, tunnel: tunnel, subject: interface ?? "",
-                                   eventsLost: interface.map { context.lostEvents.count(from: Double(row.start), to: Double(row.end), for: $0) }
-                                       ?? context.lostEvents.count(from: Double(row.start), to: Double(row.end), forAny: members))
-                    },
-                    projection: projection, footnote: footnotes ? EstimateLabel.footnote : nil))
-            }
-            columns.append(column)
         }
+        self.answered = answered
+        return Self.interleaved(columns, count: subjects.count * asked.count)
+    }
+
+    /// One table of buckets for every subject: the names' rows read at once, their
+    /// projections, and each class's sum.
+    private func bucketColumn(_ read: BucketRead, _ subjects: some Collection<UsageSubject>, names: Set<String>,
+                              answered: inout Int) throws -> [UsageResult] {
+        let byName = try rowsByName(read, names: names, budget: maximumRows - answered)
+        let projections = try projections(read, names: names, rows: byName)
+        return try column(read.table, subjects, answered: &answered) { subject throws in
+            switch subject {
+            case .interface(let name): (byName[name] ?? [], projections[name])
+            case .interfaceClass: (try classRows(read, subject), nil)
+            }
+        }
+    }
+
+    /// One table's results, a subject's rows and projection from `rows`, each counted against
+    /// the answer's budget as it is made.
+    private func column(
+        _ table: UsageTable, _ subjects: some Collection<UsageSubject>, answered: inout Int,
+        rows: (UsageSubject) throws -> (rows: [UsageRow], projection: Projection?)
+    ) throws -> [UsageResult] {
+        var column: [UsageResult] = []
+        for subject in subjects {
+            let (rows, projection) = try rows(subject)
+            answered += max(1, rows.count)
+            guard answered <= maximumRows else { throw UsageAnswers.tooLarge(table.period, maximumRows) }
+            column.append(result(subject, period: table.period, rows: rows, projection: projection))
+        }
+        return column
+    }
+
+    /// The rows of every name asked for, unsaved buckets added, including names with nothing
+    /// saved in the range yet: one store query, of at most `budget` rows.
+    private func rowsByName(_ read: BucketRead, names: Set<String>, budget: Int) throws -> [String: [UsageRow]] {
+        guard !names.isEmpty else { return [:] }
+        guard var byName = try store.usageByName(
+            resolution: read.resolution, from: read.table.from, to: read.table.to, names: names,
+            keep: { name, rows in read.keep(rows, of: name) }, maximumRows: budget)
+        else {
+            throw UsageAnswers.tooLarge(read.table.period, maximumRows)
+        }
+        for name in names where byName[name] == nil {
+            let buckets = read.unsavedBuckets(of: name)
+            if !buckets.isEmpty { byName[name] = read.table.keep([], adding: buckets, end: read.end(of: name)) }
+        }
+        return byName
+    }
+
+    /// The current day's or month's projection of each name, when the table asks for one.
+    private func projections(_ read: BucketRead, names: Set<String>,
+                             rows byName: [String: [UsageRow]]) throws -> [String: Projection] {
+        guard read.table.projection, read.resolution == .day || read.resolution == .month, !names.isEmpty else { return [:] }
+        let now = Int64(context.now)
+        let (resolution, configuration) = (read.resolution, store.configuration)
+        var projections: [String: Projection] = [:]
+        var unread: [String] = []
+        for name in names {
+            // The current period's row, unsaved part added, is among the rows read when the
+            // range holds it and no `top` left it out: no second read.
+            let start = configuration.calendar.start(of: resolution, containing: now,
+                                                     monthStartDay: configuration.monthStartDay(for: name))
+            guard read.table.top == nil, read.from <= start, start < read.to else {
+                unread.append(name)
+                continue
+            }
+            let soFar = byName[name]?.last { $0.start == start }?.tally.traffic ?? .zero
+            projections[name] = StoreQueries.project(soFar, start: start, end: read.end(of: name)(start), now: now)
+        }
+        guard !unread.isEmpty else { return projections }
+        let unsaved = self.unsaved
+        projections.merge(try store.projections(unread, resolution: resolution, now: now) { name, start in
+            unsaved.buckets(of: name, resolution: resolution, from: start, to: start + 1)[start]?.traffic ?? .zero
+        }) { first, _ in first }
+        return projections
+    }
+
+    /// A class's buckets, summed in the store, with its known members' unsaved buckets added.
+    private func classRows(_ read: BucketRead, _ subject: UsageSubject) throws -> [UsageRow] {
+        guard case .interfaceClass(let interfaceClass) = subject else { return [] }
+        let known = context.classMembers[interfaceClass.rawValue] ?? []
+        var buckets: [Int64: BucketTally] = [:]
+        for member in known {
+            buckets.merge(read.unsavedBuckets(of: member)) { sum, more in
+                var sum = sum
+                sum += more
+                return sum
+            }
+        }
+        return read.table.keep(try store.usage(subject, resolution: read.resolution, from: read.table.from, to: read.table.to),
+                               adding: buckets, end: read.end(of: known.first ?? ""))
+    }
+
+    /// A subject's total as one row; none for a subject without history.
+    private func totalRows(of subject: UsageSubject) -> [UsageRow] {
+        switch subject {
+        case .interface(let name):
+            return totals[name].map { [UsageAnswers.totalRow([$0], now: context.now)] } ?? []
+        case .interfaceClass(let interfaceClass):
+            let members = Set(recordedMembers(of: interfaceClass.rawValue))
+                .union(context.classMembers[interfaceClass.rawValue] ?? [])
+            let tallies = totals.filter { members.contains($0.key) }.map(\.value)
+            return tallies.isEmpty ? [] : [UsageAnswers.totalRow(tallies, now: context.now)]
+        }
+    }
+
+    /// The names whose records give them `className`.
+    private func recordedMembers(of className: String) -> [String] {
+        interfaceRecords.filter { $0.interfaceClass == className }.map(\.name)
+    }
+
+    /// One subject's table as answered, its rows labelled.
+    private func result(_ subject: UsageSubject, period: UsagePeriod, rows: [UsageRow], projection: Projection?) -> UsageResult {
+        let (interface, className, tunnel): (String?, String?, Bool) = switch subject {
+        case .interface(let name): (name, nil, context.tunnels.contains(name))
+        case .interfaceClass(let interfaceClass): (nil, interfaceClass.rawValue, interfaceClass == .tunnel)
+        }
+        // A class's sum is labelled by its members' own losses too (a container's, under `virtual`).
+        let members = className.map { context.lostEvents.hasScoped ? recordedMembers(of: $0) : [] } ?? []
+        return UsageResult(
+            interface: interface, class: className, period: period.rawValue,
+            rows: rows.map { row in
+                UsageAnswers.row(row, tunnel: tunnel, subject: interface ?? "",
+                                 eventsLost: interface.map { context.lostEvents.count(from: Double(row.start), to: Double(row.end), for: $0) }
+                                     ?? context.lostEvents.count(from: Double(row.start), to: Double(row.end), forAny: members))
+            },
+            projection: projection.map(ProjectionResult.init), footnote: footnotes ? EstimateLabel.footnote : nil)
+    }
+
+    /// Each subject's tables together, in the order asked: the columns (one a table) read
+    /// row by row.
+    private static func interleaved(_ columns: [[UsageResult]], count: Int) -> [UsageResult] {
         var result: [UsageResult] = []
-        result.reserveCapacity(subjects.count * queries.count)
+        result.reserveCapacity(count)
         for index in columns.first?.indices ?? 0..<0 {
             for column in columns { result.append(column[index]) }
         }
         return result
+    }
+}
+
+/// One table of buckets as it is read: its resolution and range, and what is unsaved in it.
+private struct BucketRead {
+    let table: UsageTable
+    let resolution: Resolution
+    let unsaved: UnsavedTraffic
+    let configuration: HistoryConfiguration
+
+    var from: Int64 { table.from ?? .min }
+    var to: Int64 { table.to ?? .max }
+
+    func unsavedBuckets(of name: String) -> [Int64: BucketTally] {
+        unsaved.buckets(of: name, resolution: resolution, from: from, to: to)
+    }
+
+    /// A new row's end from its start, in `name`'s calendar (its billing day).
+    func end(of name: String) -> (Int64) -> Int64 {
+        let (configuration, resolution) = (configuration, resolution)
+        let monthStartDay = configuration.monthStartDay(for: name)
+        return { configuration.calendar.end(of: resolution, startingAt: $0, monthStartDay: monthStartDay) }
+    }
+
+    /// `name`'s rows as the table keeps them, its unsaved buckets added.
+    func keep(_ rows: [UsageRow], of name: String) -> [UsageRow] {
+        table.keep(rows, adding: unsavedBuckets(of: name), end: end(of: name))
     }
 }
 
@@ -194,7 +262,8 @@ enum UsageAnswers {
     /// `footnotes` on each table (a `usage` answer's one table); a `query` answer has one for all.
     static func tables(_ subjects: [UsageSubject], _ queries: [UsageTable], store: Store, context: UsageContext,
                        footnotes: Bool = false, maximumRows: Int = Self.maximumRows) throws -> [UsageResult] {
-        var reader = UsageReader(queries, store: store, context: context, footnotes: footnotes, maximumRows: maximumRows)
+        var reader = try UsageReader(queries, for: subjects, store: store, context: context, footnotes: footnotes,
+                                     maximumRows: maximumRows)
         return try reader.tables(subjects)
     }
 
@@ -209,7 +278,7 @@ enum UsageAnswers {
     }
 
     /// Every name's saved total with its unsaved part added, and names with only unsaved traffic.
-    static func totals(_ store: Store, adding unsaved: UnsavedTraffic) throws -> [String: (tally: BucketTally, since: Double)] {
+    static func totals(_ store: StoreQueries, adding unsaved: UnsavedTraffic) throws -> [String: (tally: BucketTally, since: Double)] {
         var totals = try store.totals()
         for name in unsaved.names {
             guard let more = unsaved.total(of: name) else { continue }
@@ -256,7 +325,7 @@ enum UsageAnswers {
     static func unknown(_ names: [String], store: Store, context: UsageContext) throws -> [String] {
         var unknown: [String] = []
         for name in names where !context.known.contains(name) {
-            if try store.total(name) == nil { unknown.append(name) }
+            if try store.queries.total(name) == nil { unknown.append(name) }
         }
         return unknown
     }

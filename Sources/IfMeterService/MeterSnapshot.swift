@@ -80,34 +80,30 @@ extension MeterService {
     /// Every name's figures as of now.
     public func snapshot() -> MeterSnapshot {
         // Sorted by key, then looked up: sorting the Link values would copy each of them.
-        let present = links.keys.sorted().map { figures(of: links[$0]!) }
+        let present = table.links.keys.sorted().map { figures(of: table.links[$0]!) }
         let presentNames = Set(present.map(\.name))
-        let absent = history.values.filter { !presentNames.contains($0.name) }.sorted { $0.name < $1.name }.map {
+        let absent = table.history.values.filter { !presentNames.contains($0.name) }.sorted { $0.name < $1.name }.map {
             figures(ofAbsent: $0)
         }
         return MeterSnapshot(summary: summary, interfaces: present + absent, networks: networkFigures())
     }
 
     public var summary: MeterSummary {
-        MeterSummary(sampledAt: lastSample, presentLinks: links.count, lastSaveAt: lastSaveAt, saveError: saveError,
-                     lostEvents: lostEvents, hasUnsavedTraffic: pending.hasUnsavedTraffic || carried.hasUnsavedTraffic)
+        MeterSummary(sampledAt: lastSample, presentLinks: table.links.count, lastSaveAt: saves.lastSaveAt,
+                     saveError: saves.saveError, lostEvents: lostEvents, hasUnsavedTraffic: saves.hasUnsavedTraffic)
     }
 
     /// Containers' and namespaces' subjects absent since before `cutoff` (`retention_owners`),
     /// at most `limit` of them, oldest first: what the daemon forgets at its next save.
     public func absentOwners(lastSeenBefore cutoff: Double, limit: Int) -> [String] {
-        history.values.filter { $0.lastSeen < cutoff && SubjectName.owner(of: $0.name) != nil }
+        table.history.values.filter { $0.lastSeen < cutoff && SubjectName.owner(of: $0.name) != nil }
             .sorted { ($0.lastSeen, $0.name) < ($1.lastSeen, $1.name) }.prefix(limit).map(\.name)
     }
 
     /// What is counted and not yet in the database, for an answer from the store to add:
     /// `names`' traffic (every name's when nil) and all unsaved events.
     public func unsaved(of names: [String]?) -> UnsavedTraffic {
-        var unsaved = UnsavedTraffic()
-        unsaved.add(pending, writtenBy: [nextBatch + 1], names: names)
-        unsaved.add(carried, writtenBy: carriedBatches, names: names)
-        for (batch, writes) in inFlight { unsaved.add(writes, writtenBy: [batch], names: names) }
-        return unsaved
+        saves.unsaved(of: names)
     }
 
     /// The figures of those of `names` ifmeter knows, in the order given, without building
@@ -120,15 +116,15 @@ extension MeterService {
         // A few names are compared (equal small strings compare as two words); hashing each of
         // thousands of names to look it up in a set cost more than the rest of the answer.
         let isWanted: (String) -> Bool = names.count <= 8 ? { names.contains($0) } : { wanted.contains($0) }
-        links.values.withUnsafeBufferPointer { buffer in
+        table.links.values.withUnsafeBufferPointer { buffer in
             for position in buffer.indices where isWanted(buffer[position].name) {
-                present[buffer[position].name] = links.keys[position]
+                present[buffer[position].name] = table.links.keys[position]
             }
         }
         return names.compactMap { name in
-            if let key = present[name], let link = links[key] { return figures(of: link) }
+            if let key = present[name], let link = table.links[key] { return figures(of: link) }
             if NetworkSubject.isNetwork(name) { return networkFigures(of: name)?.asInterfaceFigures }
-            return history[name].map { figures(ofAbsent: $0) }
+            return table.history[name].map { figures(ofAbsent: $0) }
         }
     }
 
@@ -144,9 +140,7 @@ extension MeterService {
     func networkFigures(of subject: String) -> NetworkFigures? {
         let record: NetworkRecord?
         if subject == NetworkSubject.unknown {
-            guard savedTotals[subject] != nil || pending.unsavedTotal(of: subject) != nil
-                || carried.unsavedTotal(of: subject) != nil || inFlight.values.contains(where: { $0.unsavedTotal(of: subject) != nil })
-            else { return nil }
+            guard saves.hasTotal(of: subject) else { return nil }
             record = nil
         } else {
             guard NetworkSubject.isNetwork(subject),
@@ -160,7 +154,7 @@ extension MeterService {
     }
 
     private func figures(of link: Link) -> InterfaceFigures {
-        let verdict = verdicts[link.key] ?? configuration.classifier.classify(link)
+        let verdict = table.verdicts[link.key] ?? configuration.classifier.classify(link)
         let since = meter.firstSeen[link.name]
         return InterfaceFigures(
             name: link.name, interfaceClass: verdict.label, classReason: verdict.reason, kind: link.kind,
@@ -184,24 +178,18 @@ extension MeterService {
     /// A name's total since its history began: saved, plus counted and not yet saved (pending,
     /// carried from failed saves, and in saves not finished).
     func total(of name: String) -> BucketTally {
-        var tally = savedTotals[name] ?? BucketTally()
-        if let more = pending.unsavedTotal(of: name) { tally += more }
-        if let more = carried.unsavedTotal(of: name) { tally += more }
-        for part in inFlight.values {
-            if let more = part.unsavedTotal(of: name) { tally += more }
-        }
-        return tally
+        saves.total(of: name)
     }
 
     /// Whether ifmeter has ever seen `name`.
     public func isKnown(_ name: String) -> Bool {
-        meter.firstSeen[name] != nil || savedTotals[name] != nil || history[name] != nil
+        meter.firstSeen[name] != nil || saves.savedTotals[name] != nil || table.history[name] != nil
             || (NetworkSubject.isNetwork(name) && networkFigures(of: name) != nil)
     }
 
     /// Present interfaces' rates, once a full interval has been measured.
     public func rates() -> [(name: String, rate: Rate)] {
-        links.values.sorted { $0.key < $1.key }.compactMap { link in
+        table.links.values.sorted { $0.key < $1.key }.compactMap { link in
             meter.rates[link.key].flatMap { $0.isMeasured ? (link.name, $0) : nil }
         }
     }

@@ -9,8 +9,8 @@ extension MeterService {
         let reported = configuration.hideNetworkNames
             ? devices.map { DeviceNetwork(interface: $0.interface, network: $0.network?.withNameHidden) } : devices
         let changed = networks.report(reported, at: wall)
-        for record in changed { pending.networks[record.network.uuid] = record }
-        if !changed.isEmpty { planMembers = nil }
+        for record in changed { saves.pending.networks[record.network.uuid] = record }
+        if !changed.isEmpty { plans.membersChanged() }
     }
 
     /// Whether some interface's traffic is counted to a network now (`network:unknown` too).

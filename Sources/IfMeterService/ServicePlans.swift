@@ -9,128 +9,113 @@ public struct PlanBaselineRequest: Sendable {
     let throughBatch: Int
 }
 
-/// The service's part in keeping watch over data plans (``PlanWatch``): it knows every name, its
-/// class and its unsaved traffic.
-extension MeterService {
+/// The service's part in keeping watch over data plans (``PlanWatch``): which names each plan
+/// counts, and how deltas are routed to plans as they arrive.
+struct ServicePlans: Sendable {
+    var watch: PlanWatch
+    /// Each plan's names and their classes, in plan order; nil when links or history changed.
+    private(set) var members: [PlanMembers]?
+    /// Which plans each name's deltas count toward as they arrive; nil until the plans are first watched.
+    private(set) var routing: PlanRouting?
+    private var generation = 0
+
+    init(_ watch: PlanWatch) {
+        self.watch = watch
+    }
+
+    /// Links, history or networks changed: the members are worked out again when next needed.
+    mutating func membersChanged() {
+        members = nil
+    }
+
+    mutating func replacePlans(_ plans: [Plan]) {
+        watch.replacePlans(plans)
+        routing = nil
+    }
+
+    mutating func historyRewritten() {
+        members = nil
+        watch.historyRewritten()
+    }
+
+    mutating func forget(_ name: String) {
+        watch.forget(name)
+        members = nil
+    }
+
+    /// A save wrote `writes`.
+    mutating func saved(_ writes: PendingWrites, batch: Int) {
+        watch.saved(writes, batch: batch, routing: routing)
+    }
+
     /// Every plan's figures at `now` whose period's saved traffic has been read.
-    public func planFigures(at now: Double) -> [PlanFigures] {
-        let members = planMembers ?? currentPlanMembers()
-        return plans.figures(at: now, calendar: configuration.store.calendar, members: { members[$0] },
-                             sumsCurrent: planMembers != nil, unsavedSum: unsavedSum(ofPlan:in:),
-                             unsaved: unsavedTally(of:in:), lostEvents: lostEvents)
+    func figures(at now: Double, calendar: BucketCalendar, links: LinkTable, networks: NetworkAssignments,
+                 saves: SaveQueue, lostEvents: LostEvents) -> [PlanFigures] {
+        let members = members ?? self.members(of: links, networks: networks)
+        return watch.figures(at: now, calendar: calendar, members: { members[$0] }, sumsCurrent: self.members != nil,
+                             unsavedSum: { [routing] in saves.unsavedSum(ofPlan: $0, in: $1, routing: routing) },
+                             unsaved: saves.unsavedTally(of:in:), lostEvents: lostEvents)
     }
 
     /// The same figures summed name by name from the saved baselines and the unsaved spans,
     /// without the running sums: what those must always equal (the tests compare them).
-    func planFiguresRecounted(at now: Double) -> [PlanFigures] {
-        let members = currentPlanMembers()
-        return plans.figures(at: now, calendar: configuration.store.calendar, members: { members[$0] },
-                             sumsCurrent: false, unsavedSum: { _, _ in nil }, unsaved: unsavedTally(of:in:),
-                             lostEvents: lostEvents)
+    func figuresRecounted(at now: Double, calendar: BucketCalendar, links: LinkTable, networks: NetworkAssignments,
+                          saves: SaveQueue, lostEvents: LostEvents) -> [PlanFigures] {
+        let members = members(of: links, networks: networks)
+        return watch.figures(at: now, calendar: calendar, members: { members[$0] }, sumsCurrent: false,
+                             unsavedSum: { _, _ in nil }, unsaved: saves.unsavedTally(of:in:), lostEvents: lostEvents)
     }
 
-    /// Evaluates the plans after an ingest: what fired is pending (with the states that say so)
-    /// and returned for watchers and the journal. Nothing before the first dump.
-    public mutating func watchPlans(at now: Double) -> Ingested {
-        guard meter.phase == .running, !plans.plans.isEmpty else { return Ingested() }
-        var reroute = planRouting == nil
-        if planMembers == nil {
-            planMembers = currentPlanMembers()
-            plans.savedChanged()
+    /// Evaluates the plans at `now`, routing deltas anew when plans, members or periods changed:
+    /// the events of thresholds crossed, and the states that changed.
+    mutating func watch(at now: Double, calendar: BucketCalendar, links: LinkTable, networks: NetworkAssignments,
+                        saves: inout SaveQueue, lostEvents: LostEvents) -> (events: [CounterEvent], changed: [String: PlanState]) {
+        var reroute = routing == nil
+        let members: [PlanMembers]
+        if let known = self.members {
+            members = known
+        } else {
+            members = self.members(of: links, networks: networks)
+            self.members = members
+            watch.savedChanged()
             reroute = true
         }
-        let members = planMembers ?? []
-        if plans.prepare(at: now, calendar: configuration.store.calendar, members: { members[$0] }) { reroute = true }
-        if reroute { routePlans(members) }
-        resumPlans()
-        let (fired, changed) = plans.watch(planFigures(at: now), calendar: configuration.store.calendar)
-        guard !changed.isEmpty || !fired.isEmpty else { return Ingested() }
-        let events = fired.map(\.counterEvent)
-        pending.planStates.merge(changed) { _, newer in newer }
-        pending.add(MeterOutput(events: events), calendar: configuration.store.calendar,
-                    monthStartDay: configuration.store.monthStartDay(for:))
-        return Ingested(events: events)
-    }
-
-    /// What the store must read for the plans at `now`, if anything; asked once.
-    public mutating func planBaselinesNeeded(at now: Double) -> PlanBaselineRequest? {
-        let periods = plans.baselinesNeeded(at: now, calendar: configuration.store.calendar)
-        return periods.isEmpty ? nil : PlanBaselineRequest(periods: periods, throughBatch: nextBatch)
-    }
-
-    /// The store's answer to a ``PlanBaselineRequest``: each period's saved traffic by name.
-    public mutating func takePlanBaselines(_ tallies: [PlanBounds: [String: BucketTally]], for request: PlanBaselineRequest) {
-        plans.take(tallies, asked: request.periods, throughBatch: request.throughBatch)
+        if watch.prepare(at: now, calendar: calendar, members: { members[$0] }) { reroute = true }
+        if reroute { route(members) }
+        if let routing { saves.resumPlans(for: routing) }
+        let figures = figures(at: now, calendar: calendar, links: links, networks: networks, saves: saves, lostEvents: lostEvents)
+        let (fired, changed) = watch.watch(figures, calendar: calendar)
+        return (fired.map(\.counterEvent), changed)
     }
 
     /// A new routing of deltas to plans (plans, members or periods changed): every part not yet
     /// saved sums its plans again from its spans.
-    private mutating func routePlans(_ members: [PlanMembers]) {
+    private mutating func route(_ members: [PlanMembers]) {
         var plansOf: [String: [Int32]] = [:]
         for (index, named) in members.enumerated() {
             for name in named.names { plansOf[name, default: []].append(Int32(index)) }
         }
-        planGeneration += 1
-        let bounds = plans.currentBounds.map { $0 ?? PlanBounds(start: 0, end: 0) }
-        planRouting = PlanRouting(generation: planGeneration, plansOf: plansOf, bounds: bounds)
-    }
-
-    /// Parts whose plan sums are not for the current routing (new, merged after a failed save,
-    /// a name forgotten) sum them again.
-    private mutating func resumPlans() {
-        guard let routing = planRouting else { return }
-        if pending.planTallies.generation != routing.generation { pending.sumPlans(for: routing) }
-        if carried.planTallies.generation != routing.generation { carried.sumPlans(for: routing) }
-        for (batch, part) in inFlight where part.planTallies.generation != routing.generation {
-            inFlight[batch]?.sumPlans(for: routing)
-        }
-    }
-
-    /// A plan's unsaved traffic in `bounds`, summed as it arrived; nil when some part's sums are
-    /// not for this routing (then each member's is added).
-    func unsavedSum(ofPlan index: Int, in bounds: PlanBounds) -> BucketTally? {
-        guard let routing = planRouting, routing.bounds.indices.contains(index), routing.bounds[index] == bounds,
-              var sum = pending.planTallies.sums(for: routing)?[index] else { return nil }
-        if !carried.isEmpty {
-            guard let more = carried.planTallies.sums(for: routing)?[index] else { return nil }
-            sum += more
-        }
-        for part in inFlight.values {
-            guard let more = part.planTallies.sums(for: routing)?[index] else { return nil }
-            sum += more
-        }
-        return sum
-    }
-
-    /// `name`'s traffic in `bounds` not yet in the store: pending, carried and in saves not finished.
-    func unsavedTally(of name: String, in bounds: PlanBounds) -> BucketTally? {
-        var sum = pending.unsavedTally(of: name, in: bounds)
-        func add(_ part: PendingWrites) {
-            guard let more = part.unsavedTally(of: name, in: bounds) else { return }
-            if sum == nil { sum = more } else { sum! += more }
-        }
-        // Without a failed save or one in flight (nearly always) that is one lookup.
-        if !carried.traffic.isEmpty { add(carried) }
-        for part in inFlight.values { add(part) }
-        return sum
+        generation += 1
+        let bounds = watch.currentBounds.map { $0 ?? PlanBounds(start: 0, end: 0) }
+        routing = PlanRouting(generation: generation, plansOf: plansOf, bounds: bounds)
     }
 
     /// Each plan's names: present links (not ignored) and names with history, with their class.
-    func currentPlanMembers() -> [PlanMembers] {
-        guard !plans.plans.isEmpty else { return [] }
+    func members(of table: LinkTable, networks: NetworkAssignments) -> [PlanMembers] {
+        guard !watch.plans.isEmpty else { return [] }
         var candidates: [(name: String, interfaceClass: String?)] = []
         var presentNames = Set<String>()
-        for (key, link) in links {
-            guard let verdict = verdicts[key] else { continue }
+        for (key, link) in table.links {
+            guard let verdict = table.verdicts[key] else { continue }
             if case .ignored = verdict { continue }
             if presentNames.insert(link.name).inserted { candidates.append((link.name, verdict.label)) }
         }
-        for record in history.values where !presentNames.contains(record.name) {
+        for record in table.history.values where !presentNames.contains(record.name) {
             candidates.append((record.name, record.interfaceClass))
         }
         candidates.sort { $0.name < $1.name }
-        let networks = self.networks.records.values.sorted { $0.network.uuid < $1.network.uuid }
-        return plans.plans.map { plan in
+        let networks = networks.records.values.sorted { $0.network.uuid < $1.network.uuid }
+        return watch.plans.map { plan in
             if plan.countsNetworks {
                 let chosen = networks.filter { plan.includes($0.network) }.map(\.network)
                 return PlanMembers(names: chosen.map(\.subject), tunnels: chosen.filter(\.isTunnel).map(\.subject))
@@ -139,5 +124,46 @@ extension MeterService {
             return PlanMembers(names: chosen.map(\.name),
                                tunnels: chosen.filter { $0.interfaceClass == InterfaceClass.tunnel.rawValue }.map(\.name))
         }
+    }
+}
+
+/// What the daemon asks of the plans, through the service that knows every name, its class and
+/// its unsaved traffic.
+extension MeterService {
+    /// Every plan's figures at `now` whose period's saved traffic has been read.
+    public func planFigures(at now: Double) -> [PlanFigures] {
+        plans.figures(at: now, calendar: configuration.store.calendar, links: table, networks: networks, saves: saves,
+                      lostEvents: lostEvents)
+    }
+
+    /// The same figures summed name by name, without the running sums (the tests compare them).
+    func planFiguresRecounted(at now: Double) -> [PlanFigures] {
+        plans.figuresRecounted(at: now, calendar: configuration.store.calendar, links: table, networks: networks,
+                               saves: saves, lostEvents: lostEvents)
+    }
+
+    /// Evaluates the plans after an ingest: what fired is pending (with the states that say so)
+    /// and returned for watchers and the journal. Nothing before the first dump.
+    public mutating func watchPlans(at now: Double) -> Ingested {
+        guard meter.phase == .running, !plans.watch.plans.isEmpty else { return Ingested() }
+        let calendar = configuration.store.calendar
+        let (events, changed) = plans.watch(at: now, calendar: calendar, links: table, networks: networks,
+                                            saves: &saves, lostEvents: lostEvents)
+        guard !changed.isEmpty || !events.isEmpty else { return Ingested() }
+        saves.pending.planStates.merge(changed) { _, newer in newer }
+        saves.pending.add(MeterOutput(events: events), calendar: calendar,
+                          monthStartDay: configuration.store.monthStartDay(for:))
+        return Ingested(events: events)
+    }
+
+    /// What the store must read for the plans at `now`, if anything; asked once.
+    public mutating func planBaselinesNeeded(at now: Double) -> PlanBaselineRequest? {
+        let periods = plans.watch.baselinesNeeded(at: now, calendar: configuration.store.calendar)
+        return periods.isEmpty ? nil : PlanBaselineRequest(periods: periods, throughBatch: saves.nextBatch)
+    }
+
+    /// The store's answer to a ``PlanBaselineRequest``: each period's saved traffic by name.
+    public mutating func takePlanBaselines(_ tallies: [PlanBounds: [String: BucketTally]], for request: PlanBaselineRequest) {
+        plans.watch.take(tallies, asked: request.periods, throughBatch: request.throughBatch)
     }
 }

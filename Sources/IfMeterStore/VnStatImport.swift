@@ -24,7 +24,13 @@ public struct ImportReport: Hashable, Sendable {
     public func hash(into hasher: inout Hasher) { hasher.combine(name) }
 }
 
-extension Store {
+/// Brings vnStat's history into the store (`ifmeter import`).
+public struct VnStatImport {
+    let connection: SQLiteConnection
+    let statements: Statements
+    let configuration: HistoryConfiguration
+    let path: String
+
     /// Where imports are remembered, per source: a bucket or total imported once is never
     /// imported again.
     static let vnStatSource = "vnstat"
@@ -44,7 +50,7 @@ extension Store {
     /// vnStat's buckets that end after ifmeter's first sight are left out, and the total gains
     /// vnStat's total less the traffic of those of its finest rows. Imported figures are
     /// labelled `imported-vnstat`.
-    public func importVnStat(_ database: VnStatDatabase, dryRun: Bool) throws(StoreError) -> [ImportReport] {
+    public func vnStat(_ database: VnStatDatabase, dryRun: Bool) throws(StoreError) -> [ImportReport] {
         try connection.transaction("import into", commit: !dryRun) { () throws(StoreError) -> [ImportReport] in
             try database.interfaces.map { interface throws(StoreError) in try importInterface(interface, utc: database.utc) }
         }
@@ -114,5 +120,37 @@ extension Store {
     private func recordImport(_ name: String, _ resolution: String, _ start: Int64, _ rx: UInt64, _ tx: UInt64) throws(StoreError) -> Bool {
         try statements.recordImport.run([.text(Self.vnStatSource), .text(name), .text(resolution), .int(start), .uint(rx), .uint(tx)])
         return connection.changes > 0
+    }
+}
+
+extension VnStatImport {
+    /// The statements an import uses, prepared at open.
+    struct Statements {
+        let importBucket, importTotal, importInterface, recordImport, importedStart, firstSeen: Statement
+
+        init(_ connection: SQLiteConnection) throws(StoreError) {
+            // vnStat imports (VnStatImport): added to what the bucket or total holds, marked imported.
+            importBucket = try connection.prepare("""
+                INSERT INTO buckets (name, resolution, start, rx_bytes, tx_bytes, imported) VALUES (?1, ?2, ?3, ?4, ?5, 1)
+                ON CONFLICT (name, resolution, start) DO UPDATE SET rx_bytes = ifm_add(rx_bytes, excluded.rx_bytes),
+                    tx_bytes = ifm_add(tx_bytes, excluded.tx_bytes), imported = 1
+                """, "import into")
+            importTotal = try connection.prepare("""
+                INSERT INTO totals (name, rx_bytes, tx_bytes, imported) VALUES (?1, ?2, ?3, 1)
+                ON CONFLICT (name) DO UPDATE SET rx_bytes = ifm_add(rx_bytes, excluded.rx_bytes),
+                    tx_bytes = ifm_add(tx_bytes, excluded.tx_bytes), imported = 1
+                """, "import into")
+            importInterface = try connection.prepare("""
+                INSERT INTO interfaces (name, kind, mac, first_seen, last_seen) VALUES (?1, '', '', ?2, ?3)
+                ON CONFLICT (name) DO UPDATE SET first_seen = excluded.first_seen
+                WHERE excluded.first_seen < first_seen
+                """, "import into")
+            recordImport = try connection.prepare("""
+                INSERT OR IGNORE INTO imports (source, name, resolution, start, rx_bytes, tx_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                """, "import into")
+            importedStart = try connection.prepare(
+                "SELECT start FROM imports WHERE source = ?1 AND name = ?2 AND resolution = ?3", "import into")
+            firstSeen = try connection.prepare("SELECT first_seen FROM interfaces WHERE name = ?1", "import into")
+        }
     }
 }

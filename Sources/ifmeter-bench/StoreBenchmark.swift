@@ -27,7 +27,7 @@ func storeBenchmark(directory: String) throws {
         }
         pending.add(meter.start(links: links, at: instant()), calendar: store.configuration.calendar,
                     monthStartDay: { _ in 1 })
-        try store.save(&pending)
+        try store.writer.save(&pending)
         // Per interface a save writes 5 buckets, 1 total, 1 epoch and 1 name row.
         let rows = count * 8
         var saves: [UInt64] = [], bare: [UInt64] = []
@@ -42,7 +42,7 @@ func storeBenchmark(directory: String) throws {
                         monthStartDay: { _ in 1 })
             pending.setMeterState(meter.exportState())
             let t0 = nanoseconds()
-            try store.save(&pending)
+            try store.writer.save(&pending)
             let t1 = nanoseconds()
             try baseline.upsert(rows: rows, value: Int64(round))
             let t2 = nanoseconds()
@@ -87,10 +87,10 @@ func sizeAfterOneYear(directory: String) throws {
                         monthStartDay: { _ in 1 })
             if step % 12 == 0 {
                 pending.setMeterState(meter.exportState())
-                try store.save(&pending)
+                try store.writer.save(&pending)
             }
             if step % 288 == 0 {
-                while try store.prune(now: Int64(wall)) > 0 {}
+                while try store.retention.prune(now: Int64(wall)) > 0 {}
             }
         }
     }

@@ -70,7 +70,7 @@ do {
     var meter = Meter(bootID: "seed-boot", restoring: nil, knownNames: [:])
     let first = counters(after: 0, resetAt: resetHour)
     take(meter.start(links: [link("eth0", 2, first.eth0), link("wwan0", 3, first.wwan0)], at: instant(start)), at: start)
-    try store.save(&pending)
+    try store.writer.save(&pending)
     var wall = start + 3600
     while wall <= end {
         let now = counters(after: Int((wall - start) / 3600), resetAt: resetHour)
@@ -80,7 +80,7 @@ do {
         }
         if wall == gap.to {
             // The daemon was stopped at gap.from and starts again now, resuming its saved state.
-            try store.save(&pending)
+            try store.writer.save(&pending)
             meter = Meter(bootID: "seed-boot", restoring: meter.exportState(),
                           knownNames: meter.firstSeen.dictionary)
             take(meter.start(links: [link("eth0", 2, now.eth0), link("wwan0", 3, now.wwan0)], at: instant(wall)), at: wall)
@@ -93,10 +93,10 @@ do {
             ], at: instant(wall)), at: wall)
         }
         // The daemon saves every minute; once a day is enough to exercise the same path here.
-        if Int((wall - start) / 3600) % 24 == 0 { try store.save(&pending) }
+        if Int((wall - start) / 3600) % 24 == 0 { try store.writer.save(&pending) }
         wall += 3600
     }
-    try store.save(&pending)
+    try store.writer.save(&pending)
 } catch {
     print("history-seeder: \(error)")
     exit(1)

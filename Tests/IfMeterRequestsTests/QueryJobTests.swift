@@ -29,7 +29,7 @@ struct QueryJobTests {
             }
         }
         pending.add(output, calendar: store.configuration.calendar, monthStartDay: { _ in 1 })
-        try store.save(&pending)
+        try store.writer.save(&pending)
         return (store, names)
     }
 

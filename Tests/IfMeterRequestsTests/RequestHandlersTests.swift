@@ -62,7 +62,7 @@ final class ValueContext: MeteringContext {
         saves += 1
         let outcome = service?.save(at: now) { [store] batch throws(StoreError) in
             let records = batch.presentRecords
-            try store.save(&batch.writes, recording: records)
+            try store.writer.save(&batch.writes, recording: records)
             store.ledger.wrote(batch.writtenBatches)
         }
         precondition(outcome?.error == nil)
@@ -290,7 +290,7 @@ struct RequestHandlersTests {
                                     at: more)
         var batch = context.service!.beginSave(at: context.now + 120)
         #expect(try Self.eth0(handlers, context, as: Self.user) {
-            try! context.store.save(&batch.writes, recording: batch.presentRecords)
+            try! context.store.writer.save(&batch.writes, recording: batch.presentRecords)
             context.store.ledger.wrote(batch.writtenBatches)
         } == (100_000, saved + 76_000))
         _ = context.service!.finishSave(batch, error: nil)
@@ -335,7 +335,7 @@ struct RequestHandlersTests {
         let done = try Self.line(handlers.answer(Request(.forget, interface: "wg0"), from: Self.admin), handlers, context, id: nil)
         #expect(try done.result(as: AdminResult.self).done == "history of wg0 deleted")
         #expect(context.forgotten == ["wg0"])
-        #expect(try context.store.total("wg0") == nil)
+        #expect(try context.store.queries.total("wg0") == nil)
         let again = try Self.line(handlers.answer(Request(.forget, interface: "never"), from: Self.admin), handlers, context, id: nil)
         #expect(again.error?.code == .unknownInterface)
     }

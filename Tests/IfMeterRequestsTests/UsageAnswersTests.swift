@@ -27,7 +27,7 @@ struct UsageAnswersTests {
             }
         }
         pending.add(output, calendar: store.configuration.calendar, monthStartDay: { _ in 1 })
-        try store.save(&pending)
+        try store.writer.save(&pending)
         return store
     }
 

@@ -13,7 +13,7 @@ struct AbsentNamesTests {
         harness.save(at: at(30))
         try harness.restart(at: at(60))
         harness.start([link("eth0", 2, traffic(500, 50)), link("eth1", 3, traffic(10, 10))], at: at(60))
-        #expect(harness.service.history.isEmpty, "both names are present: their records are their links")
+        #expect(harness.service.table.history.isEmpty, "both names are present: their records are their links")
         // eth0 renamed to wan0 (same ifindex), eth1 deleted.
         harness.ingest([.event(.newOrChanged(link("wan0", 2, traffic(600, 60))))], at: at(90))
         harness.ingest([.event(.deleted(link("eth1", 3, traffic(20, 20))))], at: at(100))

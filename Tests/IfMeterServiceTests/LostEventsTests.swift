@@ -77,7 +77,7 @@ struct ScopedLostEventsTests {
         let estimates = try #require(harness.logs.last?.estimates)
         #expect(estimates.first { $0.name == "container:web" }?.labels.contains(.eventsLost) == true)
         #expect(estimates.first { $0.name == "eth0" }?.labels.contains(.eventsLost) == false)
-        #expect(try harness.store.events(kind: .eventsLost).map(\.interface) == ["container:web"])
+        #expect(try harness.store.queries.events(kind: .eventsLost).map(\.interface) == ["container:web"])
         try harness.restart(at: at(60))
         harness.start([link("eth0", 2, traffic(100, 10))], at: at(60))
         #expect(harness.figures("container:web")?.labels.contains(.eventsLost) == true)

@@ -66,7 +66,7 @@ struct MeterServiceTests {
         #expect(harness.total("eth0") == traffic(400, 40, 4, 4))
         // The first batch is written; the second fails (disk full) and is pending again.
         let records = first.presentRecords
-        try harness.store.save(&first.writes, recording: records)
+        try harness.store.writer.save(&first.writes, recording: records)
         #expect(harness.service.finishSave(first, error: nil).error == nil)
         #expect(harness.service.finishSave(second, error: diskFull).error == diskFull)
         #expect(harness.total("eth0") == traffic(400, 40, 4, 4), "nothing counted twice or lost")
@@ -74,7 +74,7 @@ struct MeterServiceTests {
         harness.ingest(readings: [reading(2, traffic(1000, 100, 10, 10))], at: at(90))
         #expect(harness.save(at: at(90)).recovered)
         #expect(try harness.storedTotal("eth0") == traffic(1000, 100, 10, 10))
-        let days = try harness.store.usageByName(resolution: .day, names: ["eth0"])?["eth0"] ?? []
+        let days = try harness.store.queries.usageByName(resolution: .day, names: ["eth0"])?["eth0"] ?? []
         #expect(days.map(\.tally.traffic) == [traffic(1000, 100, 10, 10)], "every bucket written once")
         #expect(harness.total("eth0") == traffic(1000, 100, 10, 10))
     }
@@ -152,10 +152,10 @@ struct MeterServiceTests {
         let harness = try ServiceHarness()
         harness.start([link("eth0", 2, traffic(100, 10))], at: at(0))
         harness.ingest([.event(.newOrChanged(link("eth1", 3, traffic(5, 5))))], at: at(5))
-        #expect(harness.service.links.count == 2 && harness.service.links.values.allSatisfy { $0.counters == nil })
+        #expect(harness.service.table.links.count == 2 && harness.service.table.links.values.allSatisfy { $0.counters == nil })
         harness.ingest([.resync(links: [link("eth0", 2, traffic(300, 30)), link("eth2", 4, traffic(1, 1))], unparseable: 0)],
                        readings: [reading(2, traffic(400, 40)), reading(4, traffic(2, 2))], at: at(10))
-        #expect(harness.service.links.count == 2 && harness.service.links.values.allSatisfy { $0.counters == nil })
+        #expect(harness.service.table.links.count == 2 && harness.service.table.links.values.allSatisfy { $0.counters == nil })
         #expect(harness.total("eth0") == traffic(300, 30))
     }
 
@@ -194,10 +194,10 @@ struct MeterServiceTests {
         #expect(harness.figures("eth1")?.interfaceClass == "ignored")
         harness.save(at: at(60))
         // Its history stays as it was when last metered.
-        let stored = try #require(try harness.store.interfaces().first { $0.name == "eth1" })
+        let stored = try #require(try harness.store.queries.interfaces().first { $0.name == "eth1" })
         #expect(stored.interfaceClass == "ethernet" && stored.lastSeen == at(30).wall)
         // A metered link's record is written by every save.
-        #expect(try harness.store.interfaces().first { $0.name == "eth0" }?.lastSeen == at(60).wall)
+        #expect(try harness.store.queries.interfaces().first { $0.name == "eth0" }?.lastSeen == at(60).wall)
         #expect(try harness.storedTotal("eth1") == traffic(100, 10))
     }
 
@@ -239,7 +239,7 @@ struct MeterServiceTests {
         #expect(harness.events.filter { $0.kind == .eventsLost }.map(\.at) == [at(10).wall, at(70).wall])
         #expect(harness.service.snapshot().summary.eventsLost == 200)
         harness.save(at: at(120))
-        #expect(try harness.store.events(kind: .eventsLost).count == 2)
+        #expect(try harness.store.queries.events(kind: .eventsLost).count == 2)
         try harness.restart(at: at(130))
         #expect(harness.service.summary.lostEvents.everyone.count(from: at(65).wall, to: at(66).wall) > 0)
         #expect(harness.service.summary.lostEvents.everyone.count(from: at(0).wall, to: at(10).wall) == 0)

@@ -122,7 +122,7 @@ struct NetworkSplitTests {
         let shown = try #require(figures(harness, modem.subject)?.record?.network)
         #expect(shown.id == modem.withNameHidden.id && shown.apn == nil && shown.operatorName == nil)
         harness.save(at: at(2))
-        #expect(try harness.store.networks().map(\.network) == [modem.withNameHidden])
+        #expect(try harness.store.loader.networks().map(\.network) == [modem.withNameHidden])
     }
 
     @Test("NetworkManager gone: its devices' traffic is network:unknown until it is back")
@@ -223,7 +223,7 @@ struct NetworkSplitTests {
         harness.start([link("wlan0", 3, traffic(0, 0))], at: at(10))
         #expect(Set(harness.service.networkFigures().compactMap { $0.record?.network.id }) == [home.withNameHidden.id, hotspot.withNameHidden.id])
         harness.save(at: at(20))
-        let stored = try harness.store.networks()
+        let stored = try harness.store.loader.networks()
         #expect(stored.allSatisfy { $0.network.id.hasPrefix("network-") && $0.network.ssid == nil }, "\(stored)")
     }
 

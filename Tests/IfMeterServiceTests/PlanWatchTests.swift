@@ -52,9 +52,9 @@ struct PlanWatchTests {
         #expect(figures.fired == [0.5, 1])
         #expect(figures.left == 0)
         #expect(figures.members == ["eth0"])
-        #expect(try harness.store.events(kind: .planThreshold).map { $0.plan?.used } == [600], "saved at 90 s")
+        #expect(try harness.store.queries.events(kind: .planThreshold).map { $0.plan?.used } == [600], "saved at 90 s")
         harness.save(at: at(150))
-        #expect(try harness.store.events(kind: .planThreshold).map { $0.plan?.used } == [600, 1100])
+        #expect(try harness.store.queries.events(kind: .planThreshold).map { $0.plan?.used } == [600, 1100])
     }
 
     @Test("a restart after a crossing fires nothing; one crossed while stopped fires once at start, marked")
@@ -197,7 +197,7 @@ extension ServiceHarness {
     func watch(at instant: MeterInstant) -> [CounterEvent] {
         if let request = service.planBaselinesNeeded(at: instant.wall) {
             var tallies: [PlanBounds: [String: BucketTally]] = [:]
-            for period in request.periods { tallies[period] = try? store.dailyTallies(from: period.start, to: period.end) }
+            for period in request.periods { tallies[period] = try? store.queries.dailyTallies(from: period.start, to: period.end) }
             service.takePlanBaselines(tallies, for: request)
         }
         let fired = service.watchPlans(at: instant.wall).events

@@ -41,7 +41,7 @@ final class ServiceHarness {
     init(bootID: String = "boot-1", configuration: ServiceConfiguration = ServiceConfiguration()) throws {
         directory = try TemporaryDirectory()
         store = try Store(path: directory.database)
-        service = MeterService(bootID: bootID, configuration: configuration, history: try store.loadHistory(),
+        service = MeterService(bootID: bootID, configuration: configuration, history: try store.loader.history(),
                                at: at(0).wall)
     }
 
@@ -60,7 +60,7 @@ final class ServiceHarness {
         let outcome = service.save(at: instant.wall) { batch in
             if let failure { throw failure }
             let records = batch.presentRecords
-            try store.save(&batch.writes, recording: records)
+            try store.writer.save(&batch.writes, recording: records)
         }
         logs.append(outcome.log)
         return outcome
@@ -71,7 +71,7 @@ final class ServiceHarness {
                  configuration: ServiceConfiguration = ServiceConfiguration()) throws {
         store = nil
         store = try Store(path: directory.database)
-        service = MeterService(bootID: bootID, configuration: configuration, history: try store.loadHistory(),
+        service = MeterService(bootID: bootID, configuration: configuration, history: try store.loader.history(),
                                at: instant.wall)
     }
 
@@ -82,7 +82,7 @@ final class ServiceHarness {
     func total(_ name: String) -> Traffic { figures(name)?.total.traffic ?? .zero }
 
     /// What the database says a name's all-time total is.
-    func storedTotal(_ name: String) throws -> Traffic { try store.total(name)?.tally.traffic ?? .zero }
+    func storedTotal(_ name: String) throws -> Traffic { try store.queries.total(name)?.tally.traffic ?? .zero }
 
     /// Every estimate-log window's traffic for a name, summed.
     func logged(_ name: String) -> Traffic {

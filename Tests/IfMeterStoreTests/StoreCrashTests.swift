@@ -43,10 +43,10 @@ struct StoreCrashTests {
 
             let store = try Store(path: directory.database)
             #expect(try store.connection.scalarText("PRAGMA integrity_check", "check") == "ok")
-            let state = try #require(try store.loadMeter().state)
+            let state = try #require(try store.loader.meter().state)
             #expect(state.interfaces.count == 24)
             for interface in state.interfaces {
-                let total = try #require(try store.total(interface.name))
+                let total = try #require(try store.queries.total(interface.name))
                 let counted = interface.last.combined(with: Traffic(rxBytes: 1_000_000, txBytes: 1_000_000)) { $0 - $1 }
                 #expect(total.tally.traffic == counted, "\(seed), round \(round): \(interface.name) totals and meter state disagree")
             }

@@ -68,7 +68,7 @@ struct StoreDiskTests {
         try filesystem.free()
         try life.save()
         #expect(life.pending.isEmpty)
-        #expect(try life.store.total("if7")?.tally.traffic == traffic(40 * 60 * 100, 5))
-        #expect(try life.store.usage(.interface("if7"), resolution: .hour).map(\.tally.traffic.rxBytes).reduce(0, +) == 40 * 60 * 100)
+        #expect(try life.store.queries.total("if7")?.tally.traffic == traffic(40 * 60 * 100, 5))
+        #expect(try life.store.queries.usage(.interface("if7"), resolution: .hour).map(\.tally.traffic.rxBytes).reduce(0, +) == 40 * 60 * 100)
     }
 }

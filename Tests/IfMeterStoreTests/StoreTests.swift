@@ -36,7 +36,7 @@ struct Lifetime {
     /// Opens the store and resumes the meter from it, as the daemon does at start.
     init(path: String, bootID: String = "boot-1", configuration: HistoryConfiguration = HistoryConfiguration()) throws {
         store = try Store(path: path, configuration: configuration)
-        let (state, names) = try store.loadMeter()
+        let (state, names) = try store.loader.meter()
         meter = Meter(bootID: bootID, restoring: state, knownNames: names)
     }
 
@@ -47,7 +47,7 @@ struct Lifetime {
     }
 
     mutating func save() throws(StoreError) {
-        try store.save(&pending)
+        try store.writer.save(&pending)
     }
 }
 
@@ -65,17 +65,17 @@ struct StoreTests {
             first.take(first.meter.apply(sample: [reading(2, traffic(1800, 1400, 8, 4))], at: at(60)))
         }
         var second = try Lifetime(path: directory.database)
-        #expect(try second.store.loadMeter().state?.interfaces.map(\.last) == [traffic(1500, 1300, 5, 3), traffic(70, 80, 1, 1)])
+        #expect(try second.store.loader.meter().state?.interfaces.map(\.last) == [traffic(1500, 1300, 5, 3), traffic(70, 80, 1, 1)])
         second.take(second.meter.start(links: [link("eth0", 2, traffic(2600, 1900, 12, 9)), link("wg0", 3, traffic(70, 80, 1, 1))], at: at(600)))
         try second.save()
 
-        let eth0 = try #require(try second.store.total("eth0"))
+        let eth0 = try #require(try second.store.queries.total("eth0"))
         #expect(eth0.tally.traffic == traffic(1600, 900, 12, 9))
         #expect(eth0.tally.gaps == 1)
         #expect(eth0.since == origin)
-        #expect(try second.store.total("wg0")?.tally.traffic == traffic(70, 80, 1, 1))
-        #expect(try second.store.total("nonexistent") == nil)
-        let kinds = try second.store.events().map(\.kind)
+        #expect(try second.store.queries.total("wg0")?.tally.traffic == traffic(70, 80, 1, 1))
+        #expect(try second.store.queries.total("nonexistent") == nil)
+        let kinds = try second.store.queries.events().map(\.kind)
         #expect(kinds == [.firstSight, .firstSight, .gap, .gap])
     }
 
@@ -114,13 +114,13 @@ struct StoreTests {
         }
         var second = try Lifetime(path: directory.database)
         #expect(try second.store.connection.scalarInt("PRAGMA user_version", "test") == Int64(Schema.version))
-        let resumed = try #require(try second.store.loadMeter().state?.interfaces)
+        let resumed = try #require(try second.store.loader.meter().state?.interfaces)
         #expect(resumed.map(\.key) == [LinkKey(.own, ifindex: 2)])
         #expect(resumed.map(\.last) == [traffic(1500, 1300, 5, 3)])
         second.take(second.meter.start(links: [link("eth0", 2, traffic(2600, 1900, 12, 9))], at: at(600)))
         try second.save()
-        #expect(try second.store.total("eth0")?.tally.traffic == traffic(1600, 900, 12, 9))
-        #expect(try second.store.events().map(\.kind) == [.firstSight, .gap])
+        #expect(try second.store.queries.total("eth0")?.tally.traffic == traffic(1600, 900, 12, 9))
+        #expect(try second.store.queries.events().map(\.kind) == [.firstSight, .gap])
     }
 
     @Test("every name is known after a restart with when it was first seen; the earliest time wins")
@@ -136,12 +136,12 @@ struct StoreTests {
             try first.save()
         }
         let second = try Lifetime(path: directory.database)
-        #expect(try second.store.loadMeter().knownNames == ["eth0": origin, "wg0": origin + 30])
+        #expect(try second.store.loader.meter().knownNames == ["eth0": origin, "wg0": origin + 30])
         var pending = PendingWrites()
         pending.setMeterState(MeterState(bootID: "boot-1", interfaces: [],
                                          firstSeen: ["eth0": origin + 99, "wg0": origin + 1], lastInstant: nil))
-        try second.store.save(&pending)
-        #expect(try second.store.loadMeter().knownNames == ["eth0": origin, "wg0": origin + 1])
+        try second.store.writer.save(&pending)
+        #expect(try second.store.loader.meter().knownNames == ["eth0": origin, "wg0": origin + 1])
     }
 
     @Test("reboot: the saved state is from another boot; names with history count from zero")
@@ -156,9 +156,9 @@ struct StoreTests {
         var second = try Lifetime(path: directory.database, bootID: "boot-2")
         second.take(second.meter.start(links: [link("eth0", 7, traffic(40, 50))], at: at(3600)))
         try second.save()
-        #expect(try second.store.total("eth0")?.tally.traffic == traffic(440, 150))
-        #expect(try second.store.total("eth0")?.tally.resets == 1)
-        #expect(try second.store.events(kind: .reboot).count == 1)
+        #expect(try second.store.queries.total("eth0")?.tally.traffic == traffic(440, 150))
+        #expect(try second.store.queries.total("eth0")?.tally.resets == 1)
+        #expect(try second.store.queries.events(kind: .reboot).count == 1)
     }
 
     @Test("a second writer is refused with the documented message")
@@ -241,20 +241,20 @@ struct StoreTests {
         }
         try life.save()
         let now = Int64(origin) + Int64(hours) * 3600
-        #expect(try life.store.prune(now: now, limit: 10) == 10)
-        while try life.store.prune(now: now, limit: 1000) > 0 {}
-        let five = try life.store.usage(.interface("eth0"), resolution: .fiveMinutes)
-        let hourly = try life.store.usage(.interface("eth0"), resolution: .hour)
-        let daily = try life.store.usage(.interface("eth0"), resolution: .day)
-        let monthly = try life.store.usage(.interface("eth0"), resolution: .month)
-        let yearly = try life.store.usage(.interface("eth0"), resolution: .year)
+        #expect(try life.store.retention.prune(now: now, limit: 10) == 10)
+        while try life.store.retention.prune(now: now, limit: 1000) > 0 {}
+        let five = try life.store.queries.usage(.interface("eth0"), resolution: .fiveMinutes)
+        let hourly = try life.store.queries.usage(.interface("eth0"), resolution: .hour)
+        let daily = try life.store.queries.usage(.interface("eth0"), resolution: .day)
+        let monthly = try life.store.queries.usage(.interface("eth0"), resolution: .month)
+        let yearly = try life.store.queries.usage(.interface("eth0"), resolution: .year)
         // One sample an hour: buckets starting within the retention window survive.
         #expect(five.count == 48 && five.allSatisfy { $0.start >= now - 48 * 3600 })
         #expect(hourly.count == 4 * 24 && hourly.allSatisfy { $0.start >= now - 4 * 86400 })
         #expect(daily.count == 62 && daily.allSatisfy { $0.start >= now - 62 * 86400 })
         #expect(monthly.count == 25)
         #expect(yearly.count == 3, "years are kept forever")
-        #expect(try life.store.total("eth0")?.tally.traffic.rxBytes == UInt64(hours) * 100, "totals are never pruned")
+        #expect(try life.store.queries.total("eth0")?.tally.traffic.rxBytes == UInt64(hours) * 100, "totals are never pruned")
     }
 
     @Test("usage by class, top days, events, projection")
@@ -271,17 +271,17 @@ struct StoreTests {
         life.take(life.meter.apply(sample: [reading(2, traffic(5100, 10)), reading(3, traffic(200, 20))], at: at(86400 + 60)))
         try life.save()
 
-        let ethernet = try life.store.usage(.interfaceClass(.ethernet), resolution: .day)
+        let ethernet = try life.store.queries.usage(.interfaceClass(.ethernet), resolution: .day)
         #expect(ethernet.map(\.tally.traffic) == [traffic(300, 30), traffic(5000, 0)])
         #expect(ethernet.first.map { $0.end - $0.start } == 86400)
-        let top = try life.store.topDays(.interface("eth0"), limit: 1)
+        let top = try life.store.queries.topDays(.interface("eth0"), limit: 1)
         #expect(top.map(\.tally.traffic) == [traffic(5000, 0)])
-        #expect(try life.store.events(kind: .firstSight).count == 3)
-        #expect(try life.store.events(interface: "wg0").map(\.kind) == [.firstSight])
-        #expect(try life.store.interfaces().map(\.interfaceClass) == ["ethernet", "ethernet", "tunnel"])
+        #expect(try life.store.queries.events(kind: .firstSight).count == 3)
+        #expect(try life.store.queries.events(interface: "wg0").map(\.kind) == [.firstSight])
+        #expect(try life.store.queries.interfaces().map(\.interfaceClass) == ["ethernet", "ethernet", "tunnel"])
 
         let dayStart = Int64(origin) + 86400 - Int64(origin) % 86400
-        let projection = try life.store.projection("eth0", resolution: .day, now: dayStart + 21600)
+        let projection = try life.store.queries.projection("eth0", resolution: .day, now: dayStart + 21600)
         #expect(projection.elapsedFraction == 0.25)
         #expect(projection.soFar == traffic(5000, 0))
         #expect(projection.projected == traffic(20000, 0))
@@ -306,10 +306,10 @@ struct StoreTests {
         do {
             let store = try Store(path: directory.database)
             #expect(store.repairs.count == 2 && store.repairs[0].contains("eth0") && store.repairs[0].contains("-315619200"), "\(store.repairs)")
-            let loaded = try store.loadMeter()
+            let loaded = try store.loader.meter()
             #expect(loaded.knownNames["eth0"].map { Statement.acceptedTimes.contains($0) && $0 <= origin + 30 } == true, "\(loaded.knownNames)")
             #expect(loaded.knownNames["eth1"] != nil && loaded.state?.interfaces.count == 2)
-            #expect(try store.total("eth0")?.tally.traffic.txBytes == 300, "its counted history is kept")
+            #expect(try store.queries.total("eth0")?.tally.traffic.txBytes == 300, "its counted history is kept")
         }
         #expect(try Store(path: directory.database).repairs.isEmpty, "repaired once")
     }
@@ -328,8 +328,8 @@ struct StoreTests {
         try SQLiteConnection(path: directory.database, create: false).execute(edit, "edit")
         let store = try Store(path: directory.database)
         #expect {
-            _ = try store.loadMeter()
-            _ = try store.totals()
+            _ = try store.loader.meter()
+            _ = try store.queries.totals()
         } throws: { error in
             (error as? StoreError)?.kind == .corrupt && "\(error)".contains("1e+300")
         }
@@ -350,11 +350,11 @@ struct StoreTests {
         }
         let store = try Store(path: directory.database)
         #expect {
-            _ = try store.loadMeter()
+            _ = try store.loader.meter()
         } throws: { error in
             (error as? StoreError)?.kind == .corrupt && "\(error)".contains("4294967296")
         }
-        #expect(throws: StoreError.self) { _ = try store.events() }
+        #expect(throws: StoreError.self) { _ = try store.queries.events() }
     }
 
     @Test("a saved total that would pass 2^64 − 1 is held there and labelled, save after save")
@@ -367,13 +367,13 @@ struct StoreTests {
             let delta = MeterDelta(name: "tun0", ifindex: 2, epoch: epoch, traffic: traffic(rx, 1), at: origin + Double(index))
             pending.add(MeterOutput(deltas: [delta]), calendar: store.configuration.calendar, monthStartDay: { _ in 1 })
             pending.note(InterfaceRecord(name: "tun0", interfaceClass: "tunnel", kind: "tun", mac: "", lastSeen: origin))
-            try store.save(&pending)
+            try store.writer.save(&pending)
         }
-        let total = try #require(try store.total("tun0")).tally
+        let total = try #require(try store.queries.total("tun0")).tally
         #expect(total.traffic.rxBytes == .max && total.traffic.txBytes == 3)
         #expect(total.implausible == 2)
         #expect(total.labels(tunnel: true).contains(.implausibleDropped))
-        let day = try #require(try store.usage(.interface("tun0"), resolution: .day).first)
+        let day = try #require(try store.queries.usage(.interface("tun0"), resolution: .day).first)
         #expect(day.tally.traffic.rxBytes == .max)
     }
 }

@@ -22,7 +22,7 @@ struct VnStatImportRuleTests {
                     calendar: configuration.calendar, monthStartDay: { _ in 1 })
         pending.note(InterfaceRecord(name: "eth0", interfaceClass: "ethernet", kind: "", mac: "", lastSeen: firstSeen + 60))
         pending.setMeterState(meter.exportState())
-        try store.save(&pending)
+        try store.writer.save(&pending)
         return (directory, store)
     }
 
@@ -40,17 +40,17 @@ struct VnStatImportRuleTests {
         var database = VnStatDatabase.empty()
         database.interfaces = [vnstat(updated: origin + 5 * 3600)]
         database.utc = true
-        _ = try store.importVnStat(database, dryRun: false)
-        let before = try store.total("eth0")?.tally.traffic
+        _ = try store.imports.vnStat(database, dryRun: false)
+        let before = try store.queries.total("eth0")?.tally.traffic
         database.utc = false
         #expect {
-            _ = try store.importVnStat(database, dryRun: false)
+            _ = try store.imports.vnStat(database, dryRun: false)
         } throws: { error in
             "\(error)".contains("read as UTC") && "\(error)".contains("Import with --utc")
         }
-        #expect(try store.total("eth0")?.tally.traffic == before)
+        #expect(try store.queries.total("eth0")?.tally.traffic == before)
         database.utc = true
-        let again = try store.importVnStat(database, dryRun: false)
+        let again = try store.imports.vnStat(database, dryRun: false)
         #expect(!again.isEmpty && again.allSatisfy { $0.buckets.isEmpty }, "the same way again reads the interfaces and adds nothing")
         withExtendedLifetime(directory) {}
     }
@@ -60,15 +60,15 @@ struct VnStatImportRuleTests {
         let (directory, store) = try store(firstSeen: origin + 6 * 3600)
         var database = VnStatDatabase.empty()
         database.interfaces = [vnstat(updated: origin + 5 * 3600)]
-        let report = try #require(try store.importVnStat(database, dryRun: false).first)
+        let report = try #require(try store.imports.vnStat(database, dryRun: false).first)
         #expect(report.overlap == nil && report.overlapSkipped == 0 && report.total == Traffic(rxBytes: 9000, txBytes: 900))
-        let days = try store.usage(.interface("eth0"), resolution: .day)
+        let days = try store.queries.usage(.interface("eth0"), resolution: .day)
         #expect(days.map(\.tally.traffic.rxBytes) == [8000, 1000 + 1000])
         #expect(days.allSatisfy { $0.tally.imported })
-        #expect(try store.total("eth0")?.tally.traffic.rxBytes == 1000 + 9000)
-        let again = try #require(try store.importVnStat(database, dryRun: false).first)
+        #expect(try store.queries.total("eth0")?.tally.traffic.rxBytes == 1000 + 9000)
+        let again = try #require(try store.imports.vnStat(database, dryRun: false).first)
         #expect(again.buckets.isEmpty && again.alreadyImported == 5 && again.total == .zero)
-        #expect(try store.total("eth0")?.tally.traffic.rxBytes == 1000 + 9000)
+        #expect(try store.queries.total("eth0")?.tally.traffic.rxBytes == 1000 + 9000)
         withExtendedLifetime(directory) {}
     }
 
@@ -78,13 +78,13 @@ struct VnStatImportRuleTests {
         let (directory, store) = try store(firstSeen: firstSight)
         var database = VnStatDatabase.empty()
         database.interfaces = [vnstat(updated: origin + 4 * 3600)]
-        let report = try #require(try store.importVnStat(database, dryRun: false).first)
+        let report = try #require(try store.imports.vnStat(database, dryRun: false).first)
         #expect(report.overlap?.from == firstSight)
         // The day containing the first sight and the hour after it end after it: left out.
         #expect(report.overlapSkipped == 2)
         #expect(report.buckets == [.day: 1, .hour: 2])
         #expect(report.total == Traffic(rxBytes: 9000 - 500, txBytes: 900 - 50))
-        let days = try store.usage(.interface("eth0"), resolution: .day)
+        let days = try store.queries.usage(.interface("eth0"), resolution: .day)
         #expect(days.map(\.tally.traffic.rxBytes) == [8000, 1000])
         withExtendedLifetime(directory) {}
     }
@@ -94,10 +94,10 @@ struct VnStatImportRuleTests {
         let (directory, store) = try store(firstSeen: origin + 6 * 3600)
         var database = VnStatDatabase.empty()
         database.interfaces = [vnstat(updated: origin + 5 * 3600)]
-        _ = try store.importVnStat(database, dryRun: false)
-        #expect(try store.forget("eth0"))
-        #expect(try store.total("eth0") == nil)
-        let again = try #require(try store.importVnStat(database, dryRun: false).first)
+        _ = try store.imports.vnStat(database, dryRun: false)
+        #expect(try store.retention.forget("eth0"))
+        #expect(try store.queries.total("eth0") == nil)
+        let again = try #require(try store.imports.vnStat(database, dryRun: false).first)
         #expect(again.buckets.values.reduce(0, +) == 5 && again.total == Traffic(rxBytes: 9000, txBytes: 900))
         withExtendedLifetime(directory) {}
     }
@@ -107,10 +107,10 @@ struct VnStatImportRuleTests {
         let (directory, store) = try store(firstSeen: origin + 6 * 3600)
         var database = VnStatDatabase.empty()
         database.interfaces = [vnstat(updated: origin + 5 * 3600)]
-        let report = try #require(try store.importVnStat(database, dryRun: true).first)
+        let report = try #require(try store.imports.vnStat(database, dryRun: true).first)
         #expect(report.buckets.values.reduce(0, +) == 5)
-        #expect(try store.total("eth0")?.tally.traffic.rxBytes == 1000)
-        #expect(try store.total("eth0")?.tally.imported == false)
+        #expect(try store.queries.total("eth0")?.tally.traffic.rxBytes == 1000)
+        #expect(try store.queries.total("eth0")?.tally.imported == false)
         withExtendedLifetime(directory) {}
     }
 }

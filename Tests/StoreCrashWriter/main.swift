@@ -24,7 +24,7 @@ func counters(_ index: Int, step: UInt64) -> Traffic {
 
 do {
     let store = try Store(path: arguments[1])
-    let (state, names) = try store.loadMeter()
+    let (state, names) = try store.loader.meter()
     // Where the previous writer's saved counters were, so the simulated kernel moves on from there.
     let savedStep = state?.interfaces.first { $0.name == "if0" }.map { ($0.last.rxBytes - base) / 1000 } ?? 0
     var meter = Meter(bootID: "crash-test-boot", restoring: state, knownNames: names)
@@ -56,8 +56,8 @@ do {
         pending.add(meter.apply(sample: readings, at: instant()), calendar: store.configuration.calendar,
                     monthStartDay: { _ in 1 })
         pending.setMeterState(meter.exportState())
-        try store.save(&pending)
-        if step % 16 == 0 { try store.prune(now: Int64(clock)) }
+        try store.writer.save(&pending)
+        if step % 16 == 0 { try store.retention.prune(now: Int64(clock)) }
         // One write(2) per line, unbuffered: the parent must see each save as soon as it is done.
         var line = "saved \(step)\n"
         line.withUTF8 { _ = write(STDOUT_FILENO, $0.baseAddress, $0.count) }

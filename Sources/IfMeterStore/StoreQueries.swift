@@ -28,7 +28,13 @@ public struct Projection: Hashable, Sendable {
     public var labels: [EstimateLabel] { EstimateLabel.always + [.projection] }
 }
 
-extension Store {
+/// Reads for answers: usage, totals, projections, events and records, each by the history
+/// configuration the store had when these were handed out.
+public struct StoreQueries {
+    let connection: SQLiteConnection
+    /// The calendar and billing days the rows are read by.
+    public let configuration: HistoryConfiguration
+
     /// Buckets of `resolution` for `subject` whose start lies in `[from, to)` (either bound
     /// optional), oldest first. A class sums its interfaces bucket by bucket.
     public func usage(_ subject: UsageSubject, resolution: Resolution, from: Int64? = nil,
@@ -106,7 +112,6 @@ extension Store {
         }
         return finish() ? result : nil
     }
-
 
     /// Each name's daily buckets in `[from, to)` summed: the saved part of a plan's period
     /// (periods are whole local days). One statement for every name.

@@ -1,8 +1,15 @@
 import CSQLite
+import IfMeterHistory
 import IfMeterCore
 
-/// Retention (`retention_*`, docs/CONFIG.md): what expired leaves the database a little at a time.
-extension Store {
+/// What leaves the database: by retention (`retention_*`, docs/CONFIG.md) what expired, a
+/// little at a time; by `forget` or `retention_owners`, everything about a name.
+public struct StoreRetention {
+    let connection: SQLiteConnection
+    let statements: Statements
+    let retention: Retention
+    let calendar: BucketCalendar
+
     /// Deletes at most `limit` expired rows, oldest resolution first, in a short transaction of
     /// its own so a large backlog never holds up a save. Returns how many were deleted; call
     /// again while it returns `limit`.
@@ -15,7 +22,7 @@ extension Store {
                 return Int(sqlite3_changes(connection.handle))
             }
         }
-        if let age = configuration.retention.events, deleted < limit {
+        if let age = retention.events, deleted < limit {
             deleted += try connection.transaction("prune") { () throws(StoreError) -> Int in
                 try statements.pruneEvents.run([.double(Double(now - age)), .int(Int64(limit - deleted))])
                 return Int(sqlite3_changes(connection.handle))
@@ -26,8 +33,6 @@ extension Store {
 
     /// For each resolution with a limit, the bucket start before which rows expire.
     func cutoffs(now: Int64) -> [(Resolution, Int64)] {
-        let retention = configuration.retention
-        let calendar = configuration.calendar
         var result: [(Resolution, Int64)] = []
         if let age = retention.fiveMinutes { result.append((.fiveMinutes, now - age)) }
         if let age = retention.hours { result.append((.hour, now - age)) }
@@ -45,5 +50,42 @@ extension Store {
             result.append((.year, start))
         }
         return result
+    }
+
+    /// Deletes everything stored about `name`: buckets, total, closed epochs, events and its
+    /// record. Returns false if the name had no history. The meter's open epochs stay.
+    @discardableResult
+    public func forget(_ name: String) throws(StoreError) -> Bool {
+        try connection.transaction("forget in") { () throws(StoreError) -> Bool in
+            var removed = 0
+            for sql in ["DELETE FROM buckets WHERE name = ?1", "DELETE FROM totals WHERE name = ?1",
+                        "DELETE FROM epochs WHERE name = ?1 AND open = 0",
+                        "DELETE FROM events WHERE interface = ?1", "DELETE FROM interfaces WHERE name = ?1",
+                        // What was imported for it goes too: a later import brings it back.
+                        "DELETE FROM imports WHERE name = ?1",
+                        "DELETE FROM networks WHERE 'network:' || uuid = ?1"] {
+                try connection.prepare(sql, "forget in").run([.text(name)])
+                removed += Int(sqlite3_changes(connection.handle))
+            }
+            return removed > 0
+        }
+    }
+}
+
+extension StoreRetention {
+    /// The statements pruning uses, prepared at open.
+    struct Statements {
+        let pruneBuckets, pruneEvents: Statement
+
+        init(_ connection: SQLiteConnection) throws(StoreError) {
+            pruneBuckets = try connection.prepare("""
+                DELETE FROM buckets WHERE (name, resolution, start) IN
+                    (SELECT name, resolution, start FROM buckets
+                     WHERE resolution = ?1 AND start < ?2 LIMIT ?3)
+                """, "prune")
+            pruneEvents = try connection.prepare("""
+                DELETE FROM events WHERE id IN (SELECT id FROM events WHERE at < ?1 LIMIT ?2)
+                """, "prune")
+        }
     }
 }
