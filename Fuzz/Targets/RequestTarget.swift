@@ -41,7 +41,7 @@ extension FuzzTargets {
                                 interfaces: summary?.presentLinks, store: nil, socket: "/nonexistent.sock", timeZone: "local")
         }
 
-        func metrics(_ request: MetricsRequest) -> MetricsResult {
+        func metrics(_ request: MetricsRequest.Checked) -> MetricsResult {
             let format: ExpositionFormat = request.format == .openmetrics ? .openMetrics : .prometheus
             let input = MetricsInput(snapshot: service?.snapshot(), now: now, keepAbsentSeconds: 86400,
                                      sampleDurations: Histogram(bounds: Histogram.sampleBounds),
@@ -101,16 +101,39 @@ extension FuzzTargets {
         var buffer = LineBuffer(maximumLength: 4096)
         for item in buffer.append(bytes) {
             guard case .line(let line) = item else { continue }
-            switch Request.parse(line) {
+            switch RequestLine.parse(line) {
             case .failure(let error):
                 readable(LineEncoder.failure(error), as: AdminResult.self)
             case .success(let request):
                 // What the reader makes of a line, the client's writer writes back to the same.
-                let again = Request.parse(request.jsonBytes)
+                let again = RequestLine.parse(request.jsonBytes)
                 precondition(again == .success(request), "\(request) was written back as \(again)")
-                for command in Command.allCases { _ = try? CommandRequest(command, request) }
+                for command in Command.allCases { check(CommandRequest(command, request), from: request) }
                 handle(request)
             }
+        }
+    }
+
+    /// Every command's own checks of what a line's members mean, and its typed request written
+    /// by the client's writer: read back, it is the same request.
+    private static func check(_ typed: CommandRequest, from line: RequestLine) {
+        func again<Request: CommandRequestType>(_ request: Request) {
+            let written = RequestLine(request, id: line.id)
+            precondition(RequestLine.parse(written.jsonBytes).map(Request.init) == .success(request), "\(request) does not read back")
+        }
+        switch typed {
+        case .status(let request): again(request)
+        case .interfaces(let request): again(request)
+        case .sample(let request): again(request)
+        case .watch(let request): again(request)
+        case .plans(let request): again(request)
+        case .reload(let request): again(request)
+        case .usage(let request): again(request); _ = try? request.checked()
+        case .query(let request): again(request); _ = try? request.checked()
+        case .events(let request): again(request); _ = try? request.checkedKind()
+        case .metrics(let request): again(request); _ = try? request.checked()
+        case .importHistory(let request): again(request); _ = try? request.checked()
+        case .forget(let request): again(request); _ = try? request.checkedName()
         }
     }
 
@@ -128,14 +151,14 @@ extension FuzzTargets {
         let command = Command(rawValue: name) ?? HTTPArguments.commands[Int(name.utf8.first ?? 0) % HTTPArguments.commands.count]
         guard case .success(let request) = HTTPArguments.request(command, pairs) else { return }
         precondition(request.cmd == command.rawValue, "\(pairs) made a request for \(request.cmd ?? "nothing") on \(command)'s path")
-        precondition(request.rangeProblem == nil, "\(request) is out of range")
-        precondition(Request.parse(request.jsonBytes) == .success(request), "\(request) does not read back")
+        // Within range and of the right types: it reads back from its own line.
+        precondition(RequestLine.parse(request.jsonBytes) == .success(request), "\(request) does not read back")
         handle(request)
     }
 
-    private static func handle(_ request: Request) {
+    private static func handle(_ request: RequestLine) {
         let handlers = handlers()
-        let command = request.cmd.flatMap(Command.init(rawValue:))
+        let command = request.command
         let line: [UInt8]
         switch handlers.answer(request, from: Peer(uid: 1000, isAdmin: false)) {
         case .line(let bytes), .watch(let bytes): line = bytes

@@ -91,7 +91,7 @@ struct CheckCommand: Subcommand {
         }
         let span = usagePeriod == .day ? 2 * 86400.0 : 64 * 86400.0
         let usage = try session.client.call(
-            Request(.usage, interface: name, period: usagePeriod, from: TimeArgument(seconds: session.now - span), projection: true),
+            UsageRequest(interface: name, period: usagePeriod, from: TimeArgument(seconds: session.now - span), projection: true),
             reading: UsageResult.self)
         return QuotaCheck.evaluate(interface: name, period: usagePeriod.rawValue, usage: usage, limit: quota, warnFraction: warnFraction,
                                    projected: projected, direction: direction, units: units, time: session.time)

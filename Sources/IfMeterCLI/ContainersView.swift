@@ -37,7 +37,7 @@ enum ContainersView {
     /// one round trip.
     static func fetch(_ socketCandidates: [String], _ names: [String]) throws(CLIError) -> (Session, Result) {
         let now = Session.wallClock()
-        var request = Request(.query)
+        var request = QueryRequest()
         if names.isEmpty {
             request.select = QuerySelection.owners.rawValue
         } else {

@@ -55,22 +55,20 @@ public final class DaemonClient {
 
     /// Sends `requests` at once (pipelined) and returns their answers in order, each checked:
     /// an error response becomes a ``CLIError``.
-    public func send(_ requests: [Request]) throws(CLIError) -> [ResponseLine] {
-        var numbered = requests
+    public func send(_ requests: [any CommandRequestType]) throws(CLIError) -> [ResponseLine] {
         var wire: [UInt8] = []
-        for index in numbered.indices {
-            numbered[index].id = .number(nextID)
+        for request in requests {
+            wire += RequestLine(request, id: .number(nextID)).jsonBytes + [UInt8(ascii: "\n")]
             nextID += 1
-            wire += numbered[index].jsonBytes + [UInt8(ascii: "\n")]
         }
         try write(wire)
         var answers: [ResponseLine] = []
-        for request in numbered {
+        for request in requests {
             guard let line = try readLine(timeoutMilliseconds: timeoutMilliseconds) else {
                 throw CLIError(.connectionLost, "ifmeterd closed the connection on \(path) without answering")
             }
             let response = try Self.decode(line)
-            if let error = response.error { throw Self.describe(error, command: request.cmd ?? "") }
+            if let error = response.error { throw Self.describe(error, command: type(of: request).command.rawValue) }
             answers.append(response)
         }
         return answers
@@ -78,17 +76,16 @@ public final class DaemonClient {
 
     /// One request whose answer is read as it arrives, straight into `T` (no `Codable`, the
     /// line never held whole): how views read answers of thousands of interfaces.
-    public func call<T: JSONReadable>(_ request: Request, reading type: T.Type) throws(CLIError) -> T {
+    public func call<T: JSONReadable>(_ request: some CommandRequestType, reading type: T.Type) throws(CLIError) -> T {
         try call(request) { try T(reading: &$0) }
     }
 
     /// One request whose result `read` reads as it arrives (and may act on as it goes: a view
     /// shown while the rest of its answer is read). A ``CLIError`` `read` throws is passed on.
-    public func call<T>(_ request: Request, reading read: (inout JSONReader) throws -> T) throws(CLIError) -> T {
-        var numbered = request
-        numbered.id = .number(nextID)
+    public func call<Request: CommandRequestType, T>(_ request: Request, reading read: (inout JSONReader) throws -> T) throws(CLIError) -> T {
+        let line = RequestLine(request, id: .number(nextID))
         nextID += 1
-        try write(numbered.jsonBytes + [UInt8(ascii: "\n")])
+        try write(line.jsonBytes + [UInt8(ascii: "\n")])
         var pending = buffer
         buffer = []
         // Whether the daemon closed the connection: a line it broke off reads as malformed
@@ -119,7 +116,7 @@ public final class DaemonClient {
         let (result, failure, version) = (answer.result, answer.error, answer.version)
         buffer = Array(reader.remainder)
         if let version, version != protocolVersion { throw Self.versionMismatch(version) }
-        if let failure { throw Self.describe(failure, command: request.cmd ?? "") }
+        if let failure { throw Self.describe(failure, command: Request.command.rawValue) }
         guard let result else {
             throw CLIError(.protocolMismatch, "ifmeterd answered without a result; are ifmeter and ifmeterd the same version?")
         }

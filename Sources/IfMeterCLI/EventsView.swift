@@ -6,11 +6,10 @@ import IfMeterWire
 /// each with the daemon's explanation, so a figure that looks odd can be understood.
 enum EventsView {
     static func fetch(_ session: Session, _ command: EventsCommand) throws(CLIError) -> EventsResult {
-        let request = Request(
-            .events, interface: command.interface,
-            from: try session.timeArgument(command.from, option: "--from"),
-            to: try session.timeArgument(command.to, option: "--to"),
-            kind: command.kind, limit: command.limit)
+        var request = EventsRequest(
+            interface: command.interface, from: try session.timeArgument(command.from, option: "--from"),
+            to: try session.timeArgument(command.to, option: "--to"), limit: command.limit)
+        request.kind = command.kind
         return try session.client.call(request, reading: EventsResult.self)
     }
 

@@ -52,11 +52,8 @@ struct ImportCommand: Subcommand {
             throw CLIError(.noInput, "cannot read \(given): \(Errno.current.description)")
         }
         let session = try Session(socketCandidates: socketCandidates)
-        var request = Request(.importHistory)
-        request.source = "vnstat"
-        request.path = String(decoding: resolved.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        request.dryRun = dryRun
-        request.utc = utc
+        let request = ImportRequest(
+            vnStatPath: String(decoding: resolved.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), dryRun: dryRun, utc: utc)
         return try session.client.call(request, reading: ImportResult.self)
     }
 

@@ -8,7 +8,7 @@ import IfMeterWire
 enum ListView {
     /// Every known interface (or those `-i` or `--class` name), in one round trip.
     static func fetch(_ socketCandidates: [String], _ subjects: Subjects) throws(CLIError) -> (Session, InterfacesResult) {
-        var request = Request(.query)
+        var request = QueryRequest()
         request.select = QuerySelection.every.rawValue
         request.include = [QueryPart.interfaces.rawValue]
         let (session, answer) = try Session.query(socketCandidates: socketCandidates, request)

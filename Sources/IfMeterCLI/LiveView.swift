@@ -61,7 +61,7 @@ enum LiveView {
     static func rate(_ session: Session, _ subjects: Subjects, _ context: CommandContext) throws(CLIError) {
         let names = Set(try session.subjects(subjects).map(\.name))
         let watcher = try DaemonClient(path: session.client.path)
-        let first = try watcher.send([Request(.watch)])[0]
+        let first = try watcher.send([WatchRequest()])[0]
         var rates = try DaemonClient.result(of: first, as: RatesResult.self)
         rates.interfaces = rates.interfaces.filter { names.contains($0.name) }
         if context.json {

@@ -43,7 +43,7 @@ struct MetricsCommand: Subcommand {
         // A textfile must not carry process_* metrics: node_exporter reports its own process
         // under those names and would refuse the duplicates.
         let result = try client.call(
-            Request(.metrics, format: openMetrics ? "openmetrics" : "prometheus", process: textfile == nil),
+            MetricsRequest(format: openMetrics ? .openmetrics : .prometheus, process: textfile == nil),
             reading: MetricsResult.self)
         guard let textfile else {
             context.output.write(result.text)

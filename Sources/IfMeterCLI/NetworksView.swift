@@ -30,7 +30,7 @@ enum NetworksView {
     /// Every network with its day and month rows, in one round trip.
     static func fetch(_ socketCandidates: [String]) throws(CLIError) -> (Session, Result) {
         let now = Session.wallClock()
-        var request = Request(.query)
+        var request = QueryRequest()
         request.select = QuerySelection.networks.rawValue
         request.usage = [UsageSpec(.day, from: TimeArgument(seconds: now - 2 * 86400), projection: true),
                          UsageSpec(.month, from: TimeArgument(seconds: now - 40 * 86400), projection: true)]

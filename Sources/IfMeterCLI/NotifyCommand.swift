@@ -106,7 +106,7 @@ struct NotifyCommand: Subcommand {
         for kind in [CounterEvent.Kind.planThreshold, .planPeriodStarted] {
             var from = state.newest
             while true {
-                let request = Request(.events, from: from.map { TimeArgument(seconds: $0) }, kind: kind.rawValue, limit: catchUpPage)
+                let request = EventsRequest(from: from.map { TimeArgument(seconds: $0) }, kind: kind, limit: catchUpPage)
                 let page = try client.call(request, reading: EventsResult.self).events
                 events += page.compactMap(PlanEvent.init)
                 // A full page ends at an event whose time the next one starts from (keys tell the

@@ -35,8 +35,8 @@ enum PeriodView {
     /// Every subject's table in one round trip; `--from`/`--to` are read in the daemon's zone,
     /// so with them the status comes first.
     static func fetch(_ socketCandidates: [String], _ table: PeriodTable) throws(CLIError) -> (Session, UsageTables) {
-        guard Request.acceptedLimit.contains(table.limit) else {
-            throw .usage("--limit is a number of rows from \(Request.acceptedLimit.lowerBound) to \(Request.acceptedLimit.upperBound), got \(table.limit)")
+        guard RequestLine.acceptedLimit.contains(table.limit) else {
+            throw .usage("--limit is a number of rows from \(RequestLine.acceptedLimit.lowerBound) to \(RequestLine.acceptedLimit.upperBound), got \(table.limit)")
         }
         // The daemon keeps only the rows shown: the newest, or for top the busiest days.
         let (last, top) = table.top ? (nil, table.limit) : (table.limit, nil)
@@ -50,7 +50,7 @@ enum PeriodView {
             session = try Session(socketCandidates: socketCandidates)
             let spec = UsageSpec(table.period, from: try session.timeArgument(table.from, option: "--from"),
                                  to: try session.timeArgument(table.to, option: "--to"), last: last, top: top)
-            answer = try session.client.call(.query(for: table.subjects, sum: true, usage: [spec]), reading: QueryResult.self)
+            answer = try session.client.call(QueryRequest.query(for: table.subjects, sum: true, usage: [spec]), reading: QueryResult.self)
         }
         return (session, UsageTables(usage: answer.usage, footnote: EstimateLabel.footnote))
     }

@@ -6,7 +6,7 @@ import IfMeterWire
 /// pace's projection — with the marks of what broke the period's continuity (docs/PLANS.md).
 enum PlansView {
     static func fetch(_ session: Session) throws(CLIError) -> PlansResult {
-        try session.client.call(Request(.plans), reading: PlansResult.self)
+        try session.client.call(PlansRequest(), reading: PlansResult.self)
     }
 
     static func render(_ result: PlansResult, _ session: Session, units: Units) -> String {

@@ -64,7 +64,7 @@ public final class Session {
     /// Connects and checks that the daemon speaks our protocol and is ready.
     public convenience init(socketCandidates candidates: [String]) throws(CLIError) {
         let client = try Self.connect(candidates)
-        try self.init(client: client, status: try client.call(Request(.status), reading: StatusResult.self))
+        try self.init(client: client, status: try client.call(StatusRequest(), reading: StatusResult.self))
     }
 
     private init(client: DaemonClient, status: StatusResult) throws(CLIError) {
@@ -79,7 +79,7 @@ public final class Session {
 
     /// Connects and asks `query` with the daemon's status in the same answer: a whole view in
     /// one round trip.
-    static func query(socketCandidates candidates: [String], _ query: Request) throws(CLIError) -> (Session, QueryResult) {
+    static func query(socketCandidates candidates: [String], _ query: QueryRequest) throws(CLIError) -> (Session, QueryResult) {
         var session: Session?
         let result = try self.query(socketCandidates: candidates, query, session: &session) { _, result, table in
             result.usage.append(table)
@@ -90,7 +90,7 @@ public final class Session {
     /// ``query(socketCandidates:_:)`` with each table handed to `table` as it is read, with the
     /// session (made from the answer's status, which comes before the tables) and what was read
     /// before it; the tables are not kept.
-    static func query(socketCandidates candidates: [String], _ query: Request, session: inout Session?,
+    static func query(socketCandidates candidates: [String], _ query: QueryRequest, session: inout Session?,
                       table: (Session, inout QueryResult, UsageResult) throws(CLIError) -> Void) throws(CLIError) -> QueryResult {
         let client = try connect(candidates)
         var request = query
@@ -132,7 +132,7 @@ public final class Session {
 
     /// Every interface ifmeter knows, present ones first.
     func interfaces() throws(CLIError) -> InterfacesResult {
-        try client.call(Request(.interfaces), reading: InterfacesResult.self)
+        try client.call(InterfacesRequest(), reading: InterfacesResult.self)
     }
 
     /// The names a view is about: those given with `-i`, the members of `--class`, or by
@@ -156,11 +156,11 @@ public final class Session {
     }
 }
 
-extension Request {
+extension QueryRequest {
     /// A `query` about what a view's `-i`, `--class` and `-a` choose: the names given, the
     /// class's members (or, with `sum`, the class as one subject), or the views' default choice.
-    static func query(for subjects: Subjects, sum: Bool = false, usage: [UsageSpec], include: [QueryPart] = []) -> Request {
-        var request = Request(.query)
+    static func query(for subjects: Subjects, sum: Bool = false, usage: [UsageSpec], include: [QueryPart] = []) -> QueryRequest {
+        var request = QueryRequest()
         if !subjects.interfaces.isEmpty {
             request.interfaces = subjects.interfaces
         } else if let interfaceClass = subjects.interfaceClass {

@@ -79,7 +79,7 @@ enum SummaryView {
     /// Today and yesterday, both months and all time, with the month's projection: at most two
     /// rows each (the current period and the one before), so that the daemon sends the answer
     /// while it reads the rest of it (docs/PROTOCOL.md).
-    static func request(_ subjects: Subjects) -> Request {
+    static func request(_ subjects: Subjects) -> QueryRequest {
         let now = Session.wallClock()
         return .query(for: subjects, usage: [
             UsageSpec(.day, from: TimeArgument(seconds: now - 3 * 86400), projection: true, last: 2),

@@ -20,7 +20,7 @@ struct WatchStream {
     /// Subscribes on `client`; the first line (the rates now) is the first message.
     init(_ client: DaemonClient) throws(CLIError) {
         self.client = client
-        pending = try client.send([Request(.watch)])[0].line
+        pending = try client.send([WatchRequest()])[0].line
     }
 
     /// The next message, waiting for it alongside `signals`.

@@ -47,33 +47,26 @@ final class Daemon {
         var peerEvents: Int32?
     }
 
-    /// The loop's sources the daemon keeps, so they stay on.
-    private struct Sources {
-        var signals: [EventSource] = []
-        var load: EventSource?
-        var sample: EventSource?
-        var save: EventSource?
-    }
-
     private let loop: EventLoop
-    private let options: DaemonOptions
-    private let paths: Paths
-    private var config: DaemonConfig
+    /// What the roles read of the daemon: lifecycle, configuration, the start's facts.
+    private let state: DaemonState
     private let server: Server
-    /// Set by the start and stop paths.
-    private var lifecycle: Lifecycle
-    private let startedAt: Double
-    private var sources = Sources()
+    /// The loop's sources the daemon keeps, so they stay on (the timers are the state's).
+    private var signals: [EventSource] = []
+    private var loadSource: EventSource?
+    private let metrics: MetricsEndpoint
     private let web: WebEndpoint
     private let requests: DaemonRequests
+    private let reloader: Reloader
+
+    private var options: DaemonOptions { state.options }
+    private var paths: Paths { state.paths }
+    private var config: DaemonConfig { state.config }
+    private var metering: Metering? { state.metering }
 
     /// Checks the directories, takes systemd's sockets, locks the database and binds the socket.
     init(options: DaemonOptions, paths: Paths, config: DaemonConfig) throws(PlatformError) {
-        self.options = options
-        self.paths = paths
-        self.config = config
         loop = try EventLoop()
-        startedAt = SystemClock.now().wall
         try makeDirectories(paths.stateDirectory, mode: 0o755)
         try makeDirectories(paths.logDirectory, mode: 0o755)
         // Opened by its real path: SQLite's NOFOLLOW refuses a symlink anywhere in the name,
@@ -95,41 +88,34 @@ final class Daemon {
         } catch {
             throw PlatformError(error)
         }
-        lifecycle = .loading(Loading(lock: lock, databasePath: databasePath, logPath: logPath, linkEvents: passed.linkEvents,
-                                             peerEvents: passed.peerEvents))
+        state = DaemonState(options: options, paths: paths, config: config, lifecycle: .loading(Loading(
+            lock: lock, databasePath: databasePath, logPath: logPath, linkEvents: passed.linkEvents, peerEvents: passed.peerEvents)))
         server = try Server(path: socketPath, passed: passed.listener.flatMap { FileDescriptor(adopting: $0) }, mode: config.socketMode,
                             group: config.socketGroup, limits: Self.limits(config), loop: loop)
         var listening = passed.metrics.flatMap { FileDescriptor(adopting: $0) }
         if listening == nil, let address = options.metricsListen ?? config.metricsListen {
             listening = try HTTPServer.listen(on: address)
         }
-        // The parts ask the daemon for its state through closures, which may not hold it
-        // before it is whole.
-        weak var daemon: Daemon?
-        let metrics = MetricsEndpoint(
-            loop: loop, startedAt: startedAt, sampledAt: { daemon?.metering?.service.summary.sampledAt?.wall },
-            figures: { daemon?.metricsFigures ?? MetricsEndpoint.Figures(snapshot: nil, plans: [], keepAbsentSeconds: 0) })
-        requests = DaemonRequests(
-            loop: loop, server: server, metrics: metrics, configPath: paths.config, metering: { daemon?.metering },
-            status: { daemon!.status() }, reload: { uid in daemon?.reload(trigger: "reload requested by uid \(uid)").map { "\($0)" } })
-        web = try WebEndpoint(listening: listening, loop: loop, metrics: metrics, requests: requests,
-                              allowedHosts: config.httpAllowedHosts, answers: { daemon?.metering?.answers }, time: { TimeText(utc: daemon?.config.timeZone == .utc) })
-        daemon = self
+        metrics = MetricsEndpoint(loop: loop, state: state)
+        reloader = Reloader(state: state, server: server, metrics: metrics, loop: loop)
+        requests = DaemonRequests(loop: loop, server: server, state: state, metrics: metrics, reloader: reloader)
+        web = try WebEndpoint(listening: listening, loop: loop, state: state, metrics: metrics, requests: requests)
+        state.httpPort = web.port
         server.isAdmin = { [unowned self] uid, groups in isAdmin(uid: uid, groups: groups) }
-        server.costOf = { request in
-            let policy = CommandPolicy.of(request)
+        server.costOf = { line in
+            let policy = CommandPolicy.of(line)
             return RequestCost(largeAnswer: policy.largeAnswer, offLoop: policy.offLoop)
         }
-        server.onRequest = { [unowned self] request, client in requests.handle(request, from: client) }
+        server.onRequest = { [requests] line, client in requests.handle(line, from: client) }
     }
 
     /// Runs until SIGTERM or SIGINT; returns the exit status.
     func run() -> Int32 {
         do throws(PlatformError) {
-            sources.signals.append(try loop.onSignal(SIGTERM) { [unowned self] in stop(signal: "SIGTERM") })
-            sources.signals.append(try loop.onSignal(SIGINT) { [unowned self] in stop(signal: "SIGINT") })
-            sources.signals.append(try loop.onSignal(SIGHUP) { [unowned self] in _ = reload(trigger: "SIGHUP") })
-            for source in sources.signals { source.setImportant() }
+            signals.append(try loop.onSignal(SIGTERM) { [unowned self] in stop(signal: "SIGTERM") })
+            signals.append(try loop.onSignal(SIGINT) { [unowned self] in stop(signal: "SIGINT") })
+            signals.append(try loop.onSignal(SIGHUP) { [reloader] in _ = reloader.reload(trigger: "SIGHUP") })
+            for source in signals { source.setImportant() }
             try startLoading()
             Self.notify("STATUS=loading \(paths.database)")
             if getenv("INVOCATION_ID") == nil {
@@ -144,19 +130,6 @@ final class Daemon {
         }
     }
 
-    /// The metering state, when running.
-    private var metering: Metering? {
-        if case .running(let metering) = lifecycle { return metering }
-        return nil
-    }
-
-    /// What `/metrics` shows now.
-    private var metricsFigures: MetricsEndpoint.Figures {
-        let service = metering?.service
-        return MetricsEndpoint.Figures(snapshot: service?.snapshot(), plans: service?.planFigures(at: SystemClock.now().wall) ?? [],
-                                       keepAbsentSeconds: Double(config.metricsKeepAbsent))
-    }
-
     /// Where the page is served, for a person to open; nil without a listener.
     private var pageURL: String? {
         guard let port = web.port else { return nil }
@@ -164,9 +137,6 @@ final class Daemon {
         let shown = host.isEmpty || host == "0.0.0.0" || host == "::" ? "localhost" : host.contains(":") ? "[\(host)]" : host
         return "http://\(shown):\(port)/"
     }
-
-    /// The sampling interval in force: the command line's, else the config's.
-    private var interval: UInt64 { options.interval ?? config.interval }
 
     /// Root, the daemon's own user, and members of `admin_group` may change state.
     private func isAdmin(uid: uid_t, groups: [gid_t]) -> Bool {
@@ -178,7 +148,7 @@ final class Daemon {
     /// Opens, checks and loads the database on another thread, so a slow disk or a large
     /// integrity check never keeps clients from hearing `ready: false`.
     private func startLoading() throws(PlatformError) {
-        guard case .loading(let loading) = lifecycle else { return }
+        guard case .loading(let loading) = state.lifecycle else { return }
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw PlatformError.system("pipe", errno) }
         let (readEnd, writeEnd) = (fds[0], fds[1])
@@ -191,8 +161,8 @@ final class Daemon {
             var byte: UInt8 = 1
             _ = write(writeEnd, &byte, 1)
         }
-        sources.load = try loop.watch(fd: readEnd, events: UInt32(EPOLLIN.rawValue)) { [unowned self] _ in
-            sources.load = nil
+        loadSource = try loop.watch(fd: readEnd, events: UInt32(EPOLLIN.rawValue)) { [unowned self] _ in
+            loadSource = nil
             outcome.closePipe()
             finishStart(outcome.result!)
         }
@@ -200,7 +170,7 @@ final class Daemon {
 
     /// Loading → running: the first dump, the timers, and READY=1.
     private func finishStart(_ result: Result<(Store, ServiceHistory), StoreError>) {
-        guard case .loading(let loading) = lifecycle else { return }
+        guard case .loading(let loading) = state.lifecycle else { return }
         do throws(PlatformError) {
             let (store, history) = try result.mapError { PlatformError($0) }.get()
             for repair in store.repairs { Diagnostics.warning("database \(paths.database): repaired \(repair)") }
@@ -210,17 +180,17 @@ final class Daemon {
             let metering = Metering(
                 sampler: sampler, worker: try StoreWorker(store, named: "ifmeterd-store", loop: loop),
                 answers: try AnswerWorker((), named: "ifmeterd-answer", loop: loop),
-                service: MeterService(bootID: bootID, configuration: config.serviceConfiguration, history: history, at: startedAt),
+                service: MeterService(bootID: bootID, configuration: config.serviceConfiguration, history: history, at: state.startedAt),
                 log: EstimateLog(path: loading.logPath, maxSize: config.logMaxSize, keep: config.logFiles),
                 database: paths.database, retentionOwners: config.retention.owners)
-            lifecycle = .running(metering)
-            web.metrics.renderOn(metering.answers)
-            metering.onEvent = { [unowned self] event in requests.broadcast(event) }
-            metering.onSaved = { [unowned self] seconds in web.metrics.saved(seconds: seconds) }
+            state.lifecycle = .running(metering)
+            metrics.renderOn(metering.answers)
+            metering.onEvent = { [requests] event in requests.broadcast(event) }
+            metering.onSaved = { [metrics] seconds in metrics.saved(seconds: seconds) }
             sampler.deliver = { [unowned metering] read in metering.ingest(read) }
-            sampler.sampled = { [unowned self] seconds, waiting in
+            sampler.sampled = { [requests, metrics] seconds, waiting in
                 requests.broadcastRates()
-                web.metrics.sampled(seconds: seconds) { for done in waiting { done() } }
+                metrics.sampled(seconds: seconds) { for done in waiting { done() } }
             }
             metering.act(on: metering.service.start(links: dump.links, unparseable: dump.unparseable, at: now))
             try sampler.watchLinkEvents()
@@ -273,76 +243,21 @@ final class Daemon {
     }
 
     private func scheduleTimers() throws(PlatformError) {
-        sources.sample = try loop.every(.seconds(interval)) { [unowned self] in metering?.sampler.sample() }
-        sources.sample?.setImportant()
-        sources.save = try loop.every(.seconds(config.saveInterval)) { [unowned self] in metering?.save() }
+        state.sampleTimer = try loop.every(.seconds(state.interval)) { [state] in state.metering?.sampler.sample() }
+        state.sampleTimer?.setImportant()
+        state.saveTimer = try loop.every(.seconds(config.saveInterval)) { [state] in state.metering?.save() }
     }
 
-    // MARK: Stop and reload
+    // MARK: Stop
 
     /// Running → stopping: a last sample and save, then the loop exits.
     private func stop(signal: String) {
         Diagnostics.notice("\(signal): stopping")
         Self.notify("STOPPING=1")
         metering?.finish()
-        lifecycle = .stopping
+        state.lifecycle = .stopping
         server.shutdown()
         loop.exit(0)
-    }
-
-    /// Re-reads the config file; on any error the running configuration stays. Returns the
-    /// error, if any, for the `reload` command.
-    private func reload(trigger: String) -> ConfigError? {
-        Self.notify("RELOADING=1")
-        defer { Self.notify("READY=1") }
-        metering?.reopenLog()
-        let fresh: DaemonConfig
-        do {
-            fresh = try DaemonConfig.load(path: paths.config, required: paths.configRequired)
-        } catch {
-            Diagnostics.error("\(trigger): \(error); keeping the running configuration")
-            return error
-        }
-        config = fresh
-        server.limits = Self.limits(fresh)
-        web.allow(hosts: fresh.httpAllowedHosts)
-        if let metering {
-            metering.limitLog(maxSize: fresh.logMaxSize, keep: fresh.logFiles)
-            metering.retentionOwners = fresh.retention.owners
-            let configuration = fresh.historyConfiguration
-            metering.worker.run({ store in store.configuration = configuration }, then: { _ in })
-            metering.service.reconfigure(fresh.serviceConfiguration)
-            metering.watchPlans()
-            sources.sample?.setInterval(.seconds(interval), now: loop.now)
-            sources.save?.setInterval(.seconds(fresh.saveInterval), now: loop.now)
-        }
-        web.metrics.reloaded()
-        Diagnostics.notice("\(trigger): configuration reloaded from \(paths.config)")
-        return nil
-    }
-
-    /// The `status` answer: the daemon's own facts beside the service's summary.
-    private func status() -> StatusResult {
-        let summary = metering?.service.summary
-        let running = summary != nil
-        return StatusResult(
-            ready: running, version: IfMeterVersion.string, pid: getpid(), startedAt: startedAt,
-            interval: interval, saveInterval: config.saveInterval,
-            lastSampleAt: summary?.sampledAt?.wall, source: running ? "netlink" : nil,
-            interfaces: summary?.presentLinks,
-            store: summary.map { StoreHealth(path: paths.database, healthy: $0.saveError == nil,
-                                             lastSaveAt: $0.lastSaveAt, error: $0.saveError?.description) },
-            socket: paths.socket, timeZone: running ? (config.timeZone == .utc ? "utc" : "local") : nil,
-            linkEvents: metering.map { metering in
-                let own = metering.sampler.feeds.own
-                return LinkEventsHealth(origin: own.events.origin, receiveBuffer: own.events.receiveBufferSize,
-                                        peers: own.peers.map { PeerEventsHealth(origin: $0.origin, receiveBuffer: $0.receiveBufferSize,
-                                                                                 losses: own.peerLosses) })
-            },
-            metrics: web.port.map { port in
-                (options.metricsListen ?? config.metricsListen).map { MetricsAddress(host: $0.host, port: port).description }
-                    ?? ":\(port)"
-            })
     }
 
     /// Tells systemd (when it is listening) about state changes.

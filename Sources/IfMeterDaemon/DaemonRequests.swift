@@ -4,6 +4,7 @@ import IfMeterCore
 import IfMeterKernel
 import IfMeterRequests
 import IfMeterService
+import IfMeterStore
 import IfMeterWire
 import IfMeterJSON
 #if canImport(Glibc)
@@ -17,12 +18,9 @@ import Glibc
 final class DaemonRequests: MeteringContext {
     private let loop: EventLoop
     private let server: Server
+    private let state: DaemonState
     private let metricsEndpoint: MetricsEndpoint
-    let configPath: String
-    /// The metering state, when the daemon runs.
-    private let metering: () -> Metering?
-    private let statusNow: () -> StatusResult
-    private let reloadNow: (_ uid: UInt32) -> String?
+    private let reloader: Reloader
     /// Clients waiting for the answer to `sample`: one dump answers all of them.
     private var sampleWaiters: [(client: Server.Client, id: RequestID?)] = []
     /// The one-shot timer that takes the requested sample.
@@ -30,29 +28,23 @@ final class DaemonRequests: MeteringContext {
     /// When the requested sample is taken.
     private var samplePace = SamplePace()
 
-    init(loop: EventLoop, server: Server, metrics: MetricsEndpoint, configPath: String, metering: @escaping () -> Metering?,
-         status: @escaping () -> StatusResult, reload: @escaping (_ uid: UInt32) -> String?) {
-        self.loop = loop
-        self.server = server
-        self.metricsEndpoint = metrics
-        self.configPath = configPath
-        self.metering = metering
-        self.statusNow = status
-        self.reloadNow = reload
+    init(loop: EventLoop, server: Server, state: DaemonState, metrics: MetricsEndpoint, reloader: Reloader) {
+        (self.loop, self.server, self.state, self.metricsEndpoint, self.reloader) = (loop, server, state, metrics, reloader)
     }
 
     /// The commands, answered over this context (a value made per use, so it does not hold
     /// itself).
     private var handlers: RequestHandlers { RequestHandlers(context: self) }
 
-    var service: MeterService? { metering()?.service }
-    var isMetering: Bool { metering() != nil }
+    var service: MeterService? { state.metering?.service }
+    var isMetering: Bool { state.metering != nil }
     var now: Double { SystemClock.now().wall }
+    var configPath: String { state.paths.config }
 
-    func handle(_ request: Request, from client: Server.Client) {
-        let id = request.id
+    func handle(_ line: RequestLine, from client: Server.Client) {
+        let id = line.id
         let peer = Peer(uid: client.uid, isAdmin: client.isAdmin)
-        switch handlers.answer(request, from: peer) {
+        switch handlers.answer(line, from: peer) {
         case .watch(let line):
             client.watchID = .some(id)
             server.send(line, to: client)
@@ -81,34 +73,51 @@ final class DaemonRequests: MeteringContext {
     /// A request from the HTTP API (docs/PROTOCOL.md, "Over HTTP"): answered as the socket
     /// answers a peer that is not an admin; `reply` gets the line, at once or, for work done
     /// on another thread, later on the loop. Only commands that read come here.
-    func answer(_ request: Request, reply: @escaping ([UInt8]) -> Void) {
-        switch handlers.answer(request, from: Self.httpPeer) {
+    func answer(_ line: RequestLine, reply: @escaping ([UInt8]) -> Void) {
+        switch handlers.answer(line, from: Self.httpPeer) {
         case .watch, .afterSample:
-            reply(LineEncoder.failure(WireError(.badRequest, "not over HTTP: use the socket's watch or sample", id: request.id)))
-        case let answer: carryOut(answer, id: request.id, lane: .later, reply: reply)
+            reply(LineEncoder.failure(WireError(.badRequest, "not over HTTP: use the socket's watch or sample", id: line.id)))
+        case let answer: carryOut(answer, id: line.id, lane: .later, reply: reply)
         }
     }
 
     /// Who an HTTP request is from: nobody the daemon knows, never an admin.
     static let httpPeer = Peer(uid: UInt32(bitPattern: -2), isAdmin: false)
 
-    /// A `query` or `events` request from the page: its result itself, from the store's thread,
-    /// on the loop (nothing written to be read back), or what refused it.
-    func result(of request: Request, then done: @escaping (Result<any JSONWritable & Sendable, WireError>) -> Void) {
-        let job: RequestHandlers.StoreJob<any JSONWritable & Sendable>
-        do {
-            job = try handlers.storeJob(request)
-        } catch {
-            return done(.failure(WireError(answering: error, id: nil)))
-        }
-        guard let metering = metering() else { return done(.failure(WireError(.notReady, "ifmeterd is not metering now"))) }
-        metering.worker.run(in: .later, { store -> Result<any JSONWritable & Sendable, WireError> in
-            do {
-                return .success(try job(store))
-            } catch {
-                return .failure(WireError(answering: error, id: nil))
-            }
-        }, then: done)
+    /// A `query` from the page as its job for the store's thread, or what refuses it now.
+    func storeJob(_ request: QueryRequest) -> Result<RequestHandlers.StoreJob<QueryResult>, WireError> {
+        Result { try handlers.storeJob(request) }.mapError { WireError(answering: $0, id: nil) }
+    }
+
+    /// An `events` request from the page as its job for the store's thread, likewise.
+    func storeJob(_ request: EventsRequest) -> Result<RequestHandlers.StoreJob<EventsResult>, WireError> {
+        Result { try handlers.storeJob(request) }.mapError { WireError(answering: $0, id: nil) }
+    }
+
+    /// The results of a page's store jobs, each as its own type or what refused it: run in turn
+    /// on the store's thread, in the HTTP clients' lane, and handed to `done` together, once,
+    /// on the loop (nothing written to be read back).
+    func results<each Value>(_ jobs: repeat Result<RequestHandlers.StoreJob<each Value>, WireError>,
+                             then done: @escaping (repeat Result<each Value, WireError>) -> Void) {
+        guard let metering = state.metering else { return done(repeat Self.refused(each jobs)) }
+        metering.worker.run(in: .later, Self.work(repeat each jobs), then: { (results: (repeat Result<each Value, WireError>)) in
+            done(repeat each results)
+        })
+    }
+
+    /// The jobs as one, for the store's thread: their results in turn.
+    private static func work<each Value>(_ jobs: repeat Result<RequestHandlers.StoreJob<each Value>, WireError>)
+        -> @Sendable (Store) -> (repeat Result<each Value, WireError>) {
+        let jobs = (repeat each jobs)
+        return { store in (repeat run(each jobs, store)) }
+    }
+
+    private static func run<Value>(_ job: Result<RequestHandlers.StoreJob<Value>, WireError>, _ store: Store) -> Result<Value, WireError> {
+        job.flatMap { job in Result { try job(store) }.mapError { WireError(answering: $0, id: nil) } }
+    }
+
+    private static func refused<Value>(_ job: Result<RequestHandlers.StoreJob<Value>, WireError>) -> Result<Value, WireError> {
+        job.flatMap { _ in .failure(WireError(.notReady, "ifmeterd is not metering now")) }
     }
 
     /// The line, or the work on the answers' or store's thread whose result is the line; HTTP
@@ -118,16 +127,16 @@ final class DaemonRequests: MeteringContext {
         switch answer {
         case .line(let line): reply(line)
         case .offLoop(let build):
-            guard let metering = metering() else { return reply(Self.notMetering(id)) }
+            guard let metering = state.metering else { return reply(Self.notMetering(id)) }
             metering.answers.run(in: lane, { _ in build() }, then: reply)
         case .fromStore(let job):
-            guard let metering = metering() else { return reply(Self.notMetering(id)) }
+            guard let metering = state.metering else { return reply(Self.notMetering(id)) }
             metering.worker.run(in: lane, { store in job(store) }, then: { [unowned self] (answer: StoreAnswer) in
                 answer.update?(&metering.service, now)
                 reply(answer.line)
             })
         case .streamedFromStore(let job):
-            guard let metering = metering() else { return reply(Self.notMetering(id)) }
+            guard let metering = state.metering else { return reply(Self.notMetering(id)) }
             // Without a reader that takes parts, they are held and the line answered whole.
             var held: [UInt8] = []
             var sent = false
@@ -159,22 +168,24 @@ final class DaemonRequests: MeteringContext {
         LineEncoder.failure(WireError(.notReady, "ifmeterd is not metering now", id: id))
     }
 
-    func status() -> StatusResult { statusNow() }
+    func status() -> StatusResult { state.status() }
 
-    func reload(requestedBy uid: UInt32) -> String? { reloadNow(uid) }
-
-    func forgetPending(_ name: String) -> Bool {
-        metering()?.service.forget(name, at: now) ?? false
+    func reload(requestedBy uid: UInt32) -> String? {
+        reloader.reload(trigger: "reload requested by uid \(uid)").map { "\($0)" }
     }
 
-    func metrics(_ request: MetricsRequest) -> MetricsResult {
+    func forgetPending(_ name: String) -> Bool {
+        state.metering?.service.forget(name, at: now) ?? false
+    }
+
+    func metrics(_ request: MetricsRequest.Checked) -> MetricsResult {
         metricsEndpoint.metrics(request)
     }
 
     /// An import writes beside the service: everything counted is handed to a save first, and
     /// the import (on the store's thread after it) sees it saved.
     func saveBeforeImport() {
-        guard let metering = metering(), metering.service.summary.hasUnsavedTraffic else { return }
+        guard let metering = state.metering, metering.service.summary.hasUnsavedTraffic else { return }
         metering.save()
     }
 
@@ -215,7 +226,7 @@ final class DaemonRequests: MeteringContext {
                 server.answered(client)
             }
         }
-        guard let metering = metering() else { return answer() }
+        guard let metering = state.metering else { return answer() }
         metering.sampler.sample(then: answer)
     }
 

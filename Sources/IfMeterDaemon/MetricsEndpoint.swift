@@ -21,20 +21,21 @@ final class MetricsEndpoint {
     private var reloads: UInt64 = 0
     private var cache: ExpositionCache!
 
-    /// - Parameters:
-    ///   - sampledAt: when the figures were last sampled (cheap: read for every scrape).
-    ///   - figures: everything an exposition shows, as of now.
-    init(loop: EventLoop, startedAt: Double, sampledAt: @escaping () -> Double?, figures: @escaping () -> Figures) {
+    /// Reads the daemon's figures from `state`: when they were last sampled (cheap: for every
+    /// scrape), and everything an exposition shows.
+    init(loop: EventLoop, state daemon: DaemonState) {
         cache = ExpositionCache(
-            loop: loop, state: { [unowned self] in ExpositionState(sampledAt: sampledAt(), saves: self.saveDurations.count,
-                                                            reloads: self.reloads) },
+            loop: loop, state: { [unowned self] in
+                ExpositionState(sampledAt: daemon.metering?.service.summary.sampledAt?.wall, saves: self.saveDurations.count,
+                                reloads: self.reloads)
+            },
             input: { [unowned self] process in
                 let now = SystemClock.now().wall
-                let figures = figures()
+                let figures = daemon.metricsFigures
                 var input = MetricsInput(
                     snapshot: figures.snapshot, now: now, keepAbsentSeconds: figures.keepAbsentSeconds,
                     sampleDurations: self.sampleDurations, saveDurations: self.saveDurations, version: IfMeterVersion.string,
-                    process: process ? ProcessStats.read(startTime: startedAt) : nil)
+                    process: process ? ProcessStats.read(startTime: daemon.startedAt) : nil)
                 input.plans = figures.plans
                 return input
             })
@@ -67,7 +68,7 @@ final class MetricsEndpoint {
     }
 
     /// The `metrics` command's answer: the exposition `/metrics` serves, as text.
-    func metrics(_ request: MetricsRequest) -> MetricsResult {
+    func metrics(_ request: MetricsRequest.Checked) -> MetricsResult {
         let format: ExpositionFormat = request.format == .openmetrics ? .openMetrics : .prometheus
         let bytes = cache.exposition(ExpositionKey(format: format, gzip: false, process: request.process)).body
         return MetricsResult(contentType: format.contentType, text: String(decoding: bytes, as: UTF8.self))

@@ -18,28 +18,15 @@ import Glibc
 /// - `/` and `/subject?name=NAME`: the pages, made from the same answers and rendered on the
 ///   answers' thread, never on the loop; `/static/…`: their style sheet and script.
 final class WebEndpoint {
-    let metrics: MetricsEndpoint
+    private let state: DaemonState
+    private let metrics: MetricsEndpoint
     private let requests: DaemonRequests
     /// The listener, when configured or passed by systemd.
     private var server: HTTPServer?
-    /// The answers' thread, once the daemon runs.
-    private let answers: () -> AnswerWorker?
-    /// Times as the daemon cuts its buckets.
-    private let time: () -> TimeText
-    private let host: String
-    /// The `Host` headers answered (``allow(hosts:)``).
-    private var hosts: HostAllowList
 
-    init(listening fd: consuming FileDescriptor?, loop: EventLoop, metrics: MetricsEndpoint, requests: DaemonRequests, allowedHosts: [String],
-         answers: @escaping () -> AnswerWorker?, time: @escaping () -> TimeText) throws(PlatformError) {
-        self.metrics = metrics
-        self.requests = requests
-        self.answers = answers
-        self.time = time
-        var name = [CChar](repeating: 0, count: 256)
-        host = gethostname(&name, name.count - 1) == 0
-            ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "this host"
-        hosts = Self.allowList(hostName: host, configured: allowedHosts)
+    init(listening fd: consuming FileDescriptor?, loop: EventLoop, state: DaemonState, metrics: MetricsEndpoint,
+         requests: DaemonRequests) throws(PlatformError) {
+        (self.state, self.metrics, self.requests) = (state, metrics, requests)
         guard let fd else { return }
         server = try HTTPServer(listening: fd, loop: loop) { [unowned self] request, reply in route(request, reply) }
     }
@@ -47,24 +34,12 @@ final class WebEndpoint {
     /// The port it serves on, if it does.
     var port: UInt16? { server?.port }
 
-    /// Answers the host's own name, `localhost`, addresses and `configured` (a reload's
-    /// `http_allowed_hosts`).
-    func allow(hosts configured: [String]) {
-        hosts = Self.allowList(hostName: host, configured: configured)
-    }
-
-    private static func allowList(hostName: String, configured: [String]) -> HostAllowList {
-        // The config's entries were checked when it was read; a host name that is no DNS name
-        // is left out.
-        (try? HostAllowList(hostName: hostName, configured: configured)) ?? (try! HostAllowList(hostName: nil))
-    }
-
     private static let text = "text/plain; charset=utf-8"
     private static let json = "application/json"
     private static let html = "text/html; charset=utf-8"
 
     private func route(_ request: HTTPServer.Request, _ reply: HTTPServer.Reply) {
-        guard hosts.allows(request.host) else {
+        guard state.allowedHosts.allows(request.host) else {
             // Not echoed: the header is the client's, and this answer is the same for all.
             return reply.send(.init(status: 421, contentType: Self.text, headers: [("X-Content-Type-Options", "nosniff")],
                                     body: Array(("ifmeterd answers its own names, localhost and addresses only, not this Host header"
@@ -130,47 +105,32 @@ final class WebEndpoint {
     }
 
     private func overview(_ done: @escaping (HTTPServer.Answer) -> Void, paging: PagePaging, gzip: Bool) {
-        var shown = Request(.query)
-        shown.usage = OverviewPage.interfacePeriods
-        shown.include = [QueryPart.status, .interfaces, .plans].map(\.rawValue)
-        (shown.offset, shown.limit) = (paging.interfaces, PagePaging.rows)
-        var owners = Request(.query)
-        owners.select = QuerySelection.owners.rawValue
-        (owners.offset, owners.limit) = (paging.owners, PagePaging.rows)
-        owners.usage = OverviewPage.ownerPeriods
-        owners.include = [QueryPart.interfaces.rawValue]
-        var networks = Request(.query)
-        networks.select = QuerySelection.networks.rawValue
-        networks.usage = OverviewPage.networkPeriods
-        networks.include = [QueryPart.networks.rawValue]
         let asked = Stopwatch()
-        requests.result(of: shown) { [unowned self] first in
-            requests.result(of: owners) { [unowned self] second in
-                requests.result(of: networks) { [unowned self] third in
-                    let (host, time) = (host, time())
-                    render(done, gzip: gzip, queried: asked.seconds) {
-                        OverviewPage.render(host: host, interfaces: try Self.typed(first), owners: try Self.typed(second),
-                                            networks: try Self.typed(third), paging: paging, time: time, units: Units())
-                    }
-                }
+        requests.results(
+            requests.storeJob(QueryRequest(usage: OverviewPage.interfacePeriods, include: [.status, .interfaces, .plans],
+                                           offset: paging.interfaces, limit: PagePaging.rows)),
+            requests.storeJob(QueryRequest(select: .owners, usage: OverviewPage.ownerPeriods, include: [.interfaces],
+                                           offset: paging.owners, limit: PagePaging.rows)),
+            requests.storeJob(QueryRequest(select: .networks, usage: OverviewPage.networkPeriods, include: [.networks]))
+        ) { [unowned self] interfaces, owners, networks in
+            let (host, time) = (state.hostName, state.time)
+            render(done, gzip: gzip, queried: asked.seconds) {
+                OverviewPage.render(host: host, interfaces: try interfaces.get(), owners: try owners.get(),
+                                    networks: try networks.get(), paging: paging, time: time, units: Units())
             }
         }
     }
 
     private func subject(_ name: String, _ done: @escaping (HTTPServer.Answer) -> Void, gzip: Bool) {
-        var tables = Request(.query)
-        tables.interfaces = [name]
-        tables.usage = SubjectPage.periods
-        tables.include = [QueryPart.status, .interfaces].map(\.rawValue)
-        let events = Request(.events, interface: name, limit: SubjectPage.eventLimit)
         let asked = Stopwatch()
-        requests.result(of: tables) { [unowned self] first in
-            requests.result(of: events) { [unowned self] second in
-                let (host, time) = (host, time())
-                render(done, gzip: gzip, queried: asked.seconds) {
-                    SubjectPage.render(host: host, name: name, subject: try Self.typed(first),
-                                       events: try Self.typed(second, as: EventsResult.self).events, time: time, units: Units())
-                }
+        requests.results(
+            requests.storeJob(QueryRequest(interfaces: [name], usage: SubjectPage.periods, include: [.status, .interfaces])),
+            requests.storeJob(EventsRequest(interface: name, limit: SubjectPage.eventLimit))
+        ) { [unowned self] tables, events in
+            let (host, time) = (state.hostName, state.time)
+            render(done, gzip: gzip, queried: asked.seconds) {
+                SubjectPage.render(host: host, name: name, subject: try tables.get(), events: try events.get().events, time: time,
+                                   units: Units())
             }
         }
     }
@@ -180,7 +140,7 @@ final class WebEndpoint {
     /// store's queries, in turn with other work) and the render on the answers' thread.
     private func render(_ done: @escaping (HTTPServer.Answer) -> Void, gzip: Bool, queried: Double,
                         _ page: @escaping @Sendable () throws -> String) {
-        guard let answers = answers() else {
+        guard let answers = state.metering?.answers else {
             return done(.init(status: 503, contentType: Self.text, body: Array("ifmeterd is starting; reload shortly\n".utf8)))
         }
         answers.run(in: .later, { _ -> HTTPServer.Answer in
@@ -206,12 +166,5 @@ final class WebEndpoint {
 
     private static func milliseconds(_ seconds: Double) -> String {
         fixed(seconds * 1000, decimals: 2)
-    }
-
-    /// A store job's result as the type its request answers, or the error that refused it.
-    private static func typed<T>(_ result: Result<any JSONWritable & Sendable, WireError>, as type: T.Type = QueryResult.self) throws -> T {
-        let value = try result.get()
-        guard let typed = value as? T else { throw WireError(.internalError, "a \(Swift.type(of: value)) where a \(type) was due") }
-        return typed
     }
 }

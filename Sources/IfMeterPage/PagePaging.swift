@@ -19,7 +19,7 @@ public struct PagePaging: Hashable, Sendable {
     /// is the first rows.
     public init(arguments: (String) -> String?) {
         func offset(_ key: String) -> Int {
-            guard let text = arguments(key), let value = Int(text), (0...Request.maximumOffset).contains(value) else { return 0 }
+            guard let text = arguments(key), let value = Int(text), (0...RequestLine.maximumOffset).contains(value) else { return 0 }
             return value
         }
         self.init(interfaces: offset("interfaces"), owners: offset("owners"))

@@ -17,7 +17,7 @@ public protocol MeteringContext: AnyObject {
     /// The `status` answer as of now: the daemon's own facts beside the service's summary.
     func status() -> StatusResult
     /// The `metrics` answer: the exposition `/metrics` serves, as text.
-    func metrics(_ request: MetricsRequest) -> MetricsResult
+    func metrics(_ request: MetricsRequest.Checked) -> MetricsResult
     /// Hands what is pending to a save before an import, which writes history beside it.
     func saveBeforeImport()
     /// Re-reads the configuration: nil when it is in force, else what is wrong with it.

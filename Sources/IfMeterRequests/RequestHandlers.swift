@@ -19,41 +19,37 @@ public struct RequestHandlers {
     /// Work on the store's thread that answers one request.
     public typealias StoreJob<Result> = @Sendable (Store) throws -> Result
 
-    /// The answer to `request`: the version and command are checked first, then readiness,
-    /// then (for admin commands) the peer, then the command's own members.
-    public func answer(_ request: Request, from peer: Peer) -> Answer {
-        let id = request.id
+    /// The answer to `line`: the version and command are checked first, then readiness, then
+    /// (for admin commands) the peer, then the command's own members.
+    public func answer(_ line: RequestLine, from peer: Peer) -> Answer {
+        let id = line.id
         do {
-            let command = try CommandRequest.command(of: request)
-            guard context.isMetering || command == .status || command == .metrics else {
-                throw WireError(.notReady, "ifmeterd is starting (loading its database and taking the first sample); ask again shortly")
-            }
-            if CommandPolicy.of(command).adminOnly { try requireAdmin(peer) }
-            return try answer(CommandRequest(command, request), id: id, peer: peer)
+            let command = try CommandRequest.command(of: line)
+            guard context.isMetering || command == .status || command == .metrics else { throw Self.starting }
+            if command.policy.adminOnly { try requireAdmin(peer) }
+            return try answer(CommandRequest(command, line), id: id, peer: peer)
         } catch {
             return .line(LineEncoder.failure(WireError(answering: error, id: id)))
         }
     }
 
-    /// A `query` or `events` request as its result's job for the store's thread, checked as
-    /// ``answer(_:from:)`` checks it: for a reader that wants the result itself (the page), not
-    /// its line. Throws what refuses it now.
-    public func storeJob(_ request: Request) throws -> StoreJob<any JSONWritable & Sendable> {
-        let command = try CommandRequest.command(of: request)
-        guard context.isMetering else {
-            throw WireError(.notReady, "ifmeterd is starting (loading its database and taking the first sample); ask again shortly")
-        }
-        switch try CommandRequest(command, request) {
-        case .query(let query):
-            let job = try self.query(query)
-            return { store in try job.result(store) }
-        case .events(let events):
-            let job = try self.events(events)
-            return { store in try job(store) }
-        default:
-            throw WireError(.badRequest, "\(command.rawValue) is not answered from the store")
-        }
+    /// A `query` as its result's job for the store's thread, checked as ``answer(_:from:)``
+    /// checks it: for a reader that wants the result itself (the page), not its line. Throws
+    /// what refuses it now.
+    public func storeJob(_ request: QueryRequest) throws -> StoreJob<QueryResult> {
+        guard context.isMetering else { throw Self.starting }
+        let job = try query(request.checked())
+        return { store in try job.result(store) }
     }
+
+    /// An `events` request as its result's job for the store's thread, likewise.
+    public func storeJob(_ request: EventsRequest) throws -> StoreJob<EventsResult> {
+        guard context.isMetering else { throw Self.starting }
+        return try events(request)
+    }
+
+    private static let starting = WireError(
+        .notReady, "ifmeterd is starting (loading its database and taking the first sample); ask again shortly")
 
     private func answer(_ command: CommandRequest, id: RequestID?, peer: Peer) throws -> Answer {
         switch command {
@@ -65,9 +61,9 @@ public struct RequestHandlers {
                 // About 650 bytes an interface (veths, idle); more for busy ones with long names.
                 return LineEncoder.success(result, id: id, capacity: 1024 * (result.interfaces.count + 4))
             }
-        case .usage(let usage): return Self.fromStore(id, try self.usage(usage))
+        case .usage(let usage): return Self.fromStore(id, try self.usage(usage.checked()))
         case .query(let query):
-            let job = try self.query(query)
+            let job = try self.query(query.checked())
             guard job.streams else { return Self.fromStore(id) { try job.result($0) } }
             return .streamedFromStore { store, handOver in job.line(id: id, store, handOver: handOver) }
         case .events(let events): return Self.fromStore(id, try self.events(events))
@@ -77,14 +73,14 @@ public struct RequestHandlers {
                                                          footnote: EstimateLabel.footnote), id: id))
         case .sample: return .afterSample
         case .watch: return .watch(LineEncoder.success(rates(), id: id, stream: "rates"))
-        case .metrics(let metrics): return .line(LineEncoder.success(context.metrics(metrics), id: id))
+        case .metrics(let metrics): return .line(LineEncoder.success(context.metrics(try metrics.checked()), id: id))
         case .reload:
             if let error = context.reload(requestedBy: peer.uid) {
                 throw WireError(.configError, "\(error); the running configuration stays")
             }
             return .line(LineEncoder.success(AdminResult(done: "configuration reloaded from \(context.configPath)"), id: id))
-        case .importHistory(let request): return try importHistory(request, id)
-        case .forget(let name): return try forget(name, id)
+        case .importHistory(let request): return try importHistory(request.checked(), id)
+        case .forget(let request): return try forget(request.checkedName(), id)
         }
     }
 

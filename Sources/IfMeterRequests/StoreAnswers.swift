@@ -11,7 +11,7 @@ import IfMeterWire
 /// peer makes the daemon save.
 extension RequestHandlers {
     /// `usage`: one subject, one table.
-    func usage(_ request: UsageRequest) throws -> StoreJob<UsageResult> {
+    func usage(_ request: UsageRequest.Checked) throws -> StoreJob<UsageResult> {
         let service = try running()
         let figures: [InterfaceFigures]
         var members: [String: [String]] = [:]
@@ -35,7 +35,7 @@ extension RequestHandlers {
 
     /// `query`: many subjects' tables in one answer, one store query per table, with their
     /// status and interface entries when asked: a whole view in one round trip.
-    func query(_ request: QueryRequest) throws -> QueryJob {
+    func query(_ request: QueryRequest.Checked) throws -> QueryJob {
         let service = try running()
         var chosen: [InterfaceFigures]
         var subjects: [UsageSubject]
@@ -81,23 +81,25 @@ extension RequestHandlers {
     }
 
     func events(_ request: EventsRequest) throws -> StoreJob<EventsResult> {
+        let kind = try request.checkedKind()
+        let (from, to, interface) = (request.from?.seconds, request.to?.seconds, request.interface)
+        let limit = request.limit ?? EventsRequest.defaultLimit
         let unsaved = try running().unsaved(of: [])
         return { store in
-            let (from, to) = (request.from ?? -.greatestFiniteMagnitude, request.to ?? .greatestFiniteMagnitude)
-            let saved = try store.queries.events(from: request.from, to: request.to, kind: request.kind,
-                                         interface: request.interface, limit: request.limit)
-            guard saved.count < request.limit else { return EventsResult(events: saved) }
+            let saved = try store.queries.events(from: from, to: to, kind: kind, interface: interface, limit: limit)
+            guard saved.count < limit else { return EventsResult(events: saved) }
+            let (after, before) = (from ?? -.greatestFiniteMagnitude, to ?? .greatestFiniteMagnitude)
             let more = unsaved.unwritten(in: store.ledger).events { event in
-                from <= event.at && event.at < to && (request.kind.map { event.kind == $0 } ?? true)
-                    && (request.interface.map { event.interface == $0 } ?? true)
+                after <= event.at && event.at < before && (kind.map { event.kind == $0 } ?? true)
+                    && (interface.map { event.interface == $0 } ?? true)
             }
-            return EventsResult(events: Array(saved + more.prefix(request.limit - saved.count)))
+            return EventsResult(events: Array(saved + more.prefix(limit - saved.count)))
         }
     }
 
     /// `import`: another meter's history into the store, then the service's saved figures
     /// read again so every answer includes it.
-    func importHistory(_ request: ImportRequest, _ id: RequestID?) throws -> Answer {
+    func importHistory(_ request: ImportRequest.Checked, _ id: RequestID?) throws -> Answer {
         _ = try running()
         context.saveBeforeImport()
         return .fromStore { store in

@@ -48,9 +48,9 @@ public final class Server {
     private var shares: UIDShares
     public private(set) var clients: [Int32: Client] = [:]
     /// Called for each complete request line.
-    public var onRequest: (Request, Client) -> Void = { _, _ in }
+    public var onRequest: (RequestLine, Client) -> Void = { _, _ in }
     /// What a request costs: the policy the server admits by, given by whoever answers.
-    public var costOf: (Request) -> RequestCost = { _ in [] }
+    public var costOf: (RequestLine) -> RequestCost = { _ in [] }
     /// Whether a peer may run admin commands; decides the reserved slots too. Until the daemon
     /// says otherwise, root alone.
     public var isAdmin: (uid_t, [gid_t]) -> Bool = { uid, _ in uid == 0 }
@@ -222,7 +222,7 @@ public final class Server {
                 let error = WireError(.lineTooLong, "request line longer than \(limits.maxLineLength) bytes (max_line_length); it was discarded")
                 send(LineEncoder.failure(error), to: client)
             case .line(let line):
-                switch Request.parse(line) {
+                switch RequestLine.parse(line) {
                 case .success(let request) where admit(request, from: client): dispatch(request, client)
                 case .success(let request): client.parked = request
                 case .failure(let error): send(LineEncoder.failure(error), to: client)
@@ -245,11 +245,11 @@ public final class Server {
     }
 
     /// Whether `request` may run now by its uid's share; if not, the uid's next room wakes it.
-    private func admit(_ request: Request, from client: Client) -> Bool {
+    private func admit(_ request: RequestLine, from client: Client) -> Bool {
         shares.admit(costOf(request), fd: client.fd, uid: client.uid, isAdmin: client.isAdmin)
     }
 
-    private func dispatch(_ request: Request, _ client: Client) {
+    private func dispatch(_ request: RequestLine, _ client: Client) {
         client.answering = costOf(request)
         onRequest(request, client)
     }

@@ -54,7 +54,7 @@ extension Server {
         /// client's next request waits, so answers keep the order of requests.
         var awaitingAnswer = false
         /// A request waiting for its uid's share (``UIDShares``); the lines after it wait too.
-        var parked: Request?
+        var parked: RequestLine?
         /// The cost of the request being answered, as the policy gave it.
         var answering: RequestCost = []
         public var isOpen: Bool { connection != nil }

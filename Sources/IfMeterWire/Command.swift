@@ -13,4 +13,24 @@ public enum Command: String, Hashable, Sendable, CaseIterable {
     /// Admin only: brings another meter's history into the store (`ifmeter import vnstat`).
     case importHistory = "import"
 
+    /// The type of its requests, which declares their members and the command's policy.
+    public var requestType: any CommandRequestType.Type {
+        switch self {
+        case .status: StatusRequest.self
+        case .interfaces: InterfacesRequest.self
+        case .usage: UsageRequest.self
+        case .events: EventsRequest.self
+        case .sample: SampleRequest.self
+        case .watch: WatchRequest.self
+        case .query: QueryRequest.self
+        case .plans: PlansRequest.self
+        case .metrics: MetricsRequest.self
+        case .reload: ReloadRequest.self
+        case .forget: ForgetRequest.self
+        case .importHistory: ImportRequest.self
+        }
+    }
+
+    /// Who may run it and what its answer costs.
+    public var policy: CommandPolicy { requestType.policy }
 }

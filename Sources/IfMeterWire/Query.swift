@@ -1,31 +1,6 @@
 import IfMeterCore
 import IfMeterJSON
 
-/// One table a `query` asks for: a period, optionally a range of bucket starts, optionally the
-/// projection of the current day or month (docs/PROTOCOL.md).
-public struct UsageSpec: Hashable, Sendable {
-    public var period: String?
-    public var from: TimeArgument?
-    public var to: TimeArgument?
-    public var projection: Bool?
-    /// Only each subject's most recent `last` rows.
-    public var last: Int?
-    /// Only each subject's `top` rows with the most traffic (rx + tx), busiest first.
-    public var top: Int?
-
-    init() {}
-
-    public init(_ period: UsagePeriod, from: TimeArgument? = nil, to: TimeArgument? = nil, projection: Bool? = nil,
-                last: Int? = nil, top: Int? = nil) {
-        self.period = period.rawValue
-        self.from = from
-        self.to = to
-        self.projection = projection
-        self.last = last
-        self.top = top
-    }
-}
-
 /// Which names a `query` is about when it does not list them: `shown` is the default views'
 /// choice (no loopback or ignored links, idle virtual ones left out, physical links first),
 /// `all` adds the idle virtual ones, `every` is every name ifmeter knows, in name order.

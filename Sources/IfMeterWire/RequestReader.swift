@@ -2,7 +2,7 @@ import IfMeterCore
 import IfMeterJSON
 
 /// The one reader of request lines (docs/PROTOCOL.md): a line is read once, member by member,
-/// into a ``Request``. The rules are those the protocol has always had, error messages
+/// into a ``RequestLine``: the envelope, then every member ``RequestMembers/table`` lists. The rules are those the protocol has always had, error messages
 /// included (Tests/IfMeterWireTests/Golden/requests.txt holds them):
 ///
 /// - A line that is not one JSON object is `bad_json` "the request must be one JSON object on
@@ -11,7 +11,8 @@ import IfMeterJSON
 /// - A member of the wrong type is `bad_json` naming it (`field "usage.Index 0.top" has the
 ///   wrong type (expected Int)`), a `null` where a value must be is `field "…" is null`, and a
 ///   time that is neither RFC 3339 nor Unix seconds says so. When several members are wrong,
-///   the first in the order ``Field`` lists them is reported, wherever it is on the line.
+///   the first in member order (the envelope's `v`, `id`, `cmd`, then the table's) is
+///   reported, wherever it is on the line.
 /// - The first of repeated keys counts; unknown members are skipped, nested up to 512 deep.
 struct RequestReader {
     /// Why a member could not be read; reported only if it is the first in member order.
@@ -37,42 +38,27 @@ struct RequestReader {
 
     static let notOneObject = "the request must be one JSON object on one line"
 
-    /// The members a request may have, in the order their problems are reported.
-    enum Field: Int, CaseIterable {
-        case v, id, cmd, interface, `class`, period, from, to, kind, limit, projection, format, process, source, path
-        case dryRun, utc, interfaces, select, sum, include, usage, offset
-
-        /// The member's key.
-        var name: String { Self.names[rawValue] }
-
-        private static let names = allCases.map { $0 == .dryRun ? "dry_run" : String(describing: $0) }
-        static let named = Dictionary(uniqueKeysWithValues: allCases.map { ($0.name, $0) })
-    }
-
-    /// The members of a `usage` entry, in the same sense.
-    enum SpecField: Int, CaseIterable {
-        case period, from, to, projection, last, top
-
-        var name: String { Self.names[rawValue] }
-
-        private static let names = allCases.map { String(describing: $0) }
-        static let named = Dictionary(uniqueKeysWithValues: allCases.map { ($0.name, $0) })
-    }
-
-    /// Where a problem falls in member order: the member, then the element of an array member,
-    /// then the member of a `usage` entry (-1 where there is none).
+    /// Where a problem falls in member order: the member (the envelope's first), then the
+    /// element of an array member, then the member of an object element (-1 where there is none).
     struct Order: Comparable {
         var field: Int
         var element = -1
-        var specField = -1
+        var inner = -1
 
         static func < (a: Order, b: Order) -> Bool {
-            (a.field, a.element, a.specField) < (b.field, b.element, b.specField)
+            (a.field, a.element, a.inner) < (b.field, b.element, b.inner)
         }
     }
 
+    /// The envelope's members, first in member order.
+    private enum Envelope: Int {
+        case v, id, cmd
+
+        static let named: [String: Envelope] = ["v": .v, "id": .id, "cmd": .cmd]
+    }
+
     private var reader: JSONReader
-    private var request = Request(v: nil, cmd: nil)
+    private var request = RequestLine(v: nil, cmd: nil)
     /// The first problem so far, with where it falls in member order.
     private var first: (order: Order, problem: Problem)?
     private var idIsBad = false
@@ -84,7 +70,7 @@ struct RequestReader {
     }
 
     /// Reads one line: the request, or the error to answer it with.
-    static func read(_ line: some Collection<UInt8>) -> Result<Request, WireError> {
+    static func read(_ line: some Collection<UInt8>) -> Result<RequestLine, WireError> {
         var state = RequestReader(Array(line))
         do {
             switch try state.reader.peek() {
@@ -110,22 +96,32 @@ struct RequestReader {
     }
 
     private mutating func readMembers() throws {
-        var seen: UInt32 = 0
+        var seen: UInt64 = 0
+        let table = RequestMembers.table
         // Read from a reader of its own: the members are read into `self` as it goes.
         var members = reader
         try members.readObject { r, key in
-            guard let field = Field.named[key], seen & 1 << field.rawValue == 0 else { return try r.skipValue() }
-            seen |= 1 << field.rawValue
-            try self.read(field, from: &r)
+            if let envelope = Envelope.named[key] {
+                guard seen & 1 << envelope.rawValue == 0 else { return try r.skipValue() }
+                seen |= 1 << envelope.rawValue
+                return try self.read(envelope, from: &r)
+            }
+            guard let place = table.named[key], seen & 1 << (place + 3) == 0 else { return try r.skipValue() }
+            seen |= 1 << (place + 3)
+            let order = Order(field: place + 3)
+            do {
+                request.members[place] = try self.value(table.members[place], path: key, order, from: &r)
+            } catch let problem as Problem {
+                note(problem, at: order)
+            }
         }
         reader = members
     }
 
-    private mutating func read(_ field: Field, from r: inout JSONReader) throws {
-        let order = Order(field: field.rawValue)
-        let path = field.name
+    private mutating func read(_ envelope: Envelope, from r: inout JSONReader) throws {
+        let path = String(describing: envelope)
         do {
-            switch field {
+            switch envelope {
             case .v: request.v = try Self.integer(&r, path)
             case .id:
                 do {
@@ -135,29 +131,22 @@ struct RequestReader {
                     throw problem
                 }
             case .cmd: request.cmd = try Self.string(&r, path)
-            case .interface: request.interface = try Self.string(&r, path)
-            case .class: request.class = try Self.string(&r, path)
-            case .period: request.period = try Self.string(&r, path)
-            case .from: request.from = try Self.time(&r, path)
-            case .to: request.to = try Self.time(&r, path)
-            case .kind: request.kind = try Self.string(&r, path)
-            case .limit: request.limit = try Self.integer(&r, path)
-            case .projection: request.projection = try Self.bool(&r, path)
-            case .format: request.format = try Self.string(&r, path)
-            case .process: request.process = try Self.bool(&r, path)
-            case .source: request.source = try Self.string(&r, path)
-            case .path: request.path = try Self.string(&r, path)
-            case .dryRun: request.dryRun = try Self.bool(&r, path)
-            case .utc: request.utc = try Self.bool(&r, path)
-            case .interfaces: request.interfaces = try strings(&r, path, order)
-            case .select: request.select = try Self.string(&r, path)
-            case .sum: request.sum = try Self.bool(&r, path)
-            case .include: request.include = try strings(&r, path, order)
-            case .usage: request.usage = try specs(&r, path, order)
-            case .offset: request.offset = try Self.integer(&r, path)
             }
         } catch let problem as Problem {
-            note(problem, at: order)
+            note(problem, at: Order(field: envelope.rawValue))
+        }
+    }
+
+    /// A member's value as its kind takes it; nil for `null`.
+    private mutating func value(_ member: Member, path: @autoclosure () -> String, _ order: Order,
+                                from r: inout JSONReader) throws -> MemberValue? {
+        switch member.kind {
+        case .string: try Self.string(&r, path()).map(MemberValue.string)
+        case .bool: try Self.bool(&r, path()).map(MemberValue.bool)
+        case .time: try Self.time(&r, path()).map(MemberValue.time)
+        case .integer: try Self.integer(&r, path()).map(MemberValue.integer)
+        case .strings: try strings(&r, path(), order).map(MemberValue.strings)
+        case .objects(let table): try objects(&r, path(), order, table).map(MemberValue.objects)
         }
     }
 
@@ -257,36 +246,32 @@ struct RequestReader {
         try array(&r, path, order) { _, r, path, _ in try Self.string(&r, path()) }
     }
 
-    private mutating func specs(_ r: inout JSONReader, _ path: String, _ order: Order) throws -> [UsageSpec]? {
+    private mutating func objects(_ r: inout JSONReader, _ path: String, _ order: Order,
+                                  _ table: MemberTable) throws -> [[MemberValue?]]? {
         try array(&r, path, order) { reader, r, path, order in
             guard try r.peek() == UInt8(ascii: "{") else {
                 try r.skipValue()
                 throw Problem.wrongType(path: path(), expected: "Dictionary<String, Any>")
             }
-            return try reader.spec(&r, path, order)
+            return try reader.object(&r, path, order, table)
         }
     }
 
-    private mutating func spec(_ r: inout JSONReader, _ path: () -> String, _ order: Order) throws -> UsageSpec {
-        var spec = UsageSpec()
-        var seen: UInt32 = 0
+    private mutating func object(_ r: inout JSONReader, _ path: () -> String, _ order: Order,
+                                 _ table: MemberTable) throws -> [MemberValue?] {
+        var values = [MemberValue?](repeating: nil, count: table.members.count)
+        var seen: UInt64 = 0
         try r.readObject { r, key in
-            guard let field = SpecField.named[key], seen & 1 << field.rawValue == 0 else { return try r.skipValue() }
-            seen |= 1 << field.rawValue
+            guard let place = table.named[key], seen & 1 << place == 0 else { return try r.skipValue() }
+            seen |= 1 << place
+            let inner = Order(field: order.field, element: order.element, inner: place)
             do {
-                switch field {
-                case .period: spec.period = try Self.string(&r, "\(path()).\(field.name)")
-                case .from: spec.from = try Self.time(&r, "\(path()).\(field.name)")
-                case .to: spec.to = try Self.time(&r, "\(path()).\(field.name)")
-                case .projection: spec.projection = try Self.bool(&r, "\(path()).\(field.name)")
-                case .last: spec.last = try Self.integer(&r, "\(path()).\(field.name)")
-                case .top: spec.top = try Self.integer(&r, "\(path()).\(field.name)")
-                }
+                values[place] = try value(table.members[place], path: "\(path()).\(key)", inner, from: &r)
             } catch let problem as Problem {
-                note(problem, at: Order(field: order.field, element: order.element, specField: field.rawValue))
+                note(problem, at: inner)
             }
         }
-        return spec
+        return values
     }
 
     // MARK: Numbers
@@ -297,19 +282,5 @@ struct RequestReader {
         if let value = Int64(text) { return value }
         guard let value = Double(text), value.isFinite, value.rounded(.towardZero) == value else { return nil }
         return Int64(exactly: value)
-    }
-}
-
-extension Request {
-    /// Parses one line. A line that is not a JSON object, or whose members have the wrong
-    /// types, is a ``WireError`` carrying whatever `id` could be read; a member out of its
-    /// range is `bad_request` under the request's own `id`.
-    public static func parse(_ line: some Collection<UInt8>) -> Result<Request, WireError> {
-        RequestReader.read(line).flatMap { request in
-            if let problem = request.rangeProblem {
-                return .failure(WireError(.badRequest, problem, id: request.id))
-            }
-            return .success(request)
-        }
     }
 }

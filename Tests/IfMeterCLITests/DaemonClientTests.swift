@@ -53,7 +53,7 @@ struct DaemonClientTests {
         let (path, _) = try Self.brokenOff(line, after: count, in: directory)
         let client = try DaemonClient(path: path)
         #expect {
-            _ = try client.call(Request(.interfaces), reading: InterfacesResult.self)
+            _ = try client.call(InterfacesRequest(), reading: InterfacesResult.self)
         } throws: { error in
             let error = error as? CLIError
             return error?.status == .connectionLost && error?.message.contains("closed the connection") == true

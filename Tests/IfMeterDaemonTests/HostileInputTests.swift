@@ -24,7 +24,7 @@ struct RequestRangeTests {
         (#"{"v":1,"id":7,"cmd":"events","limit":-5}"#, "limit"),
     ])
     func outOfRange(_ line: String, _ field: String) throws {
-        guard case .failure(let error) = Request.parse(Array(line.utf8)) else {
+        guard case .failure(let error) = RequestLine.parse(Array(line.utf8)) else {
             Issue.record("\(line) was accepted")
             return
         }
@@ -41,7 +41,7 @@ struct RequestRangeTests {
     @Test("the edges of the accepted range are accepted")
     func edges() throws {
         let line = #"{"v":1,"cmd":"usage","interface":"lo","period":"day","from":0,"to":"9999-12-31T23:59:59Z"}"#
-        let request = try Request.parse(Array(line.utf8)).get()
+        let request = UsageRequest(try RequestLine.parse(Array(line.utf8)).get())
         #expect(request.from?.floorSeconds == 0 && request.to?.ceilingSeconds == 253_402_300_799)
     }
 }

@@ -53,7 +53,7 @@ final class ValueContext: MeteringContext {
                      store: nil, socket: "/run/test.sock", timeZone: "utc")
     }
 
-    func metrics(_ request: MetricsRequest) -> MetricsResult {
+    func metrics(_ request: MetricsRequest.Checked) -> MetricsResult {
         MetricsResult(contentType: request.format.rawValue, text: "ifmeter_up 1\n")
     }
 
@@ -81,6 +81,13 @@ final class ValueContext: MeteringContext {
     }
 }
 
+extension RequestHandlers {
+    /// The answer to `request` as the client writes it.
+    func answer(_ request: some CommandRequestType, id: RequestID? = nil, from peer: Peer) -> Answer {
+        answer(RequestLine(request, id: id), from: peer)
+    }
+}
+
 /// Every command against a context built from values, without a socket, loop or lock.
 @Suite("Request handlers", .ownThread, .timeLimit(.minutes(3)))
 struct RequestHandlersTests {
@@ -102,16 +109,15 @@ struct RequestHandlersTests {
     }
 
     /// A request for `command` with the members it needs to be valid.
-    static func valid(_ command: IfMeterWire.Command) -> Request {
-        var request = Request(command, id: .number(7))
-        switch command {
-        case .usage: (request.interface, request.period) = ("eth0", "day")
-        case .query: request.usage = [UsageSpec(.day)]
-        case .forget: request.interface = "wg0"
-        case .importHistory: (request.source, request.path) = ("vnstat", "/nonexistent/vnstat.db")
-        default: break
+    static func valid(_ command: IfMeterWire.Command) -> RequestLine {
+        let id = RequestID.number(7)
+        return switch command {
+        case .usage: RequestLine(UsageRequest(interface: "eth0", period: .day), id: id)
+        case .query: RequestLine(QueryRequest(usage: [UsageSpec(.day)]), id: id)
+        case .forget: RequestLine(ForgetRequest(interface: "wg0"), id: id)
+        case .importHistory: RequestLine(ImportRequest(vnStatPath: "/nonexistent/vnstat.db", dryRun: false, utc: false), id: id)
+        default: RequestLine(id: id, cmd: command.rawValue)
         }
-        return request
     }
 
     /// What an answer's line says, wherever it is made; `update` applied to the context's service.
@@ -140,8 +146,8 @@ struct RequestHandlersTests {
         let handlers = RequestHandlers(context: context)
         let answer = handlers.answer(Self.valid(command), from: Self.admin)
         switch answer {
-        case .fromStore, .streamedFromStore, .offLoop: #expect(CommandPolicy.of(command).offLoop, "\(command) is answered off the loop")
-        case .line, .afterSample, .watch: #expect(!CommandPolicy.of(command).offLoop, "\(command) is answered on the loop")
+        case .fromStore, .streamedFromStore, .offLoop: #expect(command.policy.offLoop, "\(command) is answered off the loop")
+        case .line, .afterSample, .watch: #expect(!command.policy.offLoop, "\(command) is answered on the loop")
         }
         let response = try Self.line(answer, handlers, context)
         #expect(response.id == .number(7))
@@ -165,12 +171,12 @@ struct RequestHandlersTests {
     func adminFirst() throws {
         let context = try ValueContext()
         let handlers = RequestHandlers(context: context)
-        var request = Request(.importHistory, id: .string("x"))
+        var request = ImportRequest()
         request.source = "nonsense"
-        let refused = try Self.line(handlers.answer(request, from: Self.user), handlers, context, id: .string("x"))
+        let refused = try Self.line(handlers.answer(request, id: .string("x"), from: Self.user), handlers, context, id: .string("x"))
         #expect(refused.error?.code == .permissionDenied && refused.id == .string("x"))
         #expect(refused.error?.message.contains("you are uid 1000") == true)
-        let checked = try Self.line(handlers.answer(request, from: Self.admin), handlers, context, id: .string("x"))
+        let checked = try Self.line(handlers.answer(request, id: .string("x"), from: Self.admin), handlers, context, id: .string("x"))
         #expect(checked.error == WireError(.badRequest, "unknown source \"nonsense\"; known: vnstat"))
         #expect(context.forgotten.isEmpty)
     }
@@ -201,7 +207,7 @@ struct RequestHandlersTests {
     func refusals(line: String, code: ErrorCode, message: String) throws {
         let context = try ValueContext()
         let handlers = RequestHandlers(context: context)
-        let request = try Request.parse(Array(line.utf8)).get()
+        let request = try RequestLine.parse(Array(line.utf8)).get()
         let response = try Self.line(handlers.answer(request, from: Self.admin), handlers, context, id: nil)
         #expect(response.error == WireError(code, message))
     }
@@ -210,13 +216,11 @@ struct RequestHandlersTests {
     func fromTheStore() throws {
         let context = try ValueContext()
         let handlers = RequestHandlers(context: context)
-        var usage = Request(.usage, interface: "eth0", period: .total)
-        usage.id = .number(1)
-        let table = try Self.line(handlers.answer(usage, from: Self.user), handlers, context, id: .number(1))
+        let usage = UsageRequest(interface: "eth0", period: .total)
+        let table = try Self.line(handlers.answer(usage, id: .number(1), from: Self.user), handlers, context, id: .number(1))
             .result(as: UsageResult.self)
         #expect(table.rows.map(\.rxBytes) == [24_000] && table.rows.map(\.txBytes) == [240])
-        var query = Request(.query)
-        (query.interfaces, query.usage, query.include) = (["wg0", "eth0"], [UsageSpec(.total)], ["interfaces"])
+        var query = QueryRequest(interfaces: ["wg0", "eth0"], usage: [UsageSpec(.total)], include: [.interfaces])
         let answer = try Self.line(handlers.answer(query, from: Self.user), handlers, context, id: nil).result(as: QueryResult.self)
         #expect(answer.subjects.map(\.name) == ["wg0", "eth0"])
         #expect(answer.usage.map { $0.rows.first?.rxBytes } == [2400, 24_000])
@@ -239,10 +243,8 @@ struct RequestHandlersTests {
     /// eth0's total and its newest day's rx bytes as `handlers` answer `peer`, each job run after `between`.
     static func eth0(_ handlers: RequestHandlers, _ context: ValueContext, as peer: Peer,
                      between: () -> Void = {}) throws -> (total: UInt64?, day: UInt64?) {
-        let total = handlers.answer(Request(.usage, interface: "eth0", period: .total), from: peer)
-        var query = Request(.query)
-        query.interfaces = ["eth0"]
-        query.usage = [UsageSpec(.day, last: 1)]
+        let total = handlers.answer(UsageRequest(interface: "eth0", period: .total), from: peer)
+        let query = QueryRequest(interfaces: ["eth0"], usage: [UsageSpec(.day, last: 1)])
         let day = handlers.answer(query, from: peer)
         between()
         return (try line(total, handlers, context, id: nil).result(as: UsageResult.self).rows.first?.rxBytes,
@@ -262,16 +264,14 @@ struct RequestHandlersTests {
         // Today's projection from the rows read (no `top`) and from the store's own read (`top`)
         // agree, unsaved traffic in both.
         func projection(top: Int?) throws -> ProjectionResult? {
-            var query = Request(.query)
-            query.interfaces = ["eth0"]
-            query.usage = [UsageSpec(.day, projection: true, top: top)]
+            let query = QueryRequest(interfaces: ["eth0"], usage: [UsageSpec(.day, projection: true, top: top)])
             return try Self.line(handlers.answer(query, from: Self.user), handlers, context, id: nil)
                 .result(as: QueryResult.self).usage.first?.projection
         }
         let read = try #require(try projection(top: nil))
         #expect(read == (try projection(top: 1)))
         #expect(read.rxBytes >= saved + 75_000)
-        let labels = try Self.line(handlers.answer(Request(.usage, interface: "eth0", period: .total), from: Self.user),
+        let labels = try Self.line(handlers.answer(UsageRequest(interface: "eth0", period: .total), from: Self.user),
                                    handlers, context, id: nil).result(as: UsageResult.self).rows[0].labels
         #expect(!labels.contains("unsaved-not-included"))
     }
@@ -313,8 +313,7 @@ struct RequestHandlersTests {
     func window() throws {
         let context = try ValueContext()
         let handlers = RequestHandlers(context: context)
-        var query = Request(.query)
-        (query.select, query.usage, query.include) = ("every", [UsageSpec(.total)], ["interfaces"])
+        var query = QueryRequest(select: .every, usage: [UsageSpec(.total)], include: [.interfaces])
         let all = try Self.line(handlers.answer(query, from: Self.user), handlers, context, id: nil).result(as: QueryResult.self)
         #expect(all.subjectsTotal == nil && all.subjects.count == 2)
         (query.offset, query.limit) = (1, 5)
@@ -332,11 +331,11 @@ struct RequestHandlersTests {
     func forget() throws {
         let context = try ValueContext()
         let handlers = RequestHandlers(context: context)
-        let done = try Self.line(handlers.answer(Request(.forget, interface: "wg0"), from: Self.admin), handlers, context, id: nil)
+        let done = try Self.line(handlers.answer(ForgetRequest(interface: "wg0"), from: Self.admin), handlers, context, id: nil)
         #expect(try done.result(as: AdminResult.self).done == "history of wg0 deleted")
         #expect(context.forgotten == ["wg0"])
         #expect(try context.store.queries.total("wg0") == nil)
-        let again = try Self.line(handlers.answer(Request(.forget, interface: "never"), from: Self.admin), handlers, context, id: nil)
+        let again = try Self.line(handlers.answer(ForgetRequest(interface: "never"), from: Self.admin), handlers, context, id: nil)
         #expect(again.error?.code == .unknownInterface)
     }
 
@@ -344,10 +343,10 @@ struct RequestHandlersTests {
     func reload() throws {
         let context = try ValueContext()
         let handlers = RequestHandlers(context: context)
-        let done = try Self.line(handlers.answer(Request(.reload), from: Self.admin), handlers, context, id: nil)
+        let done = try Self.line(handlers.answer(ReloadRequest(), from: Self.admin), handlers, context, id: nil)
         #expect(try done.result(as: AdminResult.self).done == "configuration reloaded from /etc/ifmeter/ifmeterd.conf")
         context.reloadError = "/etc/ifmeter/ifmeterd.conf:3: unknown key \"x\""
-        let failed = try Self.line(handlers.answer(Request(.reload), from: Self.admin), handlers, context, id: nil)
+        let failed = try Self.line(handlers.answer(ReloadRequest(), from: Self.admin), handlers, context, id: nil)
         #expect(failed.error == WireError(.configError, "/etc/ifmeter/ifmeterd.conf:3: unknown key \"x\"; the running configuration stays"))
     }
 

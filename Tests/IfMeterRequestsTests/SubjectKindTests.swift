@@ -53,16 +53,15 @@ struct SubjectKindTests {
         let now = origin + 600
         if let request = context.service?.planBaselinesNeeded(at: now) {
             var tallies: [PlanBounds: [String: BucketTally]] = [:]
-            for period in request.periods { tallies[period] = try context.store.dailyTallies(from: period.start, to: period.end) }
+            for period in request.periods { tallies[period] = try context.store.queries.dailyTallies(from: period.start, to: period.end) }
             context.service?.takePlanBaselines(tallies, for: request)
         }
         _ = context.service?.watchPlans(at: now)
         return context
     }
 
-    static func query(_ context: ValueContext, _ request: Request) throws -> QueryResult {
-        let job = try RequestHandlers(context: context).storeJob(request)
-        return try #require(try job(context.store) as? QueryResult)
+    static func query(_ context: ValueContext, _ request: QueryRequest) throws -> QueryResult {
+        try RequestHandlers(context: context).storeJob(request)(context.store)
     }
 
     @Test("registered, it is in query, /metrics, the page and a plan selector; unregistered, a plan refuses its name")
@@ -72,10 +71,7 @@ struct SubjectKindTests {
             let context = try Self.running()
             let service = try #require(context.service)
 
-            var owners = Request(.query)
-            owners.select = QuerySelection.owners.rawValue
-            owners.usage = [UsageSpec(.total)]
-            owners.include = [QueryPart.interfaces.rawValue]
+            var owners = QueryRequest(select: .owners, usage: [UsageSpec(.total)], include: [.interfaces])
             let listed = try Self.query(context, owners)
             #expect(listed.subjects.map(\.name) == ["gadget:toaster"])
             let total = try #require(listed.usage.first?.rows.first)
@@ -90,9 +86,7 @@ struct SubjectKindTests {
             #expect(metrics.contains("ifmeter_interface_receive_bytes_total{interface=\"gadget:toaster\",class=\"virtual\",gadget=\"toaster\"} 5000\n"))
             #expect(metrics.contains("ifmeter_owner_info{interface=\"gadget:toaster\",gadget=\"toaster\",kind=\"gadgetd\""))
 
-            var shown = Request(.query)
-            shown.usage = OverviewPage.interfacePeriods
-            shown.include = [QueryPart.status, .interfaces, .plans].map(\.rawValue)
+            let shown = QueryRequest(usage: OverviewPage.interfacePeriods, include: [.status, .interfaces, .plans])
             owners.usage = OverviewPage.ownerPeriods
             let page = OverviewPage.render(host: "test", interfaces: try Self.query(context, shown), owners: try Self.query(context, owners),
                                            time: TimeText(utc: true), units: Units())

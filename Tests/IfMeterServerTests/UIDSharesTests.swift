@@ -12,7 +12,7 @@ typealias Command = IfMeterWire.Command
 
 /// What `command` costs, from the daemon's one table.
 private func cost(_ command: Command) -> RequestCost {
-    let policy = CommandPolicy.of(command)
+    let policy = command.policy
     return RequestCost(largeAnswer: policy.largeAnswer, offLoop: policy.offLoop)
 }
 
@@ -87,7 +87,7 @@ struct UIDSharesTests {
     @Test("what is answered off the loop, apart from forget, may answer large; what changes state is admin only",
           arguments: Command.allCases)
     func classification(command: Command) {
-        let policy = CommandPolicy.of(command)
+        let policy = command.policy
         if policy.offLoop && command != .forget {
             #expect(policy.largeAnswer)
         }

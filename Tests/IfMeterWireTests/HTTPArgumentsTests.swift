@@ -9,33 +9,34 @@ typealias Command = IfMeterWire.Command
 /// argument is wrong (docs/PROTOCOL.md, "Over HTTP").
 @Suite("HTTP API arguments", .ownThread, .timeLimit(.minutes(3)))
 struct HTTPArgumentsTests {
-    func request(_ command: Command, _ pairs: [(String, String)]) -> Result<Request, WireError> {
+    func request(_ command: Command, _ pairs: [(String, String)]) -> Result<RequestLine, WireError> {
         HTTPArguments.request(command, pairs.map { (key: $0.0, value: $0.1) })
     }
 
     @Test("each period a table, with the shared last, top, from, to and projection; interfaces in order; include split at commas")
     func query() throws {
-        let made = try request(.query, [("interface", "wwan0"), ("interface", "<b>x"), ("period", "day"), ("period", "month"),
+        let line = try request(.query, [("interface", "wwan0"), ("interface", "<b>x"), ("period", "day"), ("period", "month"),
                                         ("last", "2"), ("from", "1796000000"), ("projection", "true"), ("include", "status,plans")]).get()
-        #expect(made.cmd == "query")
+        #expect(line.cmd == "query")
+        let made = QueryRequest(line)
         #expect(made.interfaces == ["wwan0", "<b>x"])
         #expect(made.usage?.map(\.period) == ["day", "month"])
         #expect(made.usage?.allSatisfy { $0.last == 2 && $0.from?.seconds == 1_796_000_000 && $0.projection == true } == true)
         #expect(made.include == ["status", "plans"])
-        let owners = try request(.query, [("select", "owners"), ("period", "total")]).get()
+        let owners = QueryRequest(try request(.query, [("select", "owners"), ("period", "total")]).get())
         #expect(owners.select == "owners" && owners.usage?.map(\.period) == ["total"])
     }
 
     @Test("events and usage take their members as the socket does; RFC 3339 times are the reader's to check")
     func others() throws {
-        let events = try request(.events, [("interface", "wlan0"), ("kind", "reset"), ("limit", "10")]).get()
+        let events = EventsRequest(try request(.events, [("interface", "wlan0"), ("kind", "reset"), ("limit", "10")]).get())
         #expect(events.interface == "wlan0" && events.kind == "reset" && events.limit == 10)
-        let usage = try request(.usage, [("interface", "eth0"), ("period", "hour"), ("from", "2026-12-01T00:00:00Z")]).get()
+        let usage = UsageRequest(try request(.usage, [("interface", "eth0"), ("period", "hour"), ("from", "2026-12-01T00:00:00Z")]).get())
         #expect(usage.period == "hour" && usage.from?.seconds == 1_796_083_200)
-        let seconds = try request(.usage, [("interface", "eth0"), ("period", "hour"), ("from", "1796083200.5"), ("to", "1.8e9")]).get()
+        let seconds = UsageRequest(try request(.usage, [("interface", "eth0"), ("period", "hour"), ("from", "1796083200.5"), ("to", "1.8e9")]).get())
         #expect(seconds.from?.seconds == 1_796_083_200.5 && seconds.to?.seconds == 1_800_000_000)
         let whole = try request(.query, [("request", #"{"v":1,"select":"owners","usage":[{"period":"total"}]}"#)]).get()
-        #expect(whole.cmd == "query" && whole.select == "owners")
+        #expect(whole.cmd == "query" && QueryRequest(whole).select == "owners")
     }
 
     @Test("refused, naming what is wrong", arguments: [

@@ -69,16 +69,21 @@ struct ResultsJSONTests {
 
     @Test("requests as the client writes them read back as the same requests")
     func requests() throws {
-        var query = Request(.query, id: .string("q\"1"))
-        (query.interfaces, query.class, query.select, query.sum, query.include) = (["eth0", "wlan0"], "wifi", "all", true, ["status"])
-        query.usage = [UsageSpec(.day, from: TimeArgument(seconds: 1.5), to: TimeArgument(seconds: 1_774_944_000), projection: true),
-                       UsageSpec(.total)]
-        var other = Request(.importHistory, id: .number(-3), interface: "x", period: .month, from: TimeArgument(seconds: 0),
-                            kind: "reset", limit: 5, projection: false, format: "openmetrics", process: false)
-        (other.source, other.path, other.dryRun, other.utc) = ("vnstat", "/var/lib/vnstat/vnstat.db", true, false)
-        for request in [query, other, Request(cmd: nil)] {
-            #expect(Request.parse(request.jsonBytes) == .success(request))
+        var query = QueryRequest(interfaces: ["eth0", "wlan0"], select: .all, sum: true, usage: [
+            UsageSpec(.day, from: TimeArgument(seconds: 1.5), to: TimeArgument(seconds: 1_774_944_000), projection: true),
+            UsageSpec(.total),
+        ], include: [.status], offset: 2, limit: 5)
+        query.class = "wifi"
+        let events = EventsRequest(interface: "x", from: TimeArgument(seconds: 0), kind: .reset, limit: 5)
+        let other = ImportRequest(vnStatPath: "/var/lib/vnstat/vnstat.db", dryRun: true, utc: false)
+        let lines = [RequestLine(query, id: .string("q\"1")), RequestLine(events), RequestLine(other, id: .number(-3)),
+                     RequestLine(MetricsRequest(format: .openmetrics, process: false)), RequestLine(cmd: nil)]
+        for line in lines {
+            #expect(RequestLine.parse(line.jsonBytes) == .success(line))
         }
+        #expect(QueryRequest(try RequestLine.parse(lines[0].jsonBytes).get()) == query)
+        #expect(EventsRequest(try RequestLine.parse(lines[1].jsonBytes).get()) == events)
+        #expect(ImportRequest(try RequestLine.parse(lines[2].jsonBytes).get()) == other)
     }
 
     @Test("a query answer reads back whole; members it does not know are skipped")

@@ -267,7 +267,7 @@ struct WireGoldenTests {
 
     /// What the daemon makes of one request line: the request as it reads it, or its error line.
     static func outcome(_ line: String) -> String {
-        switch Request.parse(Array(line.utf8)) {
+        switch RequestLine.parse(Array(line.utf8)) {
         case .success(let request): "ok " + String(decoding: request.jsonBytes, as: UTF8.self)
         case .failure(let error): "error " + String(decoding: LineEncoder.failure(error).dropLast(), as: UTF8.self)
         }
