@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The one list of subject kinds (``SubjectKind``), in the order views list them. A new kind
 /// is its file, its line in ``builtIn``, its tests and its docs; a kind declared elsewhere
 /// (a test's) is added for the work it is needed in with ``registering(_:_:)``.
@@ -12,15 +16,35 @@ public enum SubjectKinds {
         NetworkKind(),
     ]
 
-    /// Kinds declared outside this list (a test's), for the work `registering(_:_:)` runs:
-    /// bound to that work alone, so tests that run beside it see the built-in list.
-    @TaskLocal private static var registered: [any SubjectKind] = []
+    /// Kinds declared outside this list (a test's), for the work `registering(_:_:)` runs on
+    /// the current thread: bound to that work alone, so tests that run beside it see the
+    /// built-in list. A thread's own value, not a task-local one: those would link Swift's
+    /// concurrency runtime into every program (2 MB more in the static client).
+    private static var registered: [any SubjectKind] {
+        guard let raw = pthread_getspecific(registeredKey) else { return [] }
+        return Unmanaged<Registered>.fromOpaque(raw).takeUnretainedValue().kinds
+    }
 
-    /// Runs `body` with `kind` listed after the built-in kinds. Its prefix must be new: a
-    /// prefix names one kind.
+    private final class Registered {
+        let kinds: [any SubjectKind]
+        init(_ kinds: [any SubjectKind]) { self.kinds = kinds }
+    }
+
+    private static let registeredKey: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0, "pthread_key_create failed")
+        return key
+    }()
+
+    /// Runs `body` with `kind` listed after the built-in kinds, on this thread. Its prefix
+    /// must be new: a prefix names one kind.
     public static func registering<Result>(_ kind: any SubjectKind, _ body: () throws -> Result) rethrows -> Result {
         precondition(kind.prefix != nil && !all.contains { $0.prefix == kind.prefix }, "a subject kind needs a prefix no other kind has")
-        return try $registered.withValue(registered + [kind], operation: body)
+        let previous = pthread_getspecific(registeredKey)
+        let listed = Registered(registered + [kind])
+        pthread_setspecific(registeredKey, Unmanaged.passUnretained(listed).toOpaque())
+        defer { pthread_setspecific(registeredKey, previous) }
+        return try withExtendedLifetime(listed) { try body() }
     }
 
     /// Every kind: the built-in ones, then any registered.
@@ -32,7 +56,7 @@ public enum SubjectKinds {
     /// The kind with this prefix (nil: interfaces), if there is one.
     public static func kind(prefix: some StringProtocol) -> (any SubjectKind)? {
         // The built-in kinds first: an interface's name or a built-in prefix, all but every
-        // lookup, reads no task-local value.
+        // lookup, reads no thread's value.
         for (position, known) in builtInPrefixes.enumerated() where known.utf8.elementsEqual(prefix.utf8) { return builtIn[position] }
         return registered.first { $0.prefix.map { $0.utf8.elementsEqual(prefix.utf8) } == true }
     }
