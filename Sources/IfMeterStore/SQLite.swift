@@ -194,7 +194,9 @@ package final class Statement {
             case .null: sqlite3_bind_null(handle, index)
             case .int(let number): sqlite3_bind_int64(handle, index, number)
             case .double(let number): sqlite3_bind_double(handle, index, number)
-            case .text(let text): sqlite3_bind_text(handle, index, text, -1, Self.transient)
+            // By its length: a name a peer sent may hold a NUL, and read up to it `lo\0x`
+            // would be `lo`, whose history a `forget` would then delete.
+            case .text(let text): sqlite3_bind_text(handle, index, text, Int32(clamping: text.utf8.count), Self.transient)
             }
         }
         return self
@@ -253,8 +255,10 @@ package final class Statement {
     }
     func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    /// The whole text, NUL bytes included (its length asked after the text, as SQLite says).
     func text(_ column: Int32) -> String? {
-        sqlite3_column_text(handle, column).map { String(cString: $0) }
+        guard let text = sqlite3_column_text(handle, column) else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column))), as: UTF8.self)
     }
     /// Counters are stored as SQLite's signed 64-bit integers, bit for bit.
     func uint64(_ column: Int32) -> UInt64 { UInt64(bitPattern: int64(column)) }

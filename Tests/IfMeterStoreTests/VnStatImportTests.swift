@@ -102,6 +102,19 @@ struct VnStatImportRuleTests {
         withExtendedLifetime(directory) {}
     }
 
+    @Test("a name holding a NUL byte is that name, not the one before the NUL: nothing of eth0 is answered or forgotten for it")
+    func nameWithNUL() throws {
+        let (directory, store) = try store(firstSeen: origin + 6 * 3600)
+        var database = VnStatDatabase.empty()
+        database.interfaces = [vnstat(updated: origin + 5 * 3600)]
+        _ = try store.imports.vnStat(database, dryRun: false)
+        let before = try #require(try store.queries.total("eth0")?.tally.traffic)
+        #expect(try store.queries.total("eth0\0x") == nil)
+        #expect(try store.retention.forget("eth0\0x") == false)
+        #expect(try store.queries.total("eth0")?.tally.traffic == before)
+        withExtendedLifetime(directory) {}
+    }
+
     @Test("a dry run reports and changes nothing")
     func dryRun() throws {
         let (directory, store) = try store(firstSeen: origin + 6 * 3600)
