@@ -49,18 +49,16 @@ public enum HTTPArguments {
         w.number(protocolVersion)
         for key in order where key != objects?.argument {
             let values = grouped[key]!
-            if let member = own.first(where: { argument(of: $0) == key }) {
-                if let problem = once(key, values, member.form) ?? write(member, values, to: &w) { return bad(problem) }
-            } else if let member = shared.first(where: { $0.key == key }) {
-                // Written into each object, after the other arguments.
-                if let problem = once(key, values, member.form) { return bad(problem) }
-            } else if let member = others[key] {
-                // Read as that command reads it; this one leaves it (the reader skips a key no
-                // command has, `last` at the top).
-                if let problem = once(key, values, member.form) ?? write(member, values, to: &w) { return bad(problem) }
-            } else {
-                return bad("unknown argument \"\(key)\" (docs/PROTOCOL.md, \"Over HTTP\")")
-            }
+            let ownMember = own.first { argument(of: $0) == key }
+            let sharedMember = ownMember == nil ? shared.first { $0.key == key } : nil
+            // Read as the command that takes it reads it; this one leaves it (the reader skips
+            // a key no command has, `last` at the top).
+            let member = ownMember ?? sharedMember ?? others[key]
+            // A repeated argument is refused as that before it is looked up, as it always was.
+            if let problem = once(key, values, member?.form ?? .key) { return bad(problem) }
+            guard let member else { return bad("unknown argument \"\(key)\" (docs/PROTOCOL.md, \"Over HTTP\")") }
+            // A table's members are written into each table, after the other arguments.
+            if sharedMember == nil, let problem = write(member, values, to: &w) { return bad(problem) }
         }
         if let objects, let given = grouped[objects.argument] {
             w.key(text: objects.member.key)
@@ -92,7 +90,8 @@ public enum HTTPArguments {
     }
 
     /// Every argument another command of the API takes, as it takes it: a member of its own,
-    /// or of its objects.
+    /// or of its objects; and `format`, `metrics`' member, which the API has always read as text
+    /// and left, so a URL that gives it keeps its answer.
     private static let others: [String: Member] = {
         var found: [String: Member] = [:]
         for command in commands {
@@ -107,6 +106,7 @@ public enum HTTPArguments {
                 }
             }
         }
+        if let format = Command.metrics.requestType.members.first(where: { $0.key == "format" }) { found[format.key] = format }
         return found
     }()
 

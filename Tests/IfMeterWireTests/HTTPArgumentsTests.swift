@@ -39,6 +39,34 @@ struct HTTPArgumentsTests {
         #expect(whole.cmd == "query" && QueryRequest(whole).select == "owners")
     }
 
+    @Test("an argument given twice is refused as that before it is looked up; one no command of the API takes is unknown")
+    func repeatedAndUnknown() {
+        let cases: [(pairs: [(String, String)], says: String)] = [
+            ([("bogus", "1"), ("bogus", "1")], "\"bogus\" is given 2 times"),
+            ([("interface", "a"), ("interface", "b")], "\"interface\" is given 2 times"),
+            ([("process", "true")], "unknown argument \"process\""),
+        ]
+        for (pairs, says) in cases {
+            guard case .failure(let error) = request(.status, pairs) else {
+                Issue.record("\(pairs) was taken")
+                continue
+            }
+            #expect(error.message.contains(says), "\(error.message)")
+        }
+    }
+
+    @Test("format, which the API has always read as text and left, keeps a URL's answer on every command", arguments: HTTPArguments.commands)
+    func format(command: Command) throws {
+        let required: [(String, String)] = command == .usage ? [("interface", "eth0"), ("period", "day")] : []
+        let line = try request(command, required + [("format", "json")]).get()
+        #expect(line.cmd == command.rawValue)
+        guard case .failure(let error) = request(command, [("format", "1"), ("format", "2")]) else {
+            Issue.record("format given twice was taken")
+            return
+        }
+        #expect(error.message.contains("given 2 times"))
+    }
+
     @Test("refused, naming what is wrong", arguments: [
         (Command.query, [("bogus", "1")], "unknown argument \"bogus\""),
         (.query, [("last", "3")], "\"last\" applies to a table"),
