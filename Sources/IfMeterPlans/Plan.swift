@@ -83,7 +83,9 @@ public struct Plan: Hashable, Sendable {
                 let subject = SubjectKinds.kind(of: text).map { $0.kind.prefix != nil && $0.kind.planSelector == .interfaces } ?? false
                 guard !text.isEmpty, text.utf8.count <= (subject ? 330 : 64), !text.contains(where: \.isWhitespace),
                       subject || !text.contains(where: { $0 == "/" || $0 == ":" }) else {
-                    throw PlanError("\"\(text)\" is neither an interface name, a glob such as wwan*, container:NAME, pod:NAMESPACE/NAME, vm:NAME, nor class:CLASS")
+                    let kinds = SubjectKinds.all.filter { $0.prefix != nil && $0.planSelector == .interfaces }.map(\.form)
+                    throw PlanError("\"\(text)\" is neither an interface name, a glob such as wwan*, "
+                        + kinds.joined(separator: ", ") + ", nor class:CLASS")
                 }
                 self = .name(text)
             }

@@ -24,4 +24,16 @@ struct PlanSelectorKindTests {
             }
         }
     }
+
+    @Test("a name no kind takes is refused with every form a plan's interfaces take")
+    func refusedNamesTheForms() {
+        do {
+            _ = try Plan.Selector(parsing: "gadget:web")
+            Issue.record("gadget:web was taken")
+        } catch {
+            for kind in SubjectKinds.builtIn where kind.prefix != nil && kind.planSelector == .interfaces {
+                #expect(error.description.contains(kind.form), "\(error.description)")
+            }
+        }
+    }
 }

@@ -16,6 +16,7 @@ import Testing
 /// interfaces. Nothing outside this file knows it.
 struct GadgetKind: SubjectKind {
     var prefix: String? { "gadget" }
+    var form: String { "gadget:NAME" }
     var noun: String { "gadget" }
     var plural: String { "gadgets" }
     var section: SubjectSection { .owners }

@@ -3,6 +3,7 @@
 public struct ContainerKind: SubjectKind {
     public init() {}
     public var prefix: String? { "container" }
+    public var form: String { "container:NAME" }
     public var noun: String { "container" }
     public var plural: String { "containers" }
     public var section: SubjectSection { .owners }

@@ -3,6 +3,7 @@
 public struct InterfaceKind: SubjectKind {
     public init() {}
     public var prefix: String? { nil }
+    public var form: String { "NAME" }
     public var noun: String { "interface" }
     public var plural: String { "interfaces" }
     public var section: SubjectSection { .interfaces }

@@ -4,6 +4,7 @@
 public struct NamespaceKind: SubjectKind {
     public init() {}
     public var prefix: String? { "netns" }
+    public var form: String { "netns:NAME" }
     public var noun: String { "namespace" }
     public var plural: String { "namespaces" }
     public var section: SubjectSection { .owners }

@@ -4,6 +4,7 @@
 public struct NetworkKind: SubjectKind {
     public init() {}
     public var prefix: String? { "network" }
+    public var form: String { "network:UUID" }
     public var noun: String { "network" }
     public var plural: String { "networks" }
     public var section: SubjectSection { .networks }

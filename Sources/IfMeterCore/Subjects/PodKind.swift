@@ -2,6 +2,7 @@
 public struct PodKind: SubjectKind {
     public init() {}
     public var prefix: String? { "pod" }
+    public var form: String { "pod:NAMESPACE/NAME" }
     public var noun: String { "pod" }
     public var plural: String { "pods" }
     public var section: SubjectSection { .owners }

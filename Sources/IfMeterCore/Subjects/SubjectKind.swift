@@ -8,6 +8,8 @@ public protocol SubjectKind: Sendable {
     /// What comes before the `:` of its subjects' names (`container`); nil for interfaces, the
     /// one kind without (no interface name holds a `:`, so the two never meet).
     var prefix: String? { get }
+    /// How its subjects are written, for people: `container:NAME`, `pod:NAMESPACE/NAME`.
+    var form: String { get }
     /// One of them in a sentence ("virtual machine"), and several ("virtual machines").
     var noun: String { get }
     var plural: String { get }

@@ -3,6 +3,7 @@
 public struct VirtualMachineKind: SubjectKind {
     public init() {}
     public var prefix: String? { "vm" }
+    public var form: String { "vm:NAME" }
     public var noun: String { "virtual machine" }
     public var plural: String { "virtual machines" }
     public var section: SubjectSection { .owners }
