@@ -118,8 +118,9 @@ extension FuzzTargets {
     /// by the client's writer: read back, it is the same request.
     private static func check(_ typed: CommandRequest, from line: RequestLine) {
         func again<Request: CommandRequestType>(_ request: Request) {
-            let written = RequestLine(request, id: line.id)
-            precondition(RequestLine.parse(written.jsonBytes).map(Request.init) == .success(request), "\(request) does not read back")
+            let written = request.lineBytes(id: line.id)
+            precondition(written == RequestLine(request, id: line.id).jsonBytes, "\(request): the client's writer differs from the line's")
+            precondition(RequestLine.parse(written).map(Request.init) == .success(request), "\(request) does not read back")
         }
         switch typed {
         case .status(let request): again(request)

@@ -58,7 +58,7 @@ public final class DaemonClient {
     public func send(_ requests: [any CommandRequestType]) throws(CLIError) -> [ResponseLine] {
         var wire: [UInt8] = []
         for request in requests {
-            wire += RequestLine(request, id: .number(nextID)).jsonBytes + [UInt8(ascii: "\n")]
+            wire += request.lineBytes(id: .number(nextID)) + [UInt8(ascii: "\n")]
             nextID += 1
         }
         try write(wire)
@@ -83,9 +83,9 @@ public final class DaemonClient {
     /// One request whose result `read` reads as it arrives (and may act on as it goes: a view
     /// shown while the rest of its answer is read). A ``CLIError`` `read` throws is passed on.
     public func call<Request: CommandRequestType, T>(_ request: Request, reading read: (inout JSONReader) throws -> T) throws(CLIError) -> T {
-        let line = RequestLine(request, id: .number(nextID))
+        let line = request.lineBytes(id: .number(nextID))
         nextID += 1
-        try write(line.jsonBytes + [UInt8(ascii: "\n")])
+        try write(line + [UInt8(ascii: "\n")])
         var pending = buffer
         buffer = []
         // Whether the daemon closed the connection: a line it broke off reads as malformed

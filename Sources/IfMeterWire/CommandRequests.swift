@@ -104,8 +104,11 @@ public struct EventsRequest: CommandRequestType {
     public static let command = Command.events
     public static let policy = CommandPolicy(largeAnswer: true, offLoop: true)
     public static let fields: [RequestField<Self>] = [
-        .time("from", \.from), .time("to", \.to), .string("kind", \.kind), .string("interface", \.interface),
-        .integer("limit", \.limit, range: RequestLine.acceptedLimit),
+        .time("from", { $0.from }, { $0.from = $1 }),
+        .time("to", { $0.to }, { $0.to = $1 }),
+        .string("kind", { $0.kind }, { $0.kind = $1 }),
+        .string("interface", { $0.interface }, { $0.interface = $1 }),
+        .integer("limit", { $0.limit }, { $0.limit = $1 }, range: RequestLine.acceptedLimit),
     ]
 
     public var from: TimeArgument?
@@ -135,7 +138,10 @@ public struct EventsRequest: CommandRequestType {
 public struct MetricsRequest: CommandRequestType {
     public static let command = Command.metrics
     public static let policy = CommandPolicy(largeAnswer: true)
-    public static let fields: [RequestField<Self>] = [.string("format", \.format), .bool("process", \.process)]
+    public static let fields: [RequestField<Self>] = [
+        .string("format", { $0.format }, { $0.format = $1 }),
+        .bool("process", { $0.process }, { $0.process = $1 }),
+    ]
 
     public enum Format: String, Hashable, Sendable, CaseIterable {
         /// Text 0.0.4, the default.
@@ -175,7 +181,10 @@ public struct ImportRequest: CommandRequestType {
     public static let command = Command.importHistory
     public static let policy = CommandPolicy(adminOnly: true, largeAnswer: true, offLoop: true)
     public static let fields: [RequestField<Self>] = [
-        .string("source", \.source), .string("path", \.path), .bool("dry_run", \.dryRun), .bool("utc", \.utc),
+        .string("source", { $0.source }, { $0.source = $1 }),
+        .string("path", { $0.path }, { $0.path = $1 }),
+        .bool("dry_run", { $0.dryRun }, { $0.dryRun = $1 }),
+        .bool("utc", { $0.utc }, { $0.utc = $1 }),
     ]
 
     /// The import asked for, checked: the only source there is, a vnStat 2.x database.
@@ -214,7 +223,9 @@ public struct ImportRequest: CommandRequestType {
 public struct ForgetRequest: CommandRequestType {
     public static let command = Command.forget
     public static let policy = CommandPolicy(adminOnly: true, offLoop: true)
-    public static let fields: [RequestField<Self>] = [.string("interface", \.interface)]
+    public static let fields: [RequestField<Self>] = [
+        .string("interface", { $0.interface }, { $0.interface = $1 }),
+    ]
 
     public var interface: String?
 

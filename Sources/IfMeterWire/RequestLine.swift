@@ -87,6 +87,14 @@ extension RequestID: JSONWritable, JSONReadable {
 /// A request line as a client writes it, keys in sorted order, without `Codable`.
 extension RequestLine: JSONWritable {
     public func write(to w: inout JSONWriter) {
+        let table = RequestMembers.table
+        Self.write(cmd: cmd, id: id, v: v, to: &w,
+                   members: table.sorted.lazy.compactMap { place in members[place].map { (table.members[place], $0) } })
+    }
+
+    /// The envelope and `members` (in key order) as one object, keys in sorted order.
+    static func write(cmd: String?, id: RequestID?, v: Int?, to w: inout JSONWriter,
+                      members: some Sequence<(member: Member, value: MemberValue)>) {
         // The envelope's keys sort among the members' (`class` < `cmd` < `dry_run`; `utc` < `v`).
         var envelope: [(key: String, write: (inout JSONWriter) -> Void)] = []
         if let cmd { envelope.append(("cmd", { $0.string(cmd) })) }
@@ -94,9 +102,7 @@ extension RequestLine: JSONWritable {
         if let v { envelope.append(("v", { $0.number(v) })) }
         var next = 0
         w.beginObject()
-        for place in RequestMembers.table.sorted {
-            guard let value = members[place] else { continue }
-            let member = RequestMembers.table.members[place]
+        for (member, value) in members {
             while next < envelope.count && envelope[next].key < member.key {
                 w.key(text: envelope[next].key)
                 envelope[next].write(&w)
@@ -110,6 +116,20 @@ extension RequestLine: JSONWritable {
             write(&w)
         }
         w.endObject()
+    }
+}
+
+extension CommandRequestType {
+    /// The line a client sends for this request: the bytes of `RequestLine(self, id:)`, from
+    /// this command's members alone. The table of every command's members is not made: the
+    /// generic metadata of twelve request types is a quarter of a millisecond of each start.
+    public func lineBytes(id: RequestID?) -> [UInt8] {
+        let (members, values) = (Self.members, memberValues)
+        var w = JSONWriter()
+        RequestLine.write(cmd: Self.command.rawValue, id: id, v: protocolVersion, to: &w,
+                          members: members.indices.sorted { members[$0].key < members[$1].key }.lazy
+                            .compactMap { place in values[place].map { (members[place], $0) } })
+        return w.bytes
     }
 }
 

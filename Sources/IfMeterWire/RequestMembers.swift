@@ -81,7 +81,7 @@ enum RequestMembers {
             }
         }
         let rank = { (member: Member) in reportOrder.firstIndex(of: member.key) ?? reportOrder.count }
-        return MemberTable(members.enumerated().sorted { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }.map(\.element))
+        return MemberTable(members.enumerated().sorted { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }.map { $0.element })
     }()
 
     /// Each command's fields' places in ``table``, by ``Command``'s order.

@@ -5,8 +5,12 @@ public struct UsageRequest: CommandRequestType {
     public static let command = Command.usage
     public static let policy = CommandPolicy(largeAnswer: true, offLoop: true)
     public static let fields: [RequestField<Self>] = [
-        .string("interface", \.interface), .string("class", \.class), .string("period", \.period), .time("from", \.from),
-        .time("to", \.to), .bool("projection", \.projection),
+        .string("interface", { $0.interface }, { $0.interface = $1 }),
+        .string("class", { $0.class }, { $0.class = $1 }),
+        .string("period", { $0.period }, { $0.period = $1 }),
+        .time("from", { $0.from }, { $0.from = $1 }),
+        .time("to", { $0.to }, { $0.to = $1 }),
+        .bool("projection", { $0.projection }, { $0.projection = $1 }),
     ]
 
     /// The subject and table asked for, checked.
@@ -47,9 +51,14 @@ public struct QueryRequest: CommandRequestType {
     public static let command = Command.query
     public static let policy = CommandPolicy(largeAnswer: true, offLoop: true)
     public static let fields: [RequestField<Self>] = [
-        .strings("interfaces", \.interfaces, form: .repeated("interface")), .string("class", \.class), .string("select", \.select),
-        .bool("sum", \.sum), .strings("include", \.include, form: .commaSeparated), .objects("usage", \.usage, form: .objects("period")),
-        .integer("offset", \.offset, range: 0...RequestLine.maximumOffset), .integer("limit", \.limit, range: RequestLine.acceptedLimit),
+        .strings("interfaces", { $0.interfaces }, { $0.interfaces = $1 }, form: .repeated("interface")),
+        .string("class", { $0.class }, { $0.class = $1 }),
+        .string("select", { $0.select }, { $0.select = $1 }),
+        .bool("sum", { $0.sum }, { $0.sum = $1 }),
+        .strings("include", { $0.include }, { $0.include = $1 }, form: .commaSeparated),
+        .objects("usage", { $0.usage }, { $0.usage = $1 }, form: .objects("period")),
+        .integer("offset", { $0.offset }, { $0.offset = $1 }, range: 0...RequestLine.maximumOffset),
+        .integer("limit", { $0.limit }, { $0.limit = $1 }, range: RequestLine.acceptedLimit),
     ]
 
     /// The query asked for, checked.
@@ -90,7 +99,7 @@ public struct QueryRequest: CommandRequestType {
     public init(interfaces: [String]? = nil, class: InterfaceClass? = nil, select: QuerySelection? = nil, sum: Bool? = nil,
                 usage: [UsageSpec], include: [QueryPart]? = nil, offset: Int? = nil, limit: Int? = nil) {
         (self.interfaces, self.class, self.select, self.sum) = (interfaces, `class`?.rawValue, select?.rawValue, sum)
-        (self.usage, self.include, self.offset, self.limit) = (usage, include?.map(\.rawValue), offset, limit)
+        (self.usage, self.include, self.offset, self.limit) = (usage, include?.map { $0.rawValue }, offset, limit)
     }
 
     /// In the order the protocol has always checked them: the parts, the window, each table,
@@ -122,8 +131,12 @@ public struct QueryRequest: CommandRequestType {
 /// projection of the current day or month (docs/PROTOCOL.md).
 public struct UsageSpec: RequestFields {
     public static let fields: [RequestField<Self>] = [
-        .string("period", \.period), .time("from", \.from), .time("to", \.to), .bool("projection", \.projection),
-        .integer("last", \.last, range: RequestLine.acceptedLimit), .integer("top", \.top, range: RequestLine.acceptedLimit),
+        .string("period", { $0.period }, { $0.period = $1 }),
+        .time("from", { $0.from }, { $0.from = $1 }),
+        .time("to", { $0.to }, { $0.to = $1 }),
+        .bool("projection", { $0.projection }, { $0.projection = $1 }),
+        .integer("last", { $0.last }, { $0.last = $1 }, range: RequestLine.acceptedLimit),
+        .integer("top", { $0.top }, { $0.top = $1 }, range: RequestLine.acceptedLimit),
     ]
 
     /// A ``UsagePeriod``'s name.

@@ -84,6 +84,11 @@ struct ResultsJSONTests {
         #expect(QueryRequest(try RequestLine.parse(lines[0].jsonBytes).get()) == query)
         #expect(EventsRequest(try RequestLine.parse(lines[1].jsonBytes).get()) == events)
         #expect(ImportRequest(try RequestLine.parse(lines[2].jsonBytes).get()) == other)
+        // The client's writer, from a command's own members, writes the same bytes.
+        #expect(query.lineBytes(id: .string("q\"1")) == lines[0].jsonBytes)
+        #expect(events.lineBytes(id: nil) == lines[1].jsonBytes)
+        #expect(other.lineBytes(id: .number(-3)) == lines[2].jsonBytes)
+        #expect(MetricsRequest(format: .openmetrics, process: false).lineBytes(id: nil) == lines[3].jsonBytes)
     }
 
     @Test("a query answer reads back whole; members it does not know are skipped")
