@@ -157,8 +157,11 @@ void ifm_http_complete(ifm_http_pending *pending, const ifm_http_response *answe
     MHD_resume_connection(pending->connection);
 }
 
-/* Collects the query string's arguments, up to IFM_HTTP_MAX_ARGUMENTS. */
-static enum MHD_Result ifm_http_argument(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+/* Collects the query string's arguments with their lengths, up to IFM_HTTP_MAX_ARGUMENTS:
+ * the `_n` iterator, because a decoded `%00` ends a C string early and `lo%00zz` would be
+ * read as `lo`. */
+static enum MHD_Result ifm_http_argument(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+                                         const char *value, size_t value_size) {
     (void)kind;
     ifm_http_request *request = cls;
     if (request->argument_count == IFM_HTTP_MAX_ARGUMENTS) {
@@ -167,6 +170,8 @@ static enum MHD_Result ifm_http_argument(void *cls, enum MHD_ValueKind kind, con
     }
     request->argument_keys[request->argument_count] = key;
     request->argument_values[request->argument_count] = value;
+    request->argument_key_sizes[request->argument_count] = key_size;
+    request->argument_value_sizes[request->argument_count] = value ? value_size : 0;
     request->argument_count++;
     return MHD_YES;
 }
@@ -202,7 +207,7 @@ static enum MHD_Result ifm_http_access(void *cls, struct MHD_Connection *connect
         .host = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST),
         .fd = ifm_http_connection_fd(connection),
     };
-    MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, ifm_http_argument, &request);
+    MHD_get_connection_values_n(connection, MHD_GET_ARGUMENT_KIND, ifm_http_argument, &request);
     ifm_http_exchange exchange = { .server = server, .connection = connection, .queued = MHD_NO };
     server->handler(server->context, &request, &exchange);
     if (exchange.deferred) {

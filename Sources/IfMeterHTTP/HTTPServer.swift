@@ -333,6 +333,23 @@ public final class HTTPServer {
         }
     }
 
+    /// The first `count` texts of a C array of pointers and one of their byte lengths, a NULL
+    /// pointer as "".
+    private static func texts<Pointers, Sizes>(_ pointers: Pointers, sizes: Sizes, count: Int) -> [String] {
+        withUnsafeBytes(of: pointers) { pointers in
+            withUnsafeBytes(of: sizes) { sizes in
+                let pointers = pointers.bindMemory(to: UnsafePointer<CChar>?.self)
+                let sizes = sizes.bindMemory(to: Int.self)
+                return (0..<min(count, pointers.count, sizes.count)).map { index in
+                    guard let text = pointers[index] else { return "" }
+                    return text.withMemoryRebound(to: UInt8.self, capacity: sizes[index]) {
+                        String(decoding: UnsafeBufferPointer(start: $0, count: sizes[index]), as: UTF8.self)
+                    }
+                }
+            }
+        }
+    }
+
     private func handle(_ request: ifm_http_request, exchange: OpaquePointer) {
         var asked = Request(
             method: request.method.map { String(cString: $0) } ?? "",
@@ -340,15 +357,10 @@ public final class HTTPServer {
             accept: request.accept.map { String(cString: $0) },
             acceptEncoding: request.accept_encoding.map { String(cString: $0) },
             host: request.host.map { String(cString: $0) })
-        withUnsafeBytes(of: request.argument_keys) { keys in
-            withUnsafeBytes(of: request.argument_values) { values in
-                let keys = keys.bindMemory(to: UnsafePointer<CChar>?.self)
-                let values = values.bindMemory(to: UnsafePointer<CChar>?.self)
-                for index in 0..<min(request.argument_count, keys.count) {
-                    asked.arguments.append((keys[index].map { String(cString: $0) } ?? "", values[index].map { String(cString: $0) } ?? ""))
-                }
-            }
-        }
+        // Each by its length: a `%00` the client sent is a NUL in the text, never its end.
+        let keys = Self.texts(request.argument_keys, sizes: request.argument_key_sizes, count: request.argument_count)
+        let values = Self.texts(request.argument_values, sizes: request.argument_value_sizes, count: request.argument_count)
+        asked.arguments = Array(zip(keys, values).map { (key: $0, value: $1) })
         asked.tooManyArguments = request.too_many_arguments != 0
         if admission.overLimit(around: request.fd) { endGone() }
         let ended = admission.requested(request.fd, reserved: asked.path == reservedPath, at: loop.now)

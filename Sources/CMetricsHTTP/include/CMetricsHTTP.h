@@ -23,6 +23,9 @@ typedef struct {
      * a key without `=`. `too_many_arguments` is 1 when some were left out. */
     const char *argument_keys[IFM_HTTP_MAX_ARGUMENTS];
     const char *argument_values[IFM_HTTP_MAX_ARGUMENTS];
+    /* Their lengths in bytes: a decoded `%00` is a byte of the text, not its end. */
+    size_t argument_key_sizes[IFM_HTTP_MAX_ARGUMENTS];
+    size_t argument_value_sizes[IFM_HTTP_MAX_ARGUMENTS];
     size_t argument_count;
     int too_many_arguments;
 } ifm_http_request;
