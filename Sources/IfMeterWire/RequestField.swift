@@ -92,7 +92,7 @@ extension CommandRequestType {
     /// is answered.
     public init(_ line: RequestLine) {
         self.init()
-        let places = RequestMembers.places[Command.allCases.firstIndex(of: Self.command)!]
+        let places = RequestMembers.places(of: Self.command)
         for (field, place) in zip(Self.fields, places) {
             if let value = line.members[place] { field.set(&self, value) }
         }

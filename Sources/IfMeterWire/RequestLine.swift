@@ -46,7 +46,7 @@ public struct RequestLine: Hashable, Sendable {
     /// The line a client sends for `request`.
     public init(_ request: some CommandRequestType, id: RequestID? = nil) {
         self.init(id: id, cmd: type(of: request).command.rawValue)
-        let places = RequestMembers.places[Command.allCases.firstIndex(of: type(of: request).command)!]
+        let places = RequestMembers.places(of: type(of: request).command)
         for (place, value) in zip(places, request.memberValues) { members[place] = value }
     }
 

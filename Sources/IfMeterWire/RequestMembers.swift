@@ -64,6 +64,12 @@ public struct MemberTable: Hashable, Sendable {
 /// command declares (``CommandRequestType/fields``). A line is read before its command is
 /// known, so each is checked as its type on every line, whatever the command.
 enum RequestMembers {
+    /// Every command, once: `allCases` makes its array at each use.
+    static let commands = Command.allCases
+
+    /// `command`'s fields' places in ``table``.
+    static func places(of command: Command) -> [Int] { places[commands.firstIndex(of: command)!] }
+
     /// The order problems have always been reported in (docs/PROTOCOL.md, "Framing"). A member
     /// added since comes after these, in the order of ``Command`` and of its command's fields.
     static let reportOrder = ["interface", "class", "period", "from", "to", "kind", "limit", "projection", "format", "process",
@@ -71,7 +77,7 @@ enum RequestMembers {
 
     static let table: MemberTable = {
         var members: [Member] = []
-        for command in Command.allCases {
+        for command in commands {
             for member in command.requestType.members {
                 if let known = members.first(where: { $0.key == member.key }) {
                     precondition(known.kind == member.kind, "member \"\(member.key)\" has two types")
@@ -85,7 +91,7 @@ enum RequestMembers {
     }()
 
     /// Each command's fields' places in ``table``, by ``Command``'s order.
-    static let places: [[Int]] = Command.allCases.map { command in
+    static let places: [[Int]] = commands.map { command in
         command.requestType.members.map { table.named[$0.key]! }
     }
 

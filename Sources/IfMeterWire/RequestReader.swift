@@ -55,6 +55,15 @@ struct RequestReader {
         case v, id, cmd
 
         static let named: [String: Envelope] = ["v": .v, "id": .id, "cmd": .cmd]
+
+        /// Its key. Spelled out: `String(describing:)` reflects, a microsecond of every request.
+        var key: String {
+            switch self {
+            case .v: "v"
+            case .id: "id"
+            case .cmd: "cmd"
+            }
+        }
     }
 
     private var reader: JSONReader
@@ -119,7 +128,7 @@ struct RequestReader {
     }
 
     private mutating func read(_ envelope: Envelope, from r: inout JSONReader) throws {
-        let path = String(describing: envelope)
+        let path = envelope.key
         do {
             switch envelope {
             case .v: request.v = try Self.integer(&r, path)
