@@ -24,7 +24,8 @@ enum ContainersView {
 
         func write(to w: inout JSONWriter) {
             w.beginObject()
-            w.key("containers")
+            // Its section's view names the list (``SubjectSection/view``): every kind listed there.
+            w.key(text: SubjectSection.owners.view)
             w.beginArray()
             for entry in containers { entry.write(to: &w) }
             w.endArray()

@@ -19,7 +19,7 @@ enum NetworksView {
         func write(to w: inout JSONWriter) {
             w.beginObject()
             w.key("footnote"); w.string(footnote)
-            w.key("networks")
+            w.key(text: SubjectSection.networks.view)
             w.beginArray()
             for entry in networks { entry.write(to: &w) }
             w.endArray()

@@ -47,7 +47,8 @@ extension SubjectKind {
 public struct SubjectSection: Hashable, Sendable, CustomStringConvertible {
     /// Its `select` in `query` and its section's id on the page: `owners`, `networks`.
     public let id: String
-    /// The `ifmeter` command that lists it (`containers`).
+    /// The `ifmeter` command that lists it (`containers`), and the member its `--json` lists
+    /// them in.
     public let view: String
 
     public init(id: String, view: String) {
