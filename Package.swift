@@ -50,11 +50,14 @@ let package = Package(
         .target(name: "IfMeterHistory", dependencies: ["IfMeterCore", "IfMeterPlans"]),
         // Who owns the namespace behind a host-side link, and the rewriting that counts it as theirs.
         .target(name: "IfMeterOwners", dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterJSON"]),
+        // Applications: the counting program's reads turned into deltas, cgroups named as
+        // people know them, each link's remainder. Pure.
+        .target(name: "IfMeterApps", dependencies: ["IfMeterCore"]),
         // History in SQLite: buckets, totals, epochs and meter state, events, retention.
         .target(name: "IfMeterStore", dependencies: ["IfMeterCore", "IfMeterHistory", "IfMeterPlans", "IfMeterJSON", "IfMeterWire", "CSQLite"]),
         // The one owner of what is counted now: meter, link table, classification, pending
         // writes, totals, the estimate log's window. Pure: no sockets, files, clock or SQLite.
-        .target(name: "IfMeterService", dependencies: ["IfMeterCore", "IfMeterHistory", "IfMeterPlans"]),
+        .target(name: "IfMeterService", dependencies: ["IfMeterCore", "IfMeterHistory", "IfMeterPlans", "IfMeterApps"]),
         // The Prometheus / OpenMetrics exposition of a MeterSnapshot: pure text, no I/O.
         .target(name: "IfMeterMetrics", dependencies: ["IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterCore"]),
         // The socket protocol: request and response types, error codes, line framing.
@@ -111,8 +114,9 @@ let package = Package(
         // Network namespaces, processes and fixtures for the tests; never linked into a product.
         .target(name: "IfMeterTestSupport", path: "Tests/IfMeterTestSupport"),
         .testTarget(name: "IfMeterMetricsTests", dependencies: ["IfMeterMetrics", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterCore", "IfMeterTestSupport"]),
-        .testTarget(name: "IfMeterServiceTests", dependencies: ["IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterCore", "IfMeterTestSupport"]),
+        .testTarget(name: "IfMeterServiceTests", dependencies: ["IfMeterService", "IfMeterApps", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterOwnersTests", dependencies: ["IfMeterOwners", "IfMeterCore", "IfMeterTestSupport"]),
+        .testTarget(name: "IfMeterAppsTests", dependencies: ["IfMeterApps", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterCoreTests", dependencies: ["IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterPlansTests", dependencies: ["IfMeterPlans", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterHistoryTests", dependencies: ["IfMeterHistory", "IfMeterCore", "IfMeterTestSupport"]),

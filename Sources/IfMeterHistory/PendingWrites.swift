@@ -37,6 +37,8 @@ public struct PendingWrites: Sendable {
     public var planStates: [String: PlanState] = [:]
     /// Networks whose record changed (seen, switched away from), by UUID.
     public var networks: [String: NetworkRecord] = [:]
+    /// The application counters' rows that changed (docs/APPS.md, "Counting").
+    public var apps: AppCounterWrite?
     /// Each plan's part of ``traffic`` in its period, kept as deltas arrive (``PlanRouting``).
     public private(set) var planTallies = PlanTallies()
     /// Events left out because too many piled up unsaved; the daemon reports the number.
@@ -56,7 +58,7 @@ public struct PendingWrites: Sendable {
 
     public var isEmpty: Bool {
         traffic.isEmpty && events.isEmpty && interfaces.isEmpty && meterState == nil && planStates.isEmpty
-            && networks.isEmpty
+            && networks.isEmpty && apps == nil
     }
 
     /// Folds a meter output into each name's spans (so into every resolution's bucket and the
@@ -242,6 +244,7 @@ public struct PendingWrites: Sendable {
         meterState = meterState ?? batch.meterState
         planStates.merge(batch.planStates) { newer, _ in newer }
         networks.merge(batch.networks) { newer, _ in newer }
+        apps = apps ?? batch.apps
         planTallies.merge(batch.planTallies)
         if traffic.isEmpty { calendar = batch.calendar }
         if spanCount > maximumSpans, let last = events.last { fold(at: last.at) }

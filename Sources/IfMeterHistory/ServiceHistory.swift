@@ -16,9 +16,13 @@ public struct ServiceHistory: Sendable {
     public var planStates: [String: PlanState]
     /// Every network counted on, by UUID order.
     public var networks: [NetworkRecord]
+    /// The application counters as last saved (docs/APPS.md), if any were.
+    public var apps: AppCounterState?
 
     public init(meterState: MeterState? = nil, knownNames: [String: Double] = [:], totals: [String: BucketTally] = [:],
-                interfaces: [StoredInterface] = [], eventsLost: [(at: Double, scope: String?)] = [], planStates: [String: PlanState] = [:], networks: [NetworkRecord] = []) {
+                interfaces: [StoredInterface] = [], eventsLost: [(at: Double, scope: String?)] = [], planStates: [String: PlanState] = [:], networks: [NetworkRecord] = [],
+                apps: AppCounterState? = nil) {
+        self.apps = apps
         self.planStates = planStates
         self.networks = networks
         self.meterState = meterState

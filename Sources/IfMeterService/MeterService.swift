@@ -1,3 +1,4 @@
+import IfMeterApps
 import IfMeterCore
 import IfMeterHistory
 
@@ -21,12 +22,17 @@ public struct MeterService: Sendable {
     /// The writes not yet saved, and every name's saved total.
     var saves: SaveQueue
     private(set) var lostEvents: LostEvents
+    /// The links' deltas kept during an ingest that carries an application read, for their
+    /// remainders; nil otherwise.
+    private var linkDeltas: [MeterDelta]?
     /// When counters were last read (the start dump or a sample).
     private(set) var lastSample: MeterInstant?
     /// The data plans' watch, their members and routing.
     var plans: ServicePlans
     /// Which network each NetworkManager device is on, and every network counted on.
     var networks: NetworkAssignments
+    /// The applications counted by cgroup, and each link's remainder (docs/APPS.md).
+    private(set) var apps: ServiceApps
 
     public init(bootID: String, configuration: ServiceConfiguration, history loaded: ServiceHistory, at start: Double) {
         meter = Meter(bootID: bootID, configuration: configuration.meter, restoring: loaded.meterState,
@@ -36,6 +42,7 @@ public struct MeterService: Sendable {
         saves = SaveQueue(savedTotals: loaded.totals, windowStart: start)
         lostEvents = LostEvents(loaded.eventsLost)
         plans = ServicePlans(PlanWatch(plans: configuration.plans, states: loaded.planStates))
+        apps = ServiceApps(loaded: loaded.apps, bootID: bootID, subjects: loaded.totals.keys)
         networks = NetworkAssignments(loaded.networks, enabled: configuration.networks,
                                       hidingNames: configuration.hideNetworkNames)
         // Names kept before network_names = hidden go from the database with the next save.
@@ -75,11 +82,15 @@ public struct MeterService: Sendable {
     /// What the kernel said since the last ingest: link observations in the order it said them,
     /// then — for a sample — the counters. Every link event is applied before the counters, so a
     /// sample never runs ahead of a deletion, re-creation or rename the kernel announced.
+    ///
+    /// `apps`, read with a sample just before its counters, is counted against the links'
+    /// deltas of the whole ingest (docs/APPS.md, "Exact").
     public mutating func ingest(
-        linkEvents: [LinkObservation], readings: [CounterReading]? = nil, at instant: MeterInstant
+        linkEvents: [LinkObservation], readings: [CounterReading]? = nil, apps: AppRead? = nil, at instant: MeterInstant
     ) -> Ingested {
         guard meter.phase == .running else { return Ingested() }
         var ingested = Ingested()
+        linkDeltas = apps == nil ? nil : []
         for observation in linkEvents {
             let applied = apply(observation, at: instant)
             ingested.events += applied.events
@@ -89,6 +100,13 @@ public struct MeterService: Sendable {
             ingested.events += take(meter.apply(sample: readings, at: instant), ignoring: ignoredLinks).events
             lastSample = instant
         }
+        if let apps, let counted = linkDeltas {
+            let deltas = self.apps.ingest(apps, linkDeltas: counted, link: appLink, bootID: meter.bootID, at: instant.wall)
+            let store = configuration.store
+            saves.pending.add(MeterOutput(deltas: deltas), calendar: store.calendar,
+                              monthStartDay: store.monthStartDay(for:), routing: plans.routing)
+        }
+        linkDeltas = nil
         return ingested
     }
 
@@ -103,6 +121,7 @@ public struct MeterService: Sendable {
             ignoring.formUnion(ignoredLinks)
             return take(meter.apply(.newOrChanged(link), at: instant), ignoring: ignoring)
         case .event(.deleted(let link)):
+            if link.namespace == .own { apps.linkGone(ifindex: link.ifindex) }
             table.delete(link, at: instant.wall, firstSeen: meter.firstSeen, noting: &saves.pending)
             plans.membersChanged()
             return take(meter.apply(.deleted(link), at: instant), ignoring: ignoring)
@@ -146,6 +165,15 @@ public struct MeterService: Sendable {
         return String(name[...slash])
     }
 
+    /// A counted link of the daemon's namespace, as the applications on it are counted: nil for
+    /// loopback (never traffic) and links a rule ignores.
+    private func appLink(_ ifindex: Int32) -> AppLink? {
+        let key = LinkKey(.own, ifindex: ifindex)
+        guard let link = table.links[key], case .classified(let linkClass, _)? = table.verdicts[key],
+              linkClass != .loopback else { return nil }
+        return AppLink(ifindex: ifindex, name: link.name, headerLength: AppLink.headerLength(arpType: link.arpType))
+    }
+
     /// Links a config rule ignores: their traffic and events are dropped where they enter.
     private var ignoredLinks: Set<LinkKey> { table.ignoredLinks(by: configuration) }
 
@@ -163,6 +191,7 @@ public struct MeterService: Sendable {
         // A loss that joins a run is in the run's label, not stored as an event of its own: a
         // tenant's flood of link events would otherwise store one every read.
         kept.events.removeAll { $0.kind == .eventsLost && !lostEvents.record($0.at, scope: $0.interface) }
+        linkDeltas? += kept.deltas
         let store = configuration.store
         saves.pending.add(kept, calendar: store.calendar, monthStartDay: store.monthStartDay(for:), routing: plans.routing)
         let onNetworks = networks.networkDeltas(of: kept.deltas)
@@ -195,6 +224,7 @@ public struct MeterService: Sendable {
     /// every figure; several batches may be out at once, finished in the order they began.
     public mutating func beginSave(at now: Double) -> SaveBatch {
         saves.pending.setMeterState(meter.exportState())
+        if let write = apps.beginSave() { saves.pending.apps = write }
         for record in networks.activeSeen(at: now) { saves.pending.networks[record.network.uuid] = record }
         return saves.begin(at: now, links: table.links, verdicts: table.verdicts, lostEvents: lostEvents,
                            routing: plans.routing)
@@ -204,7 +234,11 @@ public struct MeterService: Sendable {
     /// is pending again, under what was counted since, for the next save.
     public mutating func finishSave(_ batch: SaveBatch, error: SaveFailure?) -> SaveOutcome {
         let (outcome, written) = saves.finish(batch, error: error)
-        if let written { plans.saved(written, batch: batch.sequence) }
+        if error != nil { apps.saveFailed() }
+        if let written {
+            plans.saved(written, batch: batch.sequence)
+            apps.saved(written.apps)
+        }
         return outcome
     }
 

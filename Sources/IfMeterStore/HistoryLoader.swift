@@ -7,6 +7,7 @@ import IfMeterHistory
 public struct HistoryLoader {
     let statements: Statements
     let queries: StoreQueries
+    let appRows: AppCounterRows
 
     /// Everything the meter service starts from: the meter state, every name's total and
     /// record, and when link events were lost.
@@ -15,7 +16,7 @@ public struct HistoryLoader {
         return ServiceHistory(
             meterState: meter.state, knownNames: meter.knownNames, totals: try queries.totals().mapValues(\.tally),
             interfaces: try queries.interfaces(), eventsLost: try queries.lostEventTimes(limit: 100_000),
-            planStates: try planStates(), networks: try networks())
+            planStates: try planStates(), networks: try networks(), apps: try appRows.read())
     }
 
     /// What the meter needs at start: the saved state (nil if there is none) and every name with

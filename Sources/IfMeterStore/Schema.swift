@@ -144,5 +144,28 @@ enum Schema {
             last_seen REAL NOT NULL
         );
         """,
+        // 5 → 6: applications (docs/APPS.md). Their traffic is kept in `buckets` and
+        // `totals` under their subjects, and when each was first seen is here (they have no
+        // interface record); so are the counting map's entries as last read and the subject
+        // each cgroup id was named, so a start resumes the map's counting.
+        """
+        CREATE TABLE app_counters (
+            cgroup_id INTEGER NOT NULL,
+            ifindex INTEGER NOT NULL,
+            rx_bytes INTEGER NOT NULL,
+            tx_bytes INTEGER NOT NULL,
+            rx_packets INTEGER NOT NULL,
+            tx_packets INTEGER NOT NULL,
+            PRIMARY KEY (cgroup_id, ifindex)
+        );
+        CREATE TABLE app_names (
+            cgroup_id INTEGER PRIMARY KEY,
+            subject TEXT NOT NULL
+        );
+        CREATE TABLE app_subjects (
+            subject TEXT PRIMARY KEY,
+            first_seen REAL NOT NULL
+        );
+        """,
     ]
 }

@@ -30,6 +30,7 @@ public final class Store {
     private let loading: HistoryLoader.Statements
     private let pruning: StoreRetention.Statements
     private let importing: VnStatImport.Statements
+    private let appRows: AppCounterRows
 
     /// Opens (or creates) the database at `path`, holding `lock` (taken here if not given) so
     /// no second ifmeterd writes it. Refuses, without writing anything, a file that is not an
@@ -45,7 +46,8 @@ public final class Store {
             self.lock = try StoreLock(databasePath: path)
         }
         (connection, repairs) = try StoreOpening.open(path)
-        writer = try StoreWriter(connection)
+        appRows = try AppCounterRows(connection)
+        writer = try StoreWriter(connection, appRows: appRows)
         loading = try HistoryLoader.Statements(connection)
         pruning = try StoreRetention.Statements(connection)
         importing = try VnStatImport.Statements(connection)
@@ -55,7 +57,7 @@ public final class Store {
     public var queries: StoreQueries { StoreQueries(connection: connection, configuration: configuration) }
 
     /// What the meter service starts from.
-    public var loader: HistoryLoader { HistoryLoader(statements: loading, queries: queries) }
+    public var loader: HistoryLoader { HistoryLoader(statements: loading, queries: queries, appRows: appRows) }
 
     /// What leaves the database: expired rows, and names forgotten.
     public var retention: StoreRetention {

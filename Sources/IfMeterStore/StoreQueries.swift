@@ -169,13 +169,17 @@ public struct StoreQueries {
 
     /// Every name's total with when it was first seen, and its name and import mark after
     /// them: an interface's from its record, a network's (docs/NETWORKS.md), which has no
-    /// interface record, from its network's, or from the epoch for `network:unknown`.
+    /// interface record, from its network's, or from the epoch for `network:unknown`; an
+    /// application's from its own (docs/APPS.md).
     static let totalsWithSince = """
         SELECT \(TallyColumns.select("t")), i.first_seen, i.name AS name, t.imported
         FROM interfaces i LEFT JOIN totals t ON t.name = i.name
         UNION ALL
         SELECT \(TallyColumns.select("t")), coalesce(n.first_seen, 0), t.name AS name, t.imported
         FROM totals t LEFT JOIN networks n ON t.name = 'network:' || n.uuid WHERE t.name GLOB 'network:*'
+        UNION ALL
+        SELECT \(TallyColumns.select("t")), s.first_seen, t.name AS name, t.imported
+        FROM app_subjects s JOIN totals t ON t.name = s.subject
         """
 
     /// Every name's all-time total and first-seen time, in one query.

@@ -7,12 +7,14 @@ import IfMeterHistory
 public final class StoreWriter {
     private let connection: SQLiteConnection
     private let statements: Statements
+    private let appRows: AppCounterRows
     /// Counts saves, so a save can tell the epochs it wrote from those it no longer tracks.
     private var saveSequence: Int64
 
-    init(_ connection: SQLiteConnection) throws(StoreError) {
+    init(_ connection: SQLiteConnection, appRows: AppCounterRows) throws(StoreError) {
         self.connection = connection
         statements = try Statements(connection)
+        self.appRows = appRows
         saveSequence = Int64(try connection.scalarText(
             "SELECT value FROM meter WHERE key = 'save_sequence'", "open") ?? "0") ?? 0
     }
@@ -55,6 +57,9 @@ public final class StoreWriter {
             }
             for record in batch.networks.values {
                 try upsert(record)
+            }
+            if let apps = batch.apps {
+                try appRows.write(apps)
             }
             for (name, state) in batch.planStates {
                 try statements.upsertPlan.run([.text(name), .text(state.fingerprint), .int(state.periodStart),

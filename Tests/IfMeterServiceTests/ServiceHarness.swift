@@ -1,3 +1,4 @@
+import IfMeterApps
 import IfMeterCore
 import IfMeterHistory
 @testable import IfMeterService
@@ -49,8 +50,9 @@ final class ServiceHarness {
         events += service.start(links: links, unparseable: unparseable, at: instant).events
     }
 
-    func ingest(_ observations: [LinkObservation] = [], readings: [CounterReading]? = nil, at instant: MeterInstant) {
-        events += service.ingest(linkEvents: observations, readings: readings, at: instant).events
+    func ingest(_ observations: [LinkObservation] = [], readings: [CounterReading]? = nil, apps: AppRead? = nil,
+                at instant: MeterInstant) {
+        events += service.ingest(linkEvents: observations, readings: readings, apps: apps, at: instant).events
     }
 
     @discardableResult

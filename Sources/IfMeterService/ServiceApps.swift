@@ -1,0 +1,72 @@
+import IfMeterApps
+import IfMeterCore
+import IfMeterHistory
+
+/// The applications' part of the service (docs/APPS.md): the meter of the counting program's
+/// map, each cgroup's subject, each link's remainder, and what a save writes of them.
+struct ServiceApps: Sendable {
+    private(set) var meter: AppMeter
+    private(set) var attribution = AppAttribution()
+    /// Each counted cgroup's subject; an id with no name here went before it was named, and
+    /// its traffic stays in its link's remainder.
+    private(set) var names: [UInt64: String]
+    /// The state the last save began with: the next writes only what changed since. Nil before
+    /// the first save, and after one that failed: the next writes every row.
+    private var lastBegun: AppCounterState?
+    /// Whether the map has been read since the start: until then a save keeps what was loaded.
+    private(set) var reading = false
+    /// Every subject with history, and those new since the last save began, with when they
+    /// were first counted.
+    private var subjects: Set<String>
+    private var newSubjects: [String: Double] = [:]
+
+    init(loaded: AppCounterState?, bootID: String, subjects: some Sequence<String>) {
+        self.subjects = Set(subjects)
+        meter = AppMeter(bootID: loaded?.bootID ?? bootID, mapID: loaded?.mapID, last: loaded?.counters ?? [:])
+        names = loaded?.names ?? [:]
+        lastBegun = loaded
+    }
+
+    /// One read: its deltas under their subjects, in their links' terms, and each link's
+    /// remainder against `linkDeltas`, the same ingest's deltas of links.
+    mutating func ingest(_ read: AppRead, linkDeltas: [MeterDelta], link: (Int32) -> AppLink?,
+                         bootID: String, at time: Double) -> [MeterDelta] {
+        reading = true
+        names.merge(read.names) { _, new in new }
+        let deltas = meter.apply(read.counts, bootID: bootID)
+        let out = attribution.attribute(deltas, linkDeltas: linkDeltas, subject: { [names] in names[$0] }, link: link,
+                                        bootID: bootID, at: time)
+        for delta in out where subjects.insert(delta.name).inserted {
+            newSubjects[delta.name] = time
+        }
+        // Names of cgroups whose entries are all gone are not needed again.
+        if !read.counts.finals.isEmpty || names.count > meter.last.count {
+            let counted = Set(meter.last.keys.map(\.cgroupID))
+            names = names.filter { counted.contains($0.key) }
+        }
+        return out
+    }
+
+    /// A link gone: its remainder's debt goes with it.
+    mutating func linkGone(ifindex: Int32) { attribution.forget(ifindex: ifindex) }
+
+    /// What a save beginning now writes; nil when nothing changed or the map was never read.
+    mutating func beginSave() -> AppCounterWrite? {
+        guard reading else { return nil }
+        let now = AppCounterState(bootID: meter.bootID, mapID: meter.mapID, counters: meter.last, names: names)
+        var write = AppCounterWrite(from: lastBegun, to: now)
+        write.subjects = newSubjects
+        lastBegun = now
+        let changed = write.replaceAll || !write.counters.isEmpty || !write.removedCounters.isEmpty
+            || !write.names.isEmpty || !write.removedNames.isEmpty || !write.subjects.isEmpty
+        return changed ? write : nil
+    }
+
+    /// A save failed: the next writes every row, whatever the saves between wrote.
+    mutating func saveFailed() { lastBegun = nil }
+
+    /// A save worked: the subjects it recorded are recorded.
+    mutating func saved(_ write: AppCounterWrite?) {
+        for subject in write?.subjects.keys ?? [String: Double]().keys { newSubjects[subject] = nil }
+    }
+}

@@ -1,0 +1,79 @@
+import IfMeterApps
+import IfMeterCore
+import IfMeterHistory
+@testable import IfMeterService
+@testable import IfMeterStore
+import IfMeterTestSupport
+import Testing
+
+@Suite("Applications: counted by cgroup, in their links' terms, with each link's remainder", .ownThread, .timeLimit(.minutes(3)))
+struct AppCountingTests {
+    let nginx = AppCounterKey(cgroupID: 300, ifindex: 2)
+    let firefox = AppCounterKey(cgroupID: 400, ifindex: 2)
+    let names: [UInt64: String] = [300: "service:nginx.service", 400: "app:1000/firefox"]
+
+    func stored(_ harness: ServiceHarness, _ name: String) throws -> Traffic { try harness.storedTotal(name) }
+
+    func read(_ mapID: UInt32, _ counters: [AppCounterKey: Traffic], names: [UInt64: String] = [:]) -> AppRead {
+        AppRead(counts: AppCounts(mapID: mapID, counters: counters), names: names)
+    }
+
+    @Test("applications and the remainder add up to the link; loopback's applications are not counted")
+    func addsUp() throws {
+        let harness = try ServiceHarness()
+        let lo = Link(ifindex: 1, name: "lo", kind: "", arpType: ARPHRD.loopback, flags: .loopback,
+                      counters: LinkCounters(rxBytes: 0, txBytes: 0, rxPackets: 0, txPackets: 0))
+        harness.start([lo, link("eth0", 2, traffic(0, 0))], at: at(0))
+        let loopback = AppCounterKey(cgroupID: 300, ifindex: 1)
+        harness.ingest(readings: [reading(1, traffic(5000, 5000, 50, 50)),
+                                                          reading(2, traffic(10_000, 4000, 20, 10))],
+                               apps: read(7, [nginx: traffic(6000, 2000, 10, 5), firefox: traffic(1000, 0, 2, 0),
+                                              loopback: traffic(4300, 4300, 50, 50)], names: names), at: at(10))
+        harness.save(at: at(10))
+        let nginxCounted = traffic(6000 + 140, 2000 + 70, 10, 5)
+        let firefoxCounted = traffic(1000 + 28, 0, 2, 0)
+        #expect(try stored(harness, "service:nginx.service") == nginxCounted)
+        #expect(try stored(harness, "app:1000/firefox") == firefoxCounted)
+        let remainder = try stored(harness, "remainder:eth0")
+        #expect(remainder + nginxCounted + firefoxCounted == traffic(10_000, 4000, 20, 10))
+        #expect(try stored(harness, "remainder:lo") == .zero)
+        #expect(try stored(harness, "eth0") == traffic(10_000, 4000, 20, 10))
+    }
+
+    @Test("a restart resumes the map from the saved counters and names: what the map counted meanwhile is kept, once")
+    func restart() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
+        harness.ingest(readings: [reading(2, traffic(2000, 0, 2, 0))],
+                               apps: read(7, [nginx: traffic(1000, 0, 1, 0)], names: names), at: at(10))
+        harness.save(at: at(10))
+        try harness.restart(at: at(100))
+        harness.start([link("eth0", 2, traffic(9000, 0, 9, 0))], at: at(100))
+        // The map went on counting while the daemon was down; the reader names nothing new.
+        harness.ingest(readings: [reading(2, traffic(9000, 0, 9, 0))],
+                               apps: read(7, [nginx: traffic(5000, 0, 5, 0)]), at: at(110))
+        harness.save(at: at(110))
+        #expect(try stored(harness, "service:nginx.service") == traffic(5000 + 5 * 14, 0, 5, 0))
+    }
+
+    @Test("a save writes only the entries that moved, and a failed save makes the next write them all")
+    func writes() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
+        harness.ingest(readings: [reading(2, traffic(0, 0))],
+                               apps: read(7, [nginx: traffic(10, 0, 1, 0), firefox: traffic(10, 0, 1, 0)], names: names),
+                               at: at(10))
+        var batch = harness.service.beginSave(at: at(10).wall)
+        #expect(batch.writes.apps?.replaceAll == true)
+        _ = harness.service.finishSave(batch, error: nil)
+        harness.ingest(readings: [reading(2, traffic(0, 0))],
+                               apps: read(7, [nginx: traffic(20, 0, 2, 0), firefox: traffic(10, 0, 1, 0)]), at: at(20))
+        batch = harness.service.beginSave(at: at(20).wall)
+        #expect(batch.writes.apps?.replaceAll == false)
+        #expect(batch.writes.apps?.counters == [nginx: traffic(20, 0, 2, 0)])
+        _ = harness.service.finishSave(batch, error: diskFull)
+        batch = harness.service.beginSave(at: at(30).wall)
+        #expect(batch.writes.apps?.replaceAll == true)
+        #expect(batch.writes.apps?.counters.count == 2)
+    }
+}
