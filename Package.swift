@@ -48,6 +48,9 @@ let package = Package(
         // History as values, which the service fills and the store keeps: pending writes,
         // interface records, what a start loads, how history is bucketed and kept. Pure.
         .target(name: "IfMeterHistory", dependencies: ["IfMeterCore", "IfMeterPlans"]),
+        // Traffic per cgroup named as people know it: a cgroup's path (whose names anyone with a
+        // delegated subtree chooses) made a service's or a user's application's subject. Pure.
+        .target(name: "IfMeterApps", dependencies: ["IfMeterCore"]),
         // Who owns the namespace behind a host-side link, and the rewriting that counts it as theirs.
         .target(name: "IfMeterOwners", dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterJSON"]),
         // History in SQLite: buckets, totals, epochs and meter state, events, retention.
@@ -105,7 +108,7 @@ let package = Package(
         // the committed corpora by FuzzReplayTests. Never linked into a product.
         .target(
             name: "IfMeterFuzzTargets",
-            dependencies: ["IfMeterDaemon", "IfMeterRequests", "IfMeterHTTP", "IfMeterPlatform", "IfMeterMetrics", "IfMeterCLI", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterKernel", "IfMeterOwners", "IfMeterNetworkManager", "CLinkStats"],
+            dependencies: ["IfMeterDaemon", "IfMeterRequests", "IfMeterHTTP", "IfMeterPlatform", "IfMeterMetrics", "IfMeterCLI", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterKernel", "IfMeterOwners", "IfMeterNetworkManager", "IfMeterApps", "CLinkStats"],
             path: "Fuzz/Targets"),
         .testTarget(name: "FuzzReplayTests", dependencies: ["IfMeterFuzzTargets", "IfMeterTestSupport"]),
         // Network namespaces, processes and fixtures for the tests; never linked into a product.
@@ -113,6 +116,7 @@ let package = Package(
         .testTarget(name: "IfMeterMetricsTests", dependencies: ["IfMeterMetrics", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterServiceTests", dependencies: ["IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterOwnersTests", dependencies: ["IfMeterOwners", "IfMeterCore", "IfMeterTestSupport"]),
+        .testTarget(name: "IfMeterAppsTests", dependencies: ["IfMeterApps", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterCoreTests", dependencies: ["IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterPlansTests", dependencies: ["IfMeterPlans", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterHistoryTests", dependencies: ["IfMeterHistory", "IfMeterCore", "IfMeterTestSupport"]),
