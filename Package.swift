@@ -48,6 +48,9 @@ let package = Package(
         // History as values, which the service fills and the store keeps: pending writes,
         // interface records, what a start loads, how history is bucketed and kept. Pure.
         .target(name: "IfMeterHistory", dependencies: ["IfMeterCore", "IfMeterPlans"]),
+        // Traffic per cgroup named as people know it: a cgroup's path (whose names anyone with a
+        // delegated subtree chooses) made a service's or a user's application's subject. Pure.
+        .target(name: "IfMeterApps", dependencies: ["IfMeterCore"]),
         // Who owns the namespace behind a host-side link, and the rewriting that counts it as theirs.
         .target(name: "IfMeterOwners", dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterJSON"]),
         // Applications: the counting program's reads turned into deltas, cgroups named as
@@ -108,7 +111,7 @@ let package = Package(
         // the committed corpora by FuzzReplayTests. Never linked into a product.
         .target(
             name: "IfMeterFuzzTargets",
-            dependencies: ["IfMeterDaemon", "IfMeterRequests", "IfMeterHTTP", "IfMeterPlatform", "IfMeterMetrics", "IfMeterCLI", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterKernel", "IfMeterOwners", "IfMeterNetworkManager", "CLinkStats"],
+            dependencies: ["IfMeterDaemon", "IfMeterRequests", "IfMeterHTTP", "IfMeterPlatform", "IfMeterMetrics", "IfMeterCLI", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterCore", "IfMeterKernel", "IfMeterOwners", "IfMeterNetworkManager", "IfMeterApps", "CLinkStats"],
             path: "Fuzz/Targets"),
         .testTarget(name: "FuzzReplayTests", dependencies: ["IfMeterFuzzTargets", "IfMeterTestSupport"]),
         // Network namespaces, processes and fixtures for the tests; never linked into a product.

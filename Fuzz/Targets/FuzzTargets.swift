@@ -24,7 +24,7 @@ public enum FuzzTargets {
     public static let all: [String: @Sendable ([UInt8]) -> Void] = [
         "request": request, "config": config, "netlink": netlink, "log": log, "meter": meter, "vnstat": vnstat,
         "vnstat-schema": vnstatSchema, "answer": answer, "plan-state": planState, "runtime-state": runtimeState,
-        "http-api": httpAPI, "http-host": httpHost, "network-manager": networkManager,
+        "http-api": httpAPI, "http-host": httpHost, "network-manager": networkManager, "cgroup-naming": cgroupNaming,
     ]
 
     // MARK: runtime-state

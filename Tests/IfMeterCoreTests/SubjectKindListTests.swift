@@ -29,10 +29,13 @@ struct SubjectKindListTests {
         #expect(Set(prefixes).count == prefixes.count)
         #expect(SubjectKinds.builtIn.filter { $0.prefix == nil }.count == 1)
         for kind in SubjectKinds.builtIn {
-            let subject = kind.subject("web")
+            // An application's name holds its user's uid.
+            let name = kind is AppKind ? "1000/web" : "web"
+            let subject = kind.subject(name)
             let found = SubjectKinds.kind(of: subject)
-            #expect(found.map { type(of: $0.kind) == type(of: kind) && $0.name == "web" } == true, "\(subject)")
+            #expect(found.map { type(of: $0.kind) == type(of: kind) && $0.name == name } == true, "\(subject)")
         }
+        #expect(SubjectKinds.kind(of: "app:web") == nil)
         #expect(SubjectKinds.kind(of: "gadget:web") == nil)
         #expect(SubjectKinds.kind(of: "container:") == nil)
         #expect(SubjectName.owner(of: "network:unknown") == nil && SubjectName.owner(of: "wlan0") == nil)
@@ -42,13 +45,16 @@ struct SubjectKindListTests {
     func sections() {
         #expect(SubjectSection.owners.heading == "Containers, pods, virtual machines and namespaces")
         #expect(SubjectSection.networks.heading == "Networks")
+        #expect(SubjectSection.apps.heading == "Services and applications")
+        #expect(SubjectKinds.kinds(in: .apps).map(\.prefix) == ["service", "app"])
         #expect(SubjectKinds.kinds(in: .owners).map(\.prefix) == ["container", "pod", "vm", "netns"])
     }
 
     @Test("a figure is labelled where its kind says it was counted", arguments: [
         ("container:web", [EstimateLabel.hostSideVeth]), ("pod:a/b", [.hostSideVeth]), ("vm:db#2", [.hostSideTap]),
         ("netns:blue", [.hostSideVeth]), ("netns:vpn/tun0", []), ("network:unknown", [.networkUnknown]),
-        ("network:6f1c1a38-0000-4000-8000-00000000000a", []), ("eth0", []),
+        ("network:6f1c1a38-0000-4000-8000-00000000000a", []), ("eth0", []), ("service:nginx.service", []),
+        ("app:1000/firefox", []),
     ])
     func labels(subject: String, expected: [EstimateLabel]) {
         let labels = BucketTally().labels(tunnel: false, subject: subject)

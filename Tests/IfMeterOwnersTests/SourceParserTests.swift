@@ -1,3 +1,4 @@
+import IfMeterCore
 @testable import IfMeterOwners
 import IfMeterTestSupport
 import Testing

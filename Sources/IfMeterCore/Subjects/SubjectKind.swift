@@ -61,6 +61,8 @@ public struct SubjectSection: Hashable, Sendable, CustomStringConvertible {
     public static let owners = SubjectSection(id: "owners", view: "containers")
     /// Networks (docs/NETWORKS.md).
     public static let networks = SubjectSection(id: "networks", view: "networks")
+    /// Services and users' applications, counted per cgroup (docs/APPS.md).
+    public static let apps = SubjectSection(id: "apps", view: "apps")
 
     /// "Containers, pods, virtual machines and namespaces": its kinds' plurals, in list order.
     public var heading: String {

@@ -14,6 +14,8 @@ public enum SubjectKinds {
         VirtualMachineKind(),
         NamespaceKind(),
         NetworkKind(),
+        ServiceKind(),
+        AppKind(),
     ]
 
     /// Kinds declared outside this list (a test's), for the work `registering(_:_:)` runs on

@@ -15,10 +15,14 @@ public enum OwnerName {
     public static func isAcceptable(_ name: String) -> Bool {
         let bytes = name.utf8
         guard !bytes.isEmpty, bytes.count <= maximumLength else { return false }
-        return bytes.allSatisfy { byte in
-            (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte)
-                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
-                || byte == UInt8(ascii: "@")
-        }
+        return bytes.allSatisfy(isNameByte)
+    }
+
+    /// A byte a name may hold as it is. Application names (``AppName``) are escaped to these
+    /// too, so every kind's names are safe in the same places.
+    public static func isNameByte(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte)
+            || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+            || byte == UInt8(ascii: "@")
     }
 }
