@@ -22,6 +22,7 @@ final class AppCounterFixture {
     let pins: String
     let cgroup: String
     let pair: VethPair
+    let subnet: Int
     private(set) var children: [String: String] = [:]
     private var mounted = false
 
@@ -38,6 +39,7 @@ final class AppCounterFixture {
         bpffs = try TemporaryDirectory()
         pins = bpffs.path + "/ifmeter"
         cgroup = root + "/ifmeter-test-\(getpid())-\(index)"
+        self.subnet = subnet
         pair = try VethPair(subnet: subnet)
         // Everyone may pass the mount point, as /sys/fs/bpf: the pins' own modes decide.
         guard chmod(bpffs.path, 0o755) == 0, mount("bpf", bpffs.path, "bpf", 0, nil) == 0 else {
@@ -88,7 +90,8 @@ final class AppCounterFixture {
     /// each sender in turn joins that cgroup, opens a socket on the left and sends its count of
     /// `payload`-byte datagrams, each received before the next is sent. A socket's cgroup is
     /// the one its process was in when it was made. Exits 0 only when every datagram arrived.
-    func send(payload: Int, receiver: String, senders: [(cgroup: String, count: Int)]) throws {
+    /// Over IPv6 when `address` is the right end's IPv6 address (`enableIPv6()`).
+    func send(payload: Int, receiver: String, senders: [(cgroup: String, count: Int)], to address: String? = nil) throws {
         let script = """
             import ctypes, os, socket, sys
             libc = ctypes.CDLL(None, use_errno=True)
@@ -101,7 +104,8 @@ final class AppCounterFixture {
             right, left, receiver, address, payload = sys.argv[1:6]
             join(receiver)
             enter(right)
-            rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            family = socket.AF_INET6 if ":" in address else socket.AF_INET
+            rx = socket.socket(family, socket.SOCK_DGRAM)
             rx.bind((address, 9000))
             rx.settimeout(30)
             enter(left)
@@ -109,16 +113,35 @@ final class AppCounterFixture {
             senders = sys.argv[6:]
             for cgroup, count in zip(senders[0::2], senders[1::2]):
                 join(cgroup)
-                tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                tx = socket.socket(family, socket.SOCK_DGRAM)
                 for _ in range(int(count)):
                     tx.sendto(data, (address, 9000))
                     if len(rx.recv(65536)) != len(data): sys.exit("a datagram arrived short")
                 tx.close()
             """
         var arguments = [Self.python, "-c", script, "/run/netns/\(pair.right.name)", "/run/netns/\(pair.left.name)",
-                         try #require(children[receiver]), pair.rightAddress, String(payload)]
+                         try #require(children[receiver]), address ?? pair.rightAddress, String(payload)]
         for sender in senders { arguments += [try #require(children[sender.cgroup]), String(sender.count)] }
         try Command.check(arguments, timeout: 60)
+    }
+
+    /// Turns IPv6 on for the two ends only, with addresses that skip duplicate detection and
+    /// permanent neighbour entries, as the pair's IPv4 has; returns the right end's address.
+    /// The kernel's own router and multicast messages come from no socket of the test's cgroup.
+    func enableIPv6() throws -> String {
+        let addresses = ["fd00:\(subnet)::1", "fd00:\(subnet)::2"]
+        let ends = [(pair.left, pair.leftName), (pair.right, pair.rightName)]
+        for (index, (namespace, name)) in ends.enumerated() {
+            try namespace.exec(["sysctl", "-qw", "net.ipv6.conf.\(name).disable_ipv6=0"])
+            try namespace.ip("-6", "address", "add", "\(addresses[index])/64", "dev", name, "nodad")
+        }
+        for (index, (namespace, name)) in ends.enumerated() {
+            let (peer, peerName) = ends[1 - index]
+            let mac = try peer.exec(["cat", "/sys/class/net/\(peerName)/address"])
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            try namespace.ip("-6", "neigh", "add", addresses[1 - index], "lladdr", mac, "dev", name, "nud", "permanent")
+        }
+        return addresses[1]
     }
 
     static func makeDirectory(_ path: String) throws {

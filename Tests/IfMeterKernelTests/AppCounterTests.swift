@@ -42,6 +42,24 @@ struct AppCounterTests {
         #expect(try maps.read().entries == [received])
     }
 
+    @Test("IPv6: each datagram is its payload, 8 bytes of UDP and 40 of IPv6")
+    func exactCountsIPv6() throws {
+        let fixture = try AppCounterFixture(children: ["sender", "receiver"], subnet: 85)
+        let address = try fixture.enableIPv6()
+        try fixture.attach()
+        let datagrams = 12, payload = 1200
+        try fixture.send(payload: payload, receiver: "receiver", senders: [("sender", datagrams)], to: address)
+
+        let dump = try AppCounterMaps(pinDirectory: fixture.pins).read()
+        let bytes = UInt64(datagrams * (payload + 48))
+        #expect(Set(dump.entries) == [
+            AppCounterEntry(cgroupID: try fixture.id("sender"), ifindex: try fixture.ifindex(left: true),
+                            traffic: AppTraffic(txBytes: bytes, txPackets: UInt64(datagrams))),
+            AppCounterEntry(cgroupID: try fixture.id("receiver"), ifindex: try fixture.ifindex(left: false),
+                            traffic: AppTraffic(rxBytes: bytes, rxPackets: UInt64(datagrams))),
+        ])
+    }
+
     @Test("with app_counts full, every datagram still arrives, and what did not fit is in app_overflow, exactly")
     func neverDrops() throws {
         let fixture = try AppCounterFixture(children: ["first", "second", "receiver"], subnet: 82)
