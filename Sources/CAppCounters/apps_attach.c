@@ -92,8 +92,8 @@ static int ifmeter_apps_pin_link(struct bpf_object *object, const char *name, in
 }
 
 int ifmeter_apps_attach(const void *object_bytes, size_t length, const char *cgroup_path,
-                        const char *pin_dir, uint32_t max_entries, uint32_t uid, uint32_t gid,
-                        char *message, size_t message_size) {
+                        const char *pin_dir, uint32_t max_entries, uint32_t overflow_entries,
+                        uint32_t uid, uint32_t gid, char *message, size_t message_size) {
     ifmeter_apps_message_reset();
     char paths[IFMETER_APPS_PIN_COUNT][PATH_MAX];
     for (size_t i = 0; i < IFMETER_APPS_PIN_COUNT; i++) {
@@ -119,6 +119,10 @@ int ifmeter_apps_attach(const void *object_bytes, size_t length, const char *cgr
     if (err == 0) {
         struct bpf_map *counts = bpf_object__find_map_by_name(object, "app_counts");
         err = counts ? bpf_map__set_max_entries(counts, max_entries) : -ENOENT;
+    }
+    if (err == 0 && overflow_entries > 0) {
+        struct bpf_map *overflow = bpf_object__find_map_by_name(object, "app_overflow");
+        err = overflow ? bpf_map__set_max_entries(overflow, overflow_entries) : -ENOENT;
     }
     if (err == 0) err = bpf_object__load(object);
     /* Maps before links: a link pinned is counting, and its maps must already be reachable. */

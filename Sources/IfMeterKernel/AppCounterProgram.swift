@@ -12,6 +12,8 @@ import Glibc
 public enum AppCounterProgram {
     /// app_counts' size unless told otherwise: a cgroup and interface an entry.
     public static let defaultMaxEntries: UInt32 = UInt32(IFMETER_APPS_DEFAULT_ENTRIES)
+    /// app_overflow's size unless told otherwise: an interface an entry.
+    public static let defaultOverflowEntries: UInt32 = UInt32(IFMETER_APPS_OVERFLOW_ENTRIES)
 
     /// The BPF object (ELF, BPF target), compiled from Sources/CAppCounters/bpf at build time
     /// and embedded by the AppCountersObject plugin.
@@ -20,7 +22,8 @@ public enum AppCounterProgram {
         return stride(from: 0, to: hex.count - 1, by: 2).map { nibble(hex[$0]) << 4 | nibble(hex[$0 + 1]) }
     }
 
-    /// Loads the program with app_counts sized to `maxEntries`, attaches it for ingress and
+    /// Loads the program with app_counts sized to `maxEntries` (app_overflow to
+    /// `overflowEntries`), attaches it for ingress and
     /// egress to the cgroup2 directory `cgroupRoot` (counting the sockets of every cgroup below
     /// it), and pins its links and maps in `pinDirectory` (created 0755; on a bpf filesystem).
     /// The map pins become `owner`'s, 0600: that user reads and takes entries, no one else does.
@@ -28,12 +31,12 @@ public enum AppCounterProgram {
     /// packet twice, so `detach(pinDirectory:)` first.
     public static func attach(
         cgroupRoot: String, pinDirectory: String, maxEntries: UInt32 = defaultMaxEntries,
-        owner: (uid: UInt32, gid: UInt32)
+        overflowEntries: UInt32 = defaultOverflowEntries, owner: (uid: UInt32, gid: UInt32)
     ) throws(KernelError) {
         var message = [CChar](repeating: 0, count: 512)
         let result = object.withUnsafeBytes { bytes in
             ifmeter_apps_attach(bytes.baseAddress, bytes.count, cgroupRoot, pinDirectory, maxEntries,
-                                owner.uid, owner.gid, &message, message.count)
+                                overflowEntries, owner.uid, owner.gid, &message, message.count)
         }
         guard result < 0 else { return }
         let said = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }

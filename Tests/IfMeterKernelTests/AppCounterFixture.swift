@@ -73,8 +73,12 @@ final class AppCounterFixture {
         pair.right.delete()
     }
 
-    func attach(maxEntries: UInt32 = AppCounterProgram.defaultMaxEntries, owner: (uid: UInt32, gid: UInt32) = (0, 0)) throws {
-        try AppCounterProgram.attach(cgroupRoot: cgroup, pinDirectory: pins, maxEntries: maxEntries, owner: owner)
+    func attach(
+        maxEntries: UInt32 = AppCounterProgram.defaultMaxEntries,
+        overflowEntries: UInt32 = AppCounterProgram.defaultOverflowEntries, owner: (uid: UInt32, gid: UInt32) = (0, 0)
+    ) throws {
+        try AppCounterProgram.attach(cgroupRoot: cgroup, pinDirectory: pins, maxEntries: maxEntries,
+                                     overflowEntries: overflowEntries, owner: owner)
     }
 
     func id(_ child: String) throws -> UInt64 { try Cgroup2.id(ofDirectory: try #require(children[child])) }
@@ -90,7 +94,8 @@ final class AppCounterFixture {
     /// each sender in turn joins that cgroup, opens a socket on the left and sends its count of
     /// `payload`-byte datagrams, each received before the next is sent. A socket's cgroup is
     /// the one its process was in when it was made. Exits 0 only when every datagram arrived.
-    /// Over IPv6 when `address` is the right end's IPv6 address (`enableIPv6()`).
+    /// Over IPv6 when `address` is the right end's IPv6 address (`enableIPv6()`); over the
+    /// left namespace's loopback when `address` is 127.0.0.1.
     func send(payload: Int, receiver: String, senders: [(cgroup: String, count: Int)], to address: String? = nil) throws {
         let script = """
             import ctypes, os, socket, sys
@@ -119,7 +124,8 @@ final class AppCounterFixture {
                     if len(rx.recv(65536)) != len(data): sys.exit("a datagram arrived short")
                 tx.close()
             """
-        var arguments = [Self.python, "-c", script, "/run/netns/\(pair.right.name)", "/run/netns/\(pair.left.name)",
+        let receiving = address == "127.0.0.1" ? pair.left : pair.right
+        var arguments = [Self.python, "-c", script, "/run/netns/\(receiving.name)", "/run/netns/\(pair.left.name)",
                          try #require(children[receiver]), address ?? pair.rightAddress, String(payload)]
         for sender in senders { arguments += [try #require(children[sender.cgroup]), String(sender.count)] }
         try Command.check(arguments, timeout: 60)

@@ -82,6 +82,26 @@ struct AppCounterTests {
         #expect(dump.lost == AppTraffic())
     }
 
+    @Test("with app_overflow full too, every datagram still arrives, and what fit nowhere is in app_lost, exactly")
+    func lostWhenBothAreFull() throws {
+        let fixture = try AppCounterFixture(children: ["first", "second", "receiver"], subnet: 86)
+        try fixture.attach(maxEntries: 1, overflowEntries: 1)
+        let payload = 300
+        // The veth end takes app_counts' one entry (the first sender) and app_overflow's (the
+        // receiver); loopback (ifindex 1, never a veth's) finds both full.
+        try fixture.send(payload: payload, receiver: "receiver", senders: [("first", 4)])
+        try fixture.send(payload: payload, receiver: "receiver", senders: [("second", 6)], to: "127.0.0.1")
+
+        let dump = try AppCounterMaps(pinDirectory: fixture.pins).read()
+        let left = try fixture.ifindex(left: true), right = try fixture.ifindex(left: false)
+        #expect(left != 1 && right != 1)
+        #expect(dump.entries == [AppCounterEntry(cgroupID: try fixture.id("first"), ifindex: left,
+                                                 traffic: AppTraffic(txBytes: Self.ipv4(4, payload: payload), txPackets: 4))])
+        #expect(dump.overflow == [right: AppTraffic(rxBytes: Self.ipv4(4, payload: payload), rxPackets: 4)])
+        #expect(dump.lost == AppTraffic(rxBytes: Self.ipv4(6, payload: payload), rxPackets: 6,
+                                        txBytes: Self.ipv4(6, payload: payload), txPackets: 6))
+    }
+
     @Test("the pins keep counting with no process behind them; a second attach is refused and counts nothing twice; detach stops it")
     func pinsOutliveTheAttacher() throws {
         let fixture = try AppCounterFixture(children: ["sender", "receiver"], subnet: 83)

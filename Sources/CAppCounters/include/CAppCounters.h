@@ -43,7 +43,8 @@ typedef struct ifmeter_apps_maps {
     uint32_t overflow_max_entries;
 } ifmeter_apps_maps;
 
-/* Loads the BPF object `object` (`length` bytes) with app_counts sized to `max_entries`,
+/* Loads the BPF object `object` (`length` bytes) with app_counts sized to `max_entries` and
+ * app_overflow to `overflow_entries` (0: IFMETER_APPS_OVERFLOW_ENTRIES),
  * attaches its ingress and egress programs to the cgroup2 directory `cgroup_path` as bpf_links
  * (they count every socket of that cgroup and its descendants), and pins the two links and the
  * three maps in `pin_dir` (created 0755 if missing; it must be on a bpf filesystem). The map
@@ -54,8 +55,8 @@ typedef struct ifmeter_apps_maps {
  * traffic is never counted twice; ifmeter_apps_detach first. On any failure, what was pinned is
  * unpinned again. `message` (may be NULL) receives libbpf's last word on a failure, or "". */
 int ifmeter_apps_attach(const void *object, size_t length, const char *cgroup_path,
-                        const char *pin_dir, uint32_t max_entries, uint32_t uid, uint32_t gid,
-                        char *message, size_t message_size);
+                        const char *pin_dir, uint32_t max_entries, uint32_t overflow_entries,
+                        uint32_t uid, uint32_t gid, char *message, size_t message_size);
 
 /* Removes the five pins and then `pin_dir` if it is empty. Removing the links' pins detaches
  * the programs (no fd holds them); the maps go with their last fd. 0 when nothing was left,
