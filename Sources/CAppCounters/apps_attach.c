@@ -27,6 +27,10 @@ static int ifmeter_apps_print(enum libbpf_print_level level, const char *format,
     /* libbpf ends its lines with a newline; the caller's message is one line. */
     size_t len = strlen(ifmeter_apps_last);
     while (len > 0 && ifmeter_apps_last[len - 1] == '\n') ifmeter_apps_last[--len] = '\0';
+    /* Its own name, which the caller puts in front of every message it quotes. */
+    static const char prefix[] = "libbpf: ";
+    if (strncmp(ifmeter_apps_last, prefix, sizeof prefix - 1) == 0)
+        memmove(ifmeter_apps_last, ifmeter_apps_last + sizeof prefix - 1, len - (sizeof prefix - 1) + 1);
     return n;
 }
 
@@ -103,13 +107,15 @@ int ifmeter_apps_attach(const void *object_bytes, size_t length, const char *cgr
         /* Attached already: a second program beside the first would count everything twice. */
         if (lstat(paths[i], &st) == 0) return -EEXIST;
     }
-    if (mkdir(pin_dir, 0755) == 0) {
-        if (chmod(pin_dir, 0755) != 0) return -errno; /* the umask's say undone */
-    } else if (errno != EEXIST) {
-        return -errno;
+    int created = mkdir(pin_dir, 0755) == 0;
+    if (!created && errno != EEXIST) return -errno;
+    /* The umask's say undone. */
+    int cgroup_fd = created && chmod(pin_dir, 0755) != 0 ? -1 : open(cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (cgroup_fd < 0) {
+        int err = -errno;
+        if (created) rmdir(pin_dir);
+        return err;
     }
-    int cgroup_fd = open(cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (cgroup_fd < 0) return -errno;
 
     struct bpf_link *ingress = NULL, *egress = NULL;
     int pinned = 0;
@@ -139,6 +145,7 @@ int ifmeter_apps_attach(const void *object_bytes, size_t length, const char *cgr
     if (err < 0) {
         /* The failed step may have pinned before failing (a chown): its pin goes too. */
         for (int i = pinned; i-- > 0;) unlink(paths[i]);
+        if (created) rmdir(pin_dir);
         ifmeter_apps_message_copy(message, message_size);
     } else if (message && message_size) {
         message[0] = '\0';

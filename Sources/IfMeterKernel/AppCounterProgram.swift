@@ -64,7 +64,8 @@ public enum AppCounterProgram {
         default: nil
         }
         let said = libbpf.isEmpty ? nil : "libbpf: \(libbpf)"
-        let parts = [hint, said].compactMap { $0 }
+        let mount = libbpf.contains("not on BPF FS") ? "mount one: mount -t bpf bpf /sys/fs/bpf" : nil
+        let parts = [hint, said, mount].compactMap { $0 }
         return parts.isEmpty ? nil : parts.joined(separator: "; ")
     }
 }

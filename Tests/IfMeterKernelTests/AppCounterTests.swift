@@ -125,6 +125,27 @@ struct AppCounterTests {
         #expect(gone.errno == ENOENT, "\(gone)")
     }
 
+    @Test("an attach that fails says why, in libbpf's words where it has them, and leaves nothing behind")
+    func failureSaysWhy() throws {
+        let fixture = try AppCounterFixture(children: [], subnet: 87)
+        let plain = try TemporaryDirectory()
+        let notBPF = try #require(throws: KernelError.self) {
+            try AppCounterProgram.attach(cgroupRoot: fixture.cgroup, pinDirectory: plain.path + "/pins", owner: (0, 0))
+        }
+        #expect(notBPF.errno == EINVAL && notBPF.description.contains("libbpf: ") && notBPF.description.contains("BPF FS")
+                && notBPF.description.hasSuffix("; mount one: mount -t bpf bpf /sys/fs/bpf"),
+                "\(notBPF)")
+        #expect(access(plain.path + "/pins", F_OK) != 0, "the pin directory it made is gone again")
+
+        let noCgroup = try #require(throws: KernelError.self) {
+            try AppCounterProgram.attach(cgroupRoot: fixture.cgroup + "/missing", pinDirectory: fixture.pins, owner: (0, 0))
+        }
+        #expect(noCgroup.errno == ENOENT && noCgroup.description.hasPrefix(
+            "attach the application counter to \(fixture.cgroup)/missing, pinned in \(fixture.pins) failed: "), "\(noCgroup)")
+        #expect(noCgroup.description.contains("cgroup2"), "\(noCgroup)")
+        #expect(access(fixture.pins, F_OK) != 0)
+    }
+
     @Test("a process with no capability opens the maps when their pins are its own, and not otherwise")
     func ownerOpens() throws {
         let fixture = try AppCounterFixture(children: [], subnet: 84)

@@ -53,7 +53,7 @@ typedef struct ifmeter_apps_maps {
  * Nothing stays open when it returns: the pins hold the programs and maps.
  * -EEXIST when any of the pins exists already (attached before): nothing is changed, so the
  * traffic is never counted twice; ifmeter_apps_detach first. On any failure, what was pinned is
- * unpinned again. `message` (may be NULL) receives libbpf's last word on a failure, or "". */
+ * unpinned again, and `pin_dir` removed if this call made it. `message` (may be NULL) receives libbpf's last word on a failure, or "". */
 int ifmeter_apps_attach(const void *object, size_t length, const char *cgroup_path,
                         const char *pin_dir, uint32_t max_entries, uint32_t overflow_entries,
                         uint32_t uid, uint32_t gid, char *message, size_t message_size);
