@@ -28,6 +28,22 @@ let package = Package(
             dependencies: ["CLibNL"],
             cSettings: [.define("_GNU_SOURCE")]
         ),
+        // Debian's libbpf (libbpf-dev): loads, attaches and pins BPF objects. Only CAppCounters.
+        .systemLibrary(name: "CLibBPF", pkgConfig: "libbpf", providers: [.apt(["libbpf-dev"])]),
+        // The application counter's C: its BPF program (bpf/, compiled for the BPF target by
+        // the AppCountersObject plugin, never for the host) and its loader and reader over
+        // libbpf. No policy.
+        .target(
+            name: "CAppCounters",
+            dependencies: ["CLibBPF"],
+            exclude: ["bpf"],
+            cSettings: [.define("_GNU_SOURCE")]
+        ),
+        // Writes the BPF object as a Swift string for the AppCountersObject plugin; a build tool.
+        .executableTarget(name: "bpf-object-embed"),
+        // Compiles bpf/app_counters.bpf.c with the toolchain's clang and embeds the object in
+        // the target it is applied to (IfMeterKernel).
+        .plugin(name: "AppCountersObject", capability: .buildTool(), dependencies: ["bpf-object-embed"]),
         // The metrics endpoint: libmicrohttpd on the daemon's loop, a TCP listener, gzip (zlib).
         .target(
             name: "CMetricsHTTP", cSettings: [.define("_GNU_SOURCE")],
@@ -40,8 +56,11 @@ let package = Package(
         .target(name: "IfMeterJSON"),
         // Model, classifier, meter and labels. Pure Swift: no sockets, no SQLite.
         .target(name: "IfMeterCore"),
-        // Kernel sources turned into IfMeterCore values; the only importer of CLinkStats.
-        .target(name: "IfMeterKernel", dependencies: ["IfMeterCore", "CLinkStats"]),
+        // Kernel sources turned into IfMeterCore values; the only importer of CLinkStats and of
+        // CAppCounters, whose BPF object it carries (the AppCountersObject plugin).
+        .target(
+            name: "IfMeterKernel", dependencies: ["IfMeterCore", "CLinkStats", "CAppCounters"],
+            plugins: ["AppCountersObject"]),
         // Data plans as configured, their periods, what fired in one, and which names count
         // toward which plan. Pure.
         .target(name: "IfMeterPlans", dependencies: ["IfMeterCore"]),

@@ -1,0 +1,90 @@
+/* CAppCounters: loads, attaches, pins and reads the application counter (docs/APPS.md).
+ * Plain structs and integer returns: 0 or a count, or -errno. Where libbpf says more than an
+ * errno, its last message is copied into the caller's `message` buffer. No policy: what to
+ * attach where, and what a failure means, is the caller's (IfMeterKernel). */
+#ifndef IFMETER_CAPPCOUNTERS_H
+#define IFMETER_CAPPCOUNTERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "app_counters_layout.h"
+
+/* The pins ifmeter_apps_attach makes in its pin directory. */
+#define IFMETER_APPS_PIN_COUNTS "app_counts"
+#define IFMETER_APPS_PIN_OVERFLOW "app_overflow"
+#define IFMETER_APPS_PIN_LOST "app_lost"
+#define IFMETER_APPS_PIN_INGRESS "link_ingress"
+#define IFMETER_APPS_PIN_EGRESS "link_egress"
+
+/* One entry of app_counts. */
+typedef struct ifmeter_apps_entry {
+    struct ifmeter_apps_key key;
+    struct ifmeter_apps_value value;
+} ifmeter_apps_entry;
+
+/* One entry of app_overflow. */
+typedef struct ifmeter_apps_overflow_entry {
+    uint32_t ifindex;
+    uint32_t pad;
+    struct ifmeter_apps_value value;
+} ifmeter_apps_overflow_entry;
+
+/* The three pinned maps, open. A map's id is the kernel's for that map for as long as it lives:
+ * a different id at the same pin is a re-created map, whose counters started again at 0. */
+typedef struct ifmeter_apps_maps {
+    int counts_fd;
+    int overflow_fd;
+    int lost_fd;
+    uint32_t counts_id;
+    uint32_t overflow_id;
+    uint32_t lost_id;
+    uint32_t counts_max_entries;
+    uint32_t overflow_max_entries;
+} ifmeter_apps_maps;
+
+/* Loads the BPF object `object` (`length` bytes) with app_counts sized to `max_entries` and
+ * app_overflow to `overflow_entries` (0: IFMETER_APPS_OVERFLOW_ENTRIES),
+ * attaches its ingress and egress programs to the cgroup2 directory `cgroup_path` as bpf_links
+ * (they count every socket of that cgroup and its descendants), and pins the two links and the
+ * three maps in `pin_dir` (created 0755 if missing; it must be on a bpf filesystem). The map
+ * pins are chowned to `uid`:`gid` and made 0600: that user can read and delete entries, nobody
+ * else can open them. The links' pins are root's, 0600.
+ * Nothing stays open when it returns: the pins hold the programs and maps.
+ * -EEXIST when any of the pins exists already (attached before): nothing is changed, so the
+ * traffic is never counted twice; ifmeter_apps_detach first. On any failure, what was pinned is
+ * unpinned again, and `pin_dir` removed if this call made it. `message` (may be NULL) receives libbpf's last word on a failure, or "". */
+int ifmeter_apps_attach(const void *object, size_t length, const char *cgroup_path,
+                        const char *pin_dir, uint32_t max_entries, uint32_t overflow_entries,
+                        uint32_t uid, uint32_t gid, char *message, size_t message_size);
+
+/* Removes the five pins and then `pin_dir` if it is empty. Removing the links' pins detaches
+ * the programs (no fd holds them); the maps go with their last fd. 0 when nothing was left,
+ * also when nothing was there, or the first -errno other than -ENOENT. */
+int ifmeter_apps_detach(const char *pin_dir);
+
+/* Opens the three pinned maps (BPF_OBJ_GET; read-only unless `writable`) and reads each one's
+ * id and size. -EPROTO when a pin holds a map of another layout. On failure nothing stays open. */
+int ifmeter_apps_open(const char *pin_dir, int writable, ifmeter_apps_maps *out);
+void ifmeter_apps_close(ifmeter_apps_maps *maps);
+
+/* Every entry of app_counts into `entries` (room for `capacity`; counts_max_entries always
+ * suffices). Returns the count, or -ENOSPC when the map held more than `capacity`, or -errno.
+ * Batched (BPF_MAP_LOOKUP_BATCH); one key at a time where the kernel has no batches. */
+int ifmeter_apps_read_counts(const ifmeter_apps_maps *maps, ifmeter_apps_entry *entries,
+                             size_t capacity);
+
+/* The same for app_overflow. */
+int ifmeter_apps_read_overflow(const ifmeter_apps_maps *maps,
+                               ifmeter_apps_overflow_entry *entries, size_t capacity);
+
+/* app_lost's one value. 0 or -errno. */
+int ifmeter_apps_read_lost(const ifmeter_apps_maps *maps, struct ifmeter_apps_value *out);
+
+/* Reads and deletes app_counts' entry for (`cgroup_id`, `ifindex`) in one call
+ * (BPF_MAP_LOOKUP_AND_DELETE_ELEM; needs the maps open writable). 0 with *out filled, -ENOENT
+ * when there is no such entry, or -errno. */
+int ifmeter_apps_take(const ifmeter_apps_maps *maps, uint64_t cgroup_id, uint32_t ifindex,
+                      struct ifmeter_apps_value *out);
+
+#endif
