@@ -67,9 +67,6 @@ let package = Package(
         // History as values, which the service fills and the store keeps: pending writes,
         // interface records, what a start loads, how history is bucketed and kept. Pure.
         .target(name: "IfMeterHistory", dependencies: ["IfMeterCore", "IfMeterPlans"]),
-        // Traffic per cgroup named as people know it: a cgroup's path (whose names anyone with a
-        // delegated subtree chooses) made a service's or a user's application's subject. Pure.
-        .target(name: "IfMeterApps", dependencies: ["IfMeterCore"]),
         // Who owns the namespace behind a host-side link, and the rewriting that counts it as theirs.
         .target(name: "IfMeterOwners", dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterJSON"]),
         // Applications: the counting program's reads turned into deltas, cgroups named as
@@ -102,7 +99,7 @@ let package = Package(
         // Composition: command line, config, probe, event loop, server, systemd.
         .target(
             name: "IfMeterDaemon",
-            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterOwners", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterMetrics", "IfMeterRequests", "IfMeterPlatform", "IfMeterServer", "IfMeterHTTP", "IfMeterPage", "IfMeterPresentation", "IfMeterNetworkManager", "CSystemd", "CMemory"]),
+            dependencies: ["IfMeterCore", "IfMeterKernel", "IfMeterOwners", "IfMeterApps", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterWire", "IfMeterJSON", "IfMeterMetrics", "IfMeterRequests", "IfMeterPlatform", "IfMeterServer", "IfMeterHTTP", "IfMeterPage", "IfMeterPresentation", "IfMeterNetworkManager", "CSystemd", "CMemory"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfMeterDaemon"]),
         // How figures are written for people, by the client and the daemon's page alike: byte
         // units, times in the daemon's zone, period names, the SVG bar chart.

@@ -12,7 +12,16 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <netinet/in.h>
+
+/* Linux 5.14; older C libraries do not name it. */
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 /* libbpf reports why a load or pin failed only through its print callback, which is one for
@@ -95,9 +104,34 @@ static int ifmeter_apps_pin_link(struct bpf_object *object, const char *name, in
     return err;
 }
 
+/* Writes `config` into the object's .rodata before load. */
+static int ifmeter_apps_configure(struct bpf_object *object, uint64_t netns_cookie) {
+    struct bpf_map *map, *rodata = NULL;
+    bpf_object__for_each_map(map, object) {
+        const char *name = bpf_map__name(map);
+        size_t length = strlen(name);
+        /* libbpf names it after the object, cut to fit: "ifmeter_apps.rodata" or shorter. */
+        if (length >= 7 && strcmp(name + length - 7, ".rodata") == 0) rodata = map;
+    }
+    size_t size = 0;
+    if (!rodata || !bpf_map__initial_value(rodata, &size) || size != sizeof(struct ifmeter_apps_config))
+        return -EPROTO;
+    struct ifmeter_apps_config config = {.netns_cookie = netns_cookie};
+    return bpf_map__set_initial_value(rodata, &config, sizeof config);
+}
+
+int ifmeter_apps_netns_cookie(uint64_t *cookie) {
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    socklen_t size = sizeof *cookie;
+    int err = getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, cookie, &size) == 0 ? 0 : -errno;
+    close(fd);
+    return err;
+}
+
 int ifmeter_apps_attach(const void *object_bytes, size_t length, const char *cgroup_path,
                         const char *pin_dir, uint32_t max_entries, uint32_t overflow_entries,
-                        uint32_t uid, uint32_t gid, char *message, size_t message_size) {
+                        uint64_t netns_cookie, uint32_t uid, uint32_t gid, char *message, size_t message_size) {
     ifmeter_apps_message_reset();
     char paths[IFMETER_APPS_PIN_COUNT][PATH_MAX];
     for (size_t i = 0; i < IFMETER_APPS_PIN_COUNT; i++) {
@@ -130,6 +164,7 @@ int ifmeter_apps_attach(const void *object_bytes, size_t length, const char *cgr
         struct bpf_map *overflow = bpf_object__find_map_by_name(object, "app_overflow");
         err = overflow ? bpf_map__set_max_entries(overflow, overflow_entries) : -ENOENT;
     }
+    if (err == 0) err = ifmeter_apps_configure(object, netns_cookie);
     if (err == 0) err = bpf_object__load(object);
     /* Maps before links: a link pinned is counting, and its maps must already be reachable. */
     for (; err == 0 && pinned < 3; pinned++)
@@ -157,4 +192,11 @@ int ifmeter_apps_attach(const void *object_bytes, size_t length, const char *cgr
     bpf_object__close(object);
     close(cgroup_fd);
     return err;
+}
+
+int ifmeter_apps_is_bpffs(const char *path) {
+    struct statfs info;
+    if (statfs(path, &info) != 0) return -errno;
+    /* f_type is a signed long on x86-64; the magic is compared as the kernel writes it. */
+    return (unsigned long)info.f_type == (unsigned long)BPF_FS_MAGIC ? 1 : 0;
 }

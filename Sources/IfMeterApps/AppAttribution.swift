@@ -15,7 +15,9 @@ public struct AppAttribution: Sendable, Equatable {
     public init() {}
 
     /// The subject a remainder of `link` is named by.
-    public static func remainderSubject(of link: String) -> String { "remainder:" + link }
+    public static func remainderSubject(of link: String) -> String { remainderPrefix + link }
+
+    public static let remainderPrefix = "remainder:"
 
     /// Attributes one ingest's application deltas (`deltas`, the program's terms) and link
     /// deltas (`linkDeltas`, each counted link's own, by ifindex) to subjects.

@@ -34,16 +34,23 @@ public enum EstimateLabel: String, Hashable, Sendable, CaseIterable {
     /// Traffic of an interface whose network was not known when it crossed: NetworkManager
     /// was not running, or ifmeterd was not (`network:unknown`, docs/NETWORKS.md).
     case networkUnknown = "network-unknown"
+    /// Counted per socket's cgroup by the application counter (docs/APPS.md), turned into its
+    /// links' terms: another view of the interfaces' bytes, never added to them.
+    case cgroupCounters = "cgroup-counters"
 
     /// The labels that hold for every figure read from interface counters.
     public static let always: [EstimateLabel] = [
         .estimate, .interfaceCounters, .notPerApp, .includesOverhead,
     ]
 
-    /// The labels of a figure: always the four, then what applies to its class and period.
-    public static func labels(tunnel: Bool, resets: Int, gaps: Int, implausibleDropped: Int, eventsLost: Int = 0,
-                              imported: Bool = false, hostSide: EstimateLabel? = nil) -> [EstimateLabel] {
-        var labels = always
+    /// The labels that hold for every figure counted per cgroup (docs/APPS.md).
+    public static let cgroupCounted: [EstimateLabel] = [.estimate, .cgroupCounters, .includesOverhead]
+
+    /// The labels of a figure: `base` (what its kind is counted by: ``always`` for what
+    /// interface counters count), then what applies to its class and period.
+    public static func labels(base: [EstimateLabel] = always, tunnel: Bool, resets: Int, gaps: Int, implausibleDropped: Int,
+                              eventsLost: Int = 0, imported: Bool = false, hostSide: EstimateLabel? = nil) -> [EstimateLabel] {
+        var labels = base
         if imported { labels.append(.importedVnstat) }
         if tunnel { labels.append(.tunnelDoubleCounted) }
         if let hostSide { labels.append(hostSide) }
@@ -53,6 +60,11 @@ public enum EstimateLabel: String, Hashable, Sendable, CaseIterable {
         if eventsLost > 0 { labels.append(.eventsLost) }
         return labels
     }
+
+    /// The footnote of views of applications (docs/APPS.md).
+    public static let appsFootnote =
+        "Estimates counted per cgroup, in each link's terms (link headers included): another view of the "
+        + "interfaces' bytes, not added to them; remainder:IFACE is what no named application sent or received."
 
     /// The one-line footnote human output ends with.
     public static let footnote =

@@ -72,7 +72,7 @@ public struct BucketTally: Hashable, Sendable {
     ///   subject counted on the host side is labelled so.
     public func labels(tunnel: Bool, eventsLost: Int = 0, subject: String = "") -> [EstimateLabel] {
         let kind = subject.isEmpty ? nil : SubjectKinds.kind(of: subject)
-        var labels = EstimateLabel.labels(tunnel: tunnel, resets: resets, gaps: gaps, implausibleDropped: implausible,
+        var labels = EstimateLabel.labels(base: kind?.kind.baseLabels ?? EstimateLabel.always, tunnel: tunnel, resets: resets, gaps: gaps, implausibleDropped: implausible,
                                           eventsLost: eventsLost, imported: imported,
                                           hostSide: kind.flatMap { $0.kind.countedLabel($0.name) })
         if let closing = kind.flatMap({ $0.kind.closingLabel($0.name) }) { labels.append(closing) }

@@ -175,7 +175,8 @@ final class Daemon {
             let (store, history) = try result.mapError { PlatformError($0) }.get()
             for repair in store.repairs { Diagnostics.warning("database \(paths.database): repaired \(repair)") }
             store.waitWhenBusy(milliseconds: Self.busyWaitMilliseconds)
-            let (sampler, bootID, dump) = try startSampler(linkEvents: loading.linkEvents, peerEvents: loading.peerEvents)
+            let (sampler, bootID, dump) = try startSampler(linkEvents: loading.linkEvents, peerEvents: loading.peerEvents,
+                                                           appNames: history.apps?.names ?? [:])
             let now = SystemClock.now()
             let metering = Metering(
                 sampler: sampler, worker: try StoreWorker(store, named: "ifmeterd-store", loop: loop),
@@ -209,7 +210,8 @@ final class Daemon {
 
     /// The feeds (the daemon's namespace, then `meter_inside`'s), their start dump attributed
     /// to owners when configured, and the sampler over them.
-    private func startSampler(linkEvents: Int32?, peerEvents: Int32?) throws(PlatformError) -> (Sampler, bootID: String, dump: (links: [Link], unparseable: Int)) {
+    private func startSampler(linkEvents: Int32?, peerEvents: Int32?, appNames: [UInt64: String]) throws(PlatformError)
+        -> (Sampler, bootID: String, dump: (links: [Link], unparseable: Int)) {
         let bootID: String
         let feeds: LinkFeeds
         var dump: (links: [Link], unparseable: Int)
@@ -239,7 +241,8 @@ final class Daemon {
         if let owners {
             dump.links = attribution.start(dump.links, at: SystemClock.now().wall, lookUp: owners.lookUp)
         }
-        return (try Sampler(feeds: feeds, attribution: attribution, owners: owners, loop: loop), bootID, dump)
+        return (try Sampler(feeds: feeds, attribution: attribution, owners: owners, apps: Self.appReader(config, names: appNames),
+                            loop: loop), bootID, dump)
     }
 
     private func scheduleTimers() throws(PlatformError) {

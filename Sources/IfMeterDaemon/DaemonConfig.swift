@@ -60,6 +60,12 @@ public struct DaemonConfig: Hashable, Sendable {
     public var ownerGrace: UInt64 = 10
     /// Whether interfaces' traffic is split between NetworkManager's networks (docs/NETWORKS.md).
     public var networks = true
+    /// Whether applications are counted by cgroup from the pinned maps in ``appsPins``
+    /// (docs/APPS.md).
+    public var apps = true
+    /// Where `ifmeterd --attach-apps` pins the application counter's maps, and the daemon
+    /// reads them.
+    public var appsPins = "/sys/fs/bpf/ifmeter"
     /// Networks are kept and shown under a name made from their UUID, never their id or SSID.
     public var hideNetworkNames = false
     /// Bound namespaces (`/run/netns/NAME`) metered from inside, their links `netns:NAME/IFACE`
@@ -252,6 +258,10 @@ public struct DaemonConfig: Hashable, Sendable {
         case "networks":
             guard value == "yes" || value == "no" else { throw ValueError("networks: expected yes or no, got \"\(value)\"") }
             networks = value == "yes"
+        case "apps":
+            guard value == "yes" || value == "no" else { throw ValueError("apps: expected yes or no, got \"\(value)\"") }
+            apps = value == "yes"
+        case "apps_pins": appsPins = try Self.directory(value, key: key)
         case "network_names":
             guard value == "shown" || value == "hidden" else {
                 throw ValueError("network_names: expected shown or hidden, got \"\(value)\"")

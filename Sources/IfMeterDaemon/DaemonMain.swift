@@ -27,6 +27,16 @@ public enum DaemonMain {
             return 0
         case .probe:
             return probe(options)
+        case .attachApps, .detachApps:
+            let paths = Paths.resolve(options: options, environment: processEnvironment(), uid: getuid())
+            do {
+                let config = try DaemonConfig.load(path: paths.config, required: paths.configRequired)
+                return AppsAttachment(pinDirectory: config.appsPins, enabled: config.apps)
+                    .run(detaching: options.mode == .detachApps, user: options.appsUser)
+            } catch {
+                Diagnostics.error("\(error)")
+                return PlatformError.Kind.configuration.rawValue
+            }
         case .checkConfig, .serve:
             let paths = Paths.resolve(options: options, environment: processEnvironment(), uid: getuid())
             let config: DaemonConfig

@@ -7,6 +7,9 @@ import IfMeterKernel
 public struct DaemonOptions: Hashable, Sendable {
     public enum Mode: Hashable, Sendable {
         case help, version, probe, serve, checkConfig
+        /// The privileged step of counting applications (docs/APPS.md): load, attach and pin
+        /// the counting program, then exit; or remove it.
+        case attachApps, detachApps
     }
 
     public var mode: Mode = .serve
@@ -22,12 +25,15 @@ public struct DaemonOptions: Hashable, Sendable {
     public var interval: UInt64?
     /// Overrides the config file's `metrics_listen`.
     public var metricsListen: MetricsAddress?
+    /// With `--attach-apps`: the user whose daemon reads the maps (their pins become its).
+    public var appsUser: String?
 
     public static let usage = """
         usage: ifmeterd [--config FILE] [--socket PATH] [--state-dir DIR] [--log-dir DIR]
                         [--interval SECONDS] [--metrics-listen ADDR:PORT]
                ifmeterd --check-config [--config FILE]
                ifmeterd --probe [--json] [--source netlink|getifaddrs] [--sysfs-root DIR]
+               ifmeterd --attach-apps [--apps-user USER] [--config FILE] | --detach-apps
                ifmeterd --help | --version
 
         Meters traffic per network interface from the kernel's own counters, keeps history,
@@ -51,6 +57,13 @@ public struct DaemonOptions: Hashable, Sendable {
           --source S        with --probe: read counters from netlink (default; falls back to
                             getifaddrs with a warning) or getifaddrs only
           --sysfs-root D    read sysfs under D instead of /sys (for testing classification)
+          --attach-apps     (root) load the program that counts applications by cgroup,
+                            attach it to the cgroup2 root, pin its maps in the config's
+                            apps_pins for USER (default: ifmeter if it exists, else the
+                            caller), then exit; nothing when it is attached (docs/APPS.md)
+          --apps-user USER  with --attach-apps: the user the daemon runs as
+          --detach-apps     (root) remove the program and its pins: applications' counts
+                            the daemon has not read are lost
           --help            show this help
           --version         show the version
         """
@@ -75,6 +88,9 @@ public struct DaemonOptions: Hashable, Sendable {
             case "--version", "-V": choose(.version)
             case "--probe": choose(.probe)
             case "--check-config": choose(.checkConfig)
+            case "--attach-apps": choose(.attachApps)
+            case "--detach-apps": choose(.detachApps)
+            case "--apps-user": appsUser = try value(for: argument)
             case "--json": json = true
             case "--source":
                 let name = try value(for: argument)

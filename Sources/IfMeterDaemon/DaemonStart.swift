@@ -59,6 +59,18 @@ extension Daemon {
         }
     }
 
+    /// The reader of the application counter's maps (docs/APPS.md); nil with `apps = no`, or
+    /// with no cgroup2 hierarchy, which is said once.
+    static func appReader(_ config: DaemonConfig, names: [UInt64: String]) -> AppReader? {
+        guard config.apps else { return nil }
+        do {
+            return AppReader(pinDirectory: config.appsPins, cgroupRoot: try Cgroup2.mountPoint(), names: names)
+        } catch {
+            Diagnostics.warning("applications are not counted: \(error)")
+            return nil
+        }
+    }
+
     /// A feed for each namespace `meter_inside` names, numbered from 1 in the order named; one
     /// that cannot be joined (no such namespace, no `CAP_SYS_ADMIN`) is said and left out, and
     /// the rest is metered as before.

@@ -95,7 +95,7 @@ final class DaemonState {
             metrics: httpPort.map { port in
                 (options.metricsListen ?? config.metricsListen).map { MetricsAddress(host: $0.host, port: port).description }
                     ?? ":\(port)"
-            })
+            }, apps: metering?.appsHealth)
     }
 }
 

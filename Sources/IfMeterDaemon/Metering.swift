@@ -30,6 +30,8 @@ final class Metering {
     var retentionOwners: Int64?
     /// NetworkManager's devices and their networks, with `networks = yes`.
     private(set) var networks: NetworkFeed?
+    /// Whether applications are counted (docs/APPS.md), as the last sample found.
+    var appsHealth: AppsHealth
     /// Each counter and plan event, for the watchers.
     var onEvent: (CounterEvent) -> Void = { _ in }
     /// After each save, with how long it took.
@@ -44,6 +46,7 @@ final class Metering {
         self.log = log
         self.database = database
         self.retentionOwners = retentionOwners
+        appsHealth = sampler.apps?.health ?? AppsHealth(counting: false, detail: "apps = no, or no cgroup2 hierarchy")
     }
 
     /// Splits interfaces' traffic between their networks from now on (docs/NETWORKS.md).
@@ -67,7 +70,8 @@ final class Metering {
     /// What the sampler read, into the service; link events and owners found between samples
     /// may make a save due (a plan event, a link gone).
     func ingest(_ read: Sampler.Read) {
-        let ingested = service.ingest(linkEvents: read.linkEvents, readings: read.readings, at: read.at)
+        if let health = read.appsHealth { appsHealth = health }
+        let ingested = service.ingest(linkEvents: read.linkEvents, readings: read.readings, apps: read.apps, at: read.at)
         act(on: ingested)
         if read.cause != .sample && ingested.wantsSave { save() }
     }

@@ -1,9 +1,11 @@
 import CMemory
 import CSystemd
+import IfMeterApps
 import IfMeterCore
 import IfMeterKernel
 import IfMeterOwners
 import IfMeterPlatform
+import IfMeterWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,6 +32,10 @@ final class Sampler {
         var cause: Cause
         var linkEvents: [LinkObservation]
         var readings: [CounterReading]?
+        /// The applications' counts, read just before a sample's counters (docs/APPS.md).
+        var apps: AppRead?
+        /// With a sample: whether the applications' counts could be read, or why not.
+        var appsHealth: AppsHealth?
         var at: MeterInstant
     }
 
@@ -55,13 +61,19 @@ final class Sampler {
     /// a container up.
     static let lookSpacing: Duration = .milliseconds(250)
 
+    /// Reads the applications' counts with each sample; nil with `apps = no`. Used on the
+    /// dump's thread only.
+    let apps: AppReader?
+
     /// Ingests what was read (set by the daemon before the first read).
     var deliver: (Read) -> Void = { _ in }
     /// After a sample's readings were delivered: how long it took, and who waited for it.
     var sampled: (_ seconds: Double, _ waiting: [() -> Void]) -> Void = { _, waiting in for done in waiting { done() } }
 
-    init(feeds: LinkFeeds, attribution: Attribution, owners: OwnerDirectory?, loop: EventLoop) throws(PlatformError) {
+    init(feeds: LinkFeeds, attribution: Attribution, owners: OwnerDirectory?, apps: AppReader?,
+         loop: EventLoop) throws(PlatformError) {
         self.feeds = feeds
+        self.apps = apps
         self.attribution = attribution
         self.owners = owners
         self.loop = loop
@@ -108,9 +120,15 @@ final class Sampler {
         // containers) covers the links they added; it runs beside the dump, off the loop.
         let attributedEvents = attributed(events, nil, at: now.wall).events
         let look = self.look()
+        let apps = self.apps
         dumper.run({ feeds in
-            (Result { () throws(KernelError) in try feeds.dumpCounters() }, look?())
-        }, then: { [unowned self] (result: Result<[CounterReading], KernelError>, lookups: OwnerLookups?) in
+            // The applications first: a packet is counted by the program before a link counts
+            // it going out, and after a link counted it coming in, so read in this order the
+            // applications never run ahead of their links (docs/APPS.md, "Exact").
+            let appRead = apps?.read(now: now.sinceBootNanoseconds)
+            return (Result { () throws(KernelError) in try feeds.dumpCounters() }, look?(), appRead, apps?.health)
+        }, then: { [unowned self] (result: Result<[CounterReading], KernelError>, lookups: OwnerLookups?, appRead: AppRead?,
+                                   appsHealth: AppsHealth?) in
             for source in linkEventSources { source.setEnabled(true) }
             let readings: [CounterReading]?
             do {
@@ -120,7 +138,8 @@ final class Sampler {
                 readings = nil
             }
             let seen = attributed([], readings, at: now.wall, lookups: lookups)
-            deliver(Read(cause: .sample, linkEvents: attributedEvents + seen.events, readings: seen.readings, at: now))
+            deliver(Read(cause: .sample, linkEvents: attributedEvents + seen.events, readings: seen.readings,
+                         apps: readings == nil ? nil : appRead, appsHealth: appsHealth, at: now))
             // The sample's smaller allocations (under the mmap threshold) leave their pages in
             // the heap until something trims it, and saves are a minute apart; a trim costs
             // little beside a sample (docs/BENCHMARKS.md).
@@ -144,10 +163,12 @@ final class Sampler {
         dumper.drain()
         do {
             let now = SystemClock.now()
+            let appRead = apps?.read(now: now.sinceBootNanoseconds)
             let read = try feeds.sample()
             let applied = attributed(read.linkEvents, read.readings, at: now.wall)
             let seen = attributed([], nil, at: now.wall, lookups: look()?())
-            deliver(Read(cause: .sample, linkEvents: applied.events + seen.events, readings: applied.readings, at: now))
+            deliver(Read(cause: .sample, linkEvents: applied.events + seen.events, readings: applied.readings,
+                         apps: appRead, appsHealth: apps?.health, at: now))
         } catch {
             Diagnostics.error("sample failed: \(error)")
         }

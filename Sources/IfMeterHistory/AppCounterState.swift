@@ -9,12 +9,17 @@ public struct AppCounterState: Sendable, Equatable {
     public var mapID: UInt32?
     public var counters: [AppCounterKey: Traffic]
     public var names: [UInt64: String]
+    /// Every subject with history, and when it was first counted (read at start; a save
+    /// writes only the new ones, ``AppCounterWrite/subjects``).
+    public var subjects: [String: Double]
 
-    public init(bootID: String, mapID: UInt32?, counters: [AppCounterKey: Traffic] = [:], names: [UInt64: String] = [:]) {
+    public init(bootID: String, mapID: UInt32?, counters: [AppCounterKey: Traffic] = [:], names: [UInt64: String] = [:],
+                subjects: [String: Double] = [:]) {
         self.bootID = bootID
         self.mapID = mapID
         self.counters = counters
         self.names = names
+        self.subjects = subjects
     }
 }
 

@@ -27,16 +27,18 @@ public enum AppCounterProgram {
     /// egress to the cgroup2 directory `cgroupRoot` (counting the sockets of every cgroup below
     /// it), and pins its links and maps in `pinDirectory` (created 0755; on a bpf filesystem).
     /// The map pins become `owner`'s, 0600: that user reads and takes entries, no one else does.
+    /// With `netnsCookie` (``ownNetworkNamespaceCookie()``) it counts only that network
+    /// namespace's packets: another namespace's ifindex names another link. Nil counts all.
     /// Throws EEXIST when it is attached there already: a second program would count every
     /// packet twice, so `detach(pinDirectory:)` first.
     public static func attach(
         cgroupRoot: String, pinDirectory: String, maxEntries: UInt32 = defaultMaxEntries,
-        overflowEntries: UInt32 = defaultOverflowEntries, owner: (uid: UInt32, gid: UInt32)
+        overflowEntries: UInt32 = defaultOverflowEntries, netnsCookie: UInt64? = nil, owner: (uid: UInt32, gid: UInt32)
     ) throws(KernelError) {
         var message = [CChar](repeating: 0, count: 512)
         let result = object.withUnsafeBytes { bytes in
             ifmeter_apps_attach(bytes.baseAddress, bytes.count, cgroupRoot, pinDirectory, maxEntries,
-                                overflowEntries, owner.uid, owner.gid, &message, message.count)
+                                overflowEntries, netnsCookie ?? 0, owner.uid, owner.gid, &message, message.count)
         }
         guard result < 0 else { return }
         let said = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
@@ -54,6 +56,22 @@ public enum AppCounterProgram {
         throw KernelError(
             call: "detach the application counter pinned in \(pinDirectory)", errno: -result,
             detail: -result == EPERM || -result == EACCES ? "run as root" : nil)
+    }
+
+    /// The calling thread's network namespace's cookie (SO_NETNS_COOKIE): what the program
+    /// compares each packet's with.
+    public static func ownNetworkNamespaceCookie() throws(KernelError) -> UInt64 {
+        var cookie: UInt64 = 0
+        let result = ifmeter_apps_netns_cookie(&cookie)
+        guard result == 0 else { throw KernelError(call: "getsockopt SO_NETNS_COOKIE", errno: -result) }
+        return cookie
+    }
+
+    /// Whether `path` is on a bpf filesystem, where pins can be made.
+    public static func isBPFFilesystem(_ path: String) throws(KernelError) -> Bool {
+        let result = ifmeter_apps_is_bpffs(path)
+        guard result >= 0 else { throw KernelError(call: "statfs \(path)", errno: -result) }
+        return result == 1
     }
 
     static func attachHint(_ errno: Int32, pinDirectory: String, libbpf: String) -> String? {

@@ -53,6 +53,9 @@ extension RequestHandlers {
         case .selection(.networks):
             chosen = service.networkFigures().map(\.asInterfaceFigures)
             subjects = chosen.map { .interface($0.name) }
+        case .selection(.apps):
+            chosen = service.appFigures()
+            subjects = chosen.map { .interface($0.name) }
         case .selection(let selection):
             chosen = selection.pick(service.snapshot().interfaces)
             subjects = chosen.map { .interface($0.name) }

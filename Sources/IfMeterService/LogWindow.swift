@@ -41,9 +41,9 @@ public struct LogWindow: Sendable {
         let names = traffic.keys.indices.sorted { traffic.keys[$0] < traffic.keys[$1] }
         let present = links.values.indices.sorted { links.values[$0].name < links.values[$1].name }
         var next = present.startIndex
-        // Networks are another view of the same bytes (docs/NETWORKS.md): a reader summing the
-        // window's records would count them twice.
-        for position in names where !NetworkSubject.isNetwork(traffic.keys[position]) {
+        // Networks and applications are other views of the same bytes (docs/NETWORKS.md,
+        // docs/APPS.md): a reader summing the window's records would count them twice.
+        for position in names where !SubjectKinds.isAnotherView(traffic.keys[position]) {
             let name = traffic.keys[position]
             while next < present.endIndex, links.values[present[next]].name < name { next += 1 }
             // The first link of a name, as a name is looked up everywhere else.

@@ -42,7 +42,7 @@ public struct MeterService: Sendable {
         saves = SaveQueue(savedTotals: loaded.totals, windowStart: start)
         lostEvents = LostEvents(loaded.eventsLost)
         plans = ServicePlans(PlanWatch(plans: configuration.plans, states: loaded.planStates))
-        apps = ServiceApps(loaded: loaded.apps, bootID: bootID, subjects: loaded.totals.keys)
+        apps = ServiceApps(loaded: loaded.apps, bootID: bootID)
         networks = NetworkAssignments(loaded.networks, enabled: configuration.networks,
                                       hidingNames: configuration.hideNetworkNames)
         // Names kept before network_names = hidden go from the database with the next save.
@@ -258,6 +258,7 @@ public struct MeterService: Sendable {
         table.forget(name)
         plans.forget(name)
         networks.forget(name)
+        apps.forget(name)
         meter.forgetHistory(of: name, at: wall)
         return known
     }

@@ -124,6 +124,7 @@ extension MeterService {
         return names.compactMap { name in
             if let key = present[name], let link = table.links[key] { return figures(of: link) }
             if NetworkSubject.isNetwork(name) { return networkFigures(of: name)?.asInterfaceFigures }
+            if let figures = appFigures(of: name) { return figures }
             return table.history[name].map { figures(ofAbsent: $0) }
         }
     }
@@ -184,7 +185,7 @@ extension MeterService {
     /// Whether ifmeter has ever seen `name`.
     public func isKnown(_ name: String) -> Bool {
         meter.firstSeen[name] != nil || saves.savedTotals[name] != nil || table.history[name] != nil
-            || (NetworkSubject.isNetwork(name) && networkFigures(of: name) != nil)
+            || (NetworkSubject.isNetwork(name) && networkFigures(of: name) != nil) || apps.subjects[name] != nil
     }
 
     /// Present interfaces' rates, once a full interval has been measured.

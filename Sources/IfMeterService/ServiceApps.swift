@@ -15,13 +15,13 @@ struct ServiceApps: Sendable {
     private var lastBegun: AppCounterState?
     /// Whether the map has been read since the start: until then a save keeps what was loaded.
     private(set) var reading = false
-    /// Every subject with history, and those new since the last save began, with when they
-    /// were first counted.
-    private var subjects: Set<String>
+    /// Every subject with history, with when it was first counted; and those new since the
+    /// last save that worked.
+    private(set) var subjects: [String: Double]
     private var newSubjects: [String: Double] = [:]
 
-    init(loaded: AppCounterState?, bootID: String, subjects: some Sequence<String>) {
-        self.subjects = Set(subjects)
+    init(loaded: AppCounterState?, bootID: String) {
+        subjects = loaded?.subjects ?? [:]
         meter = AppMeter(bootID: loaded?.bootID ?? bootID, mapID: loaded?.mapID, last: loaded?.counters ?? [:])
         names = loaded?.names ?? [:]
         lastBegun = loaded
@@ -36,7 +36,8 @@ struct ServiceApps: Sendable {
         let deltas = meter.apply(read.counts, bootID: bootID)
         let out = attribution.attribute(deltas, linkDeltas: linkDeltas, subject: { [names] in names[$0] }, link: link,
                                         bootID: bootID, at: time)
-        for delta in out where subjects.insert(delta.name).inserted {
+        for delta in out where subjects[delta.name] == nil {
+            subjects[delta.name] = time
             newSubjects[delta.name] = time
         }
         // Names of cgroups whose entries are all gone are not needed again.
@@ -64,6 +65,12 @@ struct ServiceApps: Sendable {
 
     /// A save failed: the next writes every row, whatever the saves between wrote.
     mutating func saveFailed() { lastBegun = nil }
+
+    /// A subject's history deleted (`forget`).
+    mutating func forget(_ subject: String) {
+        subjects[subject] = nil
+        newSubjects[subject] = nil
+    }
 
     /// A save worked: the subjects it recorded are recorded.
     mutating func saved(_ write: AppCounterWrite?) {

@@ -6,7 +6,7 @@ import IfMeterHistory
 struct AppCounterRows {
     private let upsertCounter, deleteCounter, clearCounters, upsertName, deleteName, clearNames, setMeter: Statement
     private let recordSubject: Statement
-    private let counters, names, meterValue: Statement
+    private let counters, names, subjects, meterValue: Statement
 
     init(_ connection: SQLiteConnection) throws(StoreError) {
         upsertCounter = try connection.prepare("""
@@ -34,6 +34,7 @@ struct AppCounterRows {
             SELECT cgroup_id, ifindex, rx_bytes, tx_bytes, rx_packets, tx_packets FROM app_counters
             """, "read")
         names = try connection.prepare("SELECT cgroup_id, subject FROM app_names", "read")
+        subjects = try connection.prepare("SELECT subject, first_seen FROM app_subjects", "read")
         meterValue = try connection.prepare("SELECT value FROM meter WHERE key = ?1", "read")
     }
 
@@ -69,9 +70,15 @@ struct AppCounterRows {
     func read() throws(StoreError) -> AppCounterState? {
         let boot = meterValue.bind([.text("apps_boot_id")])
         guard try boot.step(), let bootID = boot.text(0) else { return nil }
+        var seen: [String: Double] = [:]
+        let subjectRows = subjects.bind([])
+        while try subjectRows.step() {
+            guard let subject = subjectRows.text(0), SubjectKinds.kind(of: subject) != nil else { continue }
+            seen[subject] = try subjectRows.time(1)
+        }
         let map = meterValue.bind([.text("apps_map_id")])
         let mapID = try map.step() ? map.text(0).flatMap { UInt32($0) } : nil
-        var state = AppCounterState(bootID: bootID, mapID: mapID)
+        var state = AppCounterState(bootID: bootID, mapID: mapID, subjects: seen)
         let rows = counters.bind([])
         while try rows.step() {
             guard let ifindex = Int32(exactly: rows.int64(1)) else { continue }

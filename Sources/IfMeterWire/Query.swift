@@ -12,6 +12,9 @@ public enum QuerySelection: String, Hashable, Sendable, CaseIterable {
     /// Every subject of the kinds in ``SubjectSection/networks`` (`network:UUID`, then
     /// `network:unknown`), by name (docs/NETWORKS.md).
     case networks
+    /// Every subject of the kinds in ``SubjectSection/apps`` (`service:NAME`, `app:UID/NAME`,
+    /// `remainder:IFACE`), by name (docs/APPS.md).
+    case apps
 }
 
 /// What a `query` answer may carry besides its usage tables.
@@ -188,7 +191,7 @@ extension QuerySelection {
         guard self != .every else { return interfaces }
         if let section {
             let listed = interfaces.filter { SubjectKinds.kind(of: $0.selectionName)?.kind.section == section }
-            return section == .networks ? listed : listed.filter { !$0.isAbsent } + listed.filter(\.isAbsent)
+            return section == .owners ? listed.filter { !$0.isAbsent } + listed.filter(\.isAbsent) : listed
         }
         // Ranked once each, positions kept in their order within a rank, and each chosen one
         // copied once: a sort ranked both sides of every comparison (a class name hashed each
@@ -213,6 +216,7 @@ extension QuerySelection {
         switch self {
         case .owners: .owners
         case .networks: .networks
+        case .apps: .apps
         case .shown, .all, .every: nil
         }
     }

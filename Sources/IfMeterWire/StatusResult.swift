@@ -110,6 +110,37 @@ extension LinkEventsHealth: JSONWritable, JSONReadable {
     }
 }
 
+/// Whether applications are counted (docs/APPS.md), and what says so or why not.
+public struct AppsHealth: Hashable, Sendable {
+    public var counting: Bool
+    /// `map 12: 345 of 65536 entries`, or why applications are not counted.
+    public var detail: String
+
+    public init(counting: Bool, detail: String) {
+        (self.counting, self.detail) = (counting, detail)
+    }
+}
+
+extension AppsHealth: JSONWritable, JSONReadable {
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("counting"); w.bool(counting)
+        w.key("detail"); w.string(detail)
+        w.endObject()
+    }
+
+    public init(reading r: inout JSONReader) throws {
+        self.init(counting: false, detail: "")
+        try r.readObject { r, key in
+            switch key {
+            case "counting": counting = try r.readBool()
+            case "detail": detail = try r.readString()
+            default: try r.skipValue()
+            }
+        }
+    }
+}
+
 public struct StatusResult: Hashable, Sendable {
     public var ready: Bool
     public var version: String
@@ -128,11 +159,14 @@ public struct StatusResult: Hashable, Sendable {
     public var linkEvents: LinkEventsHealth?
     /// Where `/metrics` is served (`ADDR:PORT`); absent when it is not.
     public var metrics: String?
+    /// Whether applications are counted; absent before the first sample.
+    public var apps: AppsHealth?
 
     public init(ready: Bool, version: String, pid: Int32, startedAt: Double, interval: UInt64,
                 saveInterval: UInt64, lastSampleAt: Double?, source: String?, interfaces: Int?,
                 store: StoreHealth?, socket: String, timeZone: String?, linkEvents: LinkEventsHealth? = nil,
-                metrics: String? = nil) {
+                metrics: String? = nil, apps: AppsHealth? = nil) {
+        self.apps = apps
         self.linkEvents = linkEvents
         self.metrics = metrics
         self.ready = ready
@@ -153,6 +187,7 @@ public struct StatusResult: Hashable, Sendable {
 extension StatusResult: JSONWritable, JSONReadable {
     public func write(to w: inout JSONWriter) {
         w.beginObject()
+        if let apps { w.key("apps"); apps.write(to: &w) }
         if let interfaces { w.key("interfaces"); w.number(interfaces) }
         w.key("interval"); w.number(interval)
         if let lastSampleAt { w.key("last_sample_at"); w.number(lastSampleAt) }
@@ -190,6 +225,7 @@ extension StatusResult: JSONWritable, JSONReadable {
             case "time_zone": timeZone = try r.readNull() ? nil : try r.readString()
             case "link_events": linkEvents = try r.readNull() ? nil : try LinkEventsHealth(reading: &r)
             case "metrics": metrics = try r.readNull() ? nil : try r.readString()
+            case "apps": apps = try r.readNull() ? nil : try AppsHealth(reading: &r)
             default: try r.skipValue()
             }
         }

@@ -9,6 +9,9 @@
 
 #include "../include/app_counters_layout.h"
 
+/* Set by the loader before load (ifmeter_apps_attach). */
+const volatile struct ifmeter_apps_config ifmeter_apps_config = {};
+
 /* Not LRU: a full map must never push out an application's counters to make room for
  * another's; what does not fit goes to app_overflow instead. max_entries is the loader's
  * (ifmeter_apps_attach), set before load; this is only its default. */
@@ -64,6 +67,10 @@ static __always_inline int count_in(void *map, const void *key, __u64 bytes, int
 }
 
 static __always_inline int count(struct __sk_buff *skb, int egress) {
+    /* Another namespace's ifindex names another link: its packets are not the daemon's
+     * links' traffic, and would be counted to whichever of its links has that number. */
+    __u64 only = ifmeter_apps_config.netns_cookie;
+    if (only != 0 && bpf_get_netns_cookie(skb) != only) return 1;
     struct ifmeter_apps_key key = {
         .cgroup_id = bpf_skb_cgroup_id(skb),
         .ifindex = egress ? skb->ifindex : skb->ingress_ifindex,

@@ -56,12 +56,19 @@ typedef struct ifmeter_apps_maps {
  * unpinned again, and `pin_dir` removed if this call made it. `message` (may be NULL) receives libbpf's last word on a failure, or "". */
 int ifmeter_apps_attach(const void *object, size_t length, const char *cgroup_path,
                         const char *pin_dir, uint32_t max_entries, uint32_t overflow_entries,
-                        uint32_t uid, uint32_t gid, char *message, size_t message_size);
+                        uint64_t netns_cookie, uint32_t uid, uint32_t gid, char *message, size_t message_size);
+
+/* The cookie of the caller's network namespace (SO_NETNS_COOKIE, Linux 5.14), what
+ * `netns_cookie` of ifmeter_apps_attach takes. */
+int ifmeter_apps_netns_cookie(uint64_t *cookie);
 
 /* Removes the five pins and then `pin_dir` if it is empty. Removing the links' pins detaches
  * the programs (no fd holds them); the maps go with their last fd. 0 when nothing was left,
  * also when nothing was there, or the first -errno other than -ENOENT. */
 int ifmeter_apps_detach(const char *pin_dir);
+
+/* 1 when `path` is on a bpf filesystem, 0 when it is not, -errno when it cannot be told. */
+int ifmeter_apps_is_bpffs(const char *path);
 
 /* Opens the three pinned maps (BPF_OBJ_GET; read-only unless `writable`) and reads each one's
  * id and size. -EPROTO when a pin holds a map of another layout. On failure nothing stays open. */

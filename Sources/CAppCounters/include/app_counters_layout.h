@@ -26,6 +26,14 @@ struct ifmeter_apps_value {
     __u64 tx_packets;
 };
 
+/* What the loader tells the program before it is loaded: its only read-only data (.rodata),
+ * so it sits at offset 0 there. `netns_cookie` non-zero: only packets of that network
+ * namespace are counted (the daemon's own, where its links are); 0 counts every namespace. */
+struct ifmeter_apps_config {
+    __u64 netns_cookie;
+};
+
+_Static_assert(sizeof(struct ifmeter_apps_config) == 8, "the config is 8 bytes on both targets");
 _Static_assert(sizeof(struct ifmeter_apps_key) == 16, "the key is 16 bytes on both targets");
 _Static_assert(sizeof(struct ifmeter_apps_value) == 32, "the value is 32 bytes on both targets");
 

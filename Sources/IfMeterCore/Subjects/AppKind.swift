@@ -9,6 +9,7 @@ public struct AppKind: SubjectKind {
     public var noun: String { "application" }
     public var plural: String { "applications" }
     public var section: SubjectSection { .apps }
+    public var baseLabels: [EstimateLabel] { EstimateLabel.cgroupCounted }
     public var planSelector: PlanSelectorKey { .key("app") }
 
     public func accepts(_ name: Substring) -> Bool {

@@ -9,6 +9,7 @@ public struct ServiceKind: SubjectKind {
     public var noun: String { "service" }
     public var plural: String { "services" }
     public var section: SubjectSection { .apps }
+    public var baseLabels: [EstimateLabel] { EstimateLabel.cgroupCounted }
     public var planSelector: PlanSelectorKey { .key("service") }
     public func accepts(_ name: Substring) -> Bool { AppName.isValid(name) }
     public func metricLabels(_ name: Substring) -> [(key: String, value: String)] { [("service", String(name))] }

@@ -25,11 +25,14 @@ public protocol SubjectKind: Sendable {
     /// (`container="web"`), so that a query needs no join.
     func metricLabels(_ name: Substring) -> [(key: String, value: String)]
     /// The label a figure of `name` carries for where it was counted (`host-side-veth`), if
-    /// any: it goes where ``EstimateLabel/labels(tunnel:resets:gaps:implausibleDropped:eventsLost:imported:hostSide:)``
+    /// any: it goes where ``EstimateLabel/labels(base:tunnel:resets:gaps:implausibleDropped:eventsLost:imported:hostSide:)``
     /// puts it.
     func countedLabel(_ name: Substring) -> EstimateLabel?
     /// A label of `name`'s figures after all the others (`network-unknown`), if any.
     func closingLabel(_ name: Substring) -> EstimateLabel?
+    /// The labels every figure of the kind carries first: what counted it
+    /// (``EstimateLabel/always`` for interface counters).
+    var baseLabels: [EstimateLabel] { get }
 }
 
 extension SubjectKind {
@@ -37,6 +40,7 @@ extension SubjectKind {
     public func metricLabels(_ name: Substring) -> [(key: String, value: String)] { [] }
     public func countedLabel(_ name: Substring) -> EstimateLabel? { nil }
     public func closingLabel(_ name: Substring) -> EstimateLabel? { nil }
+    public var baseLabels: [EstimateLabel] { EstimateLabel.always }
 
     /// `container:web`.
     public func subject(_ name: String) -> String { prefix.map { $0 + ":" + name } ?? name }

@@ -16,6 +16,7 @@ public enum SubjectKinds {
         NetworkKind(),
         ServiceKind(),
         AppKind(),
+        RemainderKind(),
     ]
 
     /// Kinds declared outside this list (a test's), for the work `registering(_:_:)` runs on
@@ -70,6 +71,14 @@ public enum SubjectKinds {
         guard let kind = kind(prefix: subject[..<colon]) else { return nil }
         let name = subject[subject.index(after: colon)...]
         return kind.accepts(name) ? (kind, name) : nil
+    }
+
+    /// Whether `subject` is another view of the interfaces' bytes (a network's, an
+    /// application's, a link's remainder): a sum of interfaces or of the estimate log's records
+    /// never adds it.
+    public static func isAnotherView(_ subject: String) -> Bool {
+        guard subject.utf8.contains(UInt8(ascii: ":")), let section = kind(of: subject)?.kind.section else { return false }
+        return section == .networks || section == .apps
     }
 
     /// The kinds listed in `section`.

@@ -1,0 +1,127 @@
+import IfMeterPresentation
+import IfMeterCore
+import IfMeterJSON
+import IfMeterWire
+
+/// `apps`: every service's, user's application's and link's remainder's subject
+/// (docs/APPS.md) — today, this month and all time — busiest first.
+enum AppsView {
+    struct Entry {
+        var name: String
+        var kind: String
+        var today: UsageRowResult?
+        var thisMonth: UsageRowResult?
+        var allTime: UsageRowResult?
+        var labels: [String]
+    }
+
+    struct Result: JSONWritable {
+        var apps: [Entry]
+        var counting: Bool
+        var footnote: String
+
+        func write(to w: inout JSONWriter) {
+            w.beginObject()
+            // Its section's view names the list (``SubjectSection/view``): every kind listed there.
+            w.key(text: SubjectSection.apps.view)
+            w.beginArray()
+            for entry in apps { entry.write(to: &w) }
+            w.endArray()
+            w.key("footnote"); w.string(footnote)
+            w.endObject()
+        }
+    }
+
+    /// Every application's subject (or those `-i` names), with its day, month and all-time
+    /// rows, in one round trip.
+    static func fetch(_ socketCandidates: [String], _ names: [String]) throws(CLIError) -> (Session, Result) {
+        let now = Session.wallClock()
+        var request = QueryRequest()
+        if names.isEmpty {
+            request.select = QuerySelection.apps.rawValue
+        } else {
+            request.interfaces = names
+        }
+        request.usage = [UsageSpec(.day, from: TimeArgument(seconds: now - 2 * 86400), projection: true),
+                         UsageSpec(.month, from: TimeArgument(seconds: now - 40 * 86400), projection: true),
+                         UsageSpec(.total)]
+        request.include = [QueryPart.interfaces.rawValue, QueryPart.status.rawValue]
+        let (session, answer) = try Session.query(socketCandidates: socketCandidates, request)
+        guard answer.usage.count == 3 * answer.subjects.count else {
+            throw CLIError(.protocolMismatch, "ifmeterd answered \(answer.usage.count) tables for \(answer.subjects.count) subjects, not 3 each")
+        }
+        var figures: [String: InterfaceResult] = [:]
+        for interface in answer.interfaces ?? [] { figures[interface.name] = interface }
+        var entries: [Entry] = []
+        for (index, subject) in answer.subjects.enumerated() {
+            let name = subject.name ?? ""
+            let (days, months, total) = (answer.usage[3 * index], answer.usage[3 * index + 1], answer.usage[3 * index + 2])
+            entries.append(Entry(
+                name: name, kind: figures[name]?.kind ?? "application",
+                today: days.rows.first { $0.start == days.projection?.start },
+                thisMonth: months.rows.first { $0.start == months.projection?.start },
+                allTime: total.rows.first, labels: figures[name]?.labels ?? []))
+        }
+        // Busiest first, as nethogs lists them; a name breaks ties, so the order is stable.
+        entries.sort { ($0.allTime.map { $0.rxBytes &+ $0.txBytes } ?? 0, $1.name) > ($1.allTime.map { $0.rxBytes &+ $0.txBytes } ?? 0, $0.name) }
+        return (session, Result(apps: entries, counting: answer.status?.apps?.counting ?? false, footnote: EstimateLabel.appsFootnote))
+    }
+
+    static func render(_ result: Result, _ session: Session, units: Units) -> String {
+        guard !result.apps.isEmpty else {
+            return result.counting
+                ? "No application has carried traffic yet.\n"
+                : "Applications are not counted: ifmeterd --probe says why (docs/APPS.md).\n"
+        }
+        var table = Table([.left, .left, .right, .right, .right, .right, .right])
+        table.add(["application", "kind", "today", "month rx", "month tx", "this month", "all time"])
+        func total(_ row: UsageRowResult?) -> String { row.map { units.bytes($0.rxBytes &+ $0.txBytes) } ?? units.bytes(0) }
+        for entry in result.apps {
+            table.add([
+                entry.name, entry.kind, total(entry.today), units.bytes(entry.thisMonth?.rxBytes ?? 0),
+                units.bytes(entry.thisMonth?.txBytes ?? 0), total(entry.thisMonth), total(entry.allTime),
+            ])
+        }
+        return table.render() + "\n" + EstimateLabel.appsFootnote + "\n"
+    }
+}
+
+extension AppsView.Entry: JSONWritable {
+    func write(to w: inout JSONWriter) {
+        w.beginObject()
+        if let allTime { w.key("all_time"); allTime.write(to: &w) }
+        w.key("kind"); w.string(kind)
+        w.key("labels"); w.strings(labels)
+        w.key("name"); w.string(name)
+        if let thisMonth { w.key("this_month"); thisMonth.write(to: &w) }
+        if let today { w.key("today"); today.write(to: &w) }
+        w.endObject()
+    }
+}
+
+/// `apps`.
+struct AppsCommand: Subcommand {
+    static let name = "apps"
+    static let summary = "traffic per service and application (by cgroup): today, this month, all time"
+    static let usage = "ifmeter apps [-i app:UID/NAME …] [--json]"
+    static let about = """
+        Every system service, user's application and rootless container ifmeterd counted by its
+        cgroup (docs/APPS.md), busiest first: service:nginx.service, app:1000/firefox,
+        app:1000/container/web. remainder:IFACE is what a link carried that no named application
+        did (forwarded traffic, the kernel's own, ARP). Figures are in each link's terms (link
+        headers included): an interface's applications plus its remainder are its counters.
+        Another view of the interfaces' bytes, never added to them. Every view takes these
+        names: ifmeter days -i app:1000/firefox. Counting needs ifmeterd --attach-apps (root).
+        """
+    static let options = [OptionSpec.interface]
+
+    var names: [String]
+
+    init(_ parsed: ParsedArguments) throws(CLIError) { names = try Subjects(parsed).interfaces }
+
+    func run(_ context: CommandContext) throws(CLIError) -> Int32 {
+        let (session, result) = try AppsView.fetch(context.socketCandidates, names)
+        context.write(result) { AppsView.render($0, session, units: context.units) }
+        return 0
+    }
+}

@@ -1,0 +1,140 @@
+import IfMeterApps
+import IfMeterCore
+import IfMeterKernel
+import IfMeterPlatform
+import IfMeterWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads the application counter's pinned maps for a sample, on the kernel's thread, and names
+/// the cgroups in them (docs/APPS.md): what the daemon hands the service as an ``AppRead``.
+///
+/// - The maps are opened when first read, and again after a read fails (the program detached
+///   and attached again makes new maps); while they cannot be, ``state`` says why, once.
+/// - A cgroup id not named yet is looked for by a walk of the hierarchy (at most one walk per
+///   ``walkSpacing``), and named by ``CgroupNaming``; its entry is left out of the read until
+///   then, so its whole count arrives with its name.
+/// - A named cgroup no complete walk finds is gone: its entries are taken from the map, counted
+///   once more as finals, and their room is free for others. An id no walk could name (it went
+///   first) is taken too; its traffic stays in its link's remainder.
+///
+/// Not for two threads at once: the sampler uses it on its dump's thread only.
+final class AppReader: @unchecked Sendable {
+    enum State: Equatable {
+        /// Not read yet.
+        case unread
+        /// Read: the maps' id and size.
+        case counting(mapID: UInt32, maxEntries: Int)
+        /// The maps could not be opened or read; why.
+        case unavailable(String)
+    }
+
+    let pinDirectory: String
+    let tree: CgroupTree
+    private let naming: CgroupNaming
+    private var maps: AppCounterMaps?
+    private(set) var state = State.unread
+    /// How many entries the last read found.
+    private var entries = 0
+    /// Each named cgroup id's subject.
+    private var names: [UInt64: String]
+    /// Ids a complete walk did not find before they were named: counted in their remainders.
+    private var unnameable: Set<UInt64> = []
+    private var lastWalk: UInt64?
+    /// Boot-clock nanoseconds between walks while new cgroups wait for their names.
+    var walkSpacing: UInt64 = 2_000_000_000
+    /// Boot-clock nanoseconds between walks that look for gone cgroups when none is new.
+    var goneSpacing: UInt64 = 60_000_000_000
+
+    init(pinDirectory: String, cgroupRoot: String, names: [UInt64: String]) {
+        self.pinDirectory = pinDirectory
+        let tree = CgroupTree(root: cgroupRoot)
+        self.tree = tree
+        naming = CgroupNaming(firstCommand: { tree.firstCommand(inCgroup: $0) })
+        self.names = names
+    }
+
+    /// One read at boot-clock time `now`: nil when the maps cannot be read (``state`` says why).
+    func read(now: UInt64) -> AppRead? {
+        do {
+            let maps = try openMaps()
+            let dump = try maps.read()
+            state = .counting(mapID: dump.mapID, maxEntries: dump.maxEntries)
+            entries = dump.entries.count
+            return try counted(dump, maps: maps, now: now)
+        } catch {
+            self.maps = nil
+            let reason = "\(error)"
+            if state != .unavailable(reason) {
+                Diagnostics.warning("applications are not counted: \(reason)")
+            }
+            state = .unavailable(reason)
+            return nil
+        }
+    }
+
+    /// What `status` says of it.
+    var health: AppsHealth {
+        switch state {
+        case .unread: AppsHealth(counting: false, detail: "not read yet")
+        case .counting(let mapID, let maxEntries):
+            AppsHealth(counting: true, detail: "map \(mapID) pinned in \(pinDirectory): \(entries) of \(maxEntries) entries")
+        case .unavailable(let reason): AppsHealth(counting: false, detail: reason)
+        }
+    }
+
+    private func openMaps() throws(KernelError) -> AppCounterMaps {
+        if let maps { return maps }
+        let opened = try AppCounterMaps(pinDirectory: pinDirectory, writable: true)
+        maps = opened
+        return opened
+    }
+
+    private func counted(_ dump: AppCounterDump, maps: AppCounterMaps, now: UInt64) throws(KernelError) -> AppRead {
+        let ids = Set(dump.entries.map(\.cgroupID))
+        let unknown = ids.subtracting(names.keys).subtracting(unnameable)
+        var newNames: [UInt64: String] = [:]
+        var finals: [AppCounterKey: Traffic] = [:]
+        let due = lastWalk.map { now &- $0 >= (unknown.isEmpty ? goneSpacing : walkSpacing) } ?? true
+        if due, !ids.isEmpty, let walk = try? tree.walk(wanting: unknown) {
+            lastWalk = now
+            for (id, path) in walk.paths {
+                let subject = naming.subject(ofPath: path).name
+                names[id] = subject
+                newNames[id] = subject
+            }
+            if walk.complete {
+                unnameable.formUnion(unknown.subtracting(walk.live))
+                for entry in dump.entries where !walk.live.contains(entry.cgroupID) {
+                    if let taken = try maps.take(cgroupID: entry.cgroupID, ifindex: entry.ifindex) {
+                        finals[AppCounterKey(cgroupID: entry.cgroupID, ifindex: entry.ifindex)] = Traffic(taken)
+                    }
+                }
+            }
+        }
+        var counters: [AppCounterKey: Traffic] = [:]
+        counters.reserveCapacity(dump.entries.count + dump.overflow.count)
+        for entry in dump.entries {
+            let key = AppCounterKey(cgroupID: entry.cgroupID, ifindex: entry.ifindex)
+            // Waiting for its name, or taken just now: left out of this read.
+            guard names[entry.cgroupID] != nil || unnameable.contains(entry.cgroupID), finals[key] == nil else { continue }
+            counters[key] = Traffic(entry.traffic)
+        }
+        for (ifindex, traffic) in dump.overflow {
+            counters[.overflow(ifindex: ifindex)] = Traffic(traffic)
+        }
+        // Names and marks of ids no longer in the map are not needed again.
+        if names.count > ids.count { names = names.filter { ids.contains($0.key) } }
+        if unnameable.count > ids.count { unnameable.formIntersection(ids) }
+        return AppRead(counts: AppCounts(mapID: dump.mapID, counters: counters, finals: finals, lost: Traffic(dump.lost)),
+                       names: newNames)
+    }
+}
+
+extension Traffic {
+    init(_ traffic: AppTraffic) {
+        self.init(rxBytes: traffic.rxBytes, txBytes: traffic.txBytes, rxPackets: traffic.rxPackets,
+                  txPackets: traffic.txPackets)
+    }
+}
