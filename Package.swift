@@ -39,11 +39,9 @@ let package = Package(
             exclude: ["bpf"],
             cSettings: [.define("_GNU_SOURCE")]
         ),
-        // Writes the BPF object as a Swift string for the AppCountersObject plugin; a build tool.
-        .executableTarget(name: "bpf-object-embed"),
         // Compiles bpf/app_counters.bpf.c with the toolchain's clang and embeds the object in
-        // the target it is applied to (IfMeterKernel).
-        .plugin(name: "AppCountersObject", capability: .buildTool(), dependencies: ["bpf-object-embed"]),
+        // the target it is applied to (IfMeterKernel), as a Swift string.
+        .plugin(name: "AppCountersObject", capability: .buildTool()),
         // The metrics endpoint: libmicrohttpd on the daemon's loop, a TCP listener, gzip (zlib).
         .target(
             name: "CMetricsHTTP", cSettings: [.define("_GNU_SOURCE")],
