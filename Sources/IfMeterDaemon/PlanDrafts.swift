@@ -22,6 +22,8 @@ struct PlanDrafts {
         var thresholds = Plan.defaultThresholds
         /// `.network` and `.metered` lines, in order.
         var networks: [Plan.Selector] = []
+        /// `.app` and `.service` lines, in order.
+        var applications: [Plan.Selector] = []
     }
 
     private var drafts: [(name: String, draft: Draft)] = []
@@ -64,8 +66,12 @@ struct PlanDrafts {
             // Each line names one more network: an SSID may hold a comma.
             case ".network": drafts[position].draft.networks.append(try Plan.Selector.network(parsing: value))
             case ".metered": drafts[position].draft.networks.append(try Plan.Selector.metered(parsing: value))
+            // Each line names one more application or service.
+            case ".app", ".service":
+                drafts[position].draft.applications.append(try Plan.Selector.application(String(field.dropFirst()), parsing: value))
             default:
-                throw PlanError("unknown plan setting \"\(field.dropFirst())\" (expected limit, period, direction, thresholds, network or metered)")
+                throw PlanError("unknown plan setting \"\(field.dropFirst())\" "
+                    + "(expected limit, period, direction, thresholds, network, metered, app or service)")
             }
         } catch {
             throw DaemonConfig.ValueError("\(key): \(error.description)")
@@ -95,9 +101,15 @@ struct PlanDrafts {
                 throw fail(draft.line, "names both interfaces and networks: a plan counts one or the other "
                     + "(networks are another view of the same bytes); make two plans")
             }
-            guard let selectors = draft.selectors ?? (draft.networks.isEmpty ? nil : draft.networks) else {
+            if !draft.applications.isEmpty, draft.selectors != nil || !draft.networks.isEmpty {
+                throw fail(draft.line, "names applications besides interfaces or networks: applications are another view "
+                    + "of the same bytes, and counting them per network is not there yet; make two plans")
+            }
+            guard let selectors = draft.selectors ?? (draft.networks.isEmpty ? nil : draft.networks)
+                    ?? (draft.applications.isEmpty ? nil : draft.applications) else {
                 throw fail(draft.line, "no interfaces: add plan[\(name)] = wwan0 (names, globs such as wwan* or class:CLASS), "
-                    + "or plan[\(name)].network = NETWORK or plan[\(name)].metered = yes")
+                    + "or plan[\(name)].network = NETWORK, plan[\(name)].metered = yes, plan[\(name)].app = APP "
+                    + "or plan[\(name)].service = SERVICE")
             }
             guard let limit = draft.limit else { throw fail(draft.line, "no limit: add plan[\(name)].limit = 20G") }
             let period: PlanPeriod

@@ -31,6 +31,28 @@ public struct Plan: Hashable, Sendable {
         case network(String)
         /// `plan[NAME].metered = yes`: what crossed any interface while on a metered network.
         case metered(Bool)
+        /// `plan[NAME].app = firefox` (any user's) or `= 1000/firefox`, a glob: a user's
+        /// application, counted by cgroup (docs/APPS.md).
+        case app(String)
+        /// `plan[NAME].service = nginx.service`, a glob: a system service, counted by cgroup.
+        case service(String)
+
+        /// `plan[NAME].app`'s or `.service`'s value: a glob of 1 to 80 bytes, no space or `:`.
+        public static func application(_ key: String, parsing text: String) throws(PlanError) -> Selector {
+            guard !text.isEmpty, text.utf8.count <= 80, !text.contains(where: { $0.isWhitespace || $0 == ":" }) else {
+                throw PlanError("name \(key == "app" ? "an application: firefox, or 1000/firefox for one user's" : "a service: nginx.service") "
+                    + "(a glob such as nginx*; 1 to 80 bytes, no space or ':')")
+            }
+            return key == "app" ? .app(text) : .service(text)
+        }
+
+        /// Whether it selects applications' subjects (docs/APPS.md).
+        public var isApplication: Bool {
+            switch self {
+            case .app, .service: true
+            case .name, .interfaceClass, .network, .metered: false
+            }
+        }
 
         /// `plan[NAME].network`'s value: a connection id, SSID or UUID, 1 to 256 bytes.
         public static func network(parsing text: String) throws(PlanError) -> Selector {
@@ -53,7 +75,7 @@ public struct Plan: Hashable, Sendable {
         public var isNetwork: Bool {
             switch self {
             case .network, .metered: true
-            case .name, .interfaceClass: false
+            case .name, .interfaceClass, .app, .service: false
             }
         }
 
@@ -63,7 +85,7 @@ public struct Plan: Hashable, Sendable {
             case .network(let text):
                 text == network.id || text == network.uuid || network.ssid.map { Array(text.utf8) == $0 } == true
             case .metered(let wanted): network.metered.isMetered == wanted
-            case .name, .interfaceClass: false
+            case .name, .interfaceClass, .app, .service: false
             }
         }
 
@@ -96,8 +118,17 @@ public struct Plan: Hashable, Sendable {
             switch self {
             case .name(let pattern): fnmatch(pattern, name, 0) == 0
             case .interfaceClass(let wanted): interfaceClass == wanted.rawValue
+            case .app(let pattern): Self.matches(application: name, pattern)
+            case .service(let pattern): name.hasPrefix("service:") && fnmatch(pattern, String(name.dropFirst(8)), 0) == 0
             case .network, .metered: false
             }
+        }
+
+        /// `firefox` matches any user's `app:UID/firefox`; `1000/firefox` one user's.
+        static func matches(application name: String, _ pattern: String) -> Bool {
+            guard name.hasPrefix("app:"), let slash = name.firstIndex(of: "/") else { return false }
+            let whole = String(name.dropFirst(4)), application = String(name[name.index(after: slash)...])
+            return fnmatch(pattern, pattern.contains("/") ? whole : application, 0) == 0
         }
 
         public var description: String {
@@ -106,6 +137,8 @@ public struct Plan: Hashable, Sendable {
             case .interfaceClass(let interfaceClass): "class:\(interfaceClass.rawValue)"
             case .network(let text): "network:\(text)"
             case .metered(let metered): "metered:\(metered ? "yes" : "no")"
+            case .app(let pattern): "app:\(pattern)"
+            case .service(let pattern): "service:\(pattern)"
             }
         }
     }
@@ -143,6 +176,9 @@ public struct Plan: Hashable, Sendable {
 
     /// Whether the plan counts networks' traffic rather than interfaces'.
     public var countsNetworks: Bool { selectors.contains(where: \.isNetwork) }
+
+    /// Whether the plan counts applications' traffic (docs/APPS.md) rather than interfaces'.
+    public var countsApplications: Bool { selectors.contains(where: \.isApplication) }
 
     /// Bytes at which a threshold is crossed (`limit × share`, rounded up).
     public func bytes(at threshold: Double) -> UInt64 {

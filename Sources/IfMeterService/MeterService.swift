@@ -102,6 +102,9 @@ public struct MeterService: Sendable {
         }
         if let apps, let counted = linkDeltas {
             let deltas = self.apps.ingest(apps, linkDeltas: counted, link: appLink, bootID: meter.bootID, at: instant.wall)
+            // A subject counted for the first time may be a plan's: the plans' next watch routes
+            // anew, and sums what is not saved yet (this delta too) again.
+            if self.apps.newSubjectsCounted { plans.membersChanged() }
             let store = configuration.store
             saves.pending.add(MeterOutput(deltas: deltas), calendar: store.calendar,
                               monthStartDay: store.monthStartDay(for:), routing: plans.routing)

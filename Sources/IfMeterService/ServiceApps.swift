@@ -19,6 +19,8 @@ struct ServiceApps: Sendable {
     /// last save that worked.
     private(set) var subjects: [String: Double]
     private var newSubjects: [String: Double] = [:]
+    /// Whether the last ingest counted a subject for the first time.
+    private(set) var newSubjectsCounted = false
 
     init(loaded: AppCounterState?, bootID: String) {
         subjects = loaded?.subjects ?? [:]
@@ -28,7 +30,8 @@ struct ServiceApps: Sendable {
     }
 
     /// One read: its deltas under their subjects, in their links' terms, and each link's
-    /// remainder against `linkDeltas`, the same ingest's deltas of links.
+    /// remainder against `linkDeltas`, the same ingest's deltas of links. ``newSubjectsCounted``
+    /// says whether it counted a subject for the first time (a plan may choose it).
     mutating func ingest(_ read: AppRead, linkDeltas: [MeterDelta], link: (Int32) -> AppLink?,
                          bootID: String, at time: Double) -> [MeterDelta] {
         reading = true
@@ -36,9 +39,11 @@ struct ServiceApps: Sendable {
         let deltas = meter.apply(read.counts, bootID: bootID)
         let out = attribution.attribute(deltas, linkDeltas: linkDeltas, subject: { [names] in names[$0] }, link: link,
                                         bootID: bootID, at: time)
+        newSubjectsCounted = false
         for delta in out where subjects[delta.name] == nil {
             subjects[delta.name] = time
             newSubjects[delta.name] = time
+            newSubjectsCounted = true
         }
         // Names of cgroups whose entries are all gone are not needed again.
         if !read.counts.finals.isEmpty || names.count > meter.last.count {
@@ -65,6 +70,9 @@ struct ServiceApps: Sendable {
 
     /// A save failed: the next writes every row, whatever the saves between wrote.
     mutating func saveFailed() { lastBegun = nil }
+
+    /// Every subject with history, by name: what a plan on applications chooses from.
+    var subjectNames: [String] { subjects.keys.sorted() }
 
     /// A subject's history deleted (`forget`).
     mutating func forget(_ subject: String) {

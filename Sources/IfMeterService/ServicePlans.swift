@@ -50,8 +50,8 @@ struct ServicePlans: Sendable {
 
     /// Every plan's figures at `now` whose period's saved traffic has been read.
     func figures(at now: Double, calendar: BucketCalendar, links: LinkTable, networks: NetworkAssignments,
-                 saves: SaveQueue, lostEvents: LostEvents) -> [PlanFigures] {
-        let members = members ?? self.members(of: links, networks: networks)
+                 apps: [String], saves: SaveQueue, lostEvents: LostEvents) -> [PlanFigures] {
+        let members = members ?? self.members(of: links, networks: networks, apps: apps)
         return watch.figures(at: now, calendar: calendar, members: { members[$0] }, sumsCurrent: self.members != nil,
                              unsavedSum: { [routing] in saves.unsavedSum(ofPlan: $0, in: $1, routing: routing) },
                              unsaved: saves.unsavedTally(of:in:), lostEvents: lostEvents)
@@ -60,8 +60,8 @@ struct ServicePlans: Sendable {
     /// The same figures summed name by name from the saved baselines and the unsaved spans,
     /// without the running sums: what those must always equal (the tests compare them).
     func figuresRecounted(at now: Double, calendar: BucketCalendar, links: LinkTable, networks: NetworkAssignments,
-                          saves: SaveQueue, lostEvents: LostEvents) -> [PlanFigures] {
-        let members = members(of: links, networks: networks)
+                          apps: [String], saves: SaveQueue, lostEvents: LostEvents) -> [PlanFigures] {
+        let members = members(of: links, networks: networks, apps: apps)
         return watch.figures(at: now, calendar: calendar, members: { members[$0] }, sumsCurrent: false,
                              unsavedSum: { _, _ in nil }, unsaved: saves.unsavedTally(of:in:), lostEvents: lostEvents)
     }
@@ -69,13 +69,14 @@ struct ServicePlans: Sendable {
     /// Evaluates the plans at `now`, routing deltas anew when plans, members or periods changed:
     /// the events of thresholds crossed, and the states that changed.
     mutating func watch(at now: Double, calendar: BucketCalendar, links: LinkTable, networks: NetworkAssignments,
-                        saves: inout SaveQueue, lostEvents: LostEvents) -> (events: [CounterEvent], changed: [String: PlanState]) {
+                        apps: [String], saves: inout SaveQueue, lostEvents: LostEvents)
+        -> (events: [CounterEvent], changed: [String: PlanState]) {
         var reroute = routing == nil
         let members: [PlanMembers]
         if let known = self.members {
             members = known
         } else {
-            members = self.members(of: links, networks: networks)
+            members = self.members(of: links, networks: networks, apps: apps)
             self.members = members
             watch.savedChanged()
             reroute = true
@@ -83,7 +84,7 @@ struct ServicePlans: Sendable {
         if watch.prepare(at: now, calendar: calendar, members: { members[$0] }) { reroute = true }
         if reroute { route(members) }
         if let routing { saves.resumPlans(for: routing) }
-        let figures = figures(at: now, calendar: calendar, links: links, networks: networks, saves: saves, lostEvents: lostEvents)
+        let figures = figures(at: now, calendar: calendar, links: links, networks: networks, apps: apps, saves: saves, lostEvents: lostEvents)
         let (fired, changed) = watch.watch(figures, calendar: calendar)
         return (fired.map(\.counterEvent), changed)
     }
@@ -101,7 +102,7 @@ struct ServicePlans: Sendable {
     }
 
     /// Each plan's names: present links (not ignored) and names with history, with their class.
-    func members(of table: LinkTable, networks: NetworkAssignments) -> [PlanMembers] {
+    func members(of table: LinkTable, networks: NetworkAssignments, apps: [String]) -> [PlanMembers] {
         guard !watch.plans.isEmpty else { return [] }
         var candidates: [(name: String, interfaceClass: String?)] = []
         var presentNames = Set<String>()
@@ -116,6 +117,9 @@ struct ServicePlans: Sendable {
         candidates.sort { $0.name < $1.name }
         let networks = networks.records.values.sorted { $0.network.uuid < $1.network.uuid }
         return watch.plans.map { plan in
+            if plan.countsApplications {
+                return PlanMembers(names: apps.filter { plan.includes($0, interfaceClass: nil) }, tunnels: [])
+            }
             if plan.countsNetworks {
                 let chosen = networks.filter { plan.includes($0.network) }.map(\.network)
                 return PlanMembers(names: chosen.map(\.subject), tunnels: chosen.filter(\.isTunnel).map(\.subject))
@@ -132,13 +136,13 @@ struct ServicePlans: Sendable {
 extension MeterService {
     /// Every plan's figures at `now` whose period's saved traffic has been read.
     public func planFigures(at now: Double) -> [PlanFigures] {
-        plans.figures(at: now, calendar: configuration.store.calendar, links: table, networks: networks, saves: saves,
+        plans.figures(at: now, calendar: configuration.store.calendar, links: table, networks: networks, apps: apps.subjectNames, saves: saves,
                       lostEvents: lostEvents)
     }
 
     /// The same figures summed name by name, without the running sums (the tests compare them).
     func planFiguresRecounted(at now: Double) -> [PlanFigures] {
-        plans.figuresRecounted(at: now, calendar: configuration.store.calendar, links: table, networks: networks,
+        plans.figuresRecounted(at: now, calendar: configuration.store.calendar, links: table, networks: networks, apps: apps.subjectNames,
                                saves: saves, lostEvents: lostEvents)
     }
 
@@ -147,7 +151,7 @@ extension MeterService {
     public mutating func watchPlans(at now: Double) -> Ingested {
         guard meter.phase == .running, !plans.watch.plans.isEmpty else { return Ingested() }
         let calendar = configuration.store.calendar
-        let (events, changed) = plans.watch(at: now, calendar: calendar, links: table, networks: networks,
+        let (events, changed) = plans.watch(at: now, calendar: calendar, links: table, networks: networks, apps: apps.subjectNames,
                                             saves: &saves, lostEvents: lostEvents)
         guard !changed.isEmpty || !events.isEmpty else { return Ingested() }
         saves.pending.planStates.merge(changed) { _, newer in newer }

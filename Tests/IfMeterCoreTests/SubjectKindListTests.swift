@@ -45,19 +45,27 @@ struct SubjectKindListTests {
     func sections() {
         #expect(SubjectSection.owners.heading == "Containers, pods, virtual machines and namespaces")
         #expect(SubjectSection.networks.heading == "Networks")
-        #expect(SubjectSection.apps.heading == "Services and applications")
-        #expect(SubjectKinds.kinds(in: .apps).map(\.prefix) == ["service", "app"])
+        #expect(SubjectSection.apps.heading == "Services, applications and links' remainders")
+        #expect(SubjectKinds.kinds(in: .apps).map(\.prefix) == ["service", "app", "remainder"])
         #expect(SubjectKinds.kinds(in: .owners).map(\.prefix) == ["container", "pod", "vm", "netns"])
     }
 
     @Test("a figure is labelled where its kind says it was counted", arguments: [
         ("container:web", [EstimateLabel.hostSideVeth]), ("pod:a/b", [.hostSideVeth]), ("vm:db#2", [.hostSideTap]),
         ("netns:blue", [.hostSideVeth]), ("netns:vpn/tun0", []), ("network:unknown", [.networkUnknown]),
-        ("network:6f1c1a38-0000-4000-8000-00000000000a", []), ("eth0", []), ("service:nginx.service", []),
-        ("app:1000/firefox", []),
+        ("network:6f1c1a38-0000-4000-8000-00000000000a", []), ("eth0", []), ("remainder:eth0", []),
     ])
     func labels(subject: String, expected: [EstimateLabel]) {
         let labels = BucketTally().labels(tunnel: false, subject: subject)
         #expect(labels == EstimateLabel.labels(tunnel: false, resets: 0, gaps: 0, implausibleDropped: 0) + expected)
+    }
+
+    @Test("an application's figures say they were counted per cgroup, not by interface counters", arguments: [
+        "service:nginx.service", "app:1000/firefox",
+    ])
+    func cgroupLabels(subject: String) {
+        let labels = BucketTally().labels(tunnel: false, subject: subject)
+        #expect(labels == [.estimate, .cgroupCounters, .includesOverhead])
+        #expect(!labels.contains(.notPerApp) && !labels.contains(.interfaceCounters))
     }
 }

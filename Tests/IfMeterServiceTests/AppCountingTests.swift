@@ -1,6 +1,7 @@
 import IfMeterApps
 import IfMeterCore
 import IfMeterHistory
+import IfMeterPlans
 @testable import IfMeterService
 @testable import IfMeterStore
 import IfMeterTestSupport
@@ -75,5 +76,26 @@ struct AppCountingTests {
         batch = harness.service.beginSave(at: at(30).wall)
         #expect(batch.writes.apps?.replaceAll == true)
         #expect(batch.writes.apps?.counters.count == 2)
+    }
+
+    @Test("a plan on an application counts its bytes on every link, and fires once per threshold; one on a service likewise")
+    func plans() throws {
+        let firefoxPlan = Plan(name: "browser", selectors: [.app("firefox")], limit: 2000, period: .day, thresholds: [0.5, 1])
+        let nginxPlan = Plan(name: "web", selectors: [.service("nginx*")], limit: 1_000_000, period: .day, thresholds: [0.5])
+        let harness = try ServiceHarness(configuration: PlanWatchTests.configuration([firefoxPlan, nginxPlan]))
+        harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
+        // The plan's first member appears with its first delta: that delta is counted too.
+        harness.ingest(readings: [reading(2, traffic(5000, 5000, 10, 10))],
+                       apps: read(7, [firefox: traffic(1000, 0, 1, 0), nginx: traffic(100, 100, 1, 1)], names: names), at: at(10))
+        var fired = harness.watch(at: at(10)).compactMap(PlanEvent.init)
+        #expect(fired.map(\.facts.plan) == ["browser"])
+        harness.ingest(readings: [reading(2, traffic(9000, 5000, 20, 10))],
+                       apps: read(7, [firefox: traffic(2000, 0, 2, 0), nginx: traffic(100, 100, 1, 1)]), at: at(20))
+        fired = harness.watch(at: at(20)).compactMap(PlanEvent.init)
+        #expect(fired.map(\.facts.plan) == ["browser"])
+        let figures = harness.service.planFigures(at: at(20).wall)
+        #expect(figures.first { $0.plan.name == "browser" }?.tally.traffic == traffic(2000 + 2 * 14, 0, 2, 0))
+        #expect(figures.first { $0.plan.name == "web" }?.tally.traffic == traffic(114, 114, 1, 1))
+        #expect(harness.watch(at: at(30)).isEmpty)
     }
 }

@@ -108,6 +108,9 @@ struct StoreTests {
                 CREATE INDEX epochs_open ON epochs (open);
                 DROP TABLE plans;
                 DROP TABLE networks;
+                DROP TABLE app_counters;
+                DROP TABLE app_names;
+                DROP TABLE app_subjects;
                 ALTER TABLE events DROP COLUMN plan;
                 PRAGMA user_version = 2;
                 """, "test")
