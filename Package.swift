@@ -130,7 +130,7 @@ let package = Package(
         .testTarget(name: "FuzzReplayTests", dependencies: ["IfMeterFuzzTargets", "IfMeterTestSupport"]),
         // Network namespaces, processes and fixtures for the tests; never linked into a product.
         .target(name: "IfMeterTestSupport", path: "Tests/IfMeterTestSupport"),
-        .testTarget(name: "IfMeterMetricsTests", dependencies: ["IfMeterMetrics", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterCore", "IfMeterTestSupport"]),
+        .testTarget(name: "IfMeterMetricsTests", dependencies: ["IfMeterMetrics", "IfMeterApps", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterServiceTests", dependencies: ["IfMeterService", "IfMeterApps", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterOwnersTests", dependencies: ["IfMeterOwners", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterAppsTests", dependencies: ["IfMeterApps", "IfMeterCore", "IfMeterTestSupport"]),

@@ -94,6 +94,25 @@ extension MetricFamily {
         help: "Networks left out of ifmeter_network_* because more than \(MetricsExposition.maximumNetworks) have been seen "
             + "(the least recently seen go first); `ifmeter networks` lists them all.")
 
+    /// Each application's counters, each with its figure.
+    static let appCounters: [(family: MetricFamily, value: @Sendable (InterfaceFigures) -> UInt64)] = [
+        (appCounter("ifmeter_app_receive_bytes_total", "received"), { $0.total.traffic.rxBytes }),
+        (appCounter("ifmeter_app_transmit_bytes_total", "transmitted"), { $0.total.traffic.txBytes }),
+    ]
+
+    private static func appCounter(_ name: String, _ direction: String) -> MetricFamily {
+        MetricFamily(name, .counter, unit: "bytes", labels: ["subject", "kind", "app", "uid", "service", "remainder_of"],
+                     help: "Bytes \(direction) by the sockets of a system service (service), a user's application (app, uid) "
+                        + "or, for a link's remainder (remainder_of), by no named application, since ifmeter first counted it; "
+                        + "counted per cgroup and given in the link's terms (link headers included). Another view of the "
+                        + "interfaces' bytes: do not add it to theirs. An estimate.")
+    }
+
+    static let appsNotExposed = MetricFamily(
+        "ifmeter_apps_not_exposed", .gauge,
+        help: "Applications left out of ifmeter_app_* because more than \(MetricsExposition.maximumApps) have been counted "
+            + "(the least busy go first); `ifmeter apps` lists them all.")
+
     static let sampleDuration = MetricFamily("ifmeter_sample_duration_seconds", .histogram, unit: "seconds", labels: ["le"],
                                              help: "Time one sample takes: every queued link event, one counters dump, and the meter.")
     static let saveDuration = MetricFamily("ifmeter_save_duration_seconds", .histogram, unit: "seconds", labels: ["le"],
@@ -111,6 +130,6 @@ extension MetricFamily {
     /// Every family, in the order the exposition writes them.
     public static let all: [MetricFamily] = [up, buildInfo, lastSample, storeHealthy, linkEventsLost, interfaceInfo, ownerInfo]
         + interfaceCounters.map(\.family) + planGauges.map(\.family) + networkCounters.map(\.family)
-        + [networksNotExposed, sampleDuration, saveDuration, processCPU, processResident, processVirtual, processStart, processOpenFDs,
+        + [networksNotExposed] + appCounters.map(\.family) + [appsNotExposed, sampleDuration, saveDuration, processCPU, processResident, processVirtual, processStart, processOpenFDs,
            processMaxFDs]
 }

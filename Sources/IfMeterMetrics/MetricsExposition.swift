@@ -66,6 +66,7 @@ public enum MetricsExposition {
             writeInterfaces(snapshot.interfaces, showing: { isShown($0, input) }, to: &writer)
             writePlans(input.plans, to: &writer)
             writeNetworks(snapshot.networks, to: &writer)
+            writeApps(snapshot.apps, to: &writer)
         }
         writer.histogram(.sampleDuration, input.sampleDurations)
         writer.histogram(.saveDuration, input.saveDurations)
@@ -165,6 +166,33 @@ public enum MetricsExposition {
         }
         writer.family(.networksNotExposed)
         writer.sample(MetricFamily.networksNotExposed.name, [:], UInt64(networks.count - shown.count))
+    }
+
+    /// The most series of applications exposed: a user who makes thousands of cgroups must not
+    /// make every scrape thousands of series longer.
+    public static let maximumApps = 500
+
+    /// The busiest applications, up to ``maximumApps``, by subject; how many were left out is a
+    /// gauge of its own, said once per scrape.
+    static func writeApps(_ apps: [InterfaceFigures], to writer: inout ExpositionWriter) {
+        guard !apps.isEmpty else { return }
+        func bytes(_ figures: InterfaceFigures) -> UInt64 { figures.total.traffic.rxBytes &+ figures.total.traffic.txBytes }
+        let shown = apps.sorted { (bytes($0), $1.name) > (bytes($1), $0.name) }.prefix(maximumApps).sorted { $0.name < $1.name }
+        let labelSets = shown.map { figures in
+            var labels: [(key: String, value: String)] = [("subject", figures.name), ("kind", figures.kind)]
+            if let (kind, name) = SubjectKinds.kind(of: figures.name) { labels += kind.metricLabels(name) }
+            // In one order whatever the kind: the family's.
+            let order = MetricFamily.appCounters[0].family.labels
+            return ExpositionWriter.labelSet(pairs: labels.sorted {
+                (order.firstIndex(of: $0.key) ?? order.count) < (order.firstIndex(of: $1.key) ?? order.count)
+            })
+        }
+        for counter in MetricFamily.appCounters {
+            writer.family(counter.family)
+            for (figures, labels) in zip(shown, labelSets) { writer.sample(counter.family.name, labelSet: labels, counter.value(figures)) }
+        }
+        writer.family(.appsNotExposed)
+        writer.sample(MetricFamily.appsNotExposed.name, [:], UInt64(apps.count - shown.count))
     }
 
     /// One series per plan and gauge, labelled `plan` and `direction`: as many as the config has plans.

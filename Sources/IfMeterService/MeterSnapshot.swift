@@ -11,6 +11,8 @@ public struct MeterSnapshot: Sendable {
     /// Every network counted on (docs/NETWORKS.md), by name, then `network:unknown` if it has
     /// traffic.
     public var networks: [NetworkFigures]
+    /// Every application's, service's and link's remainder's figures (docs/APPS.md), by subject.
+    public var apps: [InterfaceFigures] = []
 }
 
 /// The part of a snapshot that does not grow with the interfaces, for readers that need no
@@ -85,7 +87,7 @@ extension MeterService {
         let absent = table.history.values.filter { !presentNames.contains($0.name) }.sorted { $0.name < $1.name }.map {
             figures(ofAbsent: $0)
         }
-        return MeterSnapshot(summary: summary, interfaces: present + absent, networks: networkFigures())
+        return MeterSnapshot(summary: summary, interfaces: present + absent, networks: networkFigures(), apps: appFigures())
     }
 
     public var summary: MeterSummary {

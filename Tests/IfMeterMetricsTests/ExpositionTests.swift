@@ -1,4 +1,5 @@
 import IfMeterPlans
+import IfMeterApps
 import Foundation
 import IfMeterCore
 @testable import IfMeterMetrics
@@ -51,7 +52,8 @@ private func snapshot() -> MeterSnapshot {
         CounterReading(ifindex: 2, counters: LinkCounters(rxBytes: 300, txBytes: 30, rxPackets: 3, txPackets: 1)),
         CounterReading(ifindex: 3, counters: LinkCounters(rxBytes: 4096, txBytes: 2048, rxPackets: 4, txPackets: 2)),
         CounterReading(ifindex: 5, counters: LinkCounters(rxBytes: 640, txBytes: 320, rxPackets: 6, txPackets: 3)),
-    ], at: at(30))
+    ], apps: AppRead(counts: AppCounts(mapID: 1, counters: [AppCounterKey(cgroupID: 9, ifindex: 2): Traffic(rxBytes: 100, rxPackets: 1)]),
+                     names: [9: "service:sshd.service"]), at: at(30))
     return service.snapshot()
 }
 
