@@ -72,9 +72,13 @@ public enum DaemonMain {
             } catch {
                 printError("ifmeterd: warning: \(error); epochs are shown without a boot id")
             }
-            let report = ProbeReport(
+            var report = ProbeReport(
                 listing: listing, classifier: Classifier(), sysfs: SysfsReader(root: options.sysfsRoot),
                 bootID: bootID)
+            // The config's pins if it reads, else the default's: a probe needs no config.
+            let paths = Paths.resolve(options: options, environment: processEnvironment(), uid: getuid())
+            let config = (try? DaemonConfig.load(path: paths.config, required: false)) ?? DaemonConfig()
+            report.apps = ProbeReport.apps(pinDirectory: config.apps ? config.appsPins : nil)
             print(options.json ? report.json() : report.table())
             return 0
         } catch {

@@ -46,6 +46,8 @@ public struct ProbeReport: Sendable {
     public var source: String
     public var warnings: [String]
     public var interfaces: [Interface]
+    /// Whether applications are counted (docs/APPS.md), and what says so or why not.
+    public var apps = AppsHealth(counting: false, detail: "not probed")
 
     public init(listing: LinkListing, classifier: Classifier, sysfs: SysfsReader, bootID: String?) {
         self.bootID = bootID
@@ -71,6 +73,19 @@ public struct ProbeReport: Sendable {
                 speedBitsPerSecond: facts.speedBitsPerSecond,
                 epoch: bootID.map { EpochKey(bootID: $0, ifindex: link.ifindex) },
                 labels: labels)
+        }
+    }
+
+    /// Whether the application counter's maps in `pinDirectory` can be read by this process.
+    public static func apps(pinDirectory: String?) -> AppsHealth {
+        guard let pinDirectory else { return AppsHealth(counting: false, detail: "apps = no") }
+        do {
+            let maps = try AppCounterMaps(pinDirectory: pinDirectory)
+            let dump = try maps.read()
+            return AppsHealth(counting: true, detail: "map \(dump.mapID) pinned in \(pinDirectory): "
+                + "\(dump.entries.count) of \(dump.maxEntries) entries")
+        } catch {
+            return AppsHealth(counting: false, detail: "\(error) (ifmeterd --attach-apps attaches it, as root)")
         }
     }
 
@@ -102,13 +117,15 @@ public struct ProbeReport: Sendable {
             }.joined(separator: "  ")
         }
         let source = "source: \(source) (kernel counters since each interface was created)"
-        return (lines + [source, EstimateLabel.footnote]).joined(separator: "\n")
+        let applications = "applications: " + (apps.counting ? "counted, " : "not counted: ") + apps.detail
+        return (lines + [source, applications, EstimateLabel.footnote]).joined(separator: "\n")
     }
 }
 
 extension ProbeReport: JSONWritable {
     public func write(to w: inout JSONWriter) {
         w.beginObject()
+        w.key("apps"); apps.write(to: &w)
         if let bootID { w.key("boot_id"); w.string(bootID) }
         w.key("interfaces")
         w.beginArray()
