@@ -13,6 +13,8 @@ import Glibc
 struct AppsAttachment {
     let pinDirectory: String
     let enabled: Bool
+    /// `apps_map_entries`.
+    let mapEntries: UInt32
 
     func run(detaching: Bool, user: String?) -> Int32 {
         do {
@@ -44,7 +46,7 @@ struct AppsAttachment {
         }
         try mountBPFFilesystemIfMissing()
         let root = try Cgroup2.mountPoint()
-        try AppCounterProgram.attach(cgroupRoot: root, pinDirectory: pinDirectory,
+        try AppCounterProgram.attach(cgroupRoot: root, pinDirectory: pinDirectory, maxEntries: mapEntries,
                                      netnsCookie: try AppCounterProgram.ownNetworkNamespaceCookie(), owner: owner)
         print("ifmeterd: counting applications: attached to \(root), pinned in \(pinDirectory) for uid \(owner.uid)")
         return 0

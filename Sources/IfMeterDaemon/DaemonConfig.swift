@@ -66,6 +66,8 @@ public struct DaemonConfig: Hashable, Sendable {
     /// Where `ifmeterd --attach-apps` pins the application counter's maps, and the daemon
     /// reads them.
     public var appsPins = "/sys/fs/bpf/ifmeter"
+    /// How many (cgroup, link) entries the counting map holds, fixed by `--attach-apps`.
+    public var appsMapEntries: UInt32 = 65536
     /// Networks are kept and shown under a name made from their UUID, never their id or SSID.
     public var hideNetworkNames = false
     /// Bound namespaces (`/run/netns/NAME`) metered from inside, their links `netns:NAME/IFACE`
@@ -262,6 +264,7 @@ public struct DaemonConfig: Hashable, Sendable {
             guard value == "yes" || value == "no" else { throw ValueError("apps: expected yes or no, got \"\(value)\"") }
             apps = value == "yes"
         case "apps_pins": appsPins = try Self.directory(value, key: key)
+        case "apps_map_entries": appsMapEntries = UInt32(try Self.integer(value, key: key, in: 1024...(1 << 22)))
         case "network_names":
             guard value == "shown" || value == "hidden" else {
                 throw ValueError("network_names: expected shown or hidden, got \"\(value)\"")

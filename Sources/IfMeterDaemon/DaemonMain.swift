@@ -31,7 +31,7 @@ public enum DaemonMain {
             let paths = Paths.resolve(options: options, environment: processEnvironment(), uid: getuid())
             do {
                 let config = try DaemonConfig.load(path: paths.config, required: paths.configRequired)
-                return AppsAttachment(pinDirectory: config.appsPins, enabled: config.apps)
+                return AppsAttachment(pinDirectory: config.appsPins, enabled: config.apps, mapEntries: config.appsMapEntries)
                     .run(detaching: options.mode == .detachApps, user: options.appsUser)
             } catch {
                 Diagnostics.error("\(error)")
