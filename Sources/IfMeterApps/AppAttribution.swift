@@ -1,10 +1,11 @@
 import IfMeterCore
 
 /// An application's deltas under its subject, in each link's terms, and each link's
-/// remainder: what the link's own counters counted that no named application did (forwarded
-/// traffic, the kernel's own, ARP and ND, applications a full map could not name, and cgroups
-/// gone before they were named). An interface's applications plus its remainder are its
-/// counters (docs/APPS.md, "Exact").
+/// remainder: what the link's own counters counted that no socket's cgroup did (forwarded
+/// traffic, the kernel's own, ARP and ND). What sockets sent that could not be named (a full
+/// map counted it by link only, or its cgroup went before it was named) is the link's
+/// `remainder:IFACE#unnamed`, labelled so. An interface's applications plus its remainders are
+/// its counters (docs/APPS.md, "Exact").
 public struct AppAttribution: Sendable, Equatable {
     /// What named applications counted beyond their links' own counters, per link and
     /// counter, to come off the link's next remainders. The program and the link count at
@@ -19,6 +20,9 @@ public struct AppAttribution: Sendable, Equatable {
 
     public static let remainderPrefix = "remainder:"
 
+    /// The subject of what sockets sent and received on `link` that could not be named.
+    public static func unnamedSubject(of link: String) -> String { remainderPrefix + link + RemainderKind.unnamedSuffix }
+
     /// Attributes one ingest's application deltas (`deltas`, the program's terms) and link
     /// deltas (`linkDeltas`, each counted link's own, by ifindex) to subjects.
     ///
@@ -32,8 +36,9 @@ public struct AppAttribution: Sendable, Equatable {
         var named: [Int32: Traffic] = [:]
         var out: [MeterDelta] = []
         var bySubject: [SubjectOnLink: (traffic: Traffic, flags: MeterDelta.Flags)] = [:]
-        for delta in deltas where !delta.key.isOverflow {
-            guard let onLink = link(delta.key.ifindex), let name = subject(delta.key.cgroupID) else { continue }
+        for delta in deltas where delta.key != .lost {
+            guard let onLink = link(delta.key.ifindex) else { continue }
+            let name = (delta.key.isOverflow ? nil : subject(delta.key.cgroupID)) ?? Self.unnamedSubject(of: onLink.name)
             let traffic = onLink.inLinkTerms(delta.traffic)
             named[onLink.ifindex, default: .zero] += traffic
             let key = SubjectOnLink(subject: name, ifindex: onLink.ifindex)

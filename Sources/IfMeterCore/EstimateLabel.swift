@@ -37,6 +37,9 @@ public enum EstimateLabel: String, Hashable, Sendable, CaseIterable {
     /// Counted per socket's cgroup by the application counter (docs/APPS.md), turned into its
     /// links' terms: another view of the interfaces' bytes, never added to them.
     case cgroupCounters = "cgroup-counters"
+    /// Sockets' traffic on a link that could not be named: the counting map was full, or the
+    /// cgroup went before it was named (`remainder:IFACE#unnamed`, docs/APPS.md).
+    case unnamedApps = "unnamed-apps"
 
     /// The labels that hold for every figure read from interface counters.
     public static let always: [EstimateLabel] = [

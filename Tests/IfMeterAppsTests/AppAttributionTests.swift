@@ -54,15 +54,18 @@ struct AppAttributionTests {
         // Over both reads: 1000 + 1500 + 0 = 2500 bytes, the link's own.
     }
 
-    @Test("cgroups gone before they were named, overflow and links not counted stay in the remainder")
+    @Test("cgroups gone before they were named and a full map's overflow are the link's unnamed applications; links not counted count nothing")
     func unnamed() {
         var attribution = AppAttribution()
         let apps = [
             AppCounterDelta(key: AppCounterKey(cgroupID: 99, ifindex: 2), traffic: Traffic(rxBytes: 100, rxPackets: 1)),
             AppCounterDelta(key: .overflow(ifindex: 2), traffic: Traffic(rxBytes: 200, rxPackets: 2)),
             AppCounterDelta(key: AppCounterKey(cgroupID: 10, ifindex: 1), traffic: Traffic(rxBytes: 50, rxPackets: 1)),
+            AppCounterDelta(key: .lost, traffic: Traffic(rxBytes: 70, rxPackets: 1)),
         ]
-        let figures = attribute(&attribution, apps, [own(2, Traffic(rxBytes: 342, rxPackets: 3))])
-        #expect(figures == ["remainder:eth0": Traffic(rxBytes: 342, rxPackets: 3)])
+        let figures = attribute(&attribution, apps, [own(2, Traffic(rxBytes: 400, rxPackets: 4))])
+        #expect(figures == ["remainder:eth0#unnamed": Traffic(rxBytes: 342, rxPackets: 3),
+                            "remainder:eth0": Traffic(rxBytes: 58, rxPackets: 1)])
+        #expect(BucketTally().labels(tunnel: false, subject: "remainder:eth0#unnamed").last == .unnamedApps)
     }
 }
