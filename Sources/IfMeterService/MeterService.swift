@@ -101,7 +101,8 @@ public struct MeterService: Sendable {
             lastSample = instant
         }
         if let apps, let counted = linkDeltas {
-            let deltas = self.apps.ingest(apps, linkDeltas: counted, link: appLink, bootID: meter.bootID, at: instant.wall)
+            let deltas = self.apps.ingest(apps, linkDeltas: counted, link: appLink, networkOf: networkSubject(ofLink:),
+                                          bootID: meter.bootID, at: instant.wall)
             // A subject counted for the first time may be a plan's: the plans' next watch routes
             // anew, and sums what is not saved yet (this delta too) again.
             if self.apps.newSubjectsCounted { plans.membersChanged() }
@@ -175,6 +176,13 @@ public struct MeterService: Sendable {
         guard let link = table.links[key], case .classified(let linkClass, _)? = table.verdicts[key],
               linkClass != .loopback else { return nil }
         return AppLink(ifindex: ifindex, name: link.name, headerLength: AppLink.headerLength(arpType: link.arpType))
+    }
+
+    /// The network the daemon's link `ifindex` is on now (`network:UUID`, `network:unknown`);
+    /// nil for a link NetworkManager does not manage.
+    private func networkSubject(ofLink ifindex: Int32) -> String? {
+        guard networks.hasAssignments, let link = table.links[LinkKey(.own, ifindex: ifindex)] else { return nil }
+        return networks.subjectOf[link.name]
     }
 
     /// Links a config rule ignores: their traffic and events are dropped where they enter.

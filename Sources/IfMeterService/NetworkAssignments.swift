@@ -104,6 +104,9 @@ struct NetworkAssignments: Sendable {
         return seen
     }
 
+    /// Whether any interface is on a network (or on `network:unknown`).
+    var hasAssignments: Bool { !subjectOf.isEmpty }
+
     /// Each delta of an interface on a network (or whose network is not known), again under
     /// that network's subject. Only the daemon's own namespace: NetworkManager's devices are there.
     func networkDeltas(of deltas: [MeterDelta]) -> [MeterDelta] {

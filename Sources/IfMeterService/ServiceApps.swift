@@ -32,13 +32,21 @@ struct ServiceApps: Sendable {
     /// One read: its deltas under their subjects, in their links' terms, and each link's
     /// remainder against `linkDeltas`, the same ingest's deltas of links. ``newSubjectsCounted``
     /// says whether it counted a subject for the first time (a plan may choose it).
+    /// Each delta is also counted on the network its link is on (`networkOf`: a network's
+    /// subject, or nil for a link NetworkManager does not manage), as `netapp:NETWORK/SUBJECT`.
     mutating func ingest(_ read: AppRead, linkDeltas: [MeterDelta], link: (Int32) -> AppLink?,
-                         bootID: String, at time: Double) -> [MeterDelta] {
+                         networkOf: (Int32) -> String?, bootID: String, at time: Double) -> [MeterDelta] {
         reading = true
         names.merge(read.names) { _, new in new }
         let deltas = meter.apply(read.counts, bootID: bootID)
-        let out = attribution.attribute(deltas, linkDeltas: linkDeltas, subject: { [names] in names[$0] }, link: link,
+        var out = attribution.attribute(deltas, linkDeltas: linkDeltas, subject: { [names] in names[$0] }, link: link,
                                         bootID: bootID, at: time)
+        for delta in out {
+            guard let network = networkOf(delta.ifindex) else { continue }
+            var copy = delta
+            copy.name = NetworkAppKind.subject(delta.name, onNetwork: network)
+            out.append(copy)
+        }
         newSubjectsCounted = false
         for delta in out where subjects[delta.name] == nil {
             subjects[delta.name] = time

@@ -67,6 +67,8 @@ public struct SubjectSection: Hashable, Sendable, CustomStringConvertible {
     public static let networks = SubjectSection(id: "networks", view: "networks")
     /// Services and users' applications, counted per cgroup (docs/APPS.md).
     public static let apps = SubjectSection(id: "apps", view: "apps")
+    /// Applications on each network (docs/APPS.md, "By network"): `ifmeter apps --network`.
+    public static let networkApps = SubjectSection(id: "network-apps", view: "apps")
 
     /// "Containers, pods, virtual machines and namespaces": its kinds' plurals, in list order.
     public var heading: String {

@@ -17,6 +17,7 @@ public enum SubjectKinds {
         ServiceKind(),
         AppKind(),
         RemainderKind(),
+        NetworkAppKind(),
     ]
 
     /// Kinds declared outside this list (a test's), for the work `registering(_:_:)` runs on
@@ -78,7 +79,7 @@ public enum SubjectKinds {
     /// never adds it.
     public static func isAnotherView(_ subject: String) -> Bool {
         guard subject.utf8.contains(UInt8(ascii: ":")), let section = kind(of: subject)?.kind.section else { return false }
-        return section == .networks || section == .apps
+        return section == .networks || section == .apps || section == .networkApps
     }
 
     /// The kinds listed in `section`.
