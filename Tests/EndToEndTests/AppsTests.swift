@@ -168,6 +168,59 @@ final class AppsTests {
         let both = first + Expected.exchange(count: 9, payload: 500, answer: 10)
         try awaitApps(daemon, [host.subject("a"): both])
         try checkSum(daemon, onlyApplications: [host.subject("a")])
+        // Killed, not stopped: it resumes from its last save, and the map has kept counting.
+        try host.exchange(from: "a", count: 2, payload: 64, answer: 64)
+        try daemon.stop(SIGKILL)
+        try host.exchange(from: "a", count: 3, payload: 900, answer: 1)
+        try daemon.start()
+        let all = both + Expected.exchange(count: 2, payload: 64, answer: 64) + Expected.exchange(count: 3, payload: 900, answer: 1)
+        try awaitApps(daemon, [host.subject("a"): all])
+        try checkSum(daemon, onlyApplications: [host.subject("a")])
+    }
+
+    @Test("a cgroup removed after it sent keeps its count, exactly, once a walk (a new cgroup's) finds it gone; the sums still meet")
+    func goneCgroup() throws {
+        let (host, daemon) = try setUp(applications: ["a", "b"], subnet: 156)
+        defer { _ = try? daemon.stop(SIGKILL); host.close() }
+        try host.attach(config: daemon.config)
+        try daemon.start()
+        try host.exchange(from: "a", count: 4, payload: 150, answer: 250)
+        let a = Expected.exchange(count: 4, payload: 150, answer: 250)
+        try awaitApps(daemon, [host.subject("a"): a])
+        try host.exchange(from: "a", count: 2, payload: 10, answer: 20)
+        host.removeApplication("a")
+        // b is new: its naming walks the tree, which finds a gone and takes a's entries.
+        try host.exchange(from: "b", count: 5, payload: 40, answer: 30)
+        let expected = [host.subject("a"): a + Expected.exchange(count: 2, payload: 10, answer: 20),
+                        host.subject("b"): Expected.exchange(count: 5, payload: 40, answer: 30)]
+        try awaitApps(daemon, expected)
+        try checkSum(daemon, onlyApplications: Set(expected.keys))
+        // Across a restart too: the taken entries are not counted again, nor lost.
+        try daemon.stop(SIGTERM)
+        try daemon.start()
+        try awaitApps(daemon, expected)
+        try checkSum(daemon, onlyApplications: Set(expected.keys))
+    }
+
+    @Test("detached and attached again while the daemon runs: what the old map counted stays, the new map's adds to it; what went meanwhile is the remainder's")
+    func attachedAgain() throws {
+        let (host, daemon) = try setUp(applications: ["a"], subnet: 157)
+        defer { _ = try? daemon.stop(SIGKILL); host.close() }
+        try host.attach(config: daemon.config)
+        try daemon.start()
+        try host.exchange(from: "a", count: 3, payload: 100, answer: 100)
+        let first = Expected.exchange(count: 3, payload: 100, answer: 100)
+        try awaitApps(daemon, [host.subject("a"): first])
+        let detached = try host.detach()
+        #expect(detached.status == 0, "\(detached)")
+        try host.exchange(from: "a", count: 6, payload: 30, answer: 30)
+        _ = try request(daemon, #"{"v":1,"cmd":"sample"}"#)
+        try host.attach(config: daemon.config)
+        try host.exchange(from: "a", count: 2, payload: 700, answer: 5)
+        let expected = [host.subject("a"): first + Expected.exchange(count: 2, payload: 700, answer: 5)]
+        try awaitApps(daemon, expected)
+        let remainder = try checkSum(daemon, onlyApplications: Set(expected.keys))
+        #expect(remainder == Expected.exchange(count: 6, payload: 30, answer: 30), "remainder:va \(remainder)")
     }
 
     @Test("as the unit runs it (nobody, CAP_DAC_READ_SEARCH and CAP_NET_BROADCAST), with pins attached for nobody: counting, exact")
@@ -209,5 +262,12 @@ final class AppsTests {
         #expect(text.status == 0 && text.stdout.contains("Applications are not counted"), "\(text)")
         let entries = try apps(daemon)
         #expect(entries.isEmpty, "\(entries.keys.sorted())")
+        // ifmeter apps sends the user to `ifmeterd --probe` for the reason: it must give one.
+        #expect(text.stdout.contains("ifmeterd --probe says why"))
+        let probe = try host.left.run(AppsHost.mountingCgroup2 + [DaemonProcess.binary, "--probe", "--config", daemon.config])
+        #expect(probe.status == 0, "\(probe)")
+        let detail = health["detail"] as? String ?? ""
+        #expect(probe.stdout.contains(host.pins) || probe.stdout.contains(detail) || probe.stderr.contains(host.pins),
+                "ifmeterd --probe says nothing of why applications are not counted (status: \(detail)): \(probe.stdout) \(probe.stderr)")
     }
 }

@@ -35,6 +35,8 @@ public final class AppsHost: @unchecked Sendable {
     public let root: String
     /// Each application's cgroup directory, by the name the test gave it.
     public private(set) var cgroups: [String: String] = [:]
+    /// Each application's subject, by the name the test gave it (also once its cgroup is gone).
+    private var subjects: [String: String] = [:]
     private var mounted = false
     /// The config the program was attached with, to detach it again.
     private var attachedWith: String?
@@ -54,13 +56,16 @@ public final class AppsHost: @unchecked Sendable {
         Self.reapStale(under: root)
         pair = try VethPair(subnet: subnet)
         bpffs = try TemporaryDirectory()
-        guard mount("bpf", bpffs.path, "bpf", 0, nil) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        // Mode 0700, as systemd mounts /sys/fs/bpf: only root, or a daemon holding
+        // CAP_DAC_READ_SEARCH (the unit's), passes it to the pins.
+        guard mount("bpf", bpffs.path, "bpf", 0, "mode=0700") == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         mounted = true
         do {
             for name in names {
                 let path = root + "/ifmeter-test-\(getpid())-\(index)-\(name)"
                 guard mkdir(path, 0o755) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
                 cgroups[name] = path
+                subjects[name] = "service:" + (path.split(separator: "/").last.map(String.init) ?? name)
             }
         } catch {
             close()
@@ -72,7 +77,13 @@ public final class AppsHost: @unchecked Sendable {
 
     /// The subject the daemon counts application `name` under.
     public func subject(_ name: String) -> String {
-        "service:" + (cgroups[name].map { String($0.split(separator: "/").last ?? "") } ?? name)
+        subjects[name] ?? "service:\(name)"
+    }
+
+    /// Removes application `name`'s cgroup (its processes have exited): the cgroup is gone.
+    public func removeApplication(_ name: String) {
+        guard let path = cgroups.removeValue(forKey: name) else { return }
+        Self.removeCgroup(path)
     }
 
     /// Runs the real `ifmeterd --attach-apps --config CONFIG [--apps-user USER]` inside `left`,
