@@ -194,11 +194,38 @@ final class AppsTests {
         let expected = [host.subject("a"): a + Expected.exchange(count: 2, payload: 10, answer: 20),
                         host.subject("b"): Expected.exchange(count: 5, payload: 40, answer: 30)]
         try awaitApps(daemon, expected)
+        // b may have been read before a walk named it (within 2 s of a's): its traffic is then
+        // the remainder's too until later unattributed traffic repays it (newCgroupBetweenWalks).
+        // Raw frames both ways first, so the sums can meet whether it was or not.
+        try host.left.sendFrames(20, from: "va")
+        try host.right.sendFrames(20, from: "vb")
         try checkSum(daemon, onlyApplications: Set(expected.keys))
         // Across a restart too: the taken entries are not counted again, nor lost.
         try daemon.stop(SIGTERM)
         try daemon.start()
         try awaitApps(daemon, expected)
+        try checkSum(daemon, onlyApplications: Set(expected.keys))
+    }
+
+    /// The reader names a new cgroup by a walk at most every 2 s; its entry is left out of the
+    /// reads until then, while the link's counters already hold its traffic. Here b first sends
+    /// right after a walk named a, so its first reads are between walks.
+    @Test("a cgroup first read between walks: applications plus remainder still equal the link once it is named")
+    func newCgroupBetweenWalks() throws {
+        let (host, daemon) = try setUp(applications: ["a", "b"], subnet: 158)
+        defer { _ = try? daemon.stop(SIGKILL); host.close() }
+        try host.attach(config: daemon.config)
+        try daemon.start()
+        try host.exchange(from: "a", count: 2, payload: 100, answer: 100)
+        let a = Expected.exchange(count: 2, payload: 100, answer: 100)
+        try awaitApps(daemon, [host.subject("a"): a])
+        try host.exchange(from: "b", count: 5, payload: 40, answer: 30)
+        let expected = [host.subject("a"): a, host.subject("b"): Expected.exchange(count: 5, payload: 40, answer: 30)]
+        try awaitApps(daemon, expected)
+        try checkSum(daemon, onlyApplications: Set(expected.keys))
+        // Unattributed traffic afterwards: the excess, held as the link's debt, comes off it.
+        try host.left.sendFrames(20, from: "va")
+        try host.right.sendFrames(20, from: "vb")
         try checkSum(daemon, onlyApplications: Set(expected.keys))
     }
 
@@ -216,11 +243,17 @@ final class AppsTests {
         try host.exchange(from: "a", count: 6, payload: 30, answer: 30)
         _ = try request(daemon, #"{"v":1,"cmd":"sample"}"#)
         try host.attach(config: daemon.config)
+        // A second attach names the new map: "attached already (map ID, …)".
+        let again = try host.attach(config: daemon.config).stdout
+        let newMap = again.components(separatedBy: "(map ").dropFirst().first?.prefix { $0.isNumber } ?? ""
         try host.exchange(from: "a", count: 2, payload: 700, answer: 5)
         let expected = [host.subject("a"): first + Expected.exchange(count: 2, payload: 700, answer: 5)]
         try awaitApps(daemon, expected)
         let remainder = try checkSum(daemon, onlyApplications: Set(expected.keys))
         #expect(remainder == Expected.exchange(count: 6, payload: 30, answer: 30), "remainder:va \(remainder)")
+        let health = try #require(try request(daemon, #"{"v":1,"cmd":"status"}"#)["apps"] as? [String: Any])
+        #expect(!newMap.isEmpty && (health["detail"] as? String ?? "").contains("map \(newMap) "),
+                "the new map is \(newMap) (\(again)); status apps: \(health)")
     }
 
     @Test("as the unit runs it (nobody, CAP_DAC_READ_SEARCH and CAP_NET_BROADCAST), with pins attached for nobody: counting, exact")
