@@ -26,6 +26,10 @@ public final class DaemonProcess: @unchecked Sendable {
     /// Joins the unit's cgroups (``UnitResources/prefix``) before anything else: `ip netns exec`
     /// mounts a sysfs of the namespace's own, without the cgroup filesystems.
     private var cgroups: [String] = []
+    /// A command the daemon runs under inside its network namespace, before ``start(prefix:)``'s
+    /// (which ``startAsTheUnit()`` uses): as root, in `ip netns exec`'s own mount namespace
+    /// (``AppsHost/mountingCgroup2``).
+    public var withinNamespace: [String] = []
 
     private static let reaped: Void = reapStale()
 
@@ -96,7 +100,8 @@ public final class DaemonProcess: @unchecked Sendable {
         extraArguments: [String] = [], environment: [String: String] = [:], prefix: [String] = [],
         waitForReady: Bool = true
     ) throws {
-        let command = cgroups + enclosing + (namespace.map { ["ip", "netns", "exec", $0.name] } ?? []) + prefix + arguments + extraArguments
+        let command = cgroups + enclosing + (namespace.map { ["ip", "netns", "exec", $0.name] } ?? []) + withinNamespace + prefix + arguments
+            + extraArguments
         process?.end(SIGKILL)
         process = try SpawnedProcess(command, environment: environment, errors: stderrPath)
         if waitForReady { try awaitReady() }
