@@ -17,7 +17,8 @@ enum AppsView {
 
     struct Result: JSONWritable {
         var apps: [Entry]
-        var counting: Bool
+        /// Whether the daemon counts applications, and what says so or why not.
+        var health: AppsHealth?
         var footnote: String
 
         func write(to w: inout JSONWriter) {
@@ -64,14 +65,13 @@ enum AppsView {
         }
         // Busiest first, as nethogs lists them; a name breaks ties, so the order is stable.
         entries.sort { ($0.allTime.map { $0.rxBytes &+ $0.txBytes } ?? 0, $1.name) > ($1.allTime.map { $0.rxBytes &+ $0.txBytes } ?? 0, $0.name) }
-        return (session, Result(apps: entries, counting: answer.status?.apps?.counting ?? false, footnote: EstimateLabel.appsFootnote))
+        return (session, Result(apps: entries, health: answer.status?.apps, footnote: EstimateLabel.appsFootnote))
     }
 
     static func render(_ result: Result, _ session: Session, units: Units) -> String {
         guard !result.apps.isEmpty else {
-            return result.counting
-                ? "No application has carried traffic yet.\n"
-                : "Applications are not counted: ifmeterd --probe says why (docs/APPS.md).\n"
+            guard let health = result.health, !health.counting else { return "No application has carried traffic yet.\n" }
+            return "Applications are not counted: \(health.detail)\n(docs/APPS.md: ifmeterd --attach-apps, as root)\n"
         }
         var table = Table([.left, .left, .right, .right, .right, .right, .right])
         table.add(["application", "kind", "today", "month rx", "month tx", "this month", "all time"])

@@ -10,14 +10,15 @@ import Glibc
 /// Reads the application counter's pinned maps for a sample, on the kernel's thread, and names
 /// the cgroups in them (docs/APPS.md): what the daemon hands the service as an ``AppRead``.
 ///
-/// - The maps are opened when first read, and again after a read fails (the program detached
-///   and attached again makes new maps); while they cannot be, ``state`` says why, once.
-/// - A cgroup id not named yet is looked for by a walk of the hierarchy (at most one walk per
-///   ``walkSpacing``), and named by ``CgroupNaming``; its entry is left out of the read until
-///   then, so its whole count arrives with its name.
-/// - A named cgroup no complete walk finds is gone: its entries are taken from the map, counted
-///   once more as finals, and their room is free for others. An id no walk could name (it went
-///   first) is taken too; its traffic stays in its link's remainder.
+/// - The maps are opened when first read, and again when the pin is another file than the one
+///   opened (detached and attached again: new maps) or a read fails; while they cannot be,
+///   ``state`` says why, once.
+/// - A cgroup id first read is named in the same read: a walk of the hierarchy finds its path
+///   and ``CgroupNaming`` names it. An id the walk does not find (its cgroup went first, or the
+///   walk passed a bound) is never named: its traffic is its link's `#unnamed` remainder. No
+///   entry is ever left out of a read, so applications and remainders always add up.
+/// - A named cgroup no complete walk finds (one every ``goneSpacing``) is gone: its entries are
+///   taken from the map, counted once more as finals, and their room is free for others.
 ///
 /// Not for two threads at once: the sampler uses it on its dump's thread only.
 final class AppReader: @unchecked Sendable {
@@ -42,10 +43,11 @@ final class AppReader: @unchecked Sendable {
     /// Ids a complete walk did not find before they were named: counted in their remainders.
     private var unnameable: Set<UInt64> = []
     private var lastWalk: UInt64?
-    /// Boot-clock nanoseconds between walks while new cgroups wait for their names.
-    var walkSpacing: UInt64 = 2_000_000_000
     /// Boot-clock nanoseconds between walks that look for gone cgroups when none is new.
     var goneSpacing: UInt64 = 60_000_000_000
+    /// The counts pin the maps were opened from (device and inode): another file there is
+    /// another program's maps.
+    private var openedPin: (dev: UInt64, ino: UInt64)?
 
     init(pinDirectory: String, cgroupRoot: String, names: [UInt64: String]) {
         self.pinDirectory = pinDirectory
@@ -85,9 +87,17 @@ final class AppReader: @unchecked Sendable {
     }
 
     private func openMaps() throws(KernelError) -> AppCounterMaps {
-        if let maps { return maps }
+        let pin = pinDirectory + "/app_counts"
+        var info = stat()
+        guard stat(pin, &info) == 0 else {
+            maps = nil
+            throw KernelError(call: "stat \(pin)", errno: errno, detail: "the application counter is not attached there")
+        }
+        let identity = (dev: UInt64(info.st_dev), ino: UInt64(info.st_ino))
+        if let maps, let openedPin, openedPin == identity { return maps }
         let opened = try AppCounterMaps(pinDirectory: pinDirectory, writable: true)
         maps = opened
+        openedPin = identity
         return opened
     }
 
@@ -96,16 +106,18 @@ final class AppReader: @unchecked Sendable {
         let unknown = ids.subtracting(names.keys).subtracting(unnameable)
         var newNames: [UInt64: String] = [:]
         var finals: [AppCounterKey: Traffic] = [:]
-        let due = lastWalk.map { now &- $0 >= (unknown.isEmpty ? goneSpacing : walkSpacing) } ?? true
-        if due, !ids.isEmpty, let walk = try? tree.walk(wanting: unknown) {
+        let due = lastWalk.map { now &- $0 >= goneSpacing } ?? true
+        if !unknown.isEmpty || (due && !ids.isEmpty) {
             lastWalk = now
-            for (id, path) in walk.paths {
+            let walk = try? tree.walk(wanting: unknown)
+            for (id, path) in walk?.paths ?? [:] {
                 let subject = naming.subject(ofPath: path).name
                 names[id] = subject
                 newNames[id] = subject
             }
-            if walk.complete {
-                unnameable.formUnion(unknown.subtracting(walk.live))
+            // Not found now, never named: counted as its link's unnamed traffic from the first byte.
+            unnameable.formUnion(unknown.subtracting(newNames.keys))
+            if let walk, walk.complete {
                 for entry in dump.entries where !walk.live.contains(entry.cgroupID) {
                     if let taken = try maps.take(cgroupID: entry.cgroupID, ifindex: entry.ifindex) {
                         finals[AppCounterKey(cgroupID: entry.cgroupID, ifindex: entry.ifindex)] = Traffic(taken)
@@ -117,8 +129,8 @@ final class AppReader: @unchecked Sendable {
         counters.reserveCapacity(dump.entries.count + dump.overflow.count)
         for entry in dump.entries {
             let key = AppCounterKey(cgroupID: entry.cgroupID, ifindex: entry.ifindex)
-            // Waiting for its name, or taken just now: left out of this read.
-            guard names[entry.cgroupID] != nil || unnameable.contains(entry.cgroupID), finals[key] == nil else { continue }
+            // Taken just now: counted as a final.
+            guard finals[key] == nil else { continue }
             counters[key] = Traffic(entry.traffic)
         }
         for (ifindex, traffic) in dump.overflow {

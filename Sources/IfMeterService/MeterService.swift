@@ -22,9 +22,12 @@ public struct MeterService: Sendable {
     /// The writes not yet saved, and every name's saved total.
     var saves: SaveQueue
     private(set) var lostEvents: LostEvents
-    /// The links' deltas kept during an ingest that carries an application read, for their
-    /// remainders; nil otherwise.
+    /// The links' deltas since the last sample, for their remainders (docs/APPS.md, "Exact"):
+    /// kept once applications are counted; nil otherwise.
     private var linkDeltas: [MeterDelta]?
+    /// Links deleted since the last sample, as their applications are counted: the next sample
+    /// attributes their last deltas.
+    private var goneLinks: [Int32: AppLink] = [:]
     /// When counters were last read (the start dump or a sample).
     private(set) var lastSample: MeterInstant?
     /// The data plans' watch, their members and routing.
@@ -90,7 +93,7 @@ public struct MeterService: Sendable {
     ) -> Ingested {
         guard meter.phase == .running else { return Ingested() }
         var ingested = Ingested()
-        linkDeltas = apps == nil ? nil : []
+        if apps != nil || self.apps.reading, linkDeltas == nil { linkDeltas = [] }
         for observation in linkEvents {
             let applied = apply(observation, at: instant)
             ingested.events += applied.events
@@ -100,17 +103,25 @@ public struct MeterService: Sendable {
             ingested.events += take(meter.apply(sample: readings, at: instant), ignoring: ignoredLinks).events
             lastSample = instant
         }
-        if let apps, let counted = linkDeltas {
-            let deltas = self.apps.ingest(apps, linkDeltas: counted, link: appLink, networkOf: networkSubject(ofLink:),
-                                          bootID: meter.bootID, at: instant.wall)
+        // A sample attributes the links' deltas since the last: with the applications' read, or,
+        // once they were read, without one (the maps went): then all of it is the remainders'.
+        if readings != nil, let counted = linkDeltas, apps != nil || self.apps.reading {
+            let link = { [table, goneLinks] (ifindex: Int32) in Self.appLink(ifindex, in: table) ?? goneLinks[ifindex] }
+            let deltas = apps.map {
+                self.apps.ingest($0, linkDeltas: counted, link: link, networkOf: networkSubject(ofLink:),
+                                 bootID: meter.bootID, at: instant.wall)
+            } ?? self.apps.remainders(of: counted, link: link, networkOf: networkSubject(ofLink:), bootID: meter.bootID,
+                                      at: instant.wall)
             // A subject counted for the first time may be a plan's: the plans' next watch routes
             // anew, and sums what is not saved yet (this delta too) again.
             if self.apps.newSubjectsCounted { plans.membersChanged() }
             let store = configuration.store
             saves.pending.add(MeterOutput(deltas: deltas), calendar: store.calendar,
                               monthStartDay: store.monthStartDay(for:), routing: plans.routing)
+            linkDeltas = nil
+            for ifindex in goneLinks.keys { self.apps.linkGone(ifindex: ifindex) }
+            goneLinks = [:]
         }
-        linkDeltas = nil
         return ingested
     }
 
@@ -125,7 +136,8 @@ public struct MeterService: Sendable {
             ignoring.formUnion(ignoredLinks)
             return take(meter.apply(.newOrChanged(link), at: instant), ignoring: ignoring)
         case .event(.deleted(let link)):
-            if link.namespace == .own { apps.linkGone(ifindex: link.ifindex) }
+            // Its last deltas, and the applications' on it, are attributed at the next sample.
+            if linkDeltas != nil, link.namespace == .own, let counted = appLink(link.ifindex) { goneLinks[link.ifindex] = counted }
             table.delete(link, at: instant.wall, firstSeen: meter.firstSeen, noting: &saves.pending)
             plans.membersChanged()
             return take(meter.apply(.deleted(link), at: instant), ignoring: ignoring)
@@ -171,7 +183,9 @@ public struct MeterService: Sendable {
 
     /// A counted link of the daemon's namespace, as the applications on it are counted: nil for
     /// loopback (never traffic) and links a rule ignores.
-    private func appLink(_ ifindex: Int32) -> AppLink? {
+    private func appLink(_ ifindex: Int32) -> AppLink? { Self.appLink(ifindex, in: table) }
+
+    private static func appLink(_ ifindex: Int32, in table: LinkTable) -> AppLink? {
         let key = LinkKey(.own, ifindex: ifindex)
         guard let link = table.links[key], case .classified(let linkClass, _)? = table.verdicts[key],
               linkClass != .loopback else { return nil }

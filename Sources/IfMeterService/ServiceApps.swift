@@ -34,11 +34,14 @@ struct ServiceApps: Sendable {
     /// says whether it counted a subject for the first time (a plan may choose it).
     /// Each delta is also counted on the network its link is on (`networkOf`: a network's
     /// subject, or nil for a link NetworkManager does not manage), as `netapp:NETWORK/SUBJECT`.
-    mutating func ingest(_ read: AppRead, linkDeltas: [MeterDelta], link: (Int32) -> AppLink?,
+    mutating func ingest(_ read: AppRead?, linkDeltas: [MeterDelta], link: (Int32) -> AppLink?,
                          networkOf: (Int32) -> String?, bootID: String, at time: Double) -> [MeterDelta] {
-        reading = true
-        names.merge(read.names) { _, new in new }
-        let deltas = meter.apply(read.counts, bootID: bootID)
+        var deltas: [AppCounterDelta] = []
+        if let read {
+            reading = true
+            names.merge(read.names) { _, new in new }
+            deltas = meter.apply(read.counts, bootID: bootID)
+        }
         var out = attribution.attribute(deltas, linkDeltas: linkDeltas, subject: { [names] in names[$0] }, link: link,
                                         bootID: bootID, at: time)
         for delta in out {
@@ -54,15 +57,22 @@ struct ServiceApps: Sendable {
             newSubjectsCounted = true
         }
         // Names of cgroups whose entries are all gone are not needed again.
-        if !read.counts.finals.isEmpty || names.count > meter.last.count {
+        if read?.counts.finals.isEmpty == false || names.count > meter.last.count {
             let counted = Set(meter.last.keys.map(\.cgroupID))
             names = names.filter { counted.contains($0.key) }
         }
         return out
     }
 
-    /// A link gone: its remainder's debt goes with it.
+    /// A link gone, its last deltas attributed: its remainder's debt goes with it.
     mutating func linkGone(ifindex: Int32) { attribution.forget(ifindex: ifindex) }
+
+    /// A sample without a read (the maps could not be read): the links' deltas are their
+    /// remainders', so applications and remainders still add up to the links.
+    mutating func remainders(of linkDeltas: [MeterDelta], link: (Int32) -> AppLink?, networkOf: (Int32) -> String?,
+                             bootID: String, at time: Double) -> [MeterDelta] {
+        ingest(nil, linkDeltas: linkDeltas, link: link, networkOf: networkOf, bootID: bootID, at: time)
+    }
 
     /// What a save beginning now writes; nil when nothing changed or the map was never read.
     mutating func beginSave() -> AppCounterWrite? {

@@ -98,4 +98,25 @@ struct AppCountingTests {
         #expect(figures.first { $0.plan.name == "web" }?.tally.traffic == traffic(114, 114, 1, 1))
         #expect(harness.watch(at: at(30)).isEmpty)
     }
+
+    @Test("a sample whose maps could not be read leaves the links' deltas to their remainders; a link deleted between samples is attributed at the next")
+    func withoutARead() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("eth0", 2, traffic(0, 0)), link("eth1", 3, traffic(0, 0))], at: at(0))
+        harness.ingest(readings: [reading(2, traffic(1000, 0, 1, 0)), reading(3, .zero)],
+                       apps: read(7, [nginx: traffic(986, 0, 1, 0)], names: names), at: at(10))
+        // The maps went (detached): everything is the remainders'.
+        harness.ingest(readings: [reading(2, traffic(3000, 0, 3, 0)), reading(3, .zero)], at: at(20))
+        // eth1 carries an application's traffic and is deleted before the next sample.
+        let onEth1 = AppCounterKey(cgroupID: 300, ifindex: 3)
+        harness.ingest([.event(.deleted(link("eth1", 3, traffic(500, 0, 5, 0))))], at: at(25))
+        harness.ingest(readings: [reading(2, traffic(3000, 0, 3, 0))],
+                       apps: read(7, [nginx: traffic(986, 0, 1, 0), onEth1: traffic(216, 0, 2, 0)]), at: at(30))
+        harness.save(at: at(30))
+        #expect(try stored(harness, "remainder:eth0") == traffic(2000, 0, 2, 0))
+        #expect(try stored(harness, "service:nginx.service") == traffic(1000 + 244, 0, 3, 0))
+        #expect(try stored(harness, "remainder:eth1") == traffic(256, 0, 3, 0))
+        #expect(try stored(harness, "eth1") + (try stored(harness, "eth0")) == traffic(3500, 0, 8, 0))
+        #expect(harness.service.apps.attribution.debt.isEmpty)
+    }
 }
