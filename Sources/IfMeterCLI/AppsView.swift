@@ -33,12 +33,15 @@ enum AppsView {
         }
     }
 
-    /// Every application's subject (or those `-i` names), with its day, month and all-time
-    /// rows, in one round trip.
-    static func fetch(_ socketCandidates: [String], _ names: [String]) throws(CLIError) -> (Session, Result) {
+    /// Every application's subject (or those `-i` names; or, with `network`, every
+    /// application's on that network), with its day, month and all-time rows.
+    static func fetch(_ socketCandidates: [String], _ names: [String], network: String? = nil) throws(CLIError) -> (Session, Result) {
         let now = Session.wallClock()
         var request = QueryRequest()
-        if names.isEmpty {
+        if let network {
+            request.select = QuerySelection.apps.rawValue
+            request.network = try resolve(network, socketCandidates)
+        } else if names.isEmpty {
             request.select = QuerySelection.apps.rawValue
         } else {
             request.interfaces = names
@@ -58,7 +61,7 @@ enum AppsView {
             let name = subject.name ?? ""
             let (days, months, total) = (answer.usage[3 * index], answer.usage[3 * index + 1], answer.usage[3 * index + 2])
             entries.append(Entry(
-                name: name, kind: figures[name]?.kind ?? "application",
+                name: Self.shown(name), kind: figures[name]?.kind ?? "application",
                 today: days.rows.first { $0.start == days.projection?.start },
                 thisMonth: months.rows.first { $0.start == months.projection?.start },
                 allTime: total.rows.first, labels: figures[name]?.labels ?? []))
@@ -66,6 +69,31 @@ enum AppsView {
         // Busiest first, as nethogs lists them; a name breaks ties, so the order is stable.
         entries.sort { ($0.allTime.map { $0.rxBytes &+ $0.txBytes } ?? 0, $1.name) > ($1.allTime.map { $0.rxBytes &+ $0.txBytes } ?? 0, $0.name) }
         return (session, Result(apps: entries, health: answer.status?.apps, footnote: EstimateLabel.appsFootnote))
+    }
+
+    /// An application's subject on a network (`netapp:UUID/app:1000/firefox`) as the
+    /// application's own: the view names the network once.
+    static func shown(_ name: String) -> String {
+        guard name.hasPrefix("netapp:"), let slash = name.firstIndex(of: "/") else { return name }
+        return String(name[name.index(after: slash)...])
+    }
+
+    /// The UUID of the network `text` names (its name, SSID or UUID, as `networks` shows
+    /// them), or `unknown`.
+    static func resolve(_ text: String, _ socketCandidates: [String]) throws(CLIError) -> String {
+        if text == "unknown" { return text }
+        var request = QueryRequest()
+        request.select = QuerySelection.networks.rawValue
+        request.include = [QueryPart.networks.rawValue]
+        let (_, answer) = try Session.query(socketCandidates: socketCandidates, request)
+        let matches = (answer.networks ?? []).filter {
+            $0.uuid == text || $0.name == text || $0.ssid.map { Array(text.utf8) == $0 } == true
+        }
+        guard let uuid = matches.first?.uuid else {
+            throw CLIError(.usage, "no network named \"\(text)\" (ifmeter networks lists them; unknown is what crossed while "
+                + "a network was not known)")
+        }
+        return uuid
     }
 
     static func render(_ result: Result, _ session: Session, units: Units) -> String {
@@ -103,7 +131,7 @@ extension AppsView.Entry: JSONWritable {
 struct AppsCommand: Subcommand {
     static let name = "apps"
     static let summary = "traffic per service and application (by cgroup): today, this month, all time"
-    static let usage = "ifmeter apps [-i app:UID/NAME …] [--json]"
+    static let usage = "ifmeter apps [-i app:UID/NAME … | --network NETWORK] [--json]"
     static let about = """
         Every system service, user's application and rootless container ifmeterd counted by its
         cgroup (docs/APPS.md), busiest first: service:nginx.service, app:1000/firefox,
@@ -111,16 +139,25 @@ struct AppsCommand: Subcommand {
         did (forwarded traffic, the kernel's own, ARP). Figures are in each link's terms (link
         headers included): an interface's applications plus its remainder are its counters.
         Another view of the interfaces' bytes, never added to them. Every view takes these
-        names: ifmeter days -i app:1000/firefox. Counting needs ifmeterd --attach-apps (root).
+        names: ifmeter days -i app:1000/firefox. --network NETWORK (its name, SSID or UUID, as
+        ifmeter networks shows it) lists what each application used on that network: which
+        program used the hotspot. Counting needs ifmeterd --attach-apps (root).
         """
-    static let options = [OptionSpec.interface]
+    static let network = OptionSpec(
+        names: ["--network"], value: "NETWORK", help: "what each application used on this network (name, SSID or UUID)")
+    static let options = [OptionSpec.interface, network]
 
     var names: [String]
+    var network: String?
 
-    init(_ parsed: ParsedArguments) throws(CLIError) { names = try Subjects(parsed).interfaces }
+    init(_ parsed: ParsedArguments) throws(CLIError) {
+        names = try Subjects(parsed).interfaces
+        network = parsed.value(Self.network)
+        if network != nil, !names.isEmpty { throw CLIError(.usage, "give -i or --network, not both") }
+    }
 
     func run(_ context: CommandContext) throws(CLIError) -> Int32 {
-        let (session, result) = try AppsView.fetch(context.socketCandidates, names)
+        let (session, result) = try AppsView.fetch(context.socketCandidates, names, network: network)
         context.write(result) { AppsView.render($0, session, units: context.units) }
         return 0
     }

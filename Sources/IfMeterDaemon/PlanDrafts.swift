@@ -101,12 +101,13 @@ struct PlanDrafts {
                 throw fail(draft.line, "names both interfaces and networks: a plan counts one or the other "
                     + "(networks are another view of the same bytes); make two plans")
             }
-            if !draft.applications.isEmpty, draft.selectors != nil || !draft.networks.isEmpty {
-                throw fail(draft.line, "names applications besides interfaces or networks: applications are another view "
-                    + "of the same bytes, and counting them per network is not there yet; make two plans")
+            if !draft.applications.isEmpty, draft.selectors != nil {
+                throw fail(draft.line, "names both interfaces and applications: a plan counts one or the other "
+                    + "(applications are another view of the same bytes); make two plans")
             }
-            guard let selectors = draft.selectors ?? (draft.networks.isEmpty ? nil : draft.networks)
-                    ?? (draft.applications.isEmpty ? nil : draft.applications) else {
+            // Applications with networks: only their bytes on those networks (docs/APPS.md).
+            guard let selectors = draft.selectors ?? (draft.applications.isEmpty ? nil : draft.applications + draft.networks)
+                    ?? (draft.networks.isEmpty ? nil : draft.networks) else {
                 throw fail(draft.line, "no interfaces: add plan[\(name)] = wwan0 (names, globs such as wwan* or class:CLASS), "
                     + "or plan[\(name)].network = NETWORK, plan[\(name)].metered = yes, plan[\(name)].app = APP "
                     + "or plan[\(name)].service = SERVICE")

@@ -56,6 +56,9 @@ extension RequestHandlers {
         case .selection(.apps):
             chosen = service.appFigures()
             subjects = chosen.map { .interface($0.name) }
+        case .appsOnNetwork(let network):
+            chosen = service.appFigures(onNetwork: NetworkSubject.prefix + network)
+            subjects = chosen.map { .interface($0.name) }
         case .selection(let selection):
             chosen = selection.pick(service.snapshot().interfaces)
             subjects = chosen.map { .interface($0.name) }

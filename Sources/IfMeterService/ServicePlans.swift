@@ -115,10 +115,11 @@ struct ServicePlans: Sendable {
             candidates.append((record.name, record.interfaceClass))
         }
         candidates.sort { $0.name < $1.name }
-        let networks = networks.records.values.sorted { $0.network.uuid < $1.network.uuid }
+        let records = networks.records
+        let networks = records.values.sorted { $0.network.uuid < $1.network.uuid }
         return watch.plans.map { plan in
             if plan.countsApplications {
-                return PlanMembers(names: apps.filter { plan.includes($0, interfaceClass: nil) }, tunnels: [])
+                return PlanMembers(names: Self.applications(of: plan, among: apps, networks: records), tunnels: [])
             }
             if plan.countsNetworks {
                 let chosen = networks.filter { plan.includes($0.network) }.map(\.network)
@@ -127,6 +128,22 @@ struct ServicePlans: Sendable {
             let chosen = candidates.filter { plan.includes($0.name, interfaceClass: $0.interfaceClass) }
             return PlanMembers(names: chosen.map(\.name),
                                tunnels: chosen.filter { $0.interfaceClass == InterfaceClass.tunnel.rawValue }.map(\.name))
+        }
+    }
+}
+
+extension ServicePlans {
+    /// A plan's applications among `apps` (every subject counted by cgroup): with networks
+    /// named too, their subjects on those networks (`netapp:UUID/SUBJECT`), else their own.
+    static func applications(of plan: Plan, among apps: [String], networks: [String: NetworkRecord]) -> [String] {
+        let chosen = plan.selectors.filter(\.isApplication)
+        let onNetworks = plan.selectors.filter(\.isNetwork)
+        let isChosen = { (subject: String) in chosen.contains { $0.matches(subject, interfaceClass: nil) } }
+        guard !onNetworks.isEmpty else { return apps.filter(isChosen) }
+        return apps.filter { name in
+            guard name.hasPrefix("netapp:"), let (uuid, subject) = NetworkAppKind.split(name.dropFirst("netapp:".count)),
+                  isChosen(String(subject)), let record = networks[String(uuid)] else { return false }
+            return onNetworks.contains { $0.matches(record.network) }
         }
     }
 }

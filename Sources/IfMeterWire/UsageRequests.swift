@@ -59,6 +59,7 @@ public struct QueryRequest: CommandRequestType {
         .objects("usage", { $0.usage }, { $0.usage = $1 }, form: .objects("period")),
         .integer("offset", { $0.offset }, { $0.offset = $1 }, range: 0...RequestLine.maximumOffset),
         .integer("limit", { $0.limit }, { $0.limit = $1 }, range: RequestLine.acceptedLimit),
+        .string("network", { $0.network }, { $0.network = $1 }),
     ]
 
     /// The query asked for, checked.
@@ -69,6 +70,9 @@ public struct QueryRequest: CommandRequestType {
             /// A class's members, or (`sum`) the class as one subject.
             case interfaceClass(InterfaceClass, sum: Bool)
             case selection(QuerySelection)
+            /// `select: apps` with `network`: the applications on that network (`UUID` or
+            /// `unknown`), as `netapp:NETWORK/SUBJECT` (docs/APPS.md, "By network").
+            case appsOnNetwork(String)
         }
 
         public var subjects: Subjects
@@ -93,6 +97,8 @@ public struct QueryRequest: CommandRequestType {
     public var offset: Int?
     /// At most this many of the chosen subjects.
     public var limit: Int?
+    /// With `select: apps`: a network's UUID, or `unknown`.
+    public var network: String?
 
     public init() {}
 
@@ -122,6 +128,15 @@ public struct QueryRequest: CommandRequestType {
         case (nil, let className?): subjects = .interfaceClass(try known(className, InterfaceClass.self, "class"), sum: sum == true)
         case (nil, nil): subjects = .selection(try select.map { name throws(WireError) in try known(name, QuerySelection.self, "selection") } ?? .shown)
         default: throw WireError(.badRequest, "give at most one of \"interfaces\" and \"class\"")
+        }
+        if let network {
+            guard case .selection(.apps) = subjects else {
+                throw WireError(.badRequest, "\"network\" goes with \"select\": \"apps\" alone")
+            }
+            guard network == "unknown" || Network.isUUID(network) else {
+                throw WireError(.badRequest, "network: expected a network's UUID or unknown")
+            }
+            return Checked(subjects: .appsOnNetwork(network), tables: tables, parts: parts, window: window)
         }
         return Checked(subjects: subjects, tables: tables, parts: parts, window: window)
     }

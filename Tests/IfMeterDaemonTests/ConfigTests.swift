@@ -225,7 +225,7 @@ struct ConfigTests {
         ("plan[phone].limit = 20G", "test.conf:2: plan[phone]: no interfaces: add plan[phone] = wwan0 (names, globs such as wwan* or class:CLASS), or plan[phone].network = NETWORK, plan[phone].metered = yes, plan[phone].app = APP or plan[phone].service = SERVICE"),
         ("plan[phone].limit = lots", "test.conf:2: plan[phone].limit: expected a size such as 20GiB, 500 MB, 1.5T or 4096 (G and GiB are 2^30 bytes, GB is 10^9), got \"lots\""),
         ("plan[phone].colour = red", "test.conf:2: plan[phone].colour: unknown plan setting \"colour\" (expected limit, period, direction, thresholds, network, metered, app or service)"),
-        ("plan[phone] = wwan0\nplan[phone].app = firefox", "test.conf:2: plan[phone]: names applications besides interfaces or networks: applications are another view of the same bytes, and counting them per network is not there yet; make two plans"),
+        ("plan[phone] = wwan0\nplan[phone].app = firefox", "test.conf:2: plan[phone]: names both interfaces and applications: a plan counts one or the other (applications are another view of the same bytes); make two plans"),
         ("plan[phone].app = fire fox", "test.conf:2: plan[phone].app: name an application: firefox, or 1000/firefox for one user's (a glob such as nginx*; 1 to 80 bytes, no space or ':')"),
         ("plan[a b] = wwan0", "test.conf:2: plan[a b]: a plan's name is 1 to 64 letters, digits, '-', '_' or '.', got \"a b\""),
         ("plan[phone] = wwan0\nplan[phone].limit = 1G\nplan[phone].period = fortnight", "test.conf:4: plan[phone]: period: expected a period such as month, month 15, day, week, week sunday or 7 days from 2026-12-01, got \"fortnight\""),

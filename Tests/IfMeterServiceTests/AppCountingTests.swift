@@ -119,4 +119,50 @@ struct AppCountingTests {
         #expect(try stored(harness, "eth1") + (try stored(harness, "eth0")) == traffic(3500, 0, 8, 0))
         #expect(harness.service.apps.attribution.debt.isEmpty)
     }
+
+    @Test("an application's bytes on a link go to the network the link was on, split at the same sample as the link's")
+    func byNetwork() throws {
+        let home = Network(uuid: "0b5ab2a0-0000-4000-8000-000000000001", id: "Home", type: "wifi", ssid: Array("Home".utf8), metered: .no)
+        let hotspot = Network(uuid: "0b5ab2a0-0000-4000-8000-000000000002", id: "Pixel", type: "wifi", ssid: Array("Pixel".utf8),
+                              metered: .guessYes)
+        let harness = try ServiceHarness()
+        harness.start([link("wlan0", 2, traffic(0, 0))], at: at(0))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: home)], at: at(0).wall)
+        harness.ingest(readings: [reading(2, traffic(2000, 0, 2, 0))],
+                       apps: read(7, [firefox: traffic(986, 0, 1, 0)], names: names), at: at(10))
+        // The switch: the daemon samples first, then reports.
+        harness.ingest(readings: [reading(2, traffic(2000, 0, 2, 0))], apps: read(7, [firefox: traffic(986, 0, 1, 0)]), at: at(20))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: hotspot)], at: at(20).wall)
+        harness.ingest(readings: [reading(2, traffic(5000, 0, 5, 0))], apps: read(7, [firefox: traffic(2958, 0, 3, 0)]), at: at(30))
+        let onHotspot = harness.service.appFigures(onNetwork: hotspot.subject)
+        #expect(onHotspot.map(\.name) == ["netapp:\(hotspot.uuid)/app:1000/firefox", "netapp:\(hotspot.uuid)/remainder:wlan0"])
+        #expect(onHotspot.first?.total.traffic == traffic(1972 + 28, 0, 2, 0))
+        #expect(onHotspot.last?.total.traffic == traffic(1000, 0, 1, 0))
+        let atHome = harness.service.appFigures(onNetwork: home.subject)
+        #expect(atHome.first { $0.name.hasSuffix("/app:1000/firefox") }?.total.traffic == traffic(1000, 0, 1, 0))
+        // Not listed with the applications, and labelled as counted per cgroup.
+        #expect(harness.service.appFigures().map(\.name) == ["app:1000/firefox", "remainder:wlan0"])
+        #expect(onHotspot.first?.labels == [.estimate, .cgroupCounters, .includesOverhead])
+    }
+
+    @Test("a plan on an application and metered networks counts its bytes on those networks only")
+    func planOnMeteredNetworks() throws {
+        let home = Network(uuid: "0b5ab2a0-0000-4000-8000-000000000001", id: "Home", type: "wifi", ssid: Array("Home".utf8), metered: .no)
+        let hotspot = Network(uuid: "0b5ab2a0-0000-4000-8000-000000000002", id: "Pixel", type: "wifi", ssid: Array("Pixel".utf8),
+                              metered: .guessYes)
+        let plan = Plan(name: "hotspot", selectors: [.app("firefox"), .metered(true)], limit: 10_000, period: .day)
+        let harness = try ServiceHarness(configuration: PlanWatchTests.configuration([plan]))
+        harness.start([link("wlan0", 2, traffic(0, 0))], at: at(0))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: home)], at: at(0).wall)
+        harness.ingest(readings: [reading(2, traffic(2000, 0, 2, 0))],
+                       apps: read(7, [firefox: traffic(986, 0, 1, 0), nginx: traffic(986, 0, 1, 0)], names: names), at: at(10))
+        _ = harness.watch(at: at(10))
+        harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: hotspot)], at: at(10).wall)
+        harness.ingest(readings: [reading(2, traffic(6000, 0, 6, 0))],
+                       apps: read(7, [firefox: traffic(2958, 0, 3, 0), nginx: traffic(2958, 0, 3, 0)]), at: at(20))
+        _ = harness.watch(at: at(20))
+        let figures = try #require(harness.service.planFigures(at: at(20).wall).first)
+        #expect(figures.members == ["netapp:\(hotspot.uuid)/app:1000/firefox"])
+        #expect(figures.tally.traffic == traffic(1972 + 28, 0, 2, 0))
+    }
 }
