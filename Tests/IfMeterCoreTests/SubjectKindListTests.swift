@@ -13,7 +13,7 @@ struct SubjectKindListTests {
     func listedInTheMap() throws {
         let map = try String(contentsOf: Self.root.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
         let row = try #require(map.range(of: "Kinds now:").map { String(map[$0.upperBound...]) })
-        let listed = String(row[..<(row.range(of: "(`SubjectKindListTests`")?.lowerBound ?? row.endIndex)])
+        let listed = String(row[..<(row.range(of: "(`builtIn`)")?.lowerBound ?? row.endIndex)])
             .split(whereSeparator: { !$0.isLetter }).map(String.init)
         let declared = SubjectKinds.builtIn.map { String(describing: type(of: $0)) }
         #expect(listed == declared)
@@ -29,8 +29,8 @@ struct SubjectKindListTests {
         #expect(Set(prefixes).count == prefixes.count)
         #expect(SubjectKinds.builtIn.filter { $0.prefix == nil }.count == 1)
         for kind in SubjectKinds.builtIn {
-            // An application's name holds its user's uid.
-            let name = kind is AppKind ? "1000/web" : "web"
+            // An application's name holds its user's uid; one on a network, its network and subject.
+            let name = kind is AppKind ? "1000/web" : kind is NetworkAppKind ? "unknown/service:web" : "web"
             let subject = kind.subject(name)
             let found = SubjectKinds.kind(of: subject)
             #expect(found.map { type(of: $0.kind) == type(of: kind) && $0.name == name } == true, "\(subject)")
