@@ -111,12 +111,14 @@ final class WebEndpoint {
                                            offset: paging.interfaces, limit: PagePaging.rows)),
             requests.storeJob(QueryRequest(select: .owners, usage: OverviewPage.ownerPeriods, include: [.interfaces],
                                            offset: paging.owners, limit: PagePaging.rows)),
-            requests.storeJob(QueryRequest(select: .networks, usage: OverviewPage.networkPeriods, include: [.networks]))
-        ) { [unowned self] interfaces, owners, networks in
+            requests.storeJob(QueryRequest(select: .networks, usage: OverviewPage.networkPeriods, include: [.networks])),
+            requests.storeJob(QueryRequest(select: .apps, usage: OverviewPage.appPeriods, include: [.interfaces],
+                                           limit: OverviewPage.appRows))
+        ) { [unowned self] interfaces, owners, networks, apps in
             let (host, time) = (state.hostName, state.time)
             render(done, gzip: gzip, queried: asked.seconds) {
                 OverviewPage.render(host: host, interfaces: try interfaces.get(), owners: try owners.get(),
-                                    networks: try networks.get(), paging: paging, time: time, units: Units())
+                                    networks: try networks.get(), apps: try apps.get(), paging: paging, time: time, units: Units())
             }
         }
     }

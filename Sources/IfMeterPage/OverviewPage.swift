@@ -15,10 +15,11 @@ public enum OverviewPage {
 
     /// The page, from the answers to the interfaces' query (`select: shown`, with status,
     /// interfaces and plans), the owners' (`select: owners`, with interfaces) and the networks'
-    /// (`select: networks`, with networks; no section while there is none); the first two
+    /// (`select: networks`, with networks; no section while there is none) and the
+    /// applications' (`select: apps`, the busiest ``appRows``; none while none); the first two
     /// asked for the rows `paging` says (``PagePaging``).
     public static func render(host: String, interfaces: QueryResult, owners: QueryResult, networks: QueryResult? = nil,
-                              paging: PagePaging = PagePaging(), time: TimeText, units: Units) -> String {
+                              apps: QueryResult? = nil, paging: PagePaging = PagePaging(), time: TimeText, units: Units) -> String {
         let status = interfaces.status
         var page = PageFrame.begin(title: "ifmeter — \(host)", host: host, status: status, time: time)
         page += "<section id=\"plans\"><h2>Data plans</h2>\n"
@@ -65,6 +66,7 @@ public enum OverviewPage {
         }
         page += "</section>\n"
         if let networks, !networks.subjects.isEmpty { page += networksSection(networks, units: units) }
+        if let apps, !apps.subjects.isEmpty { page += appsSection(apps, units: units) }
         page += ownersSection(owners, paging: paging, time: time, units: units)
         page += PageFrame.end(footnote: interfaces.footnote)
         return page
@@ -140,10 +142,10 @@ public enum OverviewPage {
         return HTML.escape("↓ \(units.rate(rate.rxBytesPerSecond)) ↑ \(units.rate(rate.txBytesPerSecond))")
     }
 
-    private static let always = Set(EstimateLabel.always.map(\.rawValue))
+    private static let always = Set((EstimateLabel.always + EstimateLabel.cgroupCounted).map(\.rawValue))
     /// Labels that say something broke a figure's continuity: drawn as marks.
     private static let marks = Set([EstimateLabel.resetInPeriod, .gapInPeriod, .implausibleDropped, .eventsLost, .importedVnstat,
-                                    .tunnelDoubleCounted, .networkUnknown].map(\.rawValue))
+                                    .tunnelDoubleCounted, .networkUnknown, .unnamedApps].map(\.rawValue))
 
     /// The labels beyond those every figure carries (``EstimateLabel/always``), once each.
     static func labels(_ labels: [String]) -> String {

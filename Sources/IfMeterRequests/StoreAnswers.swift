@@ -33,6 +33,13 @@ extension RequestHandlers {
         }
     }
 
+    /// Applications as nethogs lists them: busiest first (all-time rx + tx), then by name, so
+    /// `limit` keeps the busiest.
+    static func busiestFirst(_ figures: [InterfaceFigures]) -> [InterfaceFigures] {
+        func bytes(_ figures: InterfaceFigures) -> UInt64 { figures.total.traffic.rxBytes &+ figures.total.traffic.txBytes }
+        return figures.sorted { (bytes($0), $1.name) > (bytes($1), $0.name) }
+    }
+
     /// `query`: many subjects' tables in one answer, one store query per table, with their
     /// status and interface entries when asked: a whole view in one round trip.
     func query(_ request: QueryRequest.Checked) throws -> QueryJob {
@@ -54,10 +61,10 @@ extension RequestHandlers {
             chosen = service.networkFigures().map(\.asInterfaceFigures)
             subjects = chosen.map { .interface($0.name) }
         case .selection(.apps):
-            chosen = service.appFigures()
+            chosen = Self.busiestFirst(service.appFigures())
             subjects = chosen.map { .interface($0.name) }
         case .appsOnNetwork(let network):
-            chosen = service.appFigures(onNetwork: NetworkSubject.prefix + network)
+            chosen = Self.busiestFirst(service.appFigures(onNetwork: NetworkSubject.prefix + network))
             subjects = chosen.map { .interface($0.name) }
         case .selection(let selection):
             chosen = selection.pick(service.snapshot().interfaces)

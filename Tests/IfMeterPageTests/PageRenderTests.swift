@@ -59,6 +59,26 @@ struct PageRenderTests {
                                      time: TimeText(utc: true), units: Units()).contains("id=\"networks\""))
     }
 
+    @Test("applications: a section of their own, names escaped, how many more there are; none without any")
+    func apps() {
+        let interfaces = QueryResult(status: nil, subjects: [], interfaces: nil, usage: [], footnote: "f", plans: [])
+        let owners = QueryResult(status: nil, subjects: [], interfaces: nil, usage: [], footnote: "f")
+        let subject = "app:1000/%3Cscript%3E"
+        var apps = QueryResult(status: nil, subjects: [QuerySubject(name: subject, class: "application")], interfaces: nil,
+                               usage: [table(subject, "day", rx: 5), table(subject, "month", rx: 70), table(subject, "total", rx: 900)],
+                               footnote: "f")
+        apps.subjectsTotal = 26
+        let page = OverviewPage.render(host: "h", interfaces: interfaces, owners: owners, apps: apps,
+                                       time: TimeText(utc: true), units: Units())
+        #expect(page.contains("<section id=\"apps\">"))
+        #expect(page.contains("data-name=\"app:1000/%3Cscript%3E\""))
+        #expect(page.contains("data-bytes=\"907\""), "all time: rx + tx")
+        #expect(page.contains("25 more: ifmeter apps lists them all"))
+        let none = QueryResult(status: nil, subjects: [], interfaces: nil, usage: [], footnote: "f")
+        #expect(!OverviewPage.render(host: "h", interfaces: interfaces, owners: owners, apps: none,
+                                     time: TimeText(utc: true), units: Units()).contains("id=\"apps\""))
+    }
+
     @Test("the subject page charts each table inline and marks the bars events touch")
     func subject() {
         let result = QueryResult(status: nil, subjects: [QuerySubject(name: "a\"b&", class: "ethernet")], interfaces: nil,
