@@ -131,7 +131,7 @@ extension AppsView.Entry: JSONWritable {
 struct AppsCommand: Subcommand {
     static let name = "apps"
     static let summary = "traffic per service and application (by cgroup): today, this month, all time"
-    static let usage = "ifmeter apps [-i app:UID/NAME … | --network NETWORK] [--json]"
+    static let usage = "ifmeter apps [-i app:UID/NAME … | --network NETWORK | --now [--interval S] [--rows N] [--count N]] [--json]"
     static let about = """
         Every system service, user's application and rootless container ifmeterd counted by its
         cgroup (docs/APPS.md), busiest first: service:nginx.service, app:1000/firefox,
@@ -141,22 +141,50 @@ struct AppsCommand: Subcommand {
         Another view of the interfaces' bytes, never added to them. Every view takes these
         names: ifmeter days -i app:1000/firefox. --network NETWORK (its name, SSID or UUID, as
         ifmeter networks shows it) lists what each application used on that network: which
-        program used the hotspot. Counting needs ifmeterd --attach-apps (root).
+        program used the hotspot. --now shows the busiest now, with their rates, as nethogs
+        does: every --interval seconds (2) it asks for a sample and compares; redrawn in place
+        on a terminal, a JSON line a frame with --json. ifmeter top -i app:1000/firefox gives an
+        application's busiest days. Counting needs ifmeterd --attach-apps (root).
         """
     static let network = OptionSpec(
         names: ["--network"], value: "NETWORK", help: "what each application used on this network (name, SSID or UUID)")
-    static let options = [OptionSpec.interface, network]
+    static let live = OptionSpec(names: ["--now"], help: "the busiest now, with their rates, until Ctrl-C")
+    static let interval = OptionSpec(names: ["--interval"], value: "S", help: "with --now: seconds between frames (default 2)")
+    static let rows = OptionSpec(names: ["--rows"], value: "N", help: "with --now: at most N applications a frame (default 20)")
+    static let count = OptionSpec(names: ["--count"], value: "N", help: "with --now: stop after N frames")
+    static let options = [OptionSpec.interface, network, live, interval, rows, count]
 
     var names: [String]
     var network: String?
+    /// With `--now`: seconds between frames, rows a frame, and how many frames.
+    var live: (interval: Int32, rows: Int, count: Int?)?
 
     init(_ parsed: ParsedArguments) throws(CLIError) {
         names = try Subjects(parsed).interfaces
         network = parsed.value(Self.network)
         if network != nil, !names.isEmpty { throw CLIError(.usage, "give -i or --network, not both") }
+        func number(_ option: OptionSpec, in range: ClosedRange<Int>) throws(CLIError) -> Int? {
+            guard let text = parsed.value(option) else { return nil }
+            guard let value = Int(text), range.contains(value) else {
+                throw CLIError(.usage, "\(option.key): expected a whole number from \(range.lowerBound) to \(range.upperBound), got \"\(text)\"")
+            }
+            return value
+        }
+        let interval = try number(Self.interval, in: 1...3600), rows = try number(Self.rows, in: 1...10_000)
+        let count = try number(Self.count, in: 1...1_000_000)
+        if parsed.isSet(Self.live) {
+            if network != nil || !names.isEmpty { throw CLIError(.usage, "--now shows every application: no -i or --network") }
+            live = (Int32(interval ?? 2), rows ?? 20, count)
+        } else if interval != nil || rows != nil || count != nil {
+            throw CLIError(.usage, "--interval, --rows and --count go with --now")
+        }
     }
 
     func run(_ context: CommandContext) throws(CLIError) -> Int32 {
+        if let live {
+            try AppsLiveView.run(context, count: live.count, interval: live.interval, rows: live.rows)
+            return 0
+        }
         let (session, result) = try AppsView.fetch(context.socketCandidates, names, network: network)
         context.write(result) { AppsView.render($0, session, units: context.units) }
         return 0

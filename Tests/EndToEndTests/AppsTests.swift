@@ -108,6 +108,12 @@ final class AppsTests {
             let today = Expected(entry["today"] as? [String: Any]), month = Expected(entry["this_month"] as? [String: Any])
             #expect(today == expected[subject] && month == expected[subject], "\(subject): today \(today), month \(month)")
         }
+        // The live view asks for samples and reads the same figures: a frame of valid JSON, and
+        // nothing moved between its two samples that was not sent (nothing was).
+        let live = try Command.run([CLIBinary.path, "--socket", daemon.socket, "apps", "--now", "--count", "1", "--interval", "1", "--json"])
+        #expect(live.status == 0, "\(live)")
+        let frame = try #require(try JSONSerialization.jsonObject(with: Data(live.stdout.utf8)) as? [String: Any], "\(live.stdout)")
+        #expect((frame["apps"] as? [Any])?.isEmpty == true && (frame["seconds"] as? Double ?? 0) > 0, "\(frame)")
     }
 
     @Test("the applications on va plus remainder:va are va's own all-time figures, exactly, also after raw frames both ways")
