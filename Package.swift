@@ -132,7 +132,7 @@ let package = Package(
         .target(name: "IfMeterTestSupport", path: "Tests/IfMeterTestSupport"),
         .testTarget(name: "IfMeterMetricsTests", dependencies: ["IfMeterMetrics", "IfMeterApps", "IfMeterService", "IfMeterHistory", "IfMeterPlans", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterServiceTests", dependencies: ["IfMeterService", "IfMeterApps", "IfMeterHistory", "IfMeterPlans", "IfMeterStore", "IfMeterCore", "IfMeterTestSupport"]),
-        .testTarget(name: "IfMeterOwnersTests", dependencies: ["IfMeterOwners", "IfMeterCore", "IfMeterTestSupport"]),
+        .testTarget(name: "IfMeterOwnersTests", dependencies: ["IfMeterOwners", "IfMeterApps", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterAppsTests", dependencies: ["IfMeterApps", "IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterCoreTests", dependencies: ["IfMeterCore", "IfMeterTestSupport"]),
         .testTarget(name: "IfMeterPlansTests", dependencies: ["IfMeterPlans", "IfMeterCore", "IfMeterTestSupport"]),

@@ -1,6 +1,7 @@
 import IfMeterApps
 import IfMeterCore
 import IfMeterKernel
+import IfMeterOwners
 import IfMeterPlatform
 import IfMeterWire
 #if canImport(Glibc)
@@ -49,11 +50,15 @@ final class AppReader: @unchecked Sendable {
     /// another program's maps.
     private var openedPin: (dev: UInt64, ino: UInt64)?
 
-    init(pinDirectory: String, cgroupRoot: String, names: [UInt64: String]) {
+    /// - Parameter podman: Podman's containers' names, a rootless one's from its user's own
+    ///   storage (Docker's are not looked up: their short ids stand in).
+    init(pinDirectory: String, cgroupRoot: String, names: [UInt64: String], podman: PodmanContainerNames = PodmanContainerNames()) {
         self.pinDirectory = pinDirectory
         let tree = CgroupTree(root: cgroupRoot)
         self.tree = tree
-        naming = CgroupNaming(firstCommand: { tree.firstCommand(inCgroup: $0) })
+        naming = CgroupNaming(containerName: { container in
+            container.runtime == .podman ? podman.name(id: container.id, uid: container.uid) : nil
+        }, firstCommand: { tree.firstCommand(inCgroup: $0) })
         self.names = names
     }
 

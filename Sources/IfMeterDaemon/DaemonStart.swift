@@ -2,6 +2,7 @@ import IfMeterPlatform
 import IfMeterServer
 import IfMeterCore
 import IfMeterKernel
+import IfMeterOwners
 import IfMeterHistory
 import IfMeterStore
 import IfMeterWire
@@ -64,7 +65,8 @@ extension Daemon {
     static func appReader(_ config: DaemonConfig, names: [UInt64: String]) -> AppReader? {
         guard config.apps else { return nil }
         do {
-            return AppReader(pinDirectory: config.appsPins, cgroupRoot: try Cgroup2.mountPoint(), names: names)
+            return AppReader(pinDirectory: config.appsPins, cgroupRoot: try Cgroup2.mountPoint(), names: names,
+                             podman: PodmanContainerNames(rootStorage: config.podmanStorage))
         } catch {
             Diagnostics.warning("applications are not counted: \(error)")
             return nil
