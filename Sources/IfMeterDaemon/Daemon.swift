@@ -195,6 +195,9 @@ final class Daemon {
             }
             metering.act(on: metering.service.start(links: dump.links, unparseable: dump.unparseable, at: now))
             try sampler.watchLinkEvents()
+            // The applications' first read at once, not an interval later: it counts what the
+            // map counted while the daemon was down, and status says whether they are counted.
+            if sampler.apps != nil { sampler.sample() }
             if config.networks { metering.watchNetworks(loop: loop) }
             try scheduleTimers()
             let count = metering.service.summary.presentLinks

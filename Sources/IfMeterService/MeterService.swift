@@ -79,6 +79,9 @@ public struct MeterService: Sendable {
                     + "those links are not metered until the kernel announces them again"))
         }
         lastSample = instant
+        // Applications counted before: what the links carried while the daemon was down is
+        // attributed with the first read, which counts what the map counted meanwhile.
+        if apps.meter.mapID != nil { linkDeltas = [] }
         return take(output, ignoring: ignoredLinks)
     }
 

@@ -55,6 +55,9 @@ struct AppCountingTests {
                                apps: read(7, [nginx: traffic(5000, 0, 5, 0)]), at: at(110))
         harness.save(at: at(110))
         #expect(try stored(harness, "service:nginx.service") == traffic(5000 + 5 * 14, 0, 5, 0))
+        // What eth0 carried while the daemon was down is attributed with the first read: the
+        // sums still meet.
+        #expect(try stored(harness, "service:nginx.service") + (try stored(harness, "remainder:eth0")) == (try stored(harness, "eth0")))
     }
 
     @Test("a save writes only the entries that moved, and a failed save makes the next write them all")
