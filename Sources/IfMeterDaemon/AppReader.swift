@@ -107,12 +107,15 @@ final class AppReader: @unchecked Sendable {
     }
 
     private func counted(_ dump: AppCounterDump, maps: AppCounterMaps, now: UInt64) throws(KernelError) -> AppRead {
-        let ids = Set(dump.entries.map(\.cgroupID))
-        let unknown = ids.subtracting(names.keys).subtracting(unnameable)
+        // One lookup an entry in the steady state: its id's name.
+        var unknown = Set<UInt64>()
+        for entry in dump.entries where names[entry.cgroupID] == nil && !unnameable.contains(entry.cgroupID) {
+            unknown.insert(entry.cgroupID)
+        }
         var newNames: [UInt64: String] = [:]
         var finals: [AppCounterKey: Traffic] = [:]
         let due = lastWalk.map { now &- $0 >= goneSpacing } ?? true
-        if !unknown.isEmpty || (due && !ids.isEmpty) {
+        if !unknown.isEmpty || (due && !dump.entries.isEmpty) {
             lastWalk = now
             let walk = try? tree.walk(wanting: unknown)
             for (id, path) in walk?.paths ?? [:] {
@@ -130,20 +133,24 @@ final class AppReader: @unchecked Sendable {
                 }
             }
         }
-        var counters: [AppCounterKey: Traffic] = [:]
+        var counters: [AppCount] = []
         counters.reserveCapacity(dump.entries.count + dump.overflow.count)
         for entry in dump.entries {
             let key = AppCounterKey(cgroupID: entry.cgroupID, ifindex: entry.ifindex)
             // Taken just now: counted as a final.
-            guard finals[key] == nil else { continue }
-            counters[key] = Traffic(entry.traffic)
+            if !finals.isEmpty, finals[key] != nil { continue }
+            counters.append(AppCount(key: key, traffic: Traffic(entry.traffic)))
         }
         for (ifindex, traffic) in dump.overflow {
-            counters[.overflow(ifindex: ifindex)] = Traffic(traffic)
+            counters.append(AppCount(key: .overflow(ifindex: ifindex), traffic: Traffic(traffic)))
         }
-        // Names and marks of ids no longer in the map are not needed again.
-        if names.count > ids.count { names = names.filter { ids.contains($0.key) } }
-        if unnameable.count > ids.count { unnameable.formIntersection(ids) }
+        // Names and marks of ids no longer in the map are not needed again; a map holds at
+        // least an entry an id, so only more names than entries means some are stale.
+        if names.count > dump.entries.count || unnameable.count > dump.entries.count {
+            let ids = Set(dump.entries.map(\.cgroupID))
+            names = names.filter { ids.contains($0.key) }
+            unnameable.formIntersection(ids)
+        }
         return AppRead(counts: AppCounts(mapID: dump.mapID, counters: counters, finals: finals, lost: Traffic(dump.lost)),
                        names: newNames)
     }

@@ -86,10 +86,12 @@ public final class AppCounterMaps {
     public func read() throws(KernelError) -> AppCounterDump {
         if buffer.count < maxEntries { buffer = .init(repeating: ifmeter_apps_entry(), count: maxEntries) }
         let count = buffer.withUnsafeMutableBufferPointer { ifmeter_apps_read_counts(&maps, $0.baseAddress, $0.count) }
-        let entries = (0..<(try check(count, "read app_counts"))).map { index in
-            let entry = buffer[index]
-            return AppCounterEntry(cgroupID: entry.key.cgroup_id, ifindex: Int32(bitPattern: entry.key.ifindex),
-                                   traffic: AppTraffic(entry.value))
+        let read = try check(count, "read app_counts")
+        let entries = buffer.withUnsafeBufferPointer { buffer in
+            buffer.prefix(read).map { entry in
+                AppCounterEntry(cgroupID: entry.key.cgroup_id, ifindex: Int32(bitPattern: entry.key.ifindex),
+                                traffic: AppTraffic(entry.value))
+            }
         }
         var overflowBuffer = [ifmeter_apps_overflow_entry](repeating: .init(), count: Int(maps.overflow_max_entries))
         let overflowCount = overflowBuffer.withUnsafeMutableBufferPointer {
