@@ -80,6 +80,9 @@ public final class AppsHost: @unchecked Sendable {
         subjects[name] ?? "service:\(name)"
     }
 
+    /// Application `name`'s cgroup directory.
+    public func cgroupPath(_ name: String) -> String? { cgroups[name] }
+
     /// Removes application `name`'s cgroup (its processes have exited): the cgroup is gone.
     public func removeApplication(_ name: String) {
         guard let path = cgroups.removeValue(forKey: name) else { return }
@@ -173,9 +176,14 @@ public final class AppsHost: @unchecked Sendable {
         return nil
     }
 
-    /// Kills what is left in the cgroup (cgroup.kill), waits for it to empty, and removes it.
+    /// Kills what is left in the cgroup (cgroup.kill), waits for it to empty, and removes it,
+    /// the cgroups below it first.
     static func removeCgroup(_ path: String) {
         guard access(path, F_OK) == 0 else { return }
+        for child in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
+            var info = stat()
+            if lstat(path + "/" + child, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { removeCgroup(path + "/" + child) }
+        }
         if let procs = try? String(contentsOfFile: path + "/cgroup.procs", encoding: .utf8), !procs.isEmpty {
             try? "1".write(toFile: path + "/cgroup.kill", atomically: false, encoding: .utf8)
             let deadline = Date().addingTimeInterval(10)
