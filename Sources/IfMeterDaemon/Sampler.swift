@@ -32,7 +32,7 @@ final class Sampler {
         var cause: Cause
         var linkEvents: [LinkObservation]
         var readings: [CounterReading]?
-        /// The applications' counts, read just before a sample's counters (docs/APPS.md).
+        /// The applications' counts, read just after a sample's counters (docs/APPS.md).
         var apps: AppRead?
         /// With a sample: whether the applications' counts could be read, or why not.
         var appsHealth: AppsHealth?
@@ -122,11 +122,14 @@ final class Sampler {
         let look = self.look()
         let apps = self.apps
         dumper.run({ feeds in
-            // The applications first: a packet is counted by the program before a link counts
-            // it going out, and after a link counted it coming in, so read in this order the
-            // applications never run ahead of their links (docs/APPS.md, "Exact").
+            // The links first, then the applications: a packet going out is counted by the
+            // program before its link counts it, and one coming in on its way to its socket,
+            // so read in this order the applications never fall behind their links (but for a
+            // packet still queued for its socket); where they run ahead, the difference waits
+            // as the link's debt and the next sample settles it (docs/APPS.md, "Exact").
+            let dump = Result { () throws(KernelError) in try feeds.dumpCounters() }
             let appRead = apps?.read(now: now.sinceBootNanoseconds)
-            return (Result { () throws(KernelError) in try feeds.dumpCounters() }, look?(), appRead, apps?.health)
+            return (dump, look?(), appRead, apps?.health)
         }, then: { [unowned self] (result: Result<[CounterReading], KernelError>, lookups: OwnerLookups?, appRead: AppRead?,
                                    appsHealth: AppsHealth?) in
             for source in linkEventSources { source.setEnabled(true) }
@@ -163,8 +166,8 @@ final class Sampler {
         dumper.drain()
         do {
             let now = SystemClock.now()
-            let appRead = apps?.read(now: now.sinceBootNanoseconds)
             let read = try feeds.sample()
+            let appRead = apps?.read(now: now.sinceBootNanoseconds)
             let applied = attributed(read.linkEvents, read.readings, at: now.wall)
             let seen = attributed([], nil, at: now.wall, lookups: look()?())
             deliver(Read(cause: .sample, linkEvents: applied.events + seen.events, readings: applied.readings,

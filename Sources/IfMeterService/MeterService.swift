@@ -89,7 +89,7 @@ public struct MeterService: Sendable {
     /// then — for a sample — the counters. Every link event is applied before the counters, so a
     /// sample never runs ahead of a deletion, re-creation or rename the kernel announced.
     ///
-    /// `apps`, read with a sample just before its counters, is counted against the links'
+    /// `apps`, read with a sample just after its counters, is counted against the links'
     /// deltas of the whole ingest (docs/APPS.md, "Exact").
     public mutating func ingest(
         linkEvents: [LinkObservation], readings: [CounterReading]? = nil, apps: AppRead? = nil, at instant: MeterInstant
