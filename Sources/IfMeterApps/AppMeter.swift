@@ -6,8 +6,9 @@ import IfMeterCore
 /// - The map's entries are cumulative from the moment the map was made. While the daemon is
 ///   stopped they go on counting, so a start that finds the map it saved from counts the
 ///   difference, and loses nothing.
-/// - A map the daemon has not seen (a reboot, the program attached again) counts in full from
-///   zero: all of it arrived since that map was made. With saved state from before, it is a gap.
+/// - The first read of a daemon that never read a map is the baseline: not counted.
+/// - A map the daemon has not seen since (a reboot, the program attached again) counts in full
+///   from zero, as a gap: all of it arrived since that map was made.
 /// - An entry lower than last read was taken and made again (its cgroup's last socket had not
 ///   gone): counted in full, as a reset.
 /// - An entry taken from the map (its cgroup is gone) comes as a final: counted, then forgotten.
@@ -31,10 +32,20 @@ public struct AppMeter: Sendable, Equatable {
     /// Counts a read of `counts`, made in the boot `bootID`. A delta of ``AppCounterKey/lost``
     /// is what the program could keep nowhere.
     public mutating func apply(_ counts: AppCounts, bootID currentBoot: String) -> [AppCounterDelta] {
+        // The first read ever is the baseline, as an interface's first sight is (docs/METER.md,
+        // rule 0): what the map counted before the daemon first ran is not counted, as the
+        // links' traffic of that time is not.
+        if mapID == nil, last.isEmpty {
+            bootID = currentBoot
+            mapID = counts.mapID
+            for entry in counts.counters { last[entry.key] = entry.traffic }
+            if !counts.lost.isZero { last[.lost] = counts.lost }
+            return []
+        }
         let sameMap = currentBoot == bootID && counts.mapID == mapID
         // A map this meter has counted from before, replaced: some of the new one's counts
         // arrived while the daemon did not run.
-        let newMapFlags: MeterDelta.Flags = mapID == nil ? [] : .gap
+        let newMapFlags: MeterDelta.Flags = .gap
         if !sameMap {
             last = [:]
             bootID = currentBoot

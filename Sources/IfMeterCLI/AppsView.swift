@@ -19,6 +19,8 @@ enum AppsView {
         var apps: [Entry]
         /// Whether the daemon counts applications, and what says so or why not.
         var health: AppsHealth?
+        /// The network asked for, as given.
+        var network: String?
         var footnote: String
 
         func write(to w: inout JSONWriter) {
@@ -68,7 +70,7 @@ enum AppsView {
         }
         // Busiest first, as nethogs lists them; a name breaks ties, so the order is stable.
         entries.sort { ($0.allTime.map { $0.rxBytes &+ $0.txBytes } ?? 0, $1.name) > ($1.allTime.map { $0.rxBytes &+ $0.txBytes } ?? 0, $0.name) }
-        return (session, Result(apps: entries, health: answer.status?.apps, footnote: EstimateLabel.appsFootnote))
+        return (session, Result(apps: entries, health: answer.status?.apps, network: network, footnote: EstimateLabel.appsFootnote))
     }
 
     /// An application's subject on a network (`netapp:UUID/app:1000/firefox`) as the
@@ -98,7 +100,9 @@ enum AppsView {
 
     static func render(_ result: Result, _ session: Session, units: Units) -> String {
         guard !result.apps.isEmpty else {
-            guard let health = result.health, !health.counting else { return "No application has carried traffic yet.\n" }
+            guard let health = result.health, !health.counting else {
+                return result.network.map { "No application has carried traffic on \($0).\n" } ?? "No application has carried traffic yet.\n"
+            }
             return "Applications are not counted: \(health.detail)\n(docs/APPS.md: ifmeterd --attach-apps, as root)\n"
         }
         var table = Table([.left, .left, .right, .right, .right, .right, .right])

@@ -37,13 +37,43 @@ public struct Plan: Hashable, Sendable {
         /// `plan[NAME].service = nginx.service`, a glob: a system service, counted by cgroup.
         case service(String)
 
-        /// `plan[NAME].app`'s or `.service`'s value: a glob of 1 to 80 bytes, no space or `:`.
+        /// `plan[NAME].app`'s or `.service`'s value: a glob of a name as the subjects write them
+        /// (``AppName``'s bytes, `%HH`, and `*?[]`), up to 80 bytes; an application's may begin
+        /// with a uid as systemd writes it and `/`, a service's with `container/`. A value no
+        /// subject could ever match is refused, not kept as a plan that never counts.
         public static func application(_ key: String, parsing text: String) throws(PlanError) -> Selector {
-            guard !text.isEmpty, text.utf8.count <= 80, !text.contains(where: { $0.isWhitespace || $0 == ":" }) else {
-                throw PlanError("name \(key == "app" ? "an application: firefox, or 1000/firefox for one user's" : "a service: nginx.service") "
-                    + "(a glob such as nginx*; 1 to 80 bytes, no space or ':')")
+            var name = Substring(text)
+            if key == "app", let slash = name.firstIndex(of: "/") {
+                guard AppKind.uid(name[..<slash].utf8) != nil else { throw applicationError(key, text) }
+                name = name[name.index(after: slash)...]
             }
+            if name.hasPrefix(AppName.containerQualifier) { name = name.dropFirst(AppName.containerQualifier.count) }
+            guard !name.isEmpty, text.utf8.count <= 80, isGlob(of: name) else { throw applicationError(key, text) }
             return key == "app" ? .app(text) : .service(text)
+        }
+
+        /// Whether `text` is a glob of ``AppName``'s names: its bytes, glob characters, and
+        /// each `%` followed by two uppercase hex digits.
+        static func isGlob(of text: Substring) -> Bool {
+            let bytes = Array(text.utf8)
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "%") {
+                    guard index + 2 < bytes.count, bytes[(index + 1)...(index + 2)].allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x46).contains($0) }) else { return false }
+                    index += 3
+                    continue
+                }
+                guard OwnerName.isNameByte(byte) || "*?[]!".utf8.contains(byte) else { return false }
+                index += 1
+            }
+            return true
+        }
+
+        static func applicationError(_ key: String, _ text: String) -> PlanError {
+            PlanError("\"\(text)\" names no \(key == "app" ? "application" : "service"): expected "
+                + (key == "app" ? "a name such as firefox, or 1000/firefox for one user's" : "a unit such as nginx.service")
+                + ", a glob such as nginx* allowed (letters, digits, '_', '.', '-', '@', %HH; up to 80 bytes)")
         }
 
         /// Whether it selects applications' subjects (docs/APPS.md).

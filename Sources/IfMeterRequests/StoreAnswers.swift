@@ -33,6 +33,14 @@ extension RequestHandlers {
         }
     }
 
+    /// Whether a query chooses applications (their own footnote: counted per cgroup).
+    static func isApps(_ subjects: QueryRequest.Checked.Subjects) -> Bool {
+        switch subjects {
+        case .selection(.apps), .appsOnNetwork: true
+        case .names, .interfaceClass, .selection: false
+        }
+    }
+
     /// Applications as nethogs lists them: busiest first (all-time rx + tx), then by name, so
     /// `limit` keeps the busiest.
     static func busiestFirst(_ figures: [InterfaceFigures]) -> [InterfaceFigures] {
@@ -86,7 +94,7 @@ extension RequestHandlers {
                 }
             },
             interfaces: request.parts.contains(.interfaces) ? chosen.map(InterfaceResult.init) : nil,
-            usage: [], footnote: EstimateLabel.footnote,
+            usage: [], footnote: Self.isApps(request.subjects) ? EstimateLabel.appsFootnote : EstimateLabel.footnote,
             plans: request.parts.contains(.plans) ? Self.plans(of: service, at: context.now) : nil,
             networks: request.parts.contains(.networks) ? Self.networks(of: service, subjects: chosen.map(\.name)) : nil)
         if request.window != nil { answered.subjectsTotal = total }

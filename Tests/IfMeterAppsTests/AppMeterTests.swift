@@ -12,12 +12,13 @@ struct AppMeterTests {
         Traffic(rxBytes: rx, txBytes: tx, rxPackets: rx / 100, txPackets: tx / 100)
     }
 
-    @Test("the first read of a new map counts every entry in full, without a gap")
+    @Test("the first read of a daemon that never read a map is the baseline, as an interface's first sight; a new entry after it counts in full")
     func firstRead() {
         var meter = AppMeter(bootID: "b")
-        let deltas = meter.apply(AppCounts(mapID: 9, counters: [web: traffic(1000, 300)]), bootID: "b")
-        #expect(deltas == [AppCounterDelta(key: web, traffic: traffic(1000, 300))])
+        #expect(meter.apply(AppCounts(mapID: 9, counters: [web: traffic(1000, 300)], lost: traffic(5, 0)), bootID: "b").isEmpty)
         #expect(meter.last[web] == traffic(1000, 300))
+        let deltas = meter.apply(AppCounts(mapID: 9, counters: [web: traffic(1000, 300), shell: traffic(70, 0)]), bootID: "b")
+        #expect(deltas == [AppCounterDelta(key: shell, traffic: traffic(70, 0))])
     }
 
     @Test("later reads of the same map count the difference, and nothing for an entry that did not move")

@@ -24,6 +24,9 @@ struct AppExpositionTests {
                        counters: LinkCounters(rxBytes: 0, txBytes: 0, rxPackets: 0, txPackets: 0),
                        sysfs: SysfsFacts(tunFlags: nil, hasDevice: true))
         _ = service.start(links: [eth], unparseable: 0, at: instant(0))
+        // The first read is the baseline.
+        _ = service.ingest(linkEvents: [], readings: [CounterReading(ifindex: 2, counters: LinkCounters(rxBytes: 0, txBytes: 0, rxPackets: 0, txPackets: 0))],
+                           apps: AppRead(counts: AppCounts(mapID: 1, counters: [AppCounterKey: Traffic]())), at: instant(10))
         var counters: [AppCounterKey: Traffic] = [:]
         var names: [UInt64: String] = [:]
         for n in 1...apps {

@@ -48,6 +48,10 @@ private func snapshot() -> MeterSnapshot {
     _ = service.start(links: [link("eth0", 2, rx: 1000, tx: 100), link("tun0", 3, rx: 0, tx: 0, kind: "tun", tunFlags: 0x1001),
                               link(#"we"ird\n"#, 4, rx: 0, tx: 0, kind: "veth"), webContainer], unparseable: 0, at: at(0))
     service.reportNetworks([DeviceNetwork(interface: "eth0", network: hostileNetwork)], at: at(0).wall)
+    // The applications' first read is their baseline.
+    _ = service.ingest(linkEvents: [], readings: [
+        CounterReading(ifindex: 2, counters: LinkCounters(rxBytes: 1000, txBytes: 100, rxPackets: 10, txPackets: 1)),
+    ], apps: AppRead(counts: AppCounts(mapID: 1, counters: [AppCounterKey: Traffic]())), at: at(10))
     _ = service.ingest(linkEvents: [], readings: [
         CounterReading(ifindex: 2, counters: LinkCounters(rxBytes: 300, txBytes: 30, rxPackets: 3, txPackets: 1)),
         CounterReading(ifindex: 3, counters: LinkCounters(rxBytes: 4096, txBytes: 2048, rxPackets: 4, txPackets: 2)),

@@ -15,6 +15,17 @@ struct AppCountingTests {
 
     func stored(_ harness: ServiceHarness, _ name: String) throws -> Traffic { try harness.storedTotal(name) }
 
+    /// The daemon's first read, the baseline (an empty map, as one attached just before it),
+    /// with every present link's counters as last applied.
+    func baseline(_ harness: ServiceHarness, at instant: MeterInstant = at(1)) {
+        let readings = harness.service.snapshot().interfaces.compactMap { figures in
+            figures.present.flatMap { present in
+                present.counted.map { counted in reading(present.ifindex, counted.last) }
+            }
+        }
+        harness.ingest(readings: readings, apps: read(7, [:]), at: instant)
+    }
+
     func read(_ mapID: UInt32, _ counters: [AppCounterKey: Traffic], names: [UInt64: String] = [:]) -> AppRead {
         AppRead(counts: AppCounts(mapID: mapID, counters: counters), names: names)
     }
@@ -25,6 +36,7 @@ struct AppCountingTests {
         let lo = Link(ifindex: 1, name: "lo", kind: "", arpType: ARPHRD.loopback, flags: .loopback,
                       counters: LinkCounters(rxBytes: 0, txBytes: 0, rxPackets: 0, txPackets: 0))
         harness.start([lo, link("eth0", 2, traffic(0, 0))], at: at(0))
+        baseline(harness)
         let loopback = AppCounterKey(cgroupID: 300, ifindex: 1)
         harness.ingest(readings: [reading(1, traffic(5000, 5000, 50, 50)),
                                                           reading(2, traffic(10_000, 4000, 20, 10))],
@@ -45,6 +57,7 @@ struct AppCountingTests {
     func restart() throws {
         let harness = try ServiceHarness()
         harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
+        baseline(harness)
         harness.ingest(readings: [reading(2, traffic(2000, 0, 2, 0))],
                                apps: read(7, [nginx: traffic(1000, 0, 1, 0)], names: names), at: at(10))
         harness.save(at: at(10))
@@ -64,6 +77,7 @@ struct AppCountingTests {
     func writes() throws {
         let harness = try ServiceHarness()
         harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
+        baseline(harness)
         harness.ingest(readings: [reading(2, traffic(0, 0))],
                                apps: read(7, [nginx: traffic(10, 0, 1, 0), firefox: traffic(10, 0, 1, 0)], names: names),
                                at: at(10))
@@ -87,6 +101,7 @@ struct AppCountingTests {
         let nginxPlan = Plan(name: "web", selectors: [.service("nginx*")], limit: 1_000_000, period: .day, thresholds: [0.5])
         let harness = try ServiceHarness(configuration: PlanWatchTests.configuration([firefoxPlan, nginxPlan]))
         harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
+        baseline(harness)
         // The plan's first member appears with its first delta: that delta is counted too.
         harness.ingest(readings: [reading(2, traffic(5000, 5000, 10, 10))],
                        apps: read(7, [firefox: traffic(1000, 0, 1, 0), nginx: traffic(100, 100, 1, 1)], names: names), at: at(10))
@@ -106,6 +121,7 @@ struct AppCountingTests {
     func withoutARead() throws {
         let harness = try ServiceHarness()
         harness.start([link("eth0", 2, traffic(0, 0)), link("eth1", 3, traffic(0, 0))], at: at(0))
+        baseline(harness)
         harness.ingest(readings: [reading(2, traffic(1000, 0, 1, 0)), reading(3, .zero)],
                        apps: read(7, [nginx: traffic(986, 0, 1, 0)], names: names), at: at(10))
         // The maps went (detached): everything is the remainders'.
@@ -130,6 +146,7 @@ struct AppCountingTests {
                               metered: .guessYes)
         let harness = try ServiceHarness()
         harness.start([link("wlan0", 2, traffic(0, 0))], at: at(0))
+        baseline(harness)
         harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: home)], at: at(0).wall)
         harness.ingest(readings: [reading(2, traffic(2000, 0, 2, 0))],
                        apps: read(7, [firefox: traffic(986, 0, 1, 0)], names: names), at: at(10))
@@ -156,6 +173,7 @@ struct AppCountingTests {
         let plan = Plan(name: "hotspot", selectors: [.app("firefox"), .metered(true)], limit: 10_000, period: .day)
         let harness = try ServiceHarness(configuration: PlanWatchTests.configuration([plan]))
         harness.start([link("wlan0", 2, traffic(0, 0))], at: at(0))
+        baseline(harness)
         harness.service.reportNetworks([DeviceNetwork(interface: "wlan0", network: home)], at: at(0).wall)
         harness.ingest(readings: [reading(2, traffic(2000, 0, 2, 0))],
                        apps: read(7, [firefox: traffic(986, 0, 1, 0), nginx: traffic(986, 0, 1, 0)], names: names), at: at(10))
