@@ -21,9 +21,16 @@ struct ServiceApps: Sendable {
     private var newSubjects: [String: Double] = [:]
     /// Whether the last ingest counted a subject for the first time.
     private(set) var newSubjectsCounted = false
+    /// How many subjects each user's applications have: a user names cgroups at will, and
+    /// past ``maximumSubjectsPerUser`` their new ones are counted as `app:UID/other`.
+    private var subjectsPerUser: [UInt32: Int] = [:]
+
+    /// The most subjects one user's applications get (docs/APPS.md, "Hostile users").
+    static let maximumSubjectsPerUser = 1000
 
     init(loaded: AppCounterState?, bootID: String) {
         subjects = loaded?.subjects ?? [:]
+        for subject in subjects.keys { if let uid = Self.user(of: subject) { subjectsPerUser[uid, default: 0] += 1 } }
         meter = AppMeter(bootID: loaded?.bootID ?? bootID, mapID: loaded?.mapID, last: loaded?.counters ?? [:])
         names = loaded?.names ?? [:]
         lastBegun = loaded
@@ -39,7 +46,9 @@ struct ServiceApps: Sendable {
         var deltas: [AppCounterDelta] = []
         if let read {
             reading = true
-            names.merge(read.names) { _, new in new }
+            // In id order, so which of a flood of new names are kept does not depend on hashing.
+            var named: [UInt32: Set<String>] = [:]
+            for (id, subject) in read.names.sorted(by: { $0.key < $1.key }) { names[id] = capped(subject, named: &named) }
             deltas = meter.apply(read.counts, bootID: bootID)
         }
         var out = attribution.attribute(deltas, linkDeltas: linkDeltas, subject: { [names] in names[$0] }, link: link,
@@ -55,6 +64,7 @@ struct ServiceApps: Sendable {
             subjects[delta.name] = time
             newSubjects[delta.name] = time
             newSubjectsCounted = true
+            if let uid = Self.user(of: delta.name) { subjectsPerUser[uid, default: 0] += 1 }
         }
         // Names of cgroups whose entries are all gone are not needed again.
         if read?.counts.finals.isEmpty == false || names.count > meter.last.count {
@@ -62,6 +72,25 @@ struct ServiceApps: Sendable {
             names = names.filter { counted.contains($0.key) }
         }
         return out
+    }
+
+    /// `subject`, or `app:UID/other` when it is new and its user has their fill of subjects,
+    /// counting those `named` in the same read.
+    private func capped(_ subject: String, named: inout [UInt32: Set<String>]) -> String {
+        guard subjects[subject] == nil, let uid = Self.user(of: subject), !named[uid, default: []].contains(subject) else {
+            return subject
+        }
+        guard subjectsPerUser[uid, default: 0] + named[uid, default: []].count < Self.maximumSubjectsPerUser else {
+            return AppKind().subject("\(uid)/other")
+        }
+        named[uid, default: []].insert(subject)
+        return subject
+    }
+
+    /// The user whose application `subject` is (`app:UID/…`); nil for any other subject.
+    static func user(of subject: String) -> UInt32? {
+        guard subject.hasPrefix("app:") else { return nil }
+        return AppKind.split(subject.dropFirst(4)).map(\.uid)
     }
 
     /// A link gone, its last deltas attributed: its remainder's debt goes with it.
@@ -94,7 +123,7 @@ struct ServiceApps: Sendable {
 
     /// A subject's history deleted (`forget`).
     mutating func forget(_ subject: String) {
-        subjects[subject] = nil
+        if subjects.removeValue(forKey: subject) != nil, let uid = Self.user(of: subject) { subjectsPerUser[uid, default: 1] -= 1 }
         newSubjects[subject] = nil
     }
 

@@ -186,4 +186,30 @@ struct AppCountingTests {
         #expect(figures.members == ["netapp:\(hotspot.uuid)/app:1000/firefox"])
         #expect(figures.tally.traffic == traffic(1972 + 28, 0, 2, 0))
     }
+
+    @Test("a user who names more cgroups than maximumSubjectsPerUser has the rest counted as app:UID/other; other users are unaffected")
+    func subjectsPerUser() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
+        baseline(harness)
+        let cap = ServiceApps.maximumSubjectsPerUser
+        var counters: [AppCounterKey: Traffic] = [:]
+        var names: [UInt64: String] = [:]
+        for n in 0..<(cap + 5) {
+            counters[AppCounterKey(cgroupID: UInt64(1000 + n), ifindex: 2)] = traffic(86, 0, 1, 0)
+            names[UInt64(1000 + n)] = "app:1000/s\(n).service"
+        }
+        counters[AppCounterKey(cgroupID: 9, ifindex: 2)] = traffic(86, 0, 1, 0)
+        names[9] = "app:2000/firefox"
+        let total = UInt64(cap + 6)
+        harness.ingest(readings: [reading(2, traffic(100 * total, 0, total, 0))], apps: read(7, counters, names: names), at: at(10))
+        let subjects = harness.service.appFigures().map(\.name)
+        let mine = subjects.filter { $0.hasPrefix("app:1000/") }
+        #expect(mine.count == cap + 1, "\(mine.count)")
+        #expect(mine.contains("app:1000/other"))
+        #expect(subjects.contains("app:2000/firefox"))
+        // Every byte is still counted, under one name or another.
+        let counted = harness.service.appFigures().filter { $0.name.hasPrefix("app:") }.reduce(Traffic.zero) { $0 + $1.total.traffic }
+        #expect(counted == traffic(100 * total, 0, total, 0))
+    }
 }
