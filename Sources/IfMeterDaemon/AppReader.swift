@@ -15,9 +15,10 @@ import Glibc
 ///   opened (detached and attached again: new maps) or a read fails; while they cannot be,
 ///   ``state`` says why, once.
 /// - A cgroup id first read is named in the same read: a walk of the hierarchy finds its path
-///   and ``CgroupNaming`` names it. An id the walk does not find (its cgroup went first, or the
-///   walk passed a bound) is never named: its traffic is its link's `#unnamed` remainder. No
-///   entry is ever left out of a read, so applications and remainders always add up.
+///   and ``CgroupNaming`` names it. One gone already (a user removed it and kept its socket) is
+///   named by its ancestor two levels down (`user-UID.slice`), which the program kept with its
+///   entry: still that user's. An id neither names is never named: its traffic is its link's
+///   `#unnamed` remainder. No entry is ever left out of a read, so the sums always meet.
 /// - A named cgroup no complete walk finds (one every ``goneSpacing``) is gone: its entries are
 ///   taken from the map, counted once more as finals, and their room is free for others.
 ///
@@ -117,8 +118,17 @@ final class AppReader: @unchecked Sendable {
         let due = lastWalk.map { now &- $0 >= goneSpacing } ?? true
         if !unknown.isEmpty || (due && !dump.entries.isEmpty) {
             lastWalk = now
-            let walk = try? tree.walk(wanting: unknown)
-            for (id, path) in walk?.paths ?? [:] {
+            // A cgroup gone before it was named is named by its ancestor, if that is still there
+            // (a user's slice): its traffic is still that user's.
+            var ancestors: [UInt64: UInt64] = [:]
+            if !unknown.isEmpty {
+                for entry in dump.entries where entry.ancestorID != 0 && unknown.contains(entry.cgroupID) {
+                    ancestors[entry.cgroupID] = entry.ancestorID
+                }
+            }
+            let walk = try? tree.walk(wanting: unknown.union(ancestors.values))
+            for id in unknown {
+                guard let path = walk?.paths[id] ?? ancestors[id].flatMap({ walk?.paths[$0] }) else { continue }
                 let subject = naming.subject(ofPath: path).name
                 names[id] = subject
                 newNames[id] = subject

@@ -40,9 +40,17 @@ struct AppsAttachment {
 
     private func attach(user: String?) throws -> Int32 {
         let owner = try Self.owner(named: user)
-        if let maps = try? AppCounterMaps(pinDirectory: pinDirectory) {
+        do {
+            let maps = try AppCounterMaps(pinDirectory: pinDirectory)
             print("ifmeterd: the application counter is attached already (map \(maps.mapID), pinned in \(pinDirectory))")
             return 0
+        } catch where error.errno == EPROTO {
+            // Pinned by a release whose maps had another layout (an upgrade): replaced. What it
+            // counted since the daemon last read it is lost, once.
+            try AppCounterProgram.detach(pinDirectory: pinDirectory)
+            print("ifmeterd: the application counter pinned in \(pinDirectory) had another layout; attaching this one")
+        } catch {
+            // Not attached: attached below.
         }
         try mountBPFFilesystemIfMissing()
         let root = try Cgroup2.mountPoint()

@@ -30,11 +30,15 @@ public struct AppCounterEntry: Hashable, Sendable {
     public var cgroupID: UInt64
     public var ifindex: Int32
     public var traffic: AppTraffic
+    /// The cgroup's ancestor two levels below the root (`/user.slice/user-UID.slice`) when the
+    /// entry was made; 0 for a shallower cgroup.
+    public var ancestorID: UInt64
 
-    public init(cgroupID: UInt64, ifindex: Int32, traffic: AppTraffic) {
+    public init(cgroupID: UInt64, ifindex: Int32, traffic: AppTraffic, ancestorID: UInt64 = 0) {
         self.cgroupID = cgroupID
         self.ifindex = ifindex
         self.traffic = traffic
+        self.ancestorID = ancestorID
     }
 }
 
@@ -90,7 +94,7 @@ public final class AppCounterMaps {
         let entries = buffer.withUnsafeBufferPointer { buffer in
             buffer.prefix(read).map { entry in
                 AppCounterEntry(cgroupID: entry.key.cgroup_id, ifindex: Int32(bitPattern: entry.key.ifindex),
-                                traffic: AppTraffic(entry.value))
+                                traffic: AppTraffic(entry.value), ancestorID: entry.value.ancestor_id)
             }
         }
         var overflowBuffer = [ifmeter_apps_overflow_entry](repeating: .init(), count: Int(maps.overflow_max_entries))

@@ -30,9 +30,11 @@ struct AppCounterTests {
         let dump = try maps.read()
         let bytes = Self.ipv4(datagrams, payload: payload)
         let sent = AppCounterEntry(cgroupID: try fixture.id("sender"), ifindex: try fixture.ifindex(left: true),
-                                   traffic: AppTraffic(txBytes: bytes, txPackets: UInt64(datagrams)))
+                                   traffic: AppTraffic(txBytes: bytes, txPackets: UInt64(datagrams)), ancestorID: try fixture.id("sender"))
         let received = AppCounterEntry(cgroupID: try fixture.id("receiver"), ifindex: try fixture.ifindex(left: false),
-                                       traffic: AppTraffic(rxBytes: bytes, rxPackets: UInt64(datagrams)))
+                                       traffic: AppTraffic(rxBytes: bytes, rxPackets: UInt64(datagrams)),
+                                       ancestorID: try fixture.id("receiver"))
+        // Each entry names its cgroup's ancestor two levels below the root: here the cgroup itself.
         #expect(Set(dump.entries) == [sent, received])
         #expect(dump.overflow.isEmpty && dump.lost == AppTraffic())
         #expect(dump.mapID == maps.mapID && dump.maxEntries == Int(AppCounterProgram.defaultMaxEntries))
@@ -54,9 +56,9 @@ struct AppCounterTests {
         let bytes = UInt64(datagrams * (payload + 48))
         #expect(Set(dump.entries) == [
             AppCounterEntry(cgroupID: try fixture.id("sender"), ifindex: try fixture.ifindex(left: true),
-                            traffic: AppTraffic(txBytes: bytes, txPackets: UInt64(datagrams))),
+                            traffic: AppTraffic(txBytes: bytes, txPackets: UInt64(datagrams)), ancestorID: try fixture.id("sender")),
             AppCounterEntry(cgroupID: try fixture.id("receiver"), ifindex: try fixture.ifindex(left: false),
-                            traffic: AppTraffic(rxBytes: bytes, rxPackets: UInt64(datagrams))),
+                            traffic: AppTraffic(rxBytes: bytes, rxPackets: UInt64(datagrams)), ancestorID: try fixture.id("receiver")),
         ])
     }
 
@@ -72,7 +74,8 @@ struct AppCounterTests {
         let left = try fixture.ifindex(left: true), right = try fixture.ifindex(left: false)
         #expect(dump.maxEntries == 1)
         #expect(dump.entries == [AppCounterEntry(cgroupID: try fixture.id("first"), ifindex: left,
-                                                 traffic: AppTraffic(txBytes: Self.ipv4(10, payload: payload), txPackets: 10))])
+                                                 traffic: AppTraffic(txBytes: Self.ipv4(10, payload: payload), txPackets: 10),
+                                                 ancestorID: try fixture.id("first"))])
         var overflow: [Int32: AppTraffic] = [:]
         overflow[left, default: AppTraffic()].txBytes += Self.ipv4(15, payload: payload)
         overflow[left, default: AppTraffic()].txPackets += 15
@@ -96,7 +99,8 @@ struct AppCounterTests {
         let left = try fixture.ifindex(left: true), right = try fixture.ifindex(left: false)
         #expect(left != 1 && right != 1)
         #expect(dump.entries == [AppCounterEntry(cgroupID: try fixture.id("first"), ifindex: left,
-                                                 traffic: AppTraffic(txBytes: Self.ipv4(4, payload: payload), txPackets: 4))])
+                                                 traffic: AppTraffic(txBytes: Self.ipv4(4, payload: payload), txPackets: 4),
+                                                 ancestorID: try fixture.id("first"))])
         #expect(dump.overflow == [right: AppTraffic(rxBytes: Self.ipv4(4, payload: payload), rxPackets: 4)])
         #expect(dump.lost == AppTraffic(rxBytes: Self.ipv4(6, payload: payload), rxPackets: 6,
                                         txBytes: Self.ipv4(6, payload: payload), txPackets: 6))

@@ -50,12 +50,12 @@ static __always_inline void add(struct ifmeter_apps_value *value, __u64 bytes, i
     }
 }
 
-/* Adds the packet to `key`'s entry in `map`, creating it if needed. 0, or -1 when the map had
- * no room (or the entry could not be made and found). */
-static __always_inline int count_in(void *map, const void *key, __u64 bytes, int egress) {
+/* Adds the packet to `key`'s entry in `map`, creating it if needed (with `ancestor`). 0, or -1
+ * when the map had no room (or the entry could not be made and found). */
+static __always_inline int count_in(void *map, const void *key, __u64 bytes, int egress, __u64 ancestor) {
     struct ifmeter_apps_value *value = bpf_map_lookup_elem(map, key);
     if (!value) {
-        struct ifmeter_apps_value zero = {};
+        struct ifmeter_apps_value zero = {.ancestor_id = ancestor};
         /* BPF_NOEXIST: another CPU may have made the entry since the lookup; then it is there
          * to add to, and the second lookup finds it. */
         bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
@@ -77,9 +77,16 @@ static __always_inline int count(struct __sk_buff *skb, int egress) {
         .pad = 0,
     };
     __u64 bytes = skb->len; /* the IP packet: the link layer's header is not in it */
-    if (count_in(&app_counts, &key, bytes, egress) == 0) return 1;
+    /* Looked up only for a new entry: most packets find theirs. */
+    struct ifmeter_apps_value *value = bpf_map_lookup_elem(&app_counts, &key);
+    if (value) {
+        add(value, bytes, egress);
+        return 1;
+    }
+    __u64 ancestor = bpf_skb_ancestor_cgroup_id(skb, IFMETER_APPS_ANCESTOR_LEVEL);
+    if (count_in(&app_counts, &key, bytes, egress, ancestor) == 0) return 1;
     __u32 ifindex = key.ifindex;
-    if (count_in(&app_overflow, &ifindex, bytes, egress) == 0) return 1;
+    if (count_in(&app_overflow, &ifindex, bytes, egress, 0) == 0) return 1;
     __u32 zero = 0;
     struct ifmeter_apps_value *lost = bpf_map_lookup_elem(&app_lost, &zero);
     if (lost) add(lost, bytes, egress);

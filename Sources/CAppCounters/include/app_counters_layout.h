@@ -24,7 +24,15 @@ struct ifmeter_apps_value {
     __u64 rx_packets;
     __u64 tx_bytes;
     __u64 tx_packets;
+    /* app_counts only: the id of the socket's cgroup's ancestor at IFMETER_APPS_ANCESTOR_LEVEL
+     * (0 when the cgroup is shallower), set when the entry is made. A user can remove their own
+     * cgroup before the daemon reads its name while a socket made in it goes on sending; the
+     * ancestor (`user-UID.slice`, which only root makes) still names whose traffic it is. */
+    __u64 ancestor_id;
 };
+
+/* /user.slice/user-UID.slice is level 2 (the root is 0). */
+#define IFMETER_APPS_ANCESTOR_LEVEL 2
 
 /* What the loader tells the program before it is loaded: its only read-only data (.rodata),
  * so it sits at offset 0 there. `netns_cookie` non-zero: only packets of that network
@@ -35,6 +43,6 @@ struct ifmeter_apps_config {
 
 _Static_assert(sizeof(struct ifmeter_apps_config) == 8, "the config is 8 bytes on both targets");
 _Static_assert(sizeof(struct ifmeter_apps_key) == 16, "the key is 16 bytes on both targets");
-_Static_assert(sizeof(struct ifmeter_apps_value) == 32, "the value is 32 bytes on both targets");
+_Static_assert(sizeof(struct ifmeter_apps_value) == 40, "the value is 40 bytes on both targets");
 
 #endif
