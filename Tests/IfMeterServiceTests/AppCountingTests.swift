@@ -212,4 +212,22 @@ struct AppCountingTests {
         let counted = harness.service.appFigures().filter { $0.name.hasPrefix("app:") }.reduce(Traffic.zero) { $0 + $1.total.traffic }
         #expect(counted == traffic(100 * total, 0, total, 0))
     }
+
+    @Test("killed after a save (what it counted since is lost with it), then started: the map and the links are counted again from the save, and the sums meet")
+    func killed() throws {
+        let harness = try ServiceHarness()
+        harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
+        baseline(harness)
+        harness.ingest(readings: [reading(2, traffic(2000, 0, 2, 0))], apps: read(7, [nginx: traffic(986, 0, 1, 0)], names: names), at: at(10))
+        harness.save(at: at(10))
+        harness.ingest(readings: [reading(2, traffic(4000, 0, 4, 0))], apps: read(7, [nginx: traffic(1972, 0, 2, 0)]), at: at(20))
+        // SIGKILL: no save. Traffic goes on while it is down.
+        try harness.restart(at: at(100))
+        harness.start([link("eth0", 2, traffic(5000, 0, 5, 0))], at: at(100))
+        harness.ingest(readings: [reading(2, traffic(5000, 0, 5, 0))], apps: read(7, [nginx: traffic(2958, 0, 3, 0)]), at: at(101))
+        harness.save(at: at(101))
+        let nginxTotal = try stored(harness, "service:nginx.service"), remainder = try stored(harness, "remainder:eth0")
+        #expect(nginxTotal == traffic(3000, 0, 3, 0))
+        #expect(nginxTotal + remainder == (try stored(harness, "eth0")), "nginx \(nginxTotal), remainder \(remainder)")
+    }
 }
