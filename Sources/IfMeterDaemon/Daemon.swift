@@ -178,6 +178,9 @@ final class Daemon {
             let (sampler, bootID, dump) = try startSampler(linkEvents: loading.linkEvents, peerEvents: loading.peerEvents,
                                                            appNames: history.apps?.names ?? [:])
             let now = SystemClock.now()
+            // The applications' first read with the links' start dump: their baselines together
+            // (docs/APPS.md, "Counting"). No dump is out yet, so the reader is the loop's now.
+            let appRead = sampler.apps?.read(now: now.sinceBootNanoseconds)
             let metering = Metering(
                 sampler: sampler, worker: try StoreWorker(store, named: "ifmeterd-store", loop: loop),
                 answers: try AnswerWorker((), named: "ifmeterd-answer", loop: loop),
@@ -193,11 +196,8 @@ final class Daemon {
                 requests.broadcastRates()
                 metrics.sampled(seconds: seconds) { for done in waiting { done() } }
             }
-            metering.act(on: metering.service.start(links: dump.links, unparseable: dump.unparseable, at: now))
+            metering.act(on: metering.service.start(links: dump.links, unparseable: dump.unparseable, apps: appRead, at: now))
             try sampler.watchLinkEvents()
-            // The applications' first read at once, not an interval later: it counts what the
-            // map counted while the daemon was down, and status says whether they are counted.
-            if sampler.apps != nil { sampler.sample() }
             if config.networks { metering.watchNetworks(loop: loop) }
             try scheduleTimers()
             let count = metering.service.summary.presentLinks

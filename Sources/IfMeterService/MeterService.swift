@@ -69,7 +69,11 @@ public struct MeterService: Sendable {
     // MARK: Observations
 
     /// The first full dump: resumes, baselines and counts per the meter's rules.
-    public mutating func start(links dump: [Link], unparseable: Int, at instant: MeterInstant) -> Ingested {
+    ///
+    /// `apps`, read just after the dump, is the applications' first read: the baseline of a
+    /// daemon that never read a map, as the dump is the links' (docs/APPS.md, "Counting"); after
+    /// a restart, what the map counted since the last save, against what the links did.
+    public mutating func start(links dump: [Link], unparseable: Int, apps: AppRead? = nil, at instant: MeterInstant) -> Ingested {
         replaceLinks(with: dump, at: instant.wall)
         var output = meter.start(links: dump, at: instant)
         if unparseable > 0 {
@@ -81,8 +85,10 @@ public struct MeterService: Sendable {
         lastSample = instant
         // Applications counted before: what the links carried while the daemon was down is
         // attributed with the first read, which counts what the map counted meanwhile.
-        if apps.meter.mapID != nil { linkDeltas = [] }
-        return take(output, ignoring: ignoredLinks)
+        if self.apps.meter.mapID != nil || apps != nil { linkDeltas = [] }
+        let ingested = take(output, ignoring: ignoredLinks)
+        attributeApps(apps, at: instant)
+        return ingested
     }
 
     /// What the kernel said since the last ingest: link observations in the order it said them,
@@ -106,25 +112,7 @@ public struct MeterService: Sendable {
             ingested.events += take(meter.apply(sample: readings, at: instant), ignoring: ignoredLinks).events
             lastSample = instant
         }
-        // A sample attributes the links' deltas since the last: with the applications' read, or,
-        // once they were read, without one (the maps went): then all of it is the remainders'.
-        if readings != nil, let counted = linkDeltas, apps != nil || self.apps.reading {
-            let link = { [table, goneLinks] (ifindex: Int32) in Self.appLink(ifindex, in: table) ?? goneLinks[ifindex] }
-            let deltas = apps.map {
-                self.apps.ingest($0, linkDeltas: counted, link: link, networkOf: networkSubject(ofLink:),
-                                 bootID: meter.bootID, at: instant.wall)
-            } ?? self.apps.remainders(of: counted, link: link, networkOf: networkSubject(ofLink:), bootID: meter.bootID,
-                                      at: instant.wall)
-            // A subject counted for the first time may be a plan's: the plans' next watch routes
-            // anew, and sums what is not saved yet (this delta too) again.
-            if self.apps.newSubjectsCounted { plans.membersChanged() }
-            let store = configuration.store
-            saves.pending.add(MeterOutput(deltas: deltas), calendar: store.calendar,
-                              monthStartDay: store.monthStartDay(for:), routing: plans.routing)
-            linkDeltas = nil
-            for ifindex in goneLinks.keys { self.apps.linkGone(ifindex: ifindex) }
-            goneLinks = [:]
-        }
+        if readings != nil { attributeApps(apps, at: instant) }
         return ingested
     }
 
@@ -182,6 +170,27 @@ public struct MeterService: Sendable {
     static func lossScope(of namespace: NamespaceID, dump: [Link]) -> String? {
         guard namespace != .own, let name = dump.first?.name, let slash = name.firstIndex(of: "/") else { return nil }
         return String(name[...slash])
+    }
+
+    /// A sample attributes the links' deltas since the last: with the applications' read, or,
+    /// once they were read, without one (the maps went): then all of it is the remainders'.
+    private mutating func attributeApps(_ apps: AppRead?, at instant: MeterInstant) {
+        guard let counted = linkDeltas, apps != nil || self.apps.reading else { return }
+        let link = { [table, goneLinks] (ifindex: Int32) in Self.appLink(ifindex, in: table) ?? goneLinks[ifindex] }
+        let deltas = apps.map {
+            self.apps.ingest($0, linkDeltas: counted, link: link, networkOf: networkSubject(ofLink:),
+                             bootID: meter.bootID, at: instant.wall)
+        } ?? self.apps.remainders(of: counted, link: link, networkOf: networkSubject(ofLink:), bootID: meter.bootID,
+                                  at: instant.wall)
+        // A subject counted for the first time may be a plan's: the plans' next watch routes
+        // anew, and sums what is not saved yet (this delta too) again.
+        if self.apps.newSubjectsCounted { plans.membersChanged() }
+        let store = configuration.store
+        saves.pending.add(MeterOutput(deltas: deltas), calendar: store.calendar,
+                          monthStartDay: store.monthStartDay(for:), routing: plans.routing)
+        linkDeltas = nil
+        for ifindex in goneLinks.keys { self.apps.linkGone(ifindex: ifindex) }
+        goneLinks = [:]
     }
 
     /// A counted link of the daemon's namespace, as the applications on it are counted: nil for
