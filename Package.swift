@@ -50,6 +50,8 @@ let package = Package(
         .target(name: "CPeerSocket", cSettings: [.define("_GNU_SOURCE")]),
         // glibc's malloc tuning (one arena, trimming), which Swift's Glibc does not import.
         .target(name: "CMemory", cSettings: [.define("_GNU_SOURCE")]),
+        // The kernel's NTP state (adjtimex), which Swift's Glibc does not import.
+        .target(name: "CClock", cSettings: [.define("_GNU_SOURCE")]),
         // Compact sorted-key JSON straight to bytes, for responses, log records and stored events.
         .target(name: "IfMeterJSON"),
         // Model, classifier, meter and labels. Pure Swift: no sockets, no SQLite.
@@ -57,7 +59,7 @@ let package = Package(
         // Kernel sources turned into IfMeterCore values; the only importer of CLinkStats and of
         // CAppCounters, whose BPF object it carries (the AppCountersObject plugin).
         .target(
-            name: "IfMeterKernel", dependencies: ["IfMeterCore", "CLinkStats", "CAppCounters"],
+            name: "IfMeterKernel", dependencies: ["IfMeterCore", "CLinkStats", "CAppCounters", "CClock"],
             plugins: ["AppCountersObject"]),
         // Data plans as configured, their periods, what fired in one, and which names count
         // toward which plan. Pure.

@@ -11,6 +11,10 @@ enum StatusView {
         table.add(["last sample", status.lastSampleAt.map { session.time.second($0) } ?? "—"])
         table.add(["interfaces", status.interfaces.map(String.init) ?? "—"])
         table.add(["buckets cut in", status.timeZone == "utc" ? "UTC" : "local time (\(session.time.format(session.now, "%Z")))"])
+        if let clock = status.clock {
+            table.add(["wall clock", clock.trusted ? "believed"
+                : "doubted since \(clock.doubtedSince.map { session.time.second($0) } ?? "—"): \(clock.detail ?? "")"])
+        }
         if let store = status.store {
             table.add(["database", store.path])
             table.add(["last save", store.lastSaveAt.map { session.time.second($0) } ?? "not yet"])
@@ -25,7 +29,7 @@ struct StatusCommand: Subcommand {
     static let name = "status"
     static let summary = "the daemon's state"
     static let usage = "ifmeter status"
-    static let about = "The daemon's version, sampling, last sample and save, and database health."
+    static let about = "The daemon's version, sampling, last sample and save, whether the wall clock is believed, and database health."
     static let options: [OptionSpec] = []
 
     init(_ parsed: ParsedArguments) {}

@@ -82,13 +82,17 @@ public struct MeterState: Hashable, Sendable {
     /// Every name with history, and the wall time its counting began.
     public var firstSeen: DenseTable<String, Double>
     public var lastInstant: MeterInstant?
+    /// The last instant the wall clock was believed at (``ClockTrust/anchor``), kept so that a
+    /// restart while it is doubted goes on doubting it.
+    public var clockAnchor: MeterInstant?
 
     public init(bootID: String, interfaces: [TrackedInterface], firstSeen: DenseTable<String, Double>,
-                lastInstant: MeterInstant?) {
+                lastInstant: MeterInstant?, clockAnchor: MeterInstant? = nil) {
         self.bootID = bootID
         self.interfaces = interfaces
         self.firstSeen = firstSeen
         self.lastInstant = lastInstant
+        self.clockAnchor = clockAnchor
     }
 }
 

@@ -196,6 +196,9 @@ final class Daemon {
                 requests.broadcastRates()
                 metrics.sampled(seconds: seconds) { for done in waiting { done() } }
             }
+            // The clock first: the start's plans and save must not act on one that jumped while
+            // the daemon was down.
+            metering.observeClock(now)
             metering.act(on: metering.service.start(links: dump.links, unparseable: dump.unparseable, apps: appRead, at: now))
             try sampler.watchLinkEvents()
             if config.networks { metering.watchNetworks(loop: loop) }

@@ -69,8 +69,11 @@ final class DaemonState {
     /// What `/metrics` shows now.
     var metricsFigures: MetricsEndpoint.Figures {
         let service = metering?.service
+        // A wall clock that jumped ahead would make every absent series look expired: while it
+        // is doubted, none is dropped.
+        let keepAbsent = service?.clock.isTrusted == false ? Double.infinity : Double(config.metricsKeepAbsent)
         return MetricsEndpoint.Figures(snapshot: service?.snapshot(), plans: service?.planFigures(at: SystemClock.now().wall) ?? [],
-                                       keepAbsentSeconds: Double(config.metricsKeepAbsent))
+                                       keepAbsentSeconds: keepAbsent)
     }
 
     /// The `status` answer: the daemon's own facts beside the service's summary.
@@ -95,7 +98,7 @@ final class DaemonState {
             metrics: httpPort.map { port in
                 (options.metricsListen ?? config.metricsListen).map { MetricsAddress(host: $0.host, port: port).description }
                     ?? ":\(port)"
-            }, apps: metering?.appsHealth)
+            }, apps: metering?.appsHealth, clock: running ? metering?.clockHealth : nil)
     }
 }
 

@@ -32,6 +32,10 @@ final class Metering {
     private(set) var networks: NetworkFeed?
     /// Whether applications are counted (docs/APPS.md), as the last sample found.
     var appsHealth: AppsHealth
+    /// What says the wall clock is synchronised, asked at each read (``ClockTrust``).
+    private var clockSync = ClockSync()
+    /// When the clocks were last read, for how far back a time source's stamp may be.
+    private var lastClockLook: MeterInstant?
     /// Each counter and plan event, for the watchers.
     var onEvent: (CounterEvent) -> Void = { _ in }
     /// After each save, with how long it took.
@@ -71,9 +75,41 @@ final class Metering {
     /// may make a save due (a plan event, a link gone).
     func ingest(_ read: Sampler.Read) {
         if let health = read.appsHealth { appsHealth = health }
+        observeClock(read.at)
         let ingested = service.ingest(linkEvents: read.linkEvents, readings: read.readings, apps: read.apps, at: read.at)
         act(on: ingested)
         if read.cause != .sample && ingested.wantsSave { save() }
+    }
+
+    /// Whether the wall clock is believed, for `status`.
+    var clockHealth: ClockHealth {
+        guard case .doubted(let since, let reason, _) = service.clock.state else { return ClockHealth(trusted: true) }
+        return ClockHealth(trusted: false, doubtedSince: since, detail: Self.doubtText(reason))
+    }
+
+    static func doubtText(_ reason: ClockTrust.Reason) -> String {
+        "\(reason); retention, retention_owners, metrics_keep_absent and the plans' periods and thresholds wait until "
+            + "it is synchronised, comes back, or moves as the boot clock does for \(Int(ClockTrust.settleSeconds / 60)) min"
+    }
+
+    /// The clocks as read at the start dump, a sample or a link event, before it is ingested: a
+    /// change in the wall clock's trust goes to the journal, once.
+    func observeClock(_ instant: MeterInstant) {
+        let window = (lastClockLook.map { instant.seconds(since: $0) } ?? 0) + 60
+        lastClockLook = instant
+        let synchronised = clockSync.synchronised(at: instant, window: window)
+        switch service.observeClock(instant, synchronised: synchronised) {
+        case .doubted(let reason)?:
+            Diagnostics.warning("the wall clock is doubted: \(Self.doubtText(reason))")
+        case .trusted(let regained)?:
+            Diagnostics.notice("the wall clock is believed again (\(regained.rawValue)): retention, retention_owners, "
+                + "metrics_keep_absent and the plans resume")
+        case .stepped(let seconds)?:
+            Diagnostics.notice("the wall clock was stepped by \(ClockTrust.Reason.span(abs(seconds)))"
+                + " \(seconds > 0 ? "ahead" : "back") while synchronised: believed")
+        case nil:
+            break
+        }
     }
 
     /// Tells watchers about each event, and the journal about those an admin should see; then
@@ -141,10 +177,12 @@ final class Metering {
     /// keeps everything for the next one.
     func save() {
         let batch = service.beginSave(at: SystemClock.now().wall)
+        // Nothing is deleted by a wall clock that is doubted: its cut-offs would be wrong.
+        let prunes = service.clock.isTrusted
         // Containers gone longer than retention_owners go with this save, a hundred at a time.
-        let expired = retentionOwners.map {
+        let expired = prunes ? retentionOwners.map {
             service.absentOwners(lastSeenBefore: batch.at - Double($0), limit: Self.ownersForgottenPerSave)
-        } ?? []
+        } ?? [] : []
         worker.run({ store -> (SaveBatch, StoreError?, StoreError?, Double) in
             var batch = batch
             let started = Stopwatch()
@@ -156,7 +194,7 @@ final class Metering {
                 return (batch, error, nil, started.seconds)
             }
             do throws(StoreError) {
-                _ = try store.retention.prune(now: Int64(batch.at))
+                if prunes { _ = try store.retention.prune(now: Int64(batch.at)) }
                 for name in expired { try store.retention.forget(name) }
             } catch {
                 return (batch, nil, error, started.seconds)

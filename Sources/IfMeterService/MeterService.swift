@@ -36,11 +36,17 @@ public struct MeterService: Sendable {
     var networks: NetworkAssignments
     /// The applications counted by cgroup, and each link's remainder (docs/APPS.md).
     private(set) var apps: ServiceApps
+    /// Whether the wall clock may be believed for what cannot be undone (``ClockTrust``): while
+    /// it is doubted no plan's period ends and no threshold fires, and the daemon prunes nothing.
+    public private(set) var clock: ClockTrust
 
     public init(bootID: String, configuration: ServiceConfiguration, history loaded: ServiceHistory, at start: Double) {
         meter = Meter(bootID: bootID, configuration: configuration.meter, restoring: loaded.meterState,
                       knownNames: loaded.knownNames)
         self.configuration = configuration
+        // A database from before the anchor was kept: the last sample's instant stands for it.
+        clock = ClockTrust(anchor: loaded.meterState.flatMap { $0.clockAnchor ?? $0.lastInstant },
+                           sameBoot: loaded.meterState?.bootID == bootID)
         table = LinkTable(history: loaded.interfaces)
         saves = SaveQueue(savedTotals: loaded.totals, windowStart: start)
         lostEvents = LostEvents(loaded.eventsLost)
@@ -67,6 +73,12 @@ public struct MeterService: Sendable {
     }
 
     // MARK: Observations
+
+    /// The clocks as read at `instant` (before its sample is ingested); `synchronised` when a
+    /// time source said the wall clock is right. Returns what changed in the clock's trust.
+    public mutating func observeClock(_ instant: MeterInstant, synchronised: Bool) -> ClockTrust.Transition? {
+        clock.observe(instant, synchronised: synchronised)
+    }
 
     /// The first full dump: resumes, baselines and counts per the meter's rules.
     ///
@@ -260,7 +272,9 @@ public struct MeterService: Sendable {
     /// written together). Until ``finishSave(_:error:)`` the batch's traffic still counts in
     /// every figure; several batches may be out at once, finished in the order they began.
     public mutating func beginSave(at now: Double) -> SaveBatch {
-        saves.pending.setMeterState(meter.exportState())
+        var state = meter.exportState()
+        state.clockAnchor = clock.anchor
+        saves.pending.setMeterState(state)
         if let write = apps.beginSave() { saves.pending.apps = write }
         for record in networks.activeSeen(at: now) { saves.pending.networks[record.network.uuid] = record }
         return saves.begin(at: now, links: table.links, verdicts: table.verdicts, lostEvents: lostEvents,

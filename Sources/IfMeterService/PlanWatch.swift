@@ -256,14 +256,15 @@ public struct PlanWatch: Sendable {
         for figure in figures {
             let plan = figure.plan
             let fingerprint = fingerprints.indices.contains(figure.index) ? fingerprints[figure.index] : plan.fingerprint
+            // A wall clock set back before the period watched never rolls it back: the
+            // thresholds it fired stay fired, and the earlier period is not watched again.
+            if let known = states[plan.name], known.fingerprint == fingerprint, figure.bounds.start < known.periodStart { continue }
             let firstLook = watchedSinceStart.insert(plan.name).inserted
             var state: PlanState
             if let known = states[plan.name], known.fingerprint == fingerprint {
                 state = known
                 if state.periodStart != figure.bounds.start {
-                    if figure.bounds.start > state.periodStart {
-                        events.append(Self.event(.periodStarted, figure, threshold: nil, whileDown: firstLook, calendar: calendar))
-                    }
+                    events.append(Self.event(.periodStarted, figure, threshold: nil, whileDown: firstLook, calendar: calendar))
                     state = PlanState(fingerprint: fingerprint, periodStart: figure.bounds.start)
                     changed[plan.name] = state
                 }

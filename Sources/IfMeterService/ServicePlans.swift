@@ -164,9 +164,11 @@ extension MeterService {
     }
 
     /// Evaluates the plans after an ingest: what fired is pending (with the states that say so)
-    /// and returned for watchers and the journal. Nothing before the first dump.
+    /// and returned for watchers and the journal. Nothing before the first dump, and nothing
+    /// while the wall clock is doubted (``clock``): a period ended or a threshold fired by a
+    /// wrong clock cannot be taken back. What was crossed meanwhile fires once it is believed.
     public mutating func watchPlans(at now: Double) -> Ingested {
-        guard meter.phase == .running, !plans.watch.plans.isEmpty else { return Ingested() }
+        guard meter.phase == .running, clock.isTrusted, !plans.watch.plans.isEmpty else { return Ingested() }
         let calendar = configuration.store.calendar
         let (events, changed) = plans.watch(at: now, calendar: calendar, links: table, networks: networks, apps: apps.subjectNames,
                                             saves: &saves, lostEvents: lostEvents)

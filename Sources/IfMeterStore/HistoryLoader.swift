@@ -49,13 +49,14 @@ public struct HistoryLoader {
         }
         // A last_wall outside 1970…9999 (hand-edited) is as good as none: the meter resumes
         // without a clock check rather than trapping on the difference.
-        let lastInstant = values["last_wall"].flatMap(Double.init).flatMap { Statement.acceptedTimes.contains($0) ? $0 : nil }.flatMap { wall in
-            values["last_boot_ns"].flatMap(UInt64.init).map {
-                MeterInstant(wall: wall, sinceBootNanoseconds: $0)
+        func instant(_ wallKey: String, _ bootKey: String) -> MeterInstant? {
+            values[wallKey].flatMap(Double.init).flatMap { Statement.acceptedTimes.contains($0) ? $0 : nil }.flatMap { wall in
+                values[bootKey].flatMap(UInt64.init).map { MeterInstant(wall: wall, sinceBootNanoseconds: $0) }
             }
         }
         let state = MeterState(bootID: bootID, interfaces: interfaces, firstSeen: DenseTable(names),
-                               lastInstant: lastInstant)
+                               lastInstant: instant("last_wall", "last_boot_ns"),
+                               clockAnchor: instant("clock_anchor_wall", "clock_anchor_boot_ns"))
         return (state, names)
     }
 

@@ -123,6 +123,10 @@ public final class StoreWriter {
             try statements.setMeter.run([.text("last_wall"), .text(String(instant.wall))])
             try statements.setMeter.run([.text("last_boot_ns"), .text(String(instant.sinceBootNanoseconds))])
         }
+        if let anchor = state.clockAnchor {
+            try statements.setMeter.run([.text("clock_anchor_wall"), .text(String(anchor.wall))])
+            try statements.setMeter.run([.text("clock_anchor_boot_ns"), .text(String(anchor.sinceBootNanoseconds))])
+        }
     }
 
     static func json(_ traffic: Traffic?) -> String? {

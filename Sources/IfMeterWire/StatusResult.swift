@@ -141,6 +141,43 @@ extension AppsHealth: JSONWritable, JSONReadable {
     }
 }
 
+/// Whether the wall clock is believed for what cannot be undone (docs/METER.md, "When the wall
+/// clock moves"): while it is doubted, retention, `retention_owners`, `metrics_keep_absent` and
+/// plans' periods and thresholds wait.
+public struct ClockHealth: Hashable, Sendable {
+    public var trusted: Bool
+    /// Wall time (as the doubted clock read it) the doubt began.
+    public var doubtedSince: Double?
+    /// Why it is doubted, and what waits.
+    public var detail: String?
+
+    public init(trusted: Bool, doubtedSince: Double? = nil, detail: String? = nil) {
+        (self.trusted, self.doubtedSince, self.detail) = (trusted, doubtedSince, detail)
+    }
+}
+
+extension ClockHealth: JSONWritable, JSONReadable {
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        if let detail { w.key("detail"); w.string(detail) }
+        if let doubtedSince { w.key("doubted_since"); w.number(doubtedSince) }
+        w.key("trusted"); w.bool(trusted)
+        w.endObject()
+    }
+
+    public init(reading r: inout JSONReader) throws {
+        self.init(trusted: false)
+        try r.readObject { r, key in
+            switch key {
+            case "trusted": trusted = try r.readBool()
+            case "doubted_since": doubtedSince = try r.readOptionalDouble()
+            case "detail": detail = try r.readNull() ? nil : try r.readString()
+            default: try r.skipValue()
+            }
+        }
+    }
+}
+
 public struct StatusResult: Hashable, Sendable {
     public var ready: Bool
     public var version: String
@@ -161,12 +198,15 @@ public struct StatusResult: Hashable, Sendable {
     public var metrics: String?
     /// Whether applications are counted; absent before the first sample.
     public var apps: AppsHealth?
+    /// Whether the wall clock is believed; absent before the first sample.
+    public var clock: ClockHealth?
 
     public init(ready: Bool, version: String, pid: Int32, startedAt: Double, interval: UInt64,
                 saveInterval: UInt64, lastSampleAt: Double?, source: String?, interfaces: Int?,
                 store: StoreHealth?, socket: String, timeZone: String?, linkEvents: LinkEventsHealth? = nil,
-                metrics: String? = nil, apps: AppsHealth? = nil) {
+                metrics: String? = nil, apps: AppsHealth? = nil, clock: ClockHealth? = nil) {
         self.apps = apps
+        self.clock = clock
         self.linkEvents = linkEvents
         self.metrics = metrics
         self.ready = ready
@@ -188,6 +228,7 @@ extension StatusResult: JSONWritable, JSONReadable {
     public func write(to w: inout JSONWriter) {
         w.beginObject()
         if let apps { w.key("apps"); apps.write(to: &w) }
+        if let clock { w.key("clock"); clock.write(to: &w) }
         if let interfaces { w.key("interfaces"); w.number(interfaces) }
         w.key("interval"); w.number(interval)
         if let lastSampleAt { w.key("last_sample_at"); w.number(lastSampleAt) }
@@ -226,6 +267,7 @@ extension StatusResult: JSONWritable, JSONReadable {
             case "link_events": linkEvents = try r.readNull() ? nil : try LinkEventsHealth(reading: &r)
             case "metrics": metrics = try r.readNull() ? nil : try r.readString()
             case "apps": apps = try r.readNull() ? nil : try AppsHealth(reading: &r)
+            case "clock": clock = try r.readNull() ? nil : try ClockHealth(reading: &r)
             default: try r.skipValue()
             }
         }

@@ -101,6 +101,23 @@ struct PlanWatchTests {
         #expect(harness.watch(at: at(nextDay + 30)).map { $0.plan?.threshold } == [0.5])
     }
 
+    @Test("a wall clock set back into an earlier period rolls nothing back: no event, the thresholds fired stay fired, no new period again")
+    func neverBack() throws {
+        let harness = try ServiceHarness(configuration: Self.configuration([Self.daily]))
+        harness.start([link("eth0", 2, traffic(0, 0))], at: at(0))
+        harness.ingest(readings: [reading(2, traffic(600, 0))], at: at(30))
+        #expect(harness.watch(at: at(30)).map { $0.plan?.threshold } == [0.5])
+        harness.save(at: at(30))
+        let nextDay = 16.0 * 3600
+        harness.ingest(readings: [reading(2, traffic(900, 0))], at: at(nextDay))
+        #expect(harness.watch(at: at(nextDay)).map(\.kind) == [.planPeriodStarted])
+        // Set back to the first day, with traffic that would cross every threshold there.
+        harness.ingest(readings: [reading(2, traffic(5000, 0))], at: at(60))
+        #expect(harness.watch(at: at(60)).isEmpty)
+        harness.ingest(readings: [reading(2, traffic(5000, 0))], at: at(nextDay + 60))
+        #expect(harness.watch(at: at(nextDay + 60)).map(\.kind) != [.planPeriodStarted], "the day watched was never left")
+    }
+
     @Test("a reload that changes one plan keeps the others' state; the changed one starts afresh")
     func reload() throws {
         let other = Plan(name: "vps", selectors: [.name("eth*")], limit: 1000, period: .day, thresholds: [0.5])
