@@ -106,6 +106,7 @@ install-files:
 	install -m 0644 docs/examples/ifmeterd.conf docs/examples/metrics-listen.conf docs/examples/metrics-socket.conf docs/examples/ifmeter-textfile.service \
 	  docs/examples/ifmeter-textfile.timer docs/examples/grafana-dashboard.json docs/examples/ifmeter-plans.rules.yml \
 	  docs/examples/ifmeter-notify.service docs/examples/ifmeter-notify-desktop.service docs/examples/no-container-names.conf docs/examples/meter-inside.conf \
+	  docs/examples/rootless-container-names.conf \
 	  docs/examples/prometheus-agent.yml "$(DESTDIR)$(DOCDIR)/examples/"
 
 uninstall:

@@ -7,7 +7,8 @@ import Glibc
 
 /// Services and applications counted by cgroup (docs/APPS.md) under a real systemd booted in a
 /// container (Tests/tools/apps-container-test): the shipped unit attaches the program from
-/// inside with its ExecStartPre=-+ and reads the pins under its seccomp filter.
+/// inside with its ExecStartPre=-+ and reads the pins under its seccomp filter; in a tree with
+/// Podman, an ordinary user's rootless containers too.
 @Suite("applications under a booted systemd",
        .enabled(if: getuid() == 0 && (try? Command.resolve("systemd-nspawn")) != nil
                     && (try? Command.resolve("debootstrap")) != nil && (try? Command.resolve("gcc")) != nil,
@@ -32,5 +33,31 @@ struct AppsContainerTests {
         // Under the unit's ProtectProc=invisible the daemon cannot read another user's
         // /proc/PID/comm, so systemd-run's random scopes are app:UID/run (docs/APPS.md).
         #expect(result.stdout.contains("one subject app:1500/run,") || result.stdout.contains("one subject app:1500/udp-sender,"))
+    }
+
+    @Test("an ordinary user's rootless Podman container: --network host is app:UID/container/SHORT-ID under the shipped unit and app:UID/container/NAME with rootless-container-names.conf, exact; on slirp4netns its traffic is app:UID/podman.scope, exact")
+    func rootlessPodman() throws {
+        let scratch = try TemporaryDirectory()
+        let sender = scratch.path + "/udp-sender"
+        try Command.check(["gcc", "-static", "-O2", "-Wall", "-o", sender, Daemon.packageRoot + "/Tests/tools/udp-sender.c"])
+        let built = Command.buildProductsDirectory
+        let result = try Command.run([Daemon.packageRoot + "/Tests/tools/apps-container-test", DaemonProcess.binary,
+                                      built + "/ifmeter", Daemon.packageRoot + "/systemd", sender, "podman"], timeout: 1200)
+        // The tree with Podman is made from Debian's packages (Tests/tools/container-tree podman);
+        // where they cannot be had, there is nothing to run.
+        if result.status != 0, result.stderr.contains("FAIL: no container tree") {
+            print("skipped: no Debian tree with Podman could be made: \(result.stderr)")
+            return
+        }
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        for check in ["ok: rootless podman as uid 1500: systemd cgroup manager",
+                      "ok: a rootless container (--network host) under the shipped unit: one subject app:1500/container/",
+                      "the daemon's /home holds the path to vfs-containers alone",
+                      "ok: the container run again with the drop-in: one subject app:1500/container/ifmt-web, tx 171000 bytes",
+                      "ok: a rootless container on slirp4netns: its traffic is slirp4netns's, one subject app:1500/podman.scope, tx 102600 bytes",
+                      "ok: the peer received all 1200 datagrams", "ok: no restarts, no refused system calls",
+                      "ok: ifmeterd --detach-apps removed the pins"] {
+            #expect(result.stdout.contains(check), "missing: \(check)")
+        }
     }
 }

@@ -59,7 +59,7 @@ struct SystemdTests {
         return try #require(docs.split(separator: "\n").first { $0.hasPrefix(label) }.flatMap { Double($0.dropFirst(label.count)) })
     }
 
-    @Test("the exposure score is no worse than docs/SYSTEMD.md records, with and without the metrics-listen drop-in")
+    @Test("the exposure score is no worse than docs/SYSTEMD.md records, with and without each drop-in it records")
     func securityScore() throws {
         let (units, destdir) = try installedUnits()
         let service = units + "/ifmeterd.service"
@@ -83,6 +83,11 @@ struct SystemdTests {
             .write(toFile: service, atomically: true, encoding: .utf8)
         let joining = try exposure(service)
         #expect(joining <= (try recorded("Exposure score with meter-inside.conf: ")), "\(joining)")
+        let rootless = try String(contentsOfFile: Self.packageRoot + "/docs/examples/rootless-container-names.conf", encoding: .utf8)
+        try unit.replacingOccurrences(of: "[Install]", with: try #require(rootless.components(separatedBy: "[Service]\n").last) + "\n[Install]")
+            .write(toFile: service, atomically: true, encoding: .utf8)
+        let named = try exposure(service)
+        #expect(named <= (try recorded("Exposure score with rootless-container-names.conf: ")), "\(named)")
         withExtendedLifetime(destdir) {}
     }
 
