@@ -22,6 +22,8 @@ let package = Package(
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // Debian's libsqlite3.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // Debian's zlib, for the save journal's checksums.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // The kernel-facing C: netlink dumps, link events, getifaddrs. No policy.
         .target(
             name: "CLinkStats",
@@ -73,7 +75,7 @@ let package = Package(
         // people know them, each link's remainder. Pure.
         .target(name: "IfMeterApps", dependencies: ["IfMeterCore"]),
         // History in SQLite: buckets, totals, epochs and meter state, events, retention.
-        .target(name: "IfMeterStore", dependencies: ["IfMeterCore", "IfMeterHistory", "IfMeterPlans", "IfMeterJSON", "IfMeterWire", "CSQLite"]),
+        .target(name: "IfMeterStore", dependencies: ["IfMeterCore", "IfMeterHistory", "IfMeterPlans", "IfMeterJSON", "IfMeterWire", "CSQLite", "CZlib"]),
         // The one owner of what is counted now: meter, link table, classification, pending
         // writes, totals, the estimate log's window. Pure: no sockets, files, clock or SQLite.
         .target(name: "IfMeterService", dependencies: ["IfMeterCore", "IfMeterHistory", "IfMeterPlans", "IfMeterApps"]),

@@ -187,6 +187,7 @@ final class Daemon {
                 service: MeterService(bootID: bootID, configuration: config.serviceConfiguration, history: history, at: state.startedAt),
                 log: EstimateLog(path: loading.logPath, maxSize: config.logMaxSize, keep: config.logFiles),
                 database: paths.database, retentionOwners: config.retention.owners)
+            metering.foldInterval = config.foldInterval
             state.lifecycle = .running(metering)
             metrics.renderOn(metering.answers)
             metering.onEvent = { [requests] event in requests.broadcast(event) }

@@ -23,6 +23,9 @@ public struct DaemonConfig: Hashable, Sendable {
     public var interval: UInt64 = 30
     /// Seconds between saves to the database.
     public var saveInterval: UInt64 = 60
+    /// Seconds between folds into the buckets; saves between them append to the save journal
+    /// (docs/CONFIG.md). 0 folds at every save.
+    public var foldInterval: UInt64 = 900
     public var timeZone: BucketCalendar.Zone = .local
     public var monthStartDay = 1
     public var monthStartDays: [String: Int] = [:]
@@ -198,6 +201,7 @@ public struct DaemonConfig: Hashable, Sendable {
         switch key {
         case "interval": interval = UInt64(try Self.seconds(value, key: key, in: Self.acceptedInterval))
         case "save_interval": saveInterval = UInt64(try Self.seconds(value, key: key, in: Self.acceptedSaveInterval))
+        case "fold_interval": foldInterval = UInt64(try Self.seconds(value, key: key, in: 0...86400))
         case "time_zone":
             switch value {
             case "local": timeZone = .local

@@ -50,13 +50,32 @@ extension Daemon {
         while true {
             let result = Result { () throws(StoreError) in
                 let store = try Store(path: path, configuration: configuration, lock: lock)
-                return (store, try store.loader.history())
+                var history = try store.loader.history()
+                history.journal = openJournal(of: store)
+                return (store, history)
             }
             guard case .failure(let error) = result, case .locked(byPID: nil) = error.kind else { return result }
             if !waiting {
                 Diagnostics.notice("database \(path) is held by another program (\(error.message)); waiting until it is let go")
                 waiting = true
             }
+        }
+    }
+
+    /// The save journal's records after the database's last save (docs/CONFIG.md,
+    /// `fold_interval`). A journal that cannot be opened costs only writes: every save is then a
+    /// full one, and the journal of the daemon says so.
+    private static func openJournal(of store: Store) -> [JournalRecord] {
+        do {
+            let reading = try store.openJournal()
+            if let note = reading.note { Diagnostics.warning("save journal \(note)") }
+            if !reading.records.isEmpty {
+                Diagnostics.notice("counting again the \(reading.records.count) save(s) journalled after the database's last fold")
+            }
+            return reading.records
+        } catch {
+            Diagnostics.warning("\(error); every save is a full one")
+            return []
         }
     }
 

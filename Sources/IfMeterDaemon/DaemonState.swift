@@ -87,7 +87,8 @@ final class DaemonState {
             lastSampleAt: summary?.sampledAt?.wall, source: running ? "netlink" : nil,
             interfaces: summary?.presentLinks,
             store: summary.map { StoreHealth(path: paths.database, healthy: $0.saveError == nil,
-                                             lastSaveAt: $0.lastSaveAt, error: $0.saveError?.description) },
+                                             lastSaveAt: $0.lastSaveAt, error: $0.saveError?.description,
+                                             lastJournalAt: metering?.lastJournalAt) },
             socket: paths.socket, timeZone: running ? (config.timeZone == .utc ? "utc" : "local") : nil,
             linkEvents: metering.map { metering in
                 let own = metering.sampler.feeds.own
@@ -131,6 +132,7 @@ final class Reloader {
         if let metering = state.metering {
             metering.limitLog(maxSize: fresh.logMaxSize, keep: fresh.logFiles)
             metering.retentionOwners = fresh.retention.owners
+            metering.foldInterval = fresh.foldInterval
             let configuration = fresh.historyConfiguration
             metering.worker.run({ store in store.configuration = configuration }, then: { _ in })
             metering.service.reconfigure(fresh.serviceConfiguration)

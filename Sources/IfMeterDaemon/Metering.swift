@@ -28,6 +28,15 @@ final class Metering {
     private let database: String
     /// How long a container gone stays in the database (`retention_owners`); nil keeps it.
     var retentionOwners: Int64?
+    /// Seconds between folds into the buckets (`fold_interval`); saves between them append to
+    /// the save journal. 0: every save is a full one.
+    var foldInterval: UInt64 = 0
+    /// When the last full save began (CLOCK_MONOTONIC), for ``foldInterval``.
+    private var lastFold = Stopwatch()
+    /// False once an append or a reset of the save journal failed: every save is a full one.
+    private var journalWorks = true
+    /// When what the last append holds was taken, for `status`.
+    private(set) var lastJournalAt: Double?
     /// NetworkManager's devices and their networks, with `networks = yes`.
     private(set) var networks: NetworkFeed?
     /// Whether applications are counted (docs/APPS.md), as the last sample found.
@@ -172,10 +181,46 @@ final class Metering {
     /// Events that also go to the journal: they say something is wrong with the host or ifmeter.
     static let journalledKinds: Set<CounterEvent.Kind> = [.reboot, .implausible, .clockJump, .eventsLost, .bucketsFolded]
 
-    /// Saves pending traffic with the meter state and prunes a little, on the store's thread;
-    /// then, on the loop, takes the result and writes the estimate log's window. A failing save
-    /// keeps everything for the next one.
-    func save() {
+    /// Appends to the save journal what was counted since the last save while a fold is not
+    /// due and nothing but traffic is pending; else folds everything into the database
+    /// (``fold()``). `full` (a stop) always folds.
+    func save(full: Bool = false) {
+        guard !full, journalWorks, foldInterval > 0, lastFold.seconds < Double(foldInterval),
+              let record = service.beginJournal()
+        else { return fold() }
+        let taken = SystemClock.now().wall
+        worker.run({ store -> StoreError? in
+            guard let journal = store.journal else {
+                return StoreError(kind: .other, path: store.path + ".journal", operation: "append to", message: "not open")
+            }
+            do throws(StoreError) {
+                try journal.append(record)
+                return nil
+            } catch {
+                return error
+            }
+        }, then: { [unowned self] (error: StoreError?) in
+            if let error {
+                journalFailed(error)
+                fold()
+            } else {
+                lastJournalAt = taken
+            }
+        })
+    }
+
+    /// The deltas an append failed to write are still pending: the next save folds them.
+    private func journalFailed(_ error: StoreError) {
+        guard journalWorks else { return }
+        journalWorks = false
+        Diagnostics.error("\(error); every save is a full one from now on")
+    }
+
+    /// Saves pending traffic with the meter state and prunes a little, on the store's thread,
+    /// then starts the save journal afresh; then, on the loop, takes the result and writes the
+    /// estimate log's window. A failing save keeps everything for the next one.
+    private func fold() {
+        lastFold = Stopwatch()
         let batch = service.beginSave(at: SystemClock.now().wall)
         // Nothing is deleted by a wall clock that is doubted: its cut-offs would be wrong.
         let prunes = service.clock.isTrusted
@@ -183,29 +228,48 @@ final class Metering {
         let expired = prunes ? retentionOwners.map {
             service.absentOwners(lastSeenBefore: batch.at - Double($0), limit: Self.ownersForgottenPerSave)
         } ?? [] : []
-        worker.run({ store -> (SaveBatch, StoreError?, StoreError?, Double) in
-            var batch = batch
+        let journalled = journalWorks
+        worker.run({ store -> Folded in
+            var folded = Folded(batch: batch)
             let started = Stopwatch()
+            defer { folded.seconds = started.seconds }
             do throws(StoreError) {
-                let records = batch.presentRecords
-                try store.writer.save(&batch.writes, recording: records)
-                store.ledger.wrote(batch.writtenBatches)
+                let records = folded.batch.presentRecords
+                try store.writer.save(&folded.batch.writes, recording: records)
+                store.ledger.wrote(folded.batch.writtenBatches)
             } catch {
-                return (batch, error, nil, started.seconds)
+                folded.error = error
+                return folded
+            }
+            // The journal's records are in the database now. Failing here leaves records of
+            // the save before in the file, which a start never reads (their sequence is past).
+            if journalled, let journal = store.journal {
+                do throws(StoreError) { try journal.reset(sequence: store.writer.sequence) } catch { folded.journalError = error }
             }
             do throws(StoreError) {
-                if prunes { _ = try store.retention.prune(now: Int64(batch.at)) }
+                if prunes { _ = try store.retention.prune(now: Int64(folded.batch.at)) }
                 for name in expired { try store.retention.forget(name) }
             } catch {
-                return (batch, nil, error, started.seconds)
+                folded.pruneError = error
+                return folded
             }
             // Answers of thousands of interfaces and saves leave free heap behind; give it
             // back once per save, on this thread, so the daemon's memory is what it holds.
             _ = ifm_malloc_trim()
-            return (batch, nil, nil, started.seconds)
-        }, then: { [unowned self] (batch: SaveBatch, error: StoreError?, pruneError: StoreError?, seconds: Double) in
-            finishSave(batch, error: error, pruneError: pruneError, seconds: seconds, expired: expired)
+            return folded
+        }, then: { [unowned self] (folded: Folded) in
+            if let error = folded.journalError { journalFailed(error) }
+            finishSave(folded.batch, error: folded.error, pruneError: folded.pruneError, seconds: folded.seconds, expired: expired)
         })
+    }
+
+    /// What a fold did, on the store's thread.
+    private struct Folded: Sendable {
+        var batch: SaveBatch
+        var error: StoreError?
+        var pruneError: StoreError?
+        var journalError: StoreError?
+        var seconds = 0.0
     }
 
     /// A churn of thousands of containers is forgotten over several saves, none of them long.
@@ -245,7 +309,7 @@ final class Metering {
     func finish() {
         // A dump still out is applied first; no other follows it (the last is taken here).
         sampler.sampleFinally()
-        save()
+        save(full: true)
         worker.discardWaiting(.later)
         answers.discardWaiting(.later)
         worker.drain()

@@ -18,6 +18,9 @@ public struct ServiceHistory: Sendable {
     public var networks: [NetworkRecord]
     /// The application counters as last saved (docs/APPS.md), if any were.
     public var apps: AppCounterState?
+    /// What the save journal holds after the database's last save (a daemon killed between
+    /// folds, docs/CONFIG.md `fold_interval`), in order: counted again at start.
+    public var journal: [JournalRecord] = []
 
     public init(meterState: MeterState? = nil, knownNames: [String: Double] = [:], totals: [String: BucketTally] = [:],
                 interfaces: [StoredInterface] = [], eventsLost: [(at: Double, scope: String?)] = [], planStates: [String: PlanState] = [:], networks: [NetworkRecord] = [],

@@ -36,16 +36,19 @@ public struct MeterService: Sendable {
     var networks: NetworkAssignments
     /// The applications counted by cgroup, and each link's remainder (docs/APPS.md).
     private(set) var apps: ServiceApps
+    /// The deltas counted since the last journal append or save began (``beginJournal()``).
+    var journalDeltas: [MeterDelta] = []
     /// Whether the wall clock may be believed for what cannot be undone (``ClockTrust``): while
     /// it is doubted no plan's period ends and no threshold fires, and the daemon prunes nothing.
     public private(set) var clock: ClockTrust
 
     public init(bootID: String, configuration: ServiceConfiguration, history loaded: ServiceHistory, at start: Double) {
-        meter = Meter(bootID: bootID, configuration: configuration.meter, restoring: loaded.meterState,
+        let restored = loaded.meterState.map { Self.journalled($0, loaded.journal) }
+        meter = Meter(bootID: bootID, configuration: configuration.meter, restoring: restored,
                       knownNames: loaded.knownNames)
         self.configuration = configuration
         // A database from before the anchor was kept: the last sample's instant stands for it.
-        clock = ClockTrust(anchor: loaded.meterState.flatMap { $0.clockAnchor ?? $0.lastInstant },
+        clock = ClockTrust(anchor: restored.flatMap { $0.clockAnchor ?? $0.lastInstant },
                            sameBoot: loaded.meterState?.bootID == bootID)
         table = LinkTable(history: loaded.interfaces)
         saves = SaveQueue(savedTotals: loaded.totals, windowStart: start)
@@ -57,6 +60,10 @@ public struct MeterService: Sendable {
         // Names kept before network_names = hidden go from the database with the next save.
         for record in networks.records.values where !loaded.networks.contains(record) {
             saves.pending.networks[record.network.uuid] = record
+        }
+        for record in loaded.journal {
+            saves.pending.add(MeterOutput(deltas: record.deltas), calendar: configuration.store.calendar,
+                              monthStartDay: configuration.store.monthStartDay(for:))
         }
     }
 
@@ -244,6 +251,8 @@ public struct MeterService: Sendable {
         let store = configuration.store
         saves.pending.add(kept, calendar: store.calendar, monthStartDay: store.monthStartDay(for:), routing: plans.routing)
         let onNetworks = networks.networkDeltas(of: kept.deltas)
+        journalDeltas += kept.deltas
+        journalDeltas += onNetworks
         if !onNetworks.isEmpty {
             saves.pending.add(MeterOutput(deltas: onNetworks), calendar: store.calendar,
                               monthStartDay: store.monthStartDay(for:), routing: plans.routing)
@@ -272,6 +281,7 @@ public struct MeterService: Sendable {
     /// written together). Until ``finishSave(_:error:)`` the batch's traffic still counts in
     /// every figure; several batches may be out at once, finished in the order they began.
     public mutating func beginSave(at now: Double) -> SaveBatch {
+        journalDeltas = []
         var state = meter.exportState()
         state.clockAnchor = clock.anchor
         saves.pending.setMeterState(state)

@@ -11,7 +11,8 @@ import IfMeterHistory
 /// If the daemon is killed, the database holds the last save, and in the same boot the kernel
 /// counters still hold everything after it: the restarted meter counts it, nothing is lost. On
 /// power loss (a reboot, so the counters are gone too), the traffic since the last completed
-/// save is lost: at most one save interval. `FULL` makes each commit durable when it returns.
+/// save is lost: at most one save interval. `FULL` makes each commit durable when it returns;
+/// between folds, a save is an append to the ``journal``, as durable.
 public final class Store {
     /// What opening repaired, each with why: said once at start.
     public let repairs: [String]
@@ -23,6 +24,8 @@ public final class Store {
     public var ledger = SaveLedger()
     /// Writes the meter's output, one save a transaction.
     public let writer: StoreWriter
+    /// The save journal beside the database, once the daemon opened it (``openJournal()``).
+    public private(set) var journal: SaveJournal?
     let connection: SQLiteConnection
     private let lock: StoreLock
     // Prepared once at open, like the writer's: a part handed out is only these and the
@@ -51,6 +54,14 @@ public final class Store {
         loading = try HistoryLoader.Statements(connection)
         pruning = try StoreRetention.Statements(connection)
         importing = try VnStatImport.Statements(connection)
+    }
+
+    /// Opens the save journal beside the database (`PATH.journal`) and reads what it holds
+    /// after the database's last save.
+    public func openJournal() throws(StoreError) -> SaveJournal.Reading {
+        let (journal, reading) = try SaveJournal.open(path: path + ".journal", sequence: writer.sequence)
+        self.journal = journal
+        return reading
     }
 
     /// Reads for answers, by the configuration of now.

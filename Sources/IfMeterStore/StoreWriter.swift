@@ -19,6 +19,10 @@ public final class StoreWriter {
             "SELECT value FROM meter WHERE key = 'save_sequence'", "open") ?? "0") ?? 0
     }
 
+    /// The saves made into this database so far (kept with the meter state): the save journal
+    /// names the one its records follow.
+    public var sequence: Int64 { saveSequence }
+
     /// Writes `pending` in one transaction and empties it. On failure nothing is written and
     /// `pending` is kept for the next attempt.
     public func save(_ pending: inout PendingWrites) throws(StoreError) {

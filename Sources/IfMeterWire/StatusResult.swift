@@ -7,12 +7,16 @@ public struct StoreHealth: Hashable, Sendable {
     public var healthy: Bool
     public var lastSaveAt: Double?
     public var error: String?
+    /// When what the last append to the save journal holds was taken (docs/CONFIG.md,
+    /// `fold_interval`); nil before the first.
+    public var lastJournalAt: Double?
 
-    public init(path: String, healthy: Bool, lastSaveAt: Double?, error: String?) {
+    public init(path: String, healthy: Bool, lastSaveAt: Double?, error: String?, lastJournalAt: Double? = nil) {
         self.path = path
         self.healthy = healthy
         self.lastSaveAt = lastSaveAt
         self.error = error
+        self.lastJournalAt = lastJournalAt
     }
 }
 
@@ -21,6 +25,7 @@ extension StoreHealth: JSONWritable, JSONReadable {
         w.beginObject()
         if let error { w.key("error"); w.string(error) }
         w.key("healthy"); w.bool(healthy)
+        if let lastJournalAt { w.key("last_journal_at"); w.number(lastJournalAt) }
         if let lastSaveAt { w.key("last_save_at"); w.number(lastSaveAt) }
         w.key("path"); w.string(path)
         w.endObject()
@@ -33,6 +38,7 @@ extension StoreHealth: JSONWritable, JSONReadable {
             case "path": path = try r.readString()
             case "healthy": healthy = try r.readBool()
             case "last_save_at": lastSaveAt = try r.readOptionalDouble()
+            case "last_journal_at": lastJournalAt = try r.readOptionalDouble()
             case "error": error = try r.readNull() ? nil : try r.readString()
             default: try r.skipValue()
             }
