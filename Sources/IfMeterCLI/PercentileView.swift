@@ -50,10 +50,9 @@ enum PercentileView {
             table.add([name, rate(f.rxBytes), rate(f.txBytes), rate(f.totalBytes),
                        rate(f.maxBytes) + " " + (f.maxIsTx ? "tx" : "rx"), String(f.slots),
                        "\(f.slotsWithTraffic) (\(share))", marks.mark(entry.continuity)])
-            if entry.outlivedRetention, let kept = entry.retainedFrom {
-                notes.append("\(name): 5-minute buckets before \(session.time.minute(Double(kept))) are no longer kept "
-                    + "(retention_5min); those slots count as zero. Set retention_5min = 35d in ifmeterd.conf to keep a month "
-                    + "(docs/CONFIG.md)")
+            if entry.outlivedRetention, let kept = entry.retainedFrom, notes.isEmpty {
+                notes.append("5-minute buckets before \(session.time.minute(Double(kept))) are no longer kept (retention_5min): "
+                    + "those slots count as zero. Set retention_5min = 35d in ifmeterd.conf to keep a month (docs/CONFIG.md)")
             }
         }
         let what = switch first.period {
