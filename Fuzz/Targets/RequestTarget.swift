@@ -135,6 +135,7 @@ extension FuzzTargets {
         case .metrics(let request): again(request); _ = try? request.checked()
         case .importHistory(let request): again(request); _ = try? request.checked()
         case .forget(let request): again(request); _ = try? request.checkedName()
+        case .percentile(let request): again(request); _ = try? request.checked()
         }
     }
 
@@ -182,6 +183,7 @@ extension FuzzTargets {
         case .watch: readable(line, as: RatesResult.self)
         case .sample: readable(line, as: SampleResult.self)
         case .plans: readable(line, as: PlansResult.self)
+        case .percentile: readable(line, as: PercentileResult.self)
         default: readable(line, as: StatusResult.self)
         }
     }

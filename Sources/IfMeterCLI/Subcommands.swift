@@ -6,7 +6,7 @@ enum Subcommands {
     static let all: [any Subcommand.Type] = [
         SummaryCommand.self, FiveMinutesCommand.self, HoursCommand.self, DaysCommand.self, MonthsCommand.self,
         YearsCommand.self, TopCommand.self, ListCommand.self, EventsCommand.self, StatusCommand.self,
-        RateCommand.self, LiveCommand.self, LogCommand.self, CheckCommand.self, PlansCommand.self,
+        RateCommand.self, LiveCommand.self, LogCommand.self, CheckCommand.self, PercentileCommand.self, PlansCommand.self,
         ContainersCommand.self, AppsCommand.self, NetworksCommand.self, NotifyCommand.self, ChartCommand.self, MetricsCommand.self, ImportCommand.self,
         CompletionCommand.self, HelpCommand.self, VersionCommand.self,
     ]

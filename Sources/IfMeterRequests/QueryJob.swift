@@ -75,7 +75,7 @@ struct QueryJob: Sendable {
         }
     }
 
-    private func checkNames(_ store: Store) throws {
+    func checkNames(_ store: Store) throws {
         if let asked, let unknown = try UsageAnswers.unknown(asked, store: store, context: context).first {
             throw RequestHandlers.unknownInterface(unknown)
         }

@@ -67,6 +67,7 @@ public struct RequestHandlers {
             guard job.streams else { return Self.fromStore(id) { try job.result($0) } }
             return .streamedFromStore { store, handOver in job.line(id: id, store, handOver: handOver) }
         case .events(let events): return Self.fromStore(id, try self.events(events))
+        case .percentile(let request): return Self.fromStore(id, try percentile(request.checked()))
         case .plans:
             let service = try running()
             return .line(LineEncoder.success(PlansResult(plans: Self.plans(of: service, at: context.now),

@@ -6,6 +6,8 @@ public enum Command: String, Hashable, Sendable, CaseIterable {
     case query
     /// Every data plan's figures now (docs/PLANS.md).
     case plans
+    /// The 95th percentile of 5-minute rates over a period (docs/CLI.md, "95th").
+    case percentile
     /// The Prometheus exposition `/metrics` serves, as text (`ifmeter metrics`).
     case metrics
     /// Admin only (root, ifmeterd's user, `admin_group`).
@@ -24,6 +26,7 @@ public enum Command: String, Hashable, Sendable, CaseIterable {
         case .watch: WatchRequest.self
         case .query: QueryRequest.self
         case .plans: PlansRequest.self
+        case .percentile: PercentileRequest.self
         case .metrics: MetricsRequest.self
         case .reload: ReloadRequest.self
         case .forget: ForgetRequest.self

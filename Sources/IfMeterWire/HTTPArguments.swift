@@ -12,7 +12,7 @@ import IfMeterJSON
 /// takes is checked as that command takes it, and does nothing here.
 public enum HTTPArguments {
     /// The commands the HTTP API answers: those that only read.
-    public static let commands: [Command] = [.status, .query, .plans, .events, .usage, .interfaces]
+    public static let commands: [Command] = [.status, .query, .plans, .events, .usage, .interfaces, .percentile]
 
     /// The line `arguments` make for `command`, or what is wrong with them.
     public static func request(_ command: Command, _ arguments: [(key: String, value: String)]) -> Result<RequestLine, WireError> {

@@ -80,6 +80,10 @@ public struct QueryRequest: CommandRequestType {
         public var parts: Set<QueryPart>
         /// `offset` and `limit`: which of the chosen subjects are answered; nil for all of them.
         public var window: SubjectWindow?
+
+        public init(subjects: Subjects, tables: [UsageTable], parts: Set<QueryPart> = [], window: SubjectWindow? = nil) {
+            (self.subjects, self.tables, self.parts, self.window) = (subjects, tables, parts, window)
+        }
     }
 
     /// These names, in this order.

@@ -33,9 +33,9 @@ final class SeededDaemon {
     let namespace: NetworkNamespace
     let daemon: DaemonProcess
 
-    init() throws {
+    init(config: String = "interval = 3600\n") throws {
         namespace = try NetworkNamespace()
-        daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\n")
+        daemon = try DaemonProcess(namespace: namespace, config: config)
         try FileManager.default.createDirectory(atPath: daemon.stateDirectory, withIntermediateDirectories: true)
         let seeded = try Command.run([CLIBinary.seeder, daemon.stateDirectory + "/ifmeter.db"], environment: ["TZ": "Europe/Berlin"])
         guard seeded.status == 0 else { throw CommandFailed(command: [CLIBinary.seeder], result: seeded) }

@@ -186,7 +186,7 @@ struct RequestHandlersTests {
         (#"{"v":2,"cmd":"nope"}"#, .unsupportedVersion, "protocol version 2 is not supported; this ifmeterd speaks 1"),
         (#"{"v":1}"#, .badRequest, "field \"cmd\" is missing"),
         (#"{"v":1,"cmd":"nope"}"#, .unknownCommand,
-         "unknown command \"nope\"; known: status, interfaces, usage, events, sample, watch, query, plans, metrics, reload, forget, import"),
+         "unknown command \"nope\"; known: status, interfaces, usage, events, sample, watch, query, plans, percentile, metrics, reload, forget, import"),
         (#"{"v":1,"cmd":"usage","interface":"eth0"}"#, .badRequest, "field \"period\" is missing"),
         (#"{"v":1,"cmd":"usage","interface":"eth0","class":"wifi","period":"day"}"#, .badRequest,
          "give exactly one of \"interface\" and \"class\""),
