@@ -89,6 +89,33 @@ final class SaveJournalTests {
         #expect(rows.contains { $0.start > day && $0.tx >= sent }, "\(rows)")
     }
 
+    @Test("killed at random moments 12 times while it appends every second and folds every 3 s: each resolution's buckets sum to the total, and the total is the kernel's")
+    func randomKills() throws {
+        try shift.set(wall: 0, boot: 0, synchronised: true)
+        let daemon = try DaemonProcess(namespace: pair.left, config: "save_interval = 1\nfold_interval = 3\n")
+        defer { _ = try? daemon.stop(SIGKILL) }
+        let baseline = try pair.left.sysfsCounter("ja", "tx_bytes")
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<12 {
+            try daemon.start(extraArguments: ["--interval", "3600"], environment: shift.environment)
+            try pair.sendLeftToRight(count: Int.random(in: 1...30, using: &random), payload: 1000)
+            _ = try request(daemon, #"{"v":1,"cmd":"sample"}"#)
+            // The kill lands anywhere: before an append, during one, during a fold, between.
+            usleep(UInt32.random(in: 0...2_500_000, using: &random))
+            try daemon.stop(SIGKILL)
+        }
+        try daemon.start(extraArguments: ["--interval", "3600"], environment: shift.environment)
+        _ = try request(daemon, #"{"v":1,"cmd":"sample"}"#)
+        let kernel = try pair.left.sysfsCounter("ja", "tx_bytes") - baseline
+        let total = try #require(try request(daemon, #"{"v":1,"cmd":"usage","interface":"ja","period":"total"}"#)["rows"] as? [[String: Any]])
+        #expect(total.first?["tx_bytes"] as? UInt64 == kernel)
+        for period in ["5min", "hour", "day", "month", "year"] {
+            let rows = try #require(try request(daemon, #"{"v":1,"cmd":"usage","interface":"ja","period":"\#(period)","from":0,"to":4102444800}"#)["rows"]
+                as? [[String: Any]])
+            #expect(rows.reduce(0) { $0 + (($1["tx_bytes"] as? UInt64) ?? 0) } == kernel, "\(period) buckets")
+        }
+    }
+
     func waitFor(_ what: String, seconds: Double = 60, _ condition: () throws -> Bool) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
