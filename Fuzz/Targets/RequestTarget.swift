@@ -135,6 +135,7 @@ extension FuzzTargets {
         case .metrics(let request): again(request); _ = try? request.checked()
         case .importHistory(let request): again(request); _ = try? request.checked()
         case .forget(let request): again(request); _ = try? request.checkedName()
+        case .alias(let request): again(request); _ = try? request.checked()
         }
     }
 

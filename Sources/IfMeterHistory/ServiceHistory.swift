@@ -18,11 +18,14 @@ public struct ServiceHistory: Sendable {
     public var networks: [NetworkRecord]
     /// The application counters as last saved (docs/APPS.md), if any were.
     public var apps: AppCounterState?
+    /// The aliases `ifmeter alias` set, name → alias.
+    public var aliases: [String: String] = [:]
 
     public init(meterState: MeterState? = nil, knownNames: [String: Double] = [:], totals: [String: BucketTally] = [:],
                 interfaces: [StoredInterface] = [], eventsLost: [(at: Double, scope: String?)] = [], planStates: [String: PlanState] = [:], networks: [NetworkRecord] = [],
-                apps: AppCounterState? = nil) {
+                apps: AppCounterState? = nil, aliases: [String: String] = [:]) {
         self.apps = apps
+        self.aliases = aliases
         self.planStates = planStates
         self.networks = networks
         self.meterState = meterState

@@ -39,11 +39,14 @@ public struct MeterService: Sendable {
     /// Whether the wall clock may be believed for what cannot be undone (``ClockTrust``): while
     /// it is doubted no plan's period ends and no threshold fires, and the daemon prunes nothing.
     public private(set) var clock: ClockTrust
+    /// Every interface's alias: the config's, then those `ifmeter alias` kept.
+    public private(set) var aliases: InterfaceAliases
 
     public init(bootID: String, configuration: ServiceConfiguration, history loaded: ServiceHistory, at start: Double) {
         meter = Meter(bootID: bootID, configuration: configuration.meter, restoring: loaded.meterState,
                       knownNames: loaded.knownNames)
         self.configuration = configuration
+        aliases = InterfaceAliases(configured: configuration.aliases, stored: loaded.aliases)
         // A database from before the anchor was kept: the last sample's instant stands for it.
         clock = ClockTrust(anchor: loaded.meterState.flatMap { $0.clockAnchor ?? $0.lastInstant },
                            sameBoot: loaded.meterState?.bootID == bootID)
@@ -64,6 +67,7 @@ public struct MeterService: Sendable {
     public mutating func reconfigure(_ configuration: ServiceConfiguration) {
         self.configuration = configuration
         meter.configuration = configuration.meter
+        aliases.replaceConfigured(configuration.aliases)
         plans.replacePlans(configuration.plans)
         if configuration.hideNetworkNames {
             for record in networks.hideNames() { saves.pending.networks[record.network.uuid] = record }
@@ -299,6 +303,11 @@ public struct MeterService: Sendable {
         saves.replaceSaved(totals: totals)
         table.rememberAgain(interfaces)
         plans.historyRewritten()
+    }
+
+    /// Sets (nil: removes) the alias `ifmeter alias` gave `name`, once the store kept it.
+    public mutating func storeAlias(_ alias: String?, for name: String) {
+        aliases.store(alias, for: name)
     }
 
     /// Forgets `name`'s history once the store deleted it (at `wall`); false when it was never
