@@ -136,6 +136,7 @@ extension FuzzTargets {
         case .importHistory(let request): again(request); _ = try? request.checked()
         case .forget(let request): again(request); _ = try? request.checkedName()
         case .percentile(let request): again(request); _ = try? request.checked()
+        case .alias(let request): again(request); _ = try? request.checked()
         }
     }
 

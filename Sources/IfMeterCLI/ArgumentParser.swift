@@ -43,6 +43,11 @@ struct ParsedCommandLine: Sendable {
             index += 1
             if let command = Subcommands.byAlias[word] {
                 try choose(command, from: word)
+                // `vnstat -d 7`: the rows to show.
+                if index < arguments.count, VnStatSwitches.takesLimit(arguments[index], after: word, of: command) {
+                    seen.append((.rows, arguments[index]))
+                    index += 1
+                }
                 continue
             }
             if word.hasPrefix("-") && word.count > 1 {
@@ -53,7 +58,7 @@ struct ParsedCommandLine: Sendable {
                     value = String(word[word.index(after: equals)...])
                 }
                 guard let option = Subcommands.optionsBySpelling[name] else {
-                    throw .usage("unknown option \(name); see `ifmeter --help`")
+                    throw VnStatSwitches.refusal(name) ?? .usage("unknown option \(name); see `ifmeter --help`")
                 }
                 if option.takesValue && value == nil {
                     guard index < arguments.count else { throw .usage("\(name) needs a value") }

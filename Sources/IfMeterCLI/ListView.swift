@@ -14,7 +14,7 @@ enum ListView {
         let (session, answer) = try Session.query(socketCandidates: socketCandidates, request)
         var interfaces = answer.interfaces ?? []
         if !subjects.interfaces.isEmpty {
-            interfaces = interfaces.filter { subjects.interfaces.contains($0.name) }
+            interfaces = interfaces.filter { subjects.interfaces.contains($0.name) || $0.alias.map(subjects.interfaces.contains) == true }
         } else if let interfaceClass = subjects.interfaceClass {
             interfaces = interfaces.filter { $0.class == interfaceClass }
         }
@@ -30,7 +30,7 @@ enum ListView {
                 ? "absent" + (entry.lastSeen.map { " (last \(session.time.day($0)))" } ?? "")
                 : entry.operstate
             table.add([
-                entry.name, entry.class, state,
+                entry.alias.map { "\($0) (\(entry.name))" } ?? entry.name, entry.class, state,
                 entry.rate.map { units.rate($0.rxBytesPerSecond) } ?? "—",
                 entry.rate.map { units.rate($0.txBytesPerSecond) } ?? "—",
                 units.bytes(entry.rxBytes), units.bytes(entry.txBytes),
@@ -57,6 +57,7 @@ enum ListView {
 /// `list`.
 struct ListCommand: Subcommand {
     static let name = "list"
+    static let aliases = ["--iflist", "--dbiflist"]
     static let summary = "interfaces: class and why, state, rates, totals, continuity"
     static let usage = "ifmeter list [-i NAME | --class CLASS]"
     static let about = """

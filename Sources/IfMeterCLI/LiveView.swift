@@ -64,10 +64,21 @@ enum LiveView {
         let first = try watcher.send([WatchRequest()])[0]
         var rates = try DaemonClient.result(of: first, as: RatesResult.self)
         rates.interfaces = rates.interfaces.filter { names.contains($0.name) }
+        if subjects.merged {
+            // `-i a+b`: the members' rates, and their sum as one more line.
+            let members = rates.interfaces.map(\.rate)
+            guard members.count == names.count else { throw CLIError(.failure, "rate: not every member has a rate yet") }
+            rates.interfaces.append(RatesResult.Entry(name: UsageSubject.mergedName(subjects.interfaces), rate: RateResult(
+                rxBytesPerSecond: members.reduce(0) { $0 + $1.rxBytesPerSecond },
+                txBytesPerSecond: members.reduce(0) { $0 + $1.txBytesPerSecond },
+                smoothedRxBytesPerSecond: members.reduce(0) { $0 + $1.smoothedRxBytesPerSecond },
+                smoothedTxBytesPerSecond: members.reduce(0) { $0 + $1.smoothedTxBytesPerSecond })))
+        }
         if context.json {
             context.output.json(rates)
         } else {
-            context.output.write(table(rates, names: names.sorted(), units: context.units)
+            context.output.write(table(rates, names: names.sorted() + rates.interfaces.dropFirst(names.count).map(\.name),
+                                       units: context.units)
                 + "over the last \(session.status.interval) s interval\n" + EstimateLabel.footnote + "\n")
         }
     }
@@ -183,7 +194,7 @@ enum LiveView {
 /// `rate`.
 struct RateCommand: Subcommand {
     static let name = "rate"
-    static let aliases = ["-tr"]
+    static let aliases = ["-tr", "--traffic"]
     static let summary = "rates over the last sampling interval"
     static let usage = "ifmeter rate [-i NAME | --class CLASS]"
     static let about = "Rates measured over the daemon's last sampling interval, once."

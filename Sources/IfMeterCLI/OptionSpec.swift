@@ -34,14 +34,15 @@ extension OptionSpec {
         help: "ifmeterd's socket (default: $IFMETER_SOCKET, then the daemon's own default)", completion: .files)
     static let json = OptionSpec(names: ["--json"], help: "machine-readable output (docs/CLI.md)")
     static let si = OptionSpec(names: ["--si"], help: "SI units (kB, MB) instead of IEC (KiB, MiB)")
-    static let bits = OptionSpec(names: ["--bits"], help: "rates in bits per second")
+    static let bits = OptionSpec(names: ["-ru", "--rateunit", "--bits"], help: "rates in bits per second")
     static let help = OptionSpec(names: ["--help"], help: "help for the command")
     /// The options every command takes.
     static let common: [OptionSpec] = [socket, json, si, bits, help]
 
     static let interface = OptionSpec(
-        names: ["-i", "--interface"], value: "NAME",
-        help: "one interface (repeat, or NAME,NAME, for several)", completion: .interfaces)
+        names: ["-i", "--iface", "--interface"], value: "NAME",
+        help: "one interface, by name or alias (repeat, or NAME,NAME, for several;\nNAME+NAME for their sum as one)",
+        completion: .interfaces)
     static let interfaceClass = OptionSpec(
         names: ["--class"], value: "CLASS",
         help: "the interfaces of a class: wifi, cellular, ethernet, tunnel,\nvirtual, loopback, other (tables sum the class)",
@@ -52,9 +53,9 @@ extension OptionSpec {
     static let subjects: [OptionSpec] = [interface, interfaceClass, all]
 
     static let from = OptionSpec(
-        names: ["--from"], value: "TIME",
+        names: ["-b", "--begin", "--from"], value: "TIME",
         help: "periods starting at or after TIME: YYYY-MM-DD, \"YYYY-MM-DD HH:MM\",\nRFC 3339 or @UNIXSECONDS, in the daemon's time zone")
-    static let to = OptionSpec(names: ["--to"], value: "TIME", help: "periods starting before TIME")
+    static let to = OptionSpec(names: ["-e", "--end", "--to"], value: "TIME", help: "periods starting before TIME")
     static let rows = OptionSpec(names: ["--limit"], value: "N", help: "at most N rows, the newest")
     /// `--from`, `--to`, `--limit`: which rows of a history table.
     static let range: [OptionSpec] = [from, to, rows]

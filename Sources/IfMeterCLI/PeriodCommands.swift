@@ -61,7 +61,7 @@ struct FiveMinutesCommand: PeriodTableCommand {
 
 struct HoursCommand: PeriodTableCommand {
     static let name = "hours"
-    static let aliases = ["-h", "--hours"]
+    static let aliases = ["-h", "--hours", "-hg", "--hoursgraph"]
     static let period = UsagePeriod.hour
     var table: PeriodTable
 }

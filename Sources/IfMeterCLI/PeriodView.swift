@@ -6,9 +6,17 @@ import IfMeterWire
 struct UsageTables: JSONWritable {
     var usage: [UsageResult]
     var footnote: String
+    /// Each subject's alias, by name (a merge's by `a+b`), for those that have one.
+    var aliases: [String: String] = [:]
 
     func write(to w: inout JSONWriter) {
         w.beginObject()
+        if !aliases.isEmpty {
+            w.key("aliases")
+            w.beginObject()
+            for (name, alias) in aliases.sorted(by: { $0.key < $1.key }) { w.key(text: name); w.string(alias) }
+            w.endObject()
+        }
         w.key("footnote"); w.string(footnote)
         w.key("usage")
         w.beginArray()
@@ -52,7 +60,10 @@ enum PeriodView {
                                  to: try session.timeArgument(table.to, option: "--to"), last: last, top: top)
             answer = try session.client.call(QueryRequest.query(for: table.subjects, sum: true, usage: [spec]), reading: QueryResult.self)
         }
-        return (session, UsageTables(usage: answer.usage, footnote: EstimateLabel.footnote))
+        let aliases = Dictionary(answer.subjects.compactMap { subject in
+            subject.name.flatMap { name in subject.alias.map { (name, $0) } }
+        }) { first, _ in first }
+        return (session, UsageTables(usage: answer.usage, footnote: EstimateLabel.footnote, aliases: aliases))
     }
 
     /// How a period's start is written.
@@ -64,7 +75,8 @@ enum PeriodView {
         // Every interface has the same periods: each start is written once per view.
         var labels: [PeriodStart: String] = [:]
         for table in tables.usage {
-            let subject = table.interface ?? table.class.map { "class \($0)" } ?? ""
+            let subject = table.interface.map { name in tables.aliases[name].map { "\($0) (\(name))" } ?? name }
+                ?? table.class.map { "class \($0)" } ?? ""
             let heading = top ? "top \(table.rows.count) days" : "by \(table.period)"
             text += "\(subject)  \(heading)\n".utf8
             guard !table.rows.isEmpty else {

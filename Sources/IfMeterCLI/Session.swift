@@ -140,15 +140,14 @@ public final class Session {
     /// other, tunnel and virtual ones, present before absent — leaving out, unless `--all`,
     /// virtual links that are down and never carried a byte (an idle `ifb0` is not news).
     func subjects(_ subjects: Subjects) throws(CLIError) -> [InterfaceResult] {
-        let all = try interfaces().interfaces
         if !subjects.interfaces.isEmpty {
-            return try subjects.interfaces.map { name throws(CLIError) in
-                guard let found = all.first(where: { $0.name == name }) else {
-                    throw .usage("no interface named \"\(name)\" has ever been seen; `ifmeter list` shows the known ones")
-                }
-                return found
-            }
+            // The daemon takes each as a name or an alias (the one place aliases are resolved);
+            // a merge's members are listed each.
+            let answer = try client.call(QueryRequest(interfaces: subjects.interfaces, usage: [], include: [.interfaces]),
+                                         reading: QueryResult.self)
+            return answer.interfaces ?? []
         }
+        let all = try interfaces().interfaces
         if let interfaceClass = subjects.interfaceClass {
             return all.filter { $0.class == interfaceClass }
         }
@@ -163,6 +162,7 @@ extension QueryRequest {
         var request = QueryRequest()
         if !subjects.interfaces.isEmpty {
             request.interfaces = subjects.interfaces
+            request.sum = subjects.merged ? true : nil
         } else if let interfaceClass = subjects.interfaceClass {
             request.class = interfaceClass
             request.sum = sum ? true : nil

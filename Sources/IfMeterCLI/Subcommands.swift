@@ -7,7 +7,7 @@ enum Subcommands {
         SummaryCommand.self, FiveMinutesCommand.self, HoursCommand.self, DaysCommand.self, MonthsCommand.self,
         YearsCommand.self, TopCommand.self, ListCommand.self, EventsCommand.self, StatusCommand.self,
         RateCommand.self, LiveCommand.self, LogCommand.self, CheckCommand.self, PercentileCommand.self, PlansCommand.self,
-        ContainersCommand.self, AppsCommand.self, NetworksCommand.self, NotifyCommand.self, ChartCommand.self, MetricsCommand.self, ImportCommand.self,
+        ContainersCommand.self, AppsCommand.self, NetworksCommand.self, NotifyCommand.self, ChartCommand.self, MetricsCommand.self, ImportCommand.self, AliasCommand.self,
         CompletionCommand.self, HelpCommand.self, VersionCommand.self,
     ]
 
@@ -27,7 +27,7 @@ enum Subcommands {
 /// `help [COMMAND]`: the overview, or a command's help.
 struct HelpCommand: Subcommand {
     static let name = "help"
-    static let aliases = ["--help", "-?"]
+    static let aliases = ["--help", "-?", "--longhelp"]
     static let summary = "this overview; help COMMAND for a command's"
     static let usage = "ifmeter help [COMMAND]"
     static let about = ""

@@ -1,9 +1,12 @@
-/// What a view is about: `-i NAME…`, `--class CLASS`, or by default what the views show, and
-/// with `-a` also idle virtual links.
+/// What a view is about: `-i NAME…` (a name or an alias, which the daemon resolves), `-i a+b`
+/// (those names summed as one), `--class CLASS`, or by default what the views show, and with
+/// `-a` also idle virtual links.
 struct Subjects: Sendable, Hashable {
     var interfaces: [String] = []
     var interfaceClass: String?
     var all = false
+    /// `-i a+b`: `interfaces` are summed bucket by bucket as one subject.
+    var merged = false
 
     init(interfaces: [String] = [], interfaceClass: String? = nil, all: Bool = false) {
         self.interfaces = interfaces
@@ -19,6 +22,20 @@ struct Subjects: Sendable, Hashable {
         if !interfaces.isEmpty && interfaceClass != nil {
             throw .usage("give -i/--interface or --class, not both")
         }
+        if let merge = interfaces.first(where: { $0.contains("+") }) {
+            (interfaces, merged) = (try Self.members(of: merge, alone: interfaces.count == 1), true)
+        }
+    }
+
+    /// The names of `-i a+b` (two or more, none empty, none twice), given alone.
+    static func members(of merge: String, alone: Bool) throws(CLIError) -> [String] {
+        guard alone else { throw .usage("-i \(merge): a merge is the view's one subject; give it alone") }
+        let members = merge.split(separator: "+", omittingEmptySubsequences: false).map(String.init)
+        guard members.count >= 2, !members.contains(where: \.isEmpty) else {
+            throw .usage("-i \(merge): a merge is two or more names joined by +, such as -i eth0+eth1")
+        }
+        guard Set(members).count == members.count else { throw .usage("-i \(merge): a merge names each interface once") }
+        return members
     }
 }
 

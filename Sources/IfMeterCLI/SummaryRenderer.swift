@@ -20,7 +20,8 @@ struct SummaryRenderer {
     mutating func append(_ summaries: some Sequence<InterfaceSummary>, to text: inout [UInt8]) {
         let dash = "—"
         for summary in summaries {
-            text += summary.name.utf8
+            // vnStat's way: the alias, and the name beside it.
+            text += (summary.alias.map { "\($0) (\(summary.name))" } ?? summary.name).utf8
             text += "  (\(summary.class))".utf8
             if let first = summary.allTime?.start {
                 let minute = minutes[first] ?? session.time.minute(first)

@@ -16,6 +16,8 @@ struct InterfaceSummary {
     var monthProjection: ProjectionResult?
     /// Where today began in the daemon's calendar (the end of yesterday).
     var dayStart: Double?
+    /// Its alias, if it has one (a merge's: its members' joined by `+`).
+    var alias: String? = nil
 }
 
 extension InterfaceSummary {
@@ -29,7 +31,7 @@ extension InterfaceSummary {
                   thisMonth: months.rows.first { $0.start == thisMonth },
                   lastMonth: months.rows.first { $0.end == thisMonth },
                   allTime: total.rows.first,
-                  monthProjection: months.projection, dayStart: today)
+                  monthProjection: months.projection, dayStart: today, alias: subject.alias)
     }
 
     /// Whether anything was counted on it yet.
@@ -62,6 +64,7 @@ struct SummaryResult: JSONWritable {
 extension InterfaceSummary: JSONWritable {
     func write(to w: inout JSONWriter) {
         w.beginObject()
+        if let alias { w.key("alias"); w.string(alias) }
         if let allTime { w.key("all_time"); allTime.write(to: &w) }
         w.key("class"); w.string(self.class)
         if let dayStart { w.key("day_start"); w.number(dayStart) }
@@ -159,6 +162,7 @@ enum SummaryView {
 /// `summary` (the default): every subject's today, yesterday, months, all time and projection.
 struct SummaryCommand: Subcommand {
     static let name = "summary"
+    static let aliases = ["-q", "--query", "-s", "--short"]
     static let summary = "today, yesterday, this and last month, all time, month-end projection (default)"
     static let usage = "ifmeter [summary] [-i NAME | --class CLASS] [--oneline]"
     static let about = """

@@ -32,8 +32,13 @@ public enum Classification: Hashable, Sendable {
     }
 }
 
-/// What history is about: one interface name, or every interface of a class summed.
+/// What history is about: one interface name, every interface of a class summed, or the
+/// names listed summed (`-i eth0+eth1`), bucket by bucket as a class is.
 public enum UsageSubject: Hashable, Sendable {
     case interface(String)
     case interfaceClass(InterfaceClass)
+    case merged([String])
+
+    /// How a merge is written where one name would be: its members joined by `+`.
+    public static func mergedName(_ members: [String]) -> String { members.joined(separator: "+") }
 }

@@ -29,6 +29,8 @@ public struct DaemonConfig: Hashable, Sendable {
     public var timeZone: BucketCalendar.Zone = .local
     public var monthStartDay = 1
     public var monthStartDays: [String: Int] = [:]
+    /// Interfaces' aliases, name → alias (`alias[NAME]`); they win over `ifmeter alias`'s.
+    public var aliases: [String: String] = [:]
     /// Bytes per second no interface can exceed (rule 7); nil: none.
     public var maxBytesPerSecond: UInt64?
     public var speedMargin = 2.0
@@ -112,6 +114,7 @@ public struct DaemonConfig: Hashable, Sendable {
         configuration.insideNamesLimit = meterInsideNames
         configuration.networks = networks
         configuration.hideNetworkNames = hideNetworkNames
+        configuration.aliases = aliases
         return configuration
     }
 
@@ -192,6 +195,7 @@ public struct DaemonConfig: Hashable, Sendable {
 
     /// Applies one setting; the error says what was wrong with it.
     mutating func set(key: String, value: String) throws(ValueError) {
+        if try setAlias(key: key, value: value) { return }
         if key.hasPrefix("month_start_day[") && key.hasSuffix("]") {
             let name = String(key.dropFirst("month_start_day[".count).dropLast())
             guard !name.isEmpty else { throw ValueError("month_start_day[…] needs an interface name") }

@@ -21,11 +21,14 @@ public struct ServiceHistory: Sendable {
     /// What the save journal holds after the database's last save (a daemon killed between
     /// folds, docs/CONFIG.md `fold_interval`), in order: counted again at start.
     public var journal: [JournalRecord] = []
+    /// The aliases `ifmeter alias` set, name → alias.
+    public var aliases: [String: String] = [:]
 
     public init(meterState: MeterState? = nil, knownNames: [String: Double] = [:], totals: [String: BucketTally] = [:],
                 interfaces: [StoredInterface] = [], eventsLost: [(at: Double, scope: String?)] = [], planStates: [String: PlanState] = [:], networks: [NetworkRecord] = [],
-                apps: AppCounterState? = nil) {
+                apps: AppCounterState? = nil, aliases: [String: String] = [:]) {
         self.apps = apps
+        self.aliases = aliases
         self.planStates = planStates
         self.networks = networks
         self.meterState = meterState

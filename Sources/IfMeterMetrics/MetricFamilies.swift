@@ -20,9 +20,9 @@ extension MetricFamily {
             + "moments may be missing); the figures they concern are labelled events-lost.")
 
     static let interfaceInfo = MetricFamily(
-        "ifmeter_interface_info", .info, labels: ["interface", "class", "kind", "operstate", "class_reason"],
-        help: "1 for every interface ifmeter meters: its class and why, its kind, and its operational state "
-            + "(\"absent\" for a name with history that is not present now).")
+        "ifmeter_interface_info", .info, labels: ["interface", "class", "kind", "operstate", "class_reason", "alias"],
+        help: "1 for every interface ifmeter meters: its class and why, its kind, its operational state "
+            + "(\"absent\" for a name with history that is not present now) and its alias, if it has one.")
     static let ownerInfo = MetricFamily(
         "ifmeter_owner_info", .info, labels: ["interface", "kind", "id", "alias"],
         help: "1 for every present interface counted as a container's, virtual machine's or namespace's (docs/NAMESPACES.md): "

@@ -98,10 +98,13 @@ public enum MetricsExposition {
     ) {
         writer.family(.interfaceInfo)
         for figures in interfaces where isShown(figures) {
-            writer.sample(MetricFamily.interfaceInfo.name, [
-                "interface": figures.name, "class": figures.interfaceClass, "kind": figures.kind,
-                "operstate": figures.present?.operState.rawValue ?? "absent", "class_reason": figures.classReason,
-            ], UInt64(1))
+            var labels: [(key: String, value: String)] = [
+                ("interface", figures.name), ("class", figures.interfaceClass), ("kind", figures.kind),
+                ("operstate", figures.present?.operState.rawValue ?? "absent"), ("class_reason", figures.classReason),
+            ]
+            // Only when it has one: an empty label is no label to Prometheus anyway.
+            if let alias = figures.alias { labels.append(("alias", alias)) }
+            writer.sample(MetricFamily.interfaceInfo.name, pairs: labels, UInt64(1))
         }
         if interfaces.contains(where: { $0.present?.owner != nil && isShown($0) }) {
             writeOwners(interfaces, showing: isShown, to: &writer)

@@ -55,7 +55,8 @@ public enum OverviewPage {
                 let month = tables.dropFirst().first?.rows.last
                 let absent = states[name]?.isAbsent ?? false
                 page += "<tr class=\"subject\(absent ? " absent" : "")\" data-name=\"\(HTML.escape(name))\">"
-                page += "<td class=\"name\"><a href=\"/subject?name=\(HTML.queryValue(name))\">\(HTML.escape(name))</a>\(absent ? " (absent)" : "")</td>"
+                let shown = interfaces.subjects[index].alias.map { "\($0) (\(name))" } ?? name
+                page += "<td class=\"name\"><a href=\"/subject?name=\(HTML.queryValue(name))\">\(HTML.escape(shown))</a>\(absent ? " (absent)" : "")</td>"
                 page += "<td class=\"rate\" data-rate=\"\(HTML.escape(name))\">\(rate(states[name]?.rate, units))</td>"
                 page += cell(today?.rxBytes, "today-rx", units) + cell(today?.txBytes, "today-tx", units)
                 page += cell(month?.rxBytes, "month-rx", units, narrow: true) + cell(month?.txBytes, "month-tx", units, narrow: true)

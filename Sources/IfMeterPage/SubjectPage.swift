@@ -13,9 +13,10 @@ public enum SubjectPage {
 
     public static func render(host: String, name: String, subject: QueryResult, events: [CounterEvent], time: TimeText,
                               units: Units) -> String {
-        var page = PageFrame.begin(title: "\(name) — ifmeter — \(host)", host: host, status: subject.status, time: time)
+        let shown = subject.subjects.first?.alias.map { "\($0) (\(name))" } ?? name
+        var page = PageFrame.begin(title: "\(shown) — ifmeter — \(host)", host: host, status: subject.status, time: time)
         let state = subject.interfaces?.first
-        page += "<section id=\"subject\" data-name=\"\(HTML.escape(name))\"><h2>\(HTML.escape(name))</h2>\n<div class=\"facts\">"
+        page += "<section id=\"subject\" data-name=\"\(HTML.escape(name))\"><h2>\(HTML.escape(shown))</h2>\n<div class=\"facts\">"
         if let state {
             page += "<span>\(HTML.escape("\(state.class) (\(state.classReason)), \(state.kind)"))</span>"
             page += "<span>\(HTML.escape(state.isAbsent ? "absent" + (state.lastSeen.map { ", last seen " + time.minute($0) } ?? "") : state.operstate))</span>"

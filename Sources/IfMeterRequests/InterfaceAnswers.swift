@@ -29,7 +29,7 @@ extension InterfaceResult where Fields == InterfaceFields {
     /// The answer for one name, present or absent: the one place its fields and labels are set.
     init(_ figures: InterfaceFigures) {
         let present = figures.present
-        self.init(InterfaceFields(
+        var fields = InterfaceFields(
             name: figures.name, ifindex: present?.ifindex, class: figures.interfaceClass,
             classReason: figures.classReason, kind: figures.kind,
             operstate: present.map(\.operState.rawValue) ?? "absent",
@@ -39,7 +39,9 @@ extension InterfaceResult where Fields == InterfaceFields {
             rate: present?.rate.map(RateResult.init),
             continuity: figures.total.continuity(since: figures.since, eventsLost: figures.eventsLost),
             labels: figures.labels.map(\.rawValue), lastSeen: figures.lastSeen,
-            owner: present?.owner.map(OwnerResult.init)), traffic: figures.total.traffic)
+            owner: present?.owner.map(OwnerResult.init))
+        fields.alias = figures.alias
+        self.init(fields, traffic: figures.total.traffic)
     }
 }
 

@@ -27,7 +27,7 @@ public struct RequestHandlers {
             let command = try CommandRequest.command(of: line)
             guard context.isMetering || command == .status || command == .metrics else { throw Self.starting }
             if command.policy.adminOnly { try requireAdmin(peer) }
-            return try answer(CommandRequest(command, line), id: id, peer: peer)
+            return try answer(resolvingAliases(CommandRequest(command, line)), id: id, peer: peer)
         } catch {
             return .line(LineEncoder.failure(WireError(answering: error, id: id)))
         }
@@ -38,14 +38,15 @@ public struct RequestHandlers {
     /// what refuses it now.
     public func storeJob(_ request: QueryRequest) throws -> StoreJob<QueryResult> {
         guard context.isMetering else { throw Self.starting }
-        let job = try query(request.checked())
+        let job = try query(resolvingAliases(request).checked())
         return { store in try job.result(store) }
     }
 
     /// An `events` request as its result's job for the store's thread, likewise.
     public func storeJob(_ request: EventsRequest) throws -> StoreJob<EventsResult> {
         guard context.isMetering else { throw Self.starting }
-        return try events(request)
+        guard case .events(let resolved) = resolvingAliases(.events(request)) else { return try events(request) }
+        return try events(resolved)
     }
 
     private static let starting = WireError(
@@ -82,6 +83,7 @@ public struct RequestHandlers {
             return .line(LineEncoder.success(AdminResult(done: "configuration reloaded from \(context.configPath)"), id: id))
         case .importHistory(let request): return try importHistory(request.checked(), id)
         case .forget(let request): return try forget(request.checkedName(), id)
+        case .alias(let request): return try alias(request.checked(), id)
         }
     }
 

@@ -21,6 +21,7 @@ extension RequestHandlers {
             figures = []
             members[interfaceClass.rawValue] = service.snapshot().interfaces
                 .filter { $0.interfaceClass == interfaceClass.rawValue }.map(\.name)
+        case .merged(let names): figures = service.figures(named: names)
         }
         let context = usageContext(service, figures: figures, classMembers: members)
         return { store in
@@ -37,7 +38,7 @@ extension RequestHandlers {
     static func isApps(_ subjects: QueryRequest.Checked.Subjects) -> Bool {
         switch subjects {
         case .selection(.apps), .appsOnNetwork: true
-        case .names, .interfaceClass, .selection: false
+        case .names, .merged, .interfaceClass, .selection: false
         }
     }
 
@@ -61,6 +62,10 @@ extension RequestHandlers {
             chosen = service.figures(named: asked)
             subjects = asked.map { .interface($0) }
             names = asked
+        case .merged(let asked):
+            chosen = service.figures(named: asked)
+            subjects = [.merged(asked)]
+            names = asked
         case .interfaceClass(let interfaceClass, let sum):
             chosen = service.snapshot().interfaces.filter { $0.interfaceClass == interfaceClass.rawValue }
             subjects = sum ? [.interfaceClass(interfaceClass)] : chosen.map { .interface($0.name) }
@@ -80,17 +85,26 @@ extension RequestHandlers {
         }
         let total = subjects.count
         if let window = request.window {
-            (chosen, subjects) = (window.apply(chosen), window.apply(subjects))
-            names = names.map(window.apply)
+            subjects = window.apply(subjects)
+            if case .merged = request.subjects {
+                // One subject: its members are all answered, or none.
+                if subjects.isEmpty { (chosen, names) = ([], []) }
+            } else {
+                chosen = window.apply(chosen)
+                names = names.map(window.apply)
+            }
         }
         let usageContext = usageContext(service, figures: chosen, classMembers: members)
         let classes = Dictionary(chosen.map { ($0.name, $0.interfaceClass) }) { first, _ in first }
+        let aliases = Dictionary(chosen.compactMap { figures in figures.alias.map { (figures.name, $0) } }) { first, _ in first }
         var answered = QueryResult(
             status: request.parts.contains(.status) ? context.status() : nil,
             subjects: subjects.map { subject in
                 switch subject {
-                case .interface(let name): QuerySubject(name: name, class: classes[name] ?? "unknown")
+                case .interface(let name): QuerySubject(name: name, class: classes[name] ?? "unknown", alias: aliases[name])
                 case .interfaceClass(let interfaceClass): QuerySubject(name: nil, class: interfaceClass.rawValue)
+                case .merged(let members): QuerySubject(merging: members, classes: members.map { classes[$0] ?? "unknown" },
+                                                          aliases: members.map { aliases[$0] })
                 }
             },
             interfaces: request.parts.contains(.interfaces) ? chosen.map(InterfaceResult.init) : nil,

@@ -98,8 +98,11 @@ struct UsageReader {
         let projections = try projections(read, names: names, rows: byName)
         return try column(read.table, subjects, answered: &answered) { subject throws in
             switch subject {
-            case .interface(let name): (byName[name] ?? [], projections[name])
-            case .interfaceClass: (try classRows(read, subject), nil)
+            case .interface(let name): return (byName[name] ?? [], projections[name])
+            case .interfaceClass: return (try classRows(read, subject), nil)
+            case .merged(let names):
+                let rows = try classRows(read, subject)
+                return (rows, mergedProjection(read, rows, first: names.first))
             }
         }
     }
@@ -165,10 +168,14 @@ struct UsageReader {
         return projections
     }
 
-    /// A class's buckets, summed in the store, with its known members' unsaved buckets added.
+    /// A class's (or a merge's) buckets, summed in the store, with its known members' unsaved
+    /// buckets added.
     private func classRows(_ read: BucketRead, _ subject: UsageSubject) throws -> [UsageRow] {
-        guard case .interfaceClass(let interfaceClass) = subject else { return [] }
-        let known = context.classMembers[interfaceClass.rawValue] ?? []
+        let known: [String] = switch subject {
+        case .interfaceClass(let interfaceClass): context.classMembers[interfaceClass.rawValue] ?? []
+        case .merged(let names): names
+        case .interface: []
+        }
         var buckets: [Int64: BucketTally] = [:]
         for member in known {
             buckets.merge(read.unsavedBuckets(of: member)) { sum, more in
@@ -181,6 +188,20 @@ struct UsageReader {
                                adding: buckets, end: read.end(of: known.first ?? ""))
     }
 
+    /// A merge's projection of the current day or month (its first member's calendar), from
+    /// its summed rows, when the table asks for one and its range holds the current period.
+    private func mergedProjection(_ read: BucketRead, _ rows: [UsageRow], first name: String?) -> Projection? {
+        guard read.table.projection, read.resolution == .day || read.resolution == .month, read.table.top == nil,
+              let name else { return nil }
+        let now = Int64(context.now)
+        let configuration = store.configuration
+        let start = configuration.calendar.start(of: read.resolution, containing: now,
+                                                 monthStartDay: configuration.monthStartDay(for: name))
+        guard read.from <= start, start < read.to else { return nil }
+        let soFar = rows.last { $0.start == start }?.tally.traffic ?? .zero
+        return StoreQueries.project(soFar, start: start, end: read.end(of: name)(start), now: now)
+    }
+
     /// A subject's total as one row; none for a subject without history.
     private func totalRows(of subject: UsageSubject) -> [UsageRow] {
         switch subject {
@@ -190,6 +211,9 @@ struct UsageReader {
             let members = Set(recordedMembers(of: interfaceClass.rawValue))
                 .union(context.classMembers[interfaceClass.rawValue] ?? [])
             let tallies = totals.filter { members.contains($0.key) }.map(\.value)
+            return tallies.isEmpty ? [] : [UsageAnswers.totalRow(tallies, now: context.now)]
+        case .merged(let names):
+            let tallies = Set(names).compactMap { totals[$0] }
             return tallies.isEmpty ? [] : [UsageAnswers.totalRow(tallies, now: context.now)]
         }
     }
@@ -201,9 +225,11 @@ struct UsageReader {
 
     /// One subject's table as answered, its rows labelled.
     private func result(_ subject: UsageSubject, period: UsagePeriod, rows: [UsageRow], projection: Projection?) -> UsageResult {
+        if case .merged(let names) = subject { return mergedResult(names, period: period, rows: rows, projection: projection) }
         let (interface, className, tunnel): (String?, String?, Bool) = switch subject {
         case .interface(let name): (name, nil, context.tunnels.contains(name))
         case .interfaceClass(let interfaceClass): (nil, interfaceClass.rawValue, interfaceClass == .tunnel)
+        case .merged: (nil, nil, false)
         }
         // A class's sum is labelled by its members' own losses too (a container's, under `virtual`).
         let members = className.map { context.lostEvents.hasScoped ? recordedMembers(of: $0) : [] } ?? []
@@ -213,6 +239,26 @@ struct UsageReader {
                 UsageAnswers.row(row, tunnel: tunnel, subject: interface ?? "",
                                  eventsLost: interface.map { context.lostEvents.count(from: Double(row.start), to: Double(row.end), for: $0) }
                                      ?? context.lostEvents.count(from: Double(row.start), to: Double(row.end), forAny: members))
+            },
+            projection: projection.map(ProjectionResult.init), footnote: footnotes ? EstimateLabel.footnote : nil)
+    }
+
+    /// A merge's table, named `a+b`: each row labelled with the union of what its members'
+    /// rows would be (a tunnel's, a container's, their lost events), in the first member's order.
+    private func mergedResult(_ names: [String], period: UsagePeriod, rows: [UsageRow], projection: Projection?) -> UsageResult {
+        UsageResult(
+            interface: UsageSubject.mergedName(names), class: nil, period: period.rawValue,
+            rows: rows.map { row in
+                let (start, end) = (Double(row.start), Double(row.end))
+                var labels: [String] = []
+                for name in names {
+                    let lost = context.lostEvents.count(from: start, to: end, for: name)
+                    for label in row.tally.labels(tunnel: context.tunnels.contains(name), eventsLost: lost, subject: name)
+                    where !labels.contains(label.rawValue) { labels.append(label.rawValue) }
+                }
+                let lost = context.lostEvents.count(from: start, to: end, forAny: names)
+                return UsageRowResult(UsageRowFields(start: start, end: end, continuity: row.tally.continuity(eventsLost: lost),
+                                                     labels: labels), traffic: row.tally.traffic)
             },
             projection: projection.map(ProjectionResult.init), footnote: footnotes ? EstimateLabel.footnote : nil)
     }

@@ -41,12 +41,15 @@ public struct MeterService: Sendable {
     /// Whether the wall clock may be believed for what cannot be undone (``ClockTrust``): while
     /// it is doubted no plan's period ends and no threshold fires, and the daemon prunes nothing.
     public private(set) var clock: ClockTrust
+    /// Every interface's alias: the config's, then those `ifmeter alias` kept.
+    public private(set) var aliases: InterfaceAliases
 
     public init(bootID: String, configuration: ServiceConfiguration, history loaded: ServiceHistory, at start: Double) {
         let restored = loaded.meterState.map { Self.journalled($0, loaded.journal) }
         meter = Meter(bootID: bootID, configuration: configuration.meter, restoring: restored,
                       knownNames: loaded.knownNames)
         self.configuration = configuration
+        aliases = InterfaceAliases(configured: configuration.aliases, stored: loaded.aliases)
         // A database from before the anchor was kept: the last sample's instant stands for it.
         clock = ClockTrust(anchor: restored.flatMap { $0.clockAnchor ?? $0.lastInstant },
                            sameBoot: loaded.meterState?.bootID == bootID)
@@ -71,6 +74,7 @@ public struct MeterService: Sendable {
     public mutating func reconfigure(_ configuration: ServiceConfiguration) {
         self.configuration = configuration
         meter.configuration = configuration.meter
+        aliases.replaceConfigured(configuration.aliases)
         plans.replacePlans(configuration.plans)
         if configuration.hideNetworkNames {
             for record in networks.hideNames() { saves.pending.networks[record.network.uuid] = record }
@@ -309,6 +313,11 @@ public struct MeterService: Sendable {
         saves.replaceSaved(totals: totals)
         table.rememberAgain(interfaces)
         plans.historyRewritten()
+    }
+
+    /// Sets (nil: removes) the alias `ifmeter alias` gave `name`, once the store kept it.
+    public mutating func storeAlias(_ alias: String?, for name: String) {
+        aliases.store(alias, for: name)
     }
 
     /// Forgets `name`'s history once the store deleted it (at `wall`); false when it was never

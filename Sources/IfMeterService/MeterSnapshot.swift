@@ -70,6 +70,8 @@ public struct InterfaceFigures: Hashable, Sendable {
     public var present: Present?
     /// When it was last seen present; nil while present.
     public var lastSeen: Double?
+    /// Its alias (``InterfaceAliases``), if it has one.
+    public var alias: String? = nil
 
     /// Whether its figures are tunnel traffic, counted again on the link beneath.
     public var isTunnel: Bool { interfaceClass == InterfaceClass.tunnel.rawValue }
@@ -166,7 +168,7 @@ extension MeterService {
             present: InterfaceFigures.Present(
                 ifindex: link.ifindex, operState: link.operState, counted: meter.tracked[link.key].map { .init(epoch: $0.epoch, last: $0.last) },
                 rate: meter.rates[link.key].flatMap { $0.isMeasured ? $0 : nil }, owner: link.owner),
-            lastSeen: nil)
+            lastSeen: nil, alias: aliases.alias(of: link.name))
     }
 
     private func figures(ofAbsent record: StoredInterface) -> InterfaceFigures {
@@ -175,7 +177,7 @@ extension MeterService {
             classReason: "last classified when present", kind: record.kind,
             total: total(of: record.name), since: record.firstSeen,
             eventsLost: lostEvents.count(from: record.firstSeen, to: .infinity, for: record.name), present: nil,
-            lastSeen: record.lastSeen)
+            lastSeen: record.lastSeen, alias: aliases.alias(of: record.name))
     }
 
     /// A name's total since its history began: saved, plus counted and not yet saved (pending,

@@ -19,6 +19,9 @@ public struct ServiceConfiguration: Hashable, Sendable {
     /// Networks are kept and answered under a name made from their UUID (`network_names =
     /// hidden`): those NetworkManager reports, and those the history holds.
     public var hideNetworkNames = false
+    /// Interfaces' aliases from the config (`alias[NAME]`), name → alias: these win over those
+    /// `ifmeter alias` kept in the database.
+    public var aliases: [String: String] = [:]
 
     public init(meter: MeterConfiguration = MeterConfiguration(), classifier: Classifier = Classifier(),
                 store: HistoryConfiguration = HistoryConfiguration(), plans: [Plan] = []) {

@@ -16,7 +16,8 @@ public struct HistoryLoader {
         return ServiceHistory(
             meterState: meter.state, knownNames: meter.knownNames, totals: try queries.totals().mapValues(\.tally),
             interfaces: try queries.interfaces(), eventsLost: try queries.lostEventTimes(limit: 100_000),
-            planStates: try planStates(), networks: try networks(), apps: try appRows.read())
+            planStates: try planStates(), networks: try networks(), apps: try appRows.read(),
+            aliases: try queries.aliases())
     }
 
     /// What the meter needs at start: the saved state (nil if there is none) and every name with

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import IfMeterCore
 import IfMeterHistory
+import IfMeterJSON
 
 /// One bucket of history: traffic in `[start, end)` and what broke its continuity.
 public struct UsageRow: Hashable, Sendable {
@@ -36,13 +37,20 @@ public struct StoreQueries {
     public let configuration: HistoryConfiguration
 
     /// Buckets of `resolution` for `subject` whose start lies in `[from, to)` (either bound
-    /// optional), oldest first. A class sums its interfaces bucket by bucket.
+    /// optional), oldest first. A class, or a merge of names, sums its interfaces bucket by bucket.
     public func usage(_ subject: UsageSubject, resolution: Resolution, from: Int64? = nil,
                       to: Int64? = nil) throws(StoreError) -> [UsageRow] {
         let (filter, key): (String, String) = switch subject {
         case .interface(let name): ("b.name = ?1", name)
         case .interfaceClass(let interfaceClass):
             ("b.name IN (SELECT name FROM interfaces WHERE class = ?1)", interfaceClass.rawValue)
+        case .merged(let names):
+            // The names as one JSON array, however many: no statement of a thousand parameters.
+            ("b.name IN (SELECT value FROM json_each(?1))", { () -> String in
+                var w = JSONWriter()
+                w.strings(names)
+                return String(decoding: w.bytes, as: UTF8.self)
+            }())
         }
         let statement = try connection.prepare("""
             SELECT b.start, \(TallyColumns.select("b", summed: true)), min(b.name), max(b.imported)
@@ -238,6 +246,18 @@ public struct StoreQueries {
         var moments: [(at: Double, scope: String?)] = []
         while try statement.step() { moments.append((statement.double(0), statement.text(1))) }
         return moments.reversed()
+    }
+
+    /// The aliases `ifmeter alias` set, name → alias (kept in `interfaces.alias`); one that is
+    /// not an alias (a file edited by hand) is left out.
+    public func aliases() throws(StoreError) -> [String: String] {
+        let statement = try connection.prepare("SELECT name, alias FROM interfaces WHERE alias IS NOT NULL", "read")
+        var result: [String: String] = [:]
+        while try statement.step() {
+            guard let name = statement.text(0), let alias = statement.text(1), InterfaceAlias.problem(alias) == nil else { continue }
+            result[name] = alias
+        }
+        return result
     }
 
     /// Every name with history.

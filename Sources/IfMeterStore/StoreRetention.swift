@@ -73,6 +73,18 @@ public struct StoreRetention {
 }
 
 extension StoreRetention {
+    /// Keeps `alias` (nil: none) as `name`'s, for `ifmeter alias`: in its record, made now
+    /// (`at`) if it has none yet; the next save fills in the rest. `forget` deletes it with the
+    /// record.
+    public func setAlias(_ alias: String?, of name: String, at now: Double) throws(StoreError) {
+        try connection.prepare("""
+            INSERT INTO interfaces (name, kind, mac, first_seen, last_seen, alias) VALUES (?1, '', '', ?2, ?2, ?3)
+            ON CONFLICT (name) DO UPDATE SET alias = excluded.alias
+            """, "alias in").run([.text(name), .double(now), .optionalText(alias)])
+    }
+}
+
+extension StoreRetention {
     /// The statements pruning uses, prepared at open.
     struct Statements {
         let pruneBuckets, pruneEvents: Statement

@@ -14,6 +14,8 @@ public enum Command: String, Hashable, Sendable, CaseIterable {
     case reload, forget
     /// Admin only: brings another meter's history into the store (`ifmeter import vnstat`).
     case importHistory = "import"
+    /// Admin only: sets or removes an interface's alias, kept in the database (`ifmeter alias`).
+    case alias
 
     /// The type of its requests, which declares their members and the command's policy.
     public var requestType: any CommandRequestType.Type {
@@ -31,6 +33,7 @@ public enum Command: String, Hashable, Sendable, CaseIterable {
         case .reload: ReloadRequest.self
         case .forget: ForgetRequest.self
         case .importHistory: ImportRequest.self
+        case .alias: AliasRequest.self
         }
     }
 

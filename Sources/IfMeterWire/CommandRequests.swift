@@ -16,6 +16,7 @@ public enum CommandRequest: Hashable, Sendable {
     case reload(ReloadRequest)
     case forget(ForgetRequest)
     case importHistory(ImportRequest)
+    case alias(AliasRequest)
 
     /// The command a request names, checked before anything else: the protocol version, then
     /// the command.
@@ -49,6 +50,7 @@ public enum CommandRequest: Hashable, Sendable {
         case .reload: self = .reload(ReloadRequest(line))
         case .forget: self = .forget(ForgetRequest(line))
         case .importHistory: self = .importHistory(ImportRequest(line))
+        case .alias: self = .alias(AliasRequest(line))
         }
     }
 }
@@ -237,6 +239,33 @@ public struct ForgetRequest: CommandRequestType {
 
     /// The name whose history goes, or that none was given.
     public func checkedName() throws(WireError) -> String { try required(interface, "interface") }
+}
+
+/// `alias`: an interface's alias set, or with no `alias` (or an empty one) removed (admin).
+public struct AliasRequest: CommandRequestType {
+    public static let command = Command.alias
+    public static let policy = CommandPolicy(adminOnly: true, offLoop: true)
+    public static let fields: [RequestField<Self>] = [
+        .string("interface", { $0.interface }, { $0.interface = $1 }),
+        .string("alias", { $0.alias }, { $0.alias = $1 }),
+    ]
+
+    /// The name (or its alias now).
+    public var interface: String?
+    /// The new alias; absent or empty: none.
+    public var alias: String?
+
+    public init() {}
+
+    public init(interface: String, alias: String?) { (self.interface, self.alias) = (interface, alias) }
+
+    /// The name, and the alias checked as the config's are (``InterfaceAlias``); nil to remove it.
+    public func checked() throws(WireError) -> (interface: String, alias: String?) {
+        let name = try required(interface, "interface")
+        guard let alias, !alias.isEmpty else { return (name, nil) }
+        if let problem = InterfaceAlias.problem(alias) { throw WireError(.badRequest, "alias: \(problem)") }
+        return (name, alias)
+    }
 }
 
 /// The one "unknown X; known: …" list.

@@ -106,6 +106,8 @@ public struct InterfaceFields: Hashable, Sendable {
     public var lastSeen: Double?
     /// Set for a present interface counted as its namespace's owner's.
     public var owner: OwnerResult?
+    /// Its alias (`alias[NAME]`, `ifmeter alias`), if it has one.
+    public var alias: String?
 
     public init(name: String, ifindex: Int32?, class: String, classReason: String, kind: String,
                 operstate: String, epoch: EpochResult?, rate: RateResult?, continuity: Continuity, labels: [String],
@@ -129,6 +131,7 @@ extension InterfaceFields: TrafficFields {
     public func write(traffic: Traffic, to w: inout JSONWriter) {
         let f = self
         w.beginObject()
+        if let alias = f.alias { w.key("alias"); w.string(alias) }
         w.key("class"); w.string(f.class)
         w.key("class_reason"); w.string(f.classReason)
         w.key("continuity"); f.continuity.write(to: &w)
@@ -154,6 +157,7 @@ extension InterfaceFields: TrafficFields {
             guard !(try r.readTraffic(key, into: &traffic)) else { return }
             switch key {
             case "name": f.name = try r.readString(); named = true
+            case "alias": f.alias = try r.readNull() ? nil : try r.readString()
             case "class": f.class = try r.readString()
             case "class_reason": f.classReason = try r.readString()
             case "continuity": f.continuity = try Continuity(reading: &r)

@@ -29,20 +29,40 @@ public enum QueryPart: String, Hashable, Sendable, CaseIterable {
     case networks
 }
 
-/// A name or a class a `query` answered for, with its class.
+/// A name, a class or a merge of names a `query` answered for, with its class.
 public struct QuerySubject: Hashable, Sendable, JSONWritable, JSONReadable {
-    /// Nil for a class summed as one subject.
+    /// Nil for a class summed as one subject; `a+b` for a merge.
     public var name: String?
+    /// Its members' classes when they share one, `mixed` when they do not, for a merge.
     public var `class`: String
+    /// Its alias, if it has one; a merge's members' aliases (or names) joined by `+`.
+    public var alias: String?
+    /// A merge's names, in the order asked; nil for any other subject.
+    public var members: [String]?
 
-    public init(name: String?, class: String) {
-        self.name = name
-        self.class = `class`
+    public init(name: String?, class: String, alias: String? = nil, members: [String]? = nil) {
+        (self.name, self.class, self.alias, self.members) = (name, `class`, alias, members)
+    }
+
+    /// The merge of `members`, whose classes and aliases (nil for none) are these.
+    public init(merging members: [String], classes: [String], aliases: [String?]) {
+        let alias = aliases.contains { $0 != nil }
+            ? UsageSubject.mergedName(zip(members, aliases).map { $1 ?? $0 }) : nil
+        self.init(name: UsageSubject.mergedName(members), class: Set(classes).count == 1 ? classes[0] : "mixed",
+                  alias: alias, members: members)
+    }
+
+    /// How a view names it: `alias (name)` when it has an alias, else its name.
+    public var shownName: String? {
+        guard let name else { return nil }
+        return alias.map { "\($0) (\(name))" } ?? name
     }
 
     public func write(to w: inout JSONWriter) {
         w.beginObject()
+        if let alias { w.key("alias"); w.string(alias) }
         w.key("class"); w.string(self.class)
+        if let members { w.key("members"); w.strings(members) }
         if let name { w.key("name"); w.string(name) }
         w.endObject()
     }
@@ -53,6 +73,11 @@ public struct QuerySubject: Hashable, Sendable, JSONWritable, JSONReadable {
             switch key {
             case "name": name = try r.readNull() ? nil : try r.readString()
             case "class": self.class = try r.readString()
+            case "alias": alias = try r.readNull() ? nil : try r.readString()
+            case "members":
+                var read: [String] = []
+                try r.readArray { read.append(try $0.readString()) }
+                members = read
             default: try r.skipValue()
             }
         }

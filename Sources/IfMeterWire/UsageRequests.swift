@@ -67,6 +67,8 @@ public struct QueryRequest: CommandRequestType {
         public enum Subjects: Hashable, Sendable {
             /// These names, in this order.
             case names([String])
+            /// These names (`sum`) summed bucket by bucket as one subject, `a+b`.
+            case merged([String])
             /// A class's members, or (`sum`) the class as one subject.
             case interfaceClass(InterfaceClass, sum: Bool)
             case selection(QuerySelection)
@@ -92,6 +94,7 @@ public struct QueryRequest: CommandRequestType {
     public var `class`: String?
     /// A ``QuerySelection``'s name, when neither names nor a class are given (`shown` if absent).
     public var select: String?
+    /// With `class`, the class as one subject; with `interfaces`, the names as one subject.
     public var sum: Bool?
     /// ``QueryPart``s' names: what to answer besides the tables.
     public var include: [String]?
@@ -128,6 +131,12 @@ public struct QueryRequest: CommandRequestType {
         let tables = try (usage ?? []).map { spec throws(WireError) in try spec.checked() }
         let subjects: Checked.Subjects
         switch (interfaces, self.class) {
+        case (let names?, nil) where sum == true:
+            guard !names.isEmpty else { throw WireError(.badRequest, "\"interfaces\" with \"sum\" names no interface") }
+            if let twice = Self.repeated(names) {
+                throw WireError(.badRequest, "\"interfaces\" with \"sum\" names \"\(twice)\" twice; a merge counts each once")
+            }
+            subjects = .merged(names)
         case (let names?, nil): subjects = .names(names)
         case (nil, let className?): subjects = .interfaceClass(try known(className, InterfaceClass.self, "class"), sum: sum == true)
         case (nil, nil): subjects = .selection(try select.map { name throws(WireError) in try known(name, QuerySelection.self, "selection") } ?? .shown)
@@ -143,6 +152,14 @@ public struct QueryRequest: CommandRequestType {
             return Checked(subjects: .appsOnNetwork(network), tables: tables, parts: parts, window: window)
         }
         return Checked(subjects: subjects, tables: tables, parts: parts, window: window)
+    }
+}
+
+extension QueryRequest {
+    /// The first name given twice in `names`, if one is.
+    static func repeated(_ names: [String]) -> String? {
+        var seen = Set<String>()
+        return names.first { !seen.insert($0).inserted }
     }
 }
 

@@ -79,6 +79,25 @@ struct PageRenderTests {
                                      time: TimeText(utc: true), units: Units()).contains("id=\"apps\""))
     }
 
+    @Test("an alias is shown as \"alias (name)\", escaped, on the overview and the subject's page; links keep the name (#61)")
+    func aliasEscaped() {
+        let alias = "<script>alert(\"x\")</script> & 'Home'"
+        let interfaces = QueryResult(status: nil, subjects: [QuerySubject(name: "eth0", class: "ethernet", alias: alias)],
+                                     interfaces: nil, usage: [table("eth0", "day", rx: 5), table("eth0", "month", rx: 9)],
+                                     footnote: "f", plans: [])
+        let owners = QueryResult(status: nil, subjects: [], interfaces: nil, usage: [], footnote: "f")
+        let page = OverviewPage.render(host: "h", interfaces: interfaces, owners: owners, time: TimeText(utc: true), units: Units())
+        #expect(!page.contains("<script>alert"))
+        #expect(page.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;Home&#39; (eth0)</a>"))
+        #expect(page.contains("href=\"/subject?name=eth0\""))
+        let subject = QueryResult(status: nil, subjects: [QuerySubject(name: "eth0", class: "ethernet", alias: alias)], interfaces: nil,
+                                  usage: [table("eth0", "hour", rx: 9), table("eth0", "day", rx: 9), table("eth0", "month", rx: 9)],
+                                  footnote: "f")
+        let one = SubjectPage.render(host: "h", name: "eth0", subject: subject, events: [], time: TimeText(utc: true), units: Units())
+        #expect(!one.contains("<script>alert") && one.contains("&lt;script&gt;alert(&quot;x&quot;)"))
+        #expect(one.contains(" (eth0)</h2>"))
+    }
+
     @Test("the subject page charts each table inline and marks the bars events touch")
     func subject() {
         let result = QueryResult(status: nil, subjects: [QuerySubject(name: "a\"b&", class: "ethernet")], interfaces: nil,

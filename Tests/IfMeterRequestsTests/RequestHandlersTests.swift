@@ -115,6 +115,7 @@ struct RequestHandlersTests {
         case .usage: RequestLine(UsageRequest(interface: "eth0", period: .day), id: id)
         case .query: RequestLine(QueryRequest(usage: [UsageSpec(.day)]), id: id)
         case .forget: RequestLine(ForgetRequest(interface: "wg0"), id: id)
+        case .alias: RequestLine(AliasRequest(interface: "wg0", alias: "Tunnel"), id: id)
         case .importHistory: RequestLine(ImportRequest(vnStatPath: "/nonexistent/vnstat.db", dryRun: false, utc: false), id: id)
         default: RequestLine(id: id, cmd: command.rawValue)
         }
@@ -186,7 +187,7 @@ struct RequestHandlersTests {
         (#"{"v":2,"cmd":"nope"}"#, .unsupportedVersion, "protocol version 2 is not supported; this ifmeterd speaks 1"),
         (#"{"v":1}"#, .badRequest, "field \"cmd\" is missing"),
         (#"{"v":1,"cmd":"nope"}"#, .unknownCommand,
-         "unknown command \"nope\"; known: status, interfaces, usage, events, sample, watch, query, plans, percentile, metrics, reload, forget, import"),
+         "unknown command \"nope\"; known: status, interfaces, usage, events, sample, watch, query, plans, percentile, metrics, reload, forget, import, alias"),
         (#"{"v":1,"cmd":"usage","interface":"eth0"}"#, .badRequest, "field \"period\" is missing"),
         (#"{"v":1,"cmd":"usage","interface":"eth0","class":"wifi","period":"day"}"#, .badRequest,
          "give exactly one of \"interface\" and \"class\""),

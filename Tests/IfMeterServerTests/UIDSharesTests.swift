@@ -84,14 +84,14 @@ struct UIDSharesTests {
         #expect(admitted)
     }
 
-    @Test("what is answered off the loop, apart from forget, may answer large; what changes state is admin only",
+    @Test("what is answered off the loop, apart from forget and alias, may answer large; what changes state is admin only",
           arguments: Command.allCases)
     func classification(command: Command) {
         let policy = command.policy
-        if policy.offLoop && command != .forget {
+        if policy.offLoop && command != .forget && command != .alias {
             #expect(policy.largeAnswer)
         }
-        #expect(policy.adminOnly == [.reload, .forget, .importHistory].contains(command))
+        #expect(policy.adminOnly == [.reload, .forget, .importHistory, .alias].contains(command))
     }
 
     @Test("many uids together: past the totals a non-admin waits whatever its uid, an admin never; room wakes them in order")
