@@ -26,6 +26,9 @@ extension RequestHandlers {
         case .alias(var alias):
             alias.interface = alias.interface.map(name)
             return .alias(alias)
+        case .percentile(var percentile):
+            percentile.interfaces = percentile.interfaces?.map(name)
+            return .percentile(percentile)
         case .status, .interfaces, .sample, .watch, .plans, .metrics, .reload, .importHistory: return request
         }
     }

@@ -35,6 +35,8 @@ enum PercentileAnswers {
         let day = switch subject {
         case .interface(let name): configuration.monthStartDay(for: name)
         case .interfaceClass: configuration.defaultMonthStartDay
+        // As a merge's rows and projection: its first member's billing day.
+        case .merged(let names): configuration.monthStartDay(for: names.first ?? "")
         }
         let (start, periodEnd): (Int64, Int64)
         switch span {
@@ -89,6 +91,7 @@ enum PercentileAnswers {
         let (name, tunnel): (String, Bool) = switch subject {
         case .interface(let name): (name, context.tunnels.contains(name))
         case .interfaceClass(let interfaceClass): ("", interfaceClass == .tunnel)
+        case .merged(let names): (names.joined(separator: "+"), names.contains { context.tunnels.contains($0) })
         }
         return BucketTally().labels(tunnel: tunnel, subject: name).map(\.rawValue)
     }
