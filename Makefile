@@ -64,6 +64,8 @@ bench:
 	scripts/bench-listener
 	scripts/bench-tenant-flood
 	scripts/bench-page
+	scripts/bench-writes
+	scripts/bench-dbsize
 
 ## Every fuzz target under libFuzzer and ASan for FUZZ_SECONDS each (default 60); see docs/FUZZING.md.
 fuzz:

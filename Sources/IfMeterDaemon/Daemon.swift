@@ -191,7 +191,11 @@ final class Daemon {
             state.lifecycle = .running(metering)
             metrics.renderOn(metering.answers)
             metering.onEvent = { [requests] event in requests.broadcast(event) }
-            metering.onSaved = { [metrics] seconds in metrics.saved(seconds: seconds) }
+            // A fold may hold a slot's traffic the last refresh did not have yet.
+            metering.onSaved = { [metrics, requests] seconds in
+                metrics.saved(seconds: seconds)
+                requests.refreshPercentiles()
+            }
             sampler.deliver = { [unowned metering] read in metering.ingest(read) }
             sampler.sampled = { [requests, metrics] seconds, waiting in
                 requests.broadcastRates()
@@ -256,6 +260,8 @@ final class Daemon {
         state.sampleTimer = try loop.every(.seconds(state.interval)) { [state] in state.metering?.sampler.sample() }
         state.sampleTimer?.setImportant()
         state.saveTimer = try loop.every(.seconds(config.saveInterval)) { [state] in state.metering?.save() }
+        state.percentileTimer = try loop.every(.seconds(UInt64(BurstablePercentile.slotSeconds))) { [requests] in requests.refreshPercentiles() }
+        requests.refreshPercentiles()
     }
 
     // MARK: Stop

@@ -7,6 +7,7 @@ import IfMeterService
 import IfMeterStore
 import IfMeterWire
 import IfMeterJSON
+import IfMeterMetrics
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -92,6 +93,28 @@ final class DaemonRequests: MeteringContext {
     /// An `events` request from the page as its job for the store's thread, likewise.
     func storeJob(_ request: EventsRequest) -> Result<RequestHandlers.StoreJob<EventsResult>, WireError> {
         Result { try handlers.storeJob(request) }.mapError { WireError(answering: $0, id: nil) }
+    }
+
+    /// A `percentile` request of the daemon's own, likewise.
+    func storeJob(_ request: PercentileRequest) -> Result<RequestHandlers.StoreJob<PercentileResult>, WireError> {
+        Result { try handlers.storeJob(request) }.mapError { WireError(answering: $0, id: nil) }
+    }
+
+    /// Works out this month's 95th percentile of the Ethernet, Wi-Fi and cellular interfaces
+    /// present (at most ``MetricsExposition/maximumPercentiles``, by name) for `/metrics` and the
+    /// page (docs/METRICS.md); kept until the next time. Every 5 minutes, and after each fold.
+    func refreshPercentiles() {
+        guard let snapshot = state.metering?.service.snapshot() else { return }
+        let uplinks: Set<String> = [InterfaceClass.ethernet.rawValue, InterfaceClass.wifi.rawValue, InterfaceClass.cellular.rawValue]
+        let names = snapshot.interfaces.filter { $0.present != nil && uplinks.contains($0.interfaceClass) }.map(\.name).sorted()
+            .prefix(MetricsExposition.maximumPercentiles)
+        guard !names.isEmpty else { return state.percentiles = nil }
+        results(storeJob(PercentileRequest(interfaces: Array(names), period: .month))) { [state] result in
+            switch result {
+            case .success(let answer): state.percentiles = answer
+            case .failure(let error): Diagnostics.warning("the 95th percentiles for /metrics and the page: \(error.message)")
+            }
+        }
     }
 
     /// The results of a page's store jobs, each as its own type or what refused it: run in turn

@@ -3,6 +3,7 @@ import IfMeterPlatform
 import IfMeterServer
 import IfMeterCore
 import IfMeterKernel
+import IfMeterMetrics
 import IfMeterPresentation
 import IfMeterService
 import IfMeterWire
@@ -32,6 +33,9 @@ final class DaemonState {
     /// The timers the running daemon keeps: a sample and a save each interval.
     var sampleTimer: EventSource?
     var saveTimer: EventSource?
+    var percentileTimer: EventSource?
+    /// This month's 95th percentiles of the uplinks, as last worked out (``DaemonRequests/refreshPercentiles()``).
+    var percentiles: PercentileResult?
 
     init(options: DaemonOptions, paths: Paths, config: DaemonConfig, lifecycle: Daemon.Lifecycle) {
         (self.options, self.paths, self.config, self.lifecycle) = (options, paths, config, lifecycle)
@@ -72,8 +76,11 @@ final class DaemonState {
         // A wall clock that jumped ahead would make every absent series look expired: while it
         // is doubted, none is dropped.
         let keepAbsent = service?.clock.isTrusted == false ? Double.infinity : Double(config.metricsKeepAbsent)
+        let percentiles = (self.percentiles?.subjects ?? []).compactMap { entry in
+            entry.name.map { PercentileFigures(interface: $0, interfaceClass: entry.class, figure: entry.figure) }
+        }
         return MetricsEndpoint.Figures(snapshot: service?.snapshot(), plans: service?.planFigures(at: SystemClock.now().wall) ?? [],
-                                       keepAbsentSeconds: keepAbsent)
+                                       percentiles: percentiles, keepAbsentSeconds: keepAbsent)
     }
 
     /// The `status` answer: the daemon's own facts beside the service's summary.

@@ -13,6 +13,7 @@ final class MetricsEndpoint {
     struct Figures {
         var snapshot: MeterSnapshot?
         var plans: [PlanFigures]
+        var percentiles: [PercentileFigures]
         var keepAbsentSeconds: Double
     }
 
@@ -37,6 +38,7 @@ final class MetricsEndpoint {
                     sampleDurations: self.sampleDurations, saveDurations: self.saveDurations, version: IfMeterVersion.string,
                     process: process ? ProcessStats.read(startTime: daemon.startedAt) : nil)
                 input.plans = figures.plans
+                input.percentiles = figures.percentiles
                 return input
             })
     }

@@ -115,10 +115,11 @@ final class WebEndpoint {
             requests.storeJob(QueryRequest(select: .apps, usage: OverviewPage.appPeriods, include: [.interfaces],
                                            limit: OverviewPage.appRows))
         ) { [unowned self] interfaces, owners, networks, apps in
-            let (host, time) = (state.hostName, state.time)
+            let (host, time, percentiles) = (state.hostName, state.time, state.percentiles)
             render(done, gzip: gzip, queried: asked.seconds) {
                 OverviewPage.render(host: host, interfaces: try interfaces.get(), owners: try owners.get(),
-                                    networks: try networks.get(), apps: try apps.get(), paging: paging, time: time, units: Units())
+                                    networks: try networks.get(), apps: try apps.get(), percentiles: percentiles, paging: paging,
+                                    time: time, units: Units())
             }
         }
     }

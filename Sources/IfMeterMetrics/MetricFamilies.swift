@@ -129,7 +129,7 @@ extension MetricFamily {
 
     /// Every family, in the order the exposition writes them.
     public static let all: [MetricFamily] = [up, buildInfo, lastSample, storeHealthy, linkEventsLost, interfaceInfo, ownerInfo]
-        + interfaceCounters.map(\.family) + planGauges.map(\.family) + networkCounters.map(\.family)
+        + interfaceCounters.map(\.family) + planGauges.map(\.family) + [percentileRate, percentileCoverage] + networkCounters.map(\.family)
         + [networksNotExposed] + appCounters.map(\.family) + [appsNotExposed, sampleDuration, saveDuration, processCPU, processResident, processVirtual, processStart, processOpenFDs,
            processMaxFDs]
 }

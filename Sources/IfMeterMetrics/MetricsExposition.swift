@@ -28,6 +28,8 @@ public struct MetricsInput: Sendable {
     public var snapshot: MeterSnapshot?
     /// Every data plan's figures now.
     public var plans: [PlanFigures] = []
+    /// The 95th percentiles this month, as last worked out.
+    public var percentiles: [PercentileFigures] = []
     public var now: Double
     /// Names absent for longer than this leave the exposition.
     public var keepAbsentSeconds: Double
@@ -65,6 +67,7 @@ public enum MetricsExposition {
             writeDaemon(snapshot, input, to: &writer)
             writeInterfaces(snapshot.interfaces, showing: { isShown($0, input) }, to: &writer)
             writePlans(input.plans, to: &writer)
+            writePercentiles(input.percentiles, to: &writer)
             writeNetworks(snapshot.networks, to: &writer)
             writeApps(snapshot.apps, to: &writer)
         }

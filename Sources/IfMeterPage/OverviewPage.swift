@@ -19,7 +19,8 @@ public enum OverviewPage {
     /// applications' (`select: apps`, the busiest ``appRows``; none while none); the first two
     /// asked for the rows `paging` says (``PagePaging``).
     public static func render(host: String, interfaces: QueryResult, owners: QueryResult, networks: QueryResult? = nil,
-                              apps: QueryResult? = nil, paging: PagePaging = PagePaging(), time: TimeText, units: Units) -> String {
+                              apps: QueryResult? = nil, percentiles: PercentileResult? = nil, paging: PagePaging = PagePaging(),
+                              time: TimeText, units: Units) -> String {
         let status = interfaces.status
         var page = PageFrame.begin(title: "ifmeter — \(host)", host: host, status: status, time: time)
         page += "<section id=\"plans\"><h2>Data plans</h2>\n"
@@ -66,6 +67,7 @@ public enum OverviewPage {
             page += "</tbody></table></div>\n"
         }
         page += "</section>\n"
+        if let percentiles, !percentiles.subjects.isEmpty { page += percentileSection(percentiles, time: time) }
         if let networks, !networks.subjects.isEmpty { page += networksSection(networks, units: units) }
         if let apps, !apps.subjects.isEmpty { page += appsSection(apps, units: units) }
         page += ownersSection(owners, paging: paging, time: time, units: units)

@@ -42,6 +42,13 @@ public struct RequestHandlers {
         return { store in try job.result(store) }
     }
 
+    /// A `percentile` request (the page's and `/metrics`'), likewise.
+    public func storeJob(_ request: PercentileRequest) throws -> StoreJob<PercentileResult> {
+        guard context.isMetering else { throw Self.starting }
+        guard case .percentile(let resolved) = resolvingAliases(.percentile(request)) else { return try percentile(request.checked()) }
+        return try percentile(resolved.checked())
+    }
+
     /// An `events` request as its result's job for the store's thread, likewise.
     public func storeJob(_ request: EventsRequest) throws -> StoreJob<EventsResult> {
         guard context.isMetering else { throw Self.starting }

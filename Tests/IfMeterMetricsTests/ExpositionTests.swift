@@ -220,8 +220,11 @@ struct ExpositionTests {
 
     @Test("familyNames lists exactly the sample names a full exposition has")
     func familyNames() {
-        let exposition = text(input(snapshot(), process: ProcessFigures(
-            cpuSeconds: 1, residentBytes: 1, virtualBytes: 1, startTime: origin, openFDs: 1, maxFDs: 1), plans: [phonePlan]))
+        var full = input(snapshot(), process: ProcessFigures(
+            cpuSeconds: 1, residentBytes: 1, virtualBytes: 1, startTime: origin, openFDs: 1, maxFDs: 1), plans: [phonePlan])
+        full.percentiles = [PercentileFigures(interface: "eth0", interfaceClass: "ethernet",
+                                              figure: BurstablePercentile(buckets: [], from: 1_800_000_000, to: 1_800_000_300))]
+        let exposition = text(full)
         #expect(exposition.contains("ifmeter_plan_used_bytes{plan=\"phone\",direction=\"total\"} 1000\n"))
         #expect(exposition.contains("ifmeter_plan_projected_bytes{plan=\"phone\",direction=\"total\"} 2000\n"))
         let names = Set(exposition.split(separator: "\n").filter { !$0.hasPrefix("#") }

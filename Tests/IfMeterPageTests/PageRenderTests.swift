@@ -98,6 +98,25 @@ struct PageRenderTests {
         #expect(one.contains(" (eth0)</h2>"))
     }
 
+    @Test("the 95th percentile: a section of the uplinks' figures in SI bit/s, names escaped, the slots with traffic; none without any (#61)")
+    func percentile() {
+        let interfaces = QueryResult(status: nil, subjects: [], interfaces: nil, usage: [], footnote: "f", plans: [])
+        let owners = QueryResult(status: nil, subjects: [], interfaces: nil, usage: [], footnote: "f")
+        let figure = BurstablePercentile(buckets: [(start: 1_796_083_200, traffic: Traffic(rxBytes: 37_500_000, txBytes: 3_750_000))],
+                                         from: 1_796_083_200, to: 1_796_083_800)
+        let entry = PercentileEntry(name: "<b>x", class: "ethernet", period: "month", start: 1_796_083_200, end: 1_796_083_800,
+                                    periodEnd: 1_798_761_600, figure: figure, retainedFrom: 1_796_083_500, continuity: Continuity(), labels: [])
+        let page = OverviewPage.render(host: "h", interfaces: interfaces, owners: owners,
+                                       percentiles: PercentileResult(subjects: [entry], footnote: "f"), time: TimeText(utc: true), units: Units())
+        #expect(page.contains("<section id=\"percentile\">"))
+        #expect(page.contains("&lt;b&gt;x") && !page.contains("<b>x"))
+        #expect(page.contains("1 of 2"), "one slot of two had traffic")
+        #expect(page.contains("1.00 Mbit/s"), "37.5 MB in a slot is 1 Mbit/s: \(page)")
+        #expect(page.contains("retention_5min is shorter than the month"))
+        #expect(!OverviewPage.render(host: "h", interfaces: interfaces, owners: owners, time: TimeText(utc: true), units: Units())
+            .contains("id=\"percentile\""))
+    }
+
     @Test("the subject page charts each table inline and marks the bars events touch")
     func subject() {
         let result = QueryResult(status: nil, subjects: [QuerySubject(name: "a\"b&", class: "ethernet")], interfaces: nil,
