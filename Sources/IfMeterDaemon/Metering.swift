@@ -143,7 +143,10 @@ final class Metering {
     /// Evaluates the plans (after every ingest): what fired goes out like counter events and is
     /// saved at once. A period whose saved traffic is not known yet is read from the store first.
     func watchPlans() {
-        let now = SystemClock.now().wall
+        // The clocks as they read now, not at the last sample: a jump since must not end a period.
+        let instant = SystemClock.now()
+        observeClock(instant)
+        let now = instant.wall
         if let request = service.planBaselinesNeeded(at: now) {
             worker.run({ store -> Result<[PlanBounds: [String: BucketTally]], StoreError> in
                 Result { () throws(StoreError) in
@@ -221,7 +224,11 @@ final class Metering {
     /// estimate log's window. A failing save keeps everything for the next one.
     private func fold() {
         lastFold = Stopwatch()
-        let batch = service.beginSave(at: SystemClock.now().wall)
+        // The clocks as they read now: the save timer may run before any sample saw a jump, and
+        // the cut-offs below come from this instant.
+        let now = SystemClock.now()
+        observeClock(now)
+        let batch = service.beginSave(at: now.wall)
         // Nothing is deleted by a wall clock that is doubted: its cut-offs would be wrong.
         let prunes = service.clock.isTrusted
         // Containers gone longer than retention_owners go with this save, a hundred at a time.

@@ -147,6 +147,30 @@ final class ClockTests {
         #expect(try totalTx() == (try kernelTx()) - first)
     }
 
+    @Test("three years ahead between two samples: the fold the save timer runs first sees the jump itself and prunes nothing")
+    func jumpBeforeFold() throws {
+        // A fold at every save, a save every second, and no sample but those asked for.
+        let config = try String(contentsOfFile: daemon.config, encoding: .utf8)
+        try (config + "\nsave_interval = 1\nfold_interval = 0\n").write(toFile: daemon.config, atomically: true, encoding: .utf8)
+        try shift.set(wall: 0, boot: 0, synchronised: true)
+        baseline = try kernelTx()
+        try start()
+        try send(upTo: 0.2)
+        try sample()
+        let day = try #require(try rows("day").last, "a row for today")
+        let hour = try #require(try rows("hour").last, "a row for this hour")
+
+        try shift.set(wall: Self.threeYears, boot: 0, synchronised: false)
+        Thread.sleep(forTimeInterval: 3)
+        #expect(daemon.stderrText.contains("the wall clock is doubted"), "a save saw the jump: \(daemon.stderrText)")
+        try shift.set(wall: 0, boot: 0, synchronised: false)
+        try sample()
+        #expect(try trusted())
+        #expect((try rows("day").first { $0.start == day.start }?.tx ?? 0) >= day.tx, "the day's row was not pruned")
+        #expect((try rows("hour").first { $0.start == hour.start }?.tx ?? 0) >= hour.tx, "the hour's row was not pruned")
+        #expect(try totalTx() == (try kernelTx()) - baseline)
+    }
+
     @Test("set back forty days over saved buckets and believed: no period rolled back, no threshold fired twice, nothing pruned")
     func setBack() throws {
         try shift.set(wall: 0, boot: 0, synchronised: true)
