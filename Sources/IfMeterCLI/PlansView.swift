@@ -21,7 +21,7 @@ enum PlansView {
             table.add([plan.name, "\(session.time.day(Double(plan.periodStart))) – \(session.time.day(Double(plan.periodEnd)))",
                        units.bytes(plan.used), units.bytes(plan.limit), ValueGrammar.percentText(plan.share), units.bytes(plan.projected),
                        String(plan.daysLeft), units.bytes(plan.dailyBudget), marks(plan)])
-            notes += note(plan, units: units)
+            notes += note(plan, units: units, time: session.time)
         }
         return table.render() + (notes.isEmpty ? "" : "\n" + notes.joined(separator: "\n") + "\n")
             + "\nProjected: at this period's pace so far. " + result.footnote + "\n"
@@ -56,7 +56,7 @@ enum PlansView {
 
     static let namedNetworks = 10
 
-    static func note(_ plan: PlanResult, units: Units) -> [String] {
+    static func note(_ plan: PlanResult, units: Units, time: TimeText) -> [String] {
         var notes: [String] = []
         if let networks = plan.networks {
             notes.append(networks.isEmpty
@@ -71,6 +71,10 @@ enum PlansView {
         }
         if plan.tunnelCountedTwice {
             notes.append("\(plan.name): sums a tunnel and other links; the tunnel's traffic is counted again on the link beneath it")
+        }
+        if let later = plan.watchingPeriodStart {
+            notes.append("\(plan.name): its thresholds wait for the period from \(time.day(Double(later))), which a wall clock "
+                + "set ahead reached first (docs/PLANS.md); change the plan's settings to watch this one afresh")
         }
         if plan.used >= plan.limit {
             notes.append("\(plan.name): over its limit by \(units.bytes(plan.used - plan.limit))")

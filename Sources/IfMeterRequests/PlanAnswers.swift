@@ -16,6 +16,7 @@ extension PlanResult {
             tunnelCountedTwice: figures.countsTunnelTwice, traffic: figures.tally.traffic,
             continuity: figures.tally.continuity(eventsLost: figures.eventsLost),
             labels: figures.labels.map(\.rawValue))
+        watchingPeriodStart = figures.watchingLater
     }
 }
 

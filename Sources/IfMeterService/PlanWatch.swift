@@ -33,6 +33,10 @@ public struct PlanFigures: Hashable, Sendable {
     /// known (`network:unknown`): some of it may have crossed the plan's networks, and is not in
     /// ``used``.
     public var networkUnknown = false
+    /// Where the watch is when it is on a later period than this one: a wall clock set back
+    /// (or one ahead that was believed, then set right) never takes it back, so its thresholds
+    /// wait until the clock reaches that period, or the plan is changed (docs/PLANS.md).
+    public var watchingLater: Int64?
 
     public init(plan: Plan, bounds: PlanBounds, at: Double, tally: BucketTally, members: [String], tunnels: [String] = [],
                 eventsLost: Int = 0, fired: [Double] = [], daysLeft: Int) {
@@ -242,6 +246,9 @@ public struct PlanWatch: Sendable {
                 fired: plan.thresholds.filter { state?.fired.contains(plan.bytes(at: $0)) ?? false },
                 daysLeft: max(daysLeft, 1))
             figures.index = index
+            if let watched = states[plan.name], watched.fingerprint == fingerprints[index], watched.periodStart > bounds.start {
+                figures.watchingLater = watched.periodStart
+            }
             figures.networkUnknown = plan.countsNetworks
                 && (baseline.tallies[NetworkSubject.unknown] != nil || unsaved(NetworkSubject.unknown, bounds) != nil)
             return figures

@@ -36,6 +36,9 @@ public struct PlanResult: Hashable, Sendable, JSONWritable, JSONReadable {
     public var traffic: Traffic
     public var continuity: Continuity
     public var labels: [String]
+    /// The start of the later period the plan's watch is on, when it is not this one: its
+    /// thresholds wait (docs/PLANS.md).
+    public var watchingPeriodStart: Int64?
 
     public init(name: String, selectors: [String], interfaces: [String], direction: String, period: String,
                 periodStart: Int64, periodEnd: Int64, limit: UInt64, used: UInt64, left: UInt64, share: Double,
@@ -72,6 +75,7 @@ public struct PlanResult: Hashable, Sendable, JSONWritable, JSONReadable {
         w.key("tunnel_counted_twice"); w.bool(tunnelCountedTwice)
         w.tx(traffic)
         w.key("used_bytes"); w.number(used)
+        if let watchingPeriodStart { w.key("watching_period_start"); w.number(watchingPeriodStart) }
         w.endObject()
     }
 
@@ -114,6 +118,7 @@ public struct PlanResult: Hashable, Sendable, JSONWritable, JSONReadable {
             case "thresholds": thresholds = try doubles(&r)
             case "tunnel_counted_twice": tunnelCountedTwice = try r.readBool()
             case "used_bytes": used = try r.readUInt64()
+            case "watching_period_start": watchingPeriodStart = try r.readNull() ? nil : try r.readInt64()
             default: try r.skipValue()
             }
         }

@@ -54,6 +54,19 @@ final class ClockTests {
 
     func kernelTx() throws -> UInt64 { try pair.left.sysfsCounter("ka", "tx_bytes") }
 
+    /// The plan's figures, once its period's saved traffic has been read (a period the clock
+    /// moved into is read from the store first, docs/PROTOCOL.md `plans`).
+    func plan() throws -> [String: Any] {
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let plans = try #require(try request(#"{"v":1,"cmd":"plans"}"#)["plans"] as? [[String: Any]])
+            if let plan = plans.first { return plan }
+            usleep(20_000)
+        }
+        Issue.record("the plan's period was never read")
+        throw CancellationError()
+    }
+
     func clock() throws -> [String: Any] {
         try #require(try request(#"{"v":1,"cmd":"status"}"#)["clock"] as? [String: Any])
     }
@@ -180,10 +193,14 @@ final class ClockTests {
         try sample()
         #expect(try fired() == [0.5])
         let today = try #require(try rows("day").last?.start)
+        let watched = try #require(try plan()["period_start"] as? Int64)
 
         try shift.set(wall: -40 * 86400, boot: 0, synchronised: true)
         try sample()
         #expect(try trusted(), "a step a time source vouches for is believed")
+        #expect(try plan()["watching_period_start"] as? Int64 == watched, "plans says where the watch still is")
+        let said = try pair.left.run([CLIBinary.path, "--socket", daemon.socket, "plans"]).stdout
+        #expect(said.contains("its thresholds wait for the period from"), "\(said)")
         try send(upTo: 1.2)
         try sample()
         #expect(try fired() == [0.5], "the earlier period is not watched again")
@@ -199,6 +216,7 @@ final class ClockTests {
         try sample()
         #expect(try fired() == [0.5])
         #expect(try events("plan-period-started").isEmpty)
+        #expect(try plan()["watching_period_start"] == nil, "back in the period it watches")
         #expect(try totalTx() == (try kernelTx()) - baseline)
     }
 
