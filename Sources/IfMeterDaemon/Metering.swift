@@ -35,7 +35,7 @@ final class Metering {
     private var lastFold = Stopwatch()
     /// False once an append or a reset of the save journal failed: every save is a full one.
     private var journalWorks = true
-    /// When what the last append holds was taken, for `status`.
+    /// The last sample whose deltas the last append holds, for `status`.
     private(set) var lastJournalAt: Double?
     /// NetworkManager's devices and their networks, with `networks = yes`.
     private(set) var networks: NetworkFeed?
@@ -191,7 +191,8 @@ final class Metering {
         guard !full, journalWorks, foldInterval > 0, lastFold.seconds < Double(foldInterval),
               let record = service.beginJournal()
         else { return fold() }
-        let taken = SystemClock.now().wall
+        // What the record holds is counted up to the last sample ingested.
+        let taken = service.summary.sampledAt?.wall
         worker.run({ store -> StoreError? in
             guard let journal = store.journal else {
                 return StoreError(kind: .other, path: store.path + ".journal", operation: "append to", message: "not open")

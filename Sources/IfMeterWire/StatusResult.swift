@@ -7,7 +7,7 @@ public struct StoreHealth: Hashable, Sendable {
     public var healthy: Bool
     public var lastSaveAt: Double?
     public var error: String?
-    /// When what the last append to the save journal holds was taken (docs/CONFIG.md,
+    /// The last sample whose traffic the last append to the save journal holds (docs/CONFIG.md,
     /// `fold_interval`); nil before the first.
     public var lastJournalAt: Double?
 

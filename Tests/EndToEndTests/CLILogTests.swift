@@ -98,6 +98,7 @@ struct CLILogFollowTests {
         let daemon = try DaemonProcess(namespace: pair.left, config: """
             interval = 1
             save_interval = 1
+            fold_interval = 0
             log_max_size = 4096
             log_files = 100
             """)

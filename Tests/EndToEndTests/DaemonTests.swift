@@ -70,7 +70,7 @@ struct DaemonEndToEndTests {
     func statusDuringSave() throws {
         let pair = try VethPair(subnet: 86)
         let daemon = try DaemonProcess(namespace: pair.left,
-                                       config: "interval = 3600\nsave_interval = 1\nmax_clients = 100\nmax_clients_per_uid = 100\n")
+                                       config: "interval = 3600\nsave_interval = 1\nfold_interval = 0\nmax_clients = 100\nmax_clients_per_uid = 100\n")
         try daemon.start()
         let asker = try daemon.client()
         let clients = try (0..<50).map { _ in try daemon.client() }

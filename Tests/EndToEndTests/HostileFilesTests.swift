@@ -76,7 +76,7 @@ extension HostileTests {
 
     @Test("a database another program holds: saves fail fast and are retried, the loop keeps answering")
     func busyDatabase() throws {
-        let (_, daemon) = try daemon("interval = 1\nsave_interval = 1\n")
+        let (_, daemon) = try daemon("interval = 1\nsave_interval = 1\nfold_interval = 0\n")
         let client = try daemon.client()
         let holder = try DatabaseHolder(path: daemon.stateDirectory + "/ifmeter.db", writerOnly: true)
         // Answered while the file is held, again and again: saves fail and the loop goes on

@@ -209,7 +209,7 @@ final class NamespacesTests {
     @Test("retention_owners: a namespace gone longer than it is forgotten at a save, history and all; one present stays")
     func ownerRetention() throws {
         let namespace = try NetworkNamespace()
-        let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\nsave_interval = 1\nretention_owners = 1\nattribute_owners = all\n")
+        let daemon = try DaemonProcess(namespace: namespace, config: "interval = 3600\nsave_interval = 1\nfold_interval = 0\nretention_owners = 1\nattribute_owners = all\n")
         defer { _ = try? daemon.stop(SIGKILL) }
         try daemon.start()
         let gone = try NetworkNamespace()
