@@ -36,6 +36,7 @@ final class AppReader: @unchecked Sendable {
     let pinDirectory: String
     let tree: CgroupTree
     private let naming: CgroupNaming
+    private let podman: PodmanContainerNames
     private var maps: AppCounterMaps?
     private(set) var state = State.unread
     /// How many entries the last read found.
@@ -61,6 +62,7 @@ final class AppReader: @unchecked Sendable {
             container.runtime == .podman ? podman.name(id: container.id, uid: container.uid) : nil
         }, firstCommand: { tree.firstCommand(inCgroup: $0) })
         self.names = names
+        self.podman = podman
     }
 
     /// One read at boot-clock time `now`: nil when the maps cannot be read (``state`` says why).
@@ -127,6 +129,8 @@ final class AppReader: @unchecked Sendable {
                 }
             }
             let walk = try? tree.walk(wanting: unknown.union(ancestors.values))
+            // Each user's container list is read at most once for all the ids named now.
+            podman.newRound()
             for id in unknown {
                 guard let path = walk?.paths[id] ?? ancestors[id].flatMap({ walk?.paths[$0] }) else { continue }
                 let subject = naming.subject(ofPath: path).name

@@ -62,8 +62,10 @@ struct PodmanContainerNamesTests {
         let names = home.names
         #expect(names.name(id: Self.id, uid: home.uid) == "on-overlay")
         try home.write(#"[{"id":"\#(Self.id)","names":["renamed"]}]"#, driver: "overlay")
+        names.newRound()
         #expect(names.name(id: Self.id, uid: home.uid) == "renamed")
         try FileManager.default.removeItem(atPath: home.storage + "/overlay-containers/containers.json")
+        names.newRound()
         #expect(names.name(id: Self.id, uid: home.uid) == "ifmt-rl")
     }
 
@@ -78,12 +80,15 @@ struct PodmanContainerNamesTests {
              {"id":"\(other)","names":["\\u001b[31mred"]},{"id":"ABC","names":["x"]}]
             """)
         let names = home.names
+        names.newRound()
         #expect(names.name(id: Self.id, uid: home.uid) == "web")
+        names.newRound()
         #expect(names.name(id: slash, uid: home.uid) == nil && names.name(id: other, uid: home.uid) == nil)
 
         // Not the user's: as root, a file of another uid in their storage is not believed.
         if getuid() == 0 {
             #expect(chown(path, home.uid &+ 1, home.uid &+ 1) == 0)
+            names.newRound()
             #expect(names.name(id: Self.id, uid: home.uid) == nil)
         }
 
@@ -93,21 +98,48 @@ struct PodmanContainerNamesTests {
         try Data(Self.written.utf8).write(to: URL(fileURLWithPath: target))
         #expect(chown(target, home.uid, home.uid) == 0)
         try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)
+        names.newRound()
         #expect(names.name(id: Self.id, uid: home.uid) == nil)
 
         // A FIFO is not waited on.
         try FileManager.default.removeItem(atPath: path)
         #expect(mkfifo(path, 0o600) == 0 && chown(path, home.uid, home.uid) == 0)
+        names.newRound()
         #expect(names.name(id: Self.id, uid: home.uid) == nil)
 
         // Past the bound: not read at all.
         try FileManager.default.removeItem(atPath: path)
         let padding = String(repeating: " ", count: PodmanContainerNames.userFileLimit)
         try home.write("[" + padding + #"{"id":"\#(Self.id)","names":["big"]}]"#)
+        names.newRound()
         #expect(names.name(id: Self.id, uid: home.uid) == nil)
 
         // Not JSON, or cut short: nothing named, nothing thrown.
         try home.write(#"[{"id":"\#(Self.id)","names":["cut"#)
+        names.newRound()
+        #expect(names.name(id: Self.id, uid: home.uid) == nil)
+    }
+
+    @Test("a file is read at most once a round: a user who changes it between lookups gets no parse each (#59)")
+    func onceARound() throws {
+        let home = Home()
+        let other = String(repeating: "e", count: 64)
+        try home.write(Self.written)
+        let names = home.names
+        names.newRound()
+        #expect(names.name(id: Self.id, uid: home.uid) == "ifmt-rl")
+        // Changed within the round: what the round read stands, for every id asked.
+        try home.write(#"[{"id":"\#(other)","names":["later"]}]"#)
+        #expect(names.name(id: other, uid: home.uid) == nil)
+        #expect(names.name(id: Self.id, uid: home.uid) == "ifmt-rl")
+        // Gone and back within the round: still no read.
+        let path = home.storage + "/vfs-containers/containers.json"
+        try FileManager.default.removeItem(atPath: path)
+        #expect(names.name(id: Self.id, uid: home.uid) == "ifmt-rl")
+        try home.write(#"[{"id":"\#(other)","names":["later"]}]"#)
+        // The next round reads it again.
+        names.newRound()
+        #expect(names.name(id: other, uid: home.uid) == "later")
         #expect(names.name(id: Self.id, uid: home.uid) == nil)
     }
 

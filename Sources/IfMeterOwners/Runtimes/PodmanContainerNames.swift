@@ -14,7 +14,11 @@ import Glibc
 /// user's, hostile: opened without following a link as its last component and without blocking,
 /// taken only when the open file is a regular file that user owns (root for a rootful one), at
 /// most ``userFileLimit`` bytes, and parsed by ``PodmanSource/containers(containersJSON:)``,
-/// which keeps only valid ids and acceptable names. Read again only when it changed.
+/// which keeps only valid ids and acceptable names. Read again only when it changed, and at most
+/// once a round (``newRound()``, one a sample): the user can change the file between any two
+/// lookups, and a sample that names thousands of their new cgroups would otherwise parse 4 MiB
+/// for each (46 s for 1,000 in a check, the sampler stalled meanwhile). Podman writes a
+/// container's entry before its cgroup exists, so the first lookup of a round finds it.
 ///
 /// Not for two threads at once: the daemon asks on its sampler's thread only.
 public final class PodmanContainerNames: @unchecked Sendable {
@@ -35,6 +39,8 @@ public final class PodmanContainerNames: @unchecked Sendable {
     /// Each storage's listing, by its file's path, and the order they were last read in.
     private var listings: [String: Listing] = [:]
     private var order: [String] = []
+    /// The files read (or found unreadable) since the round began: not read again in it.
+    private var readThisRound: Set<String> = []
 
     /// - Parameters:
     ///   - rootStorage: Podman's graph root for rootful containers.
@@ -42,6 +48,11 @@ public final class PodmanContainerNames: @unchecked Sendable {
     public init(rootStorage: String = "/var/lib/containers/storage", home: @escaping (UInt32) -> String? = PodmanContainerNames.passwdHome) {
         self.rootStorage = rootStorage
         self.home = home
+    }
+
+    /// Begins a round: each file is read again, if it changed, at most once until the next.
+    public func newRound() {
+        readThisRound.removeAll(keepingCapacity: true)
     }
 
     /// The name of container `id` (64 hex digits), rootless under `uid`, rootful when nil;
@@ -63,6 +74,9 @@ public final class PodmanContainerNames: @unchecked Sendable {
 
     /// Container names by id from the file at `path`, if it is a regular file `owner` owns.
     private func names(_ path: String, owner: UInt32) -> [String: String]? {
+        // Read (or refused) once this round already: what that gave, whatever the file is now.
+        guard !readThisRound.contains(path) else { return listings[path]?.names }
+        readThisRound.insert(path)
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else {
             forget(path)
