@@ -75,6 +75,7 @@ struct ParsedCommandLine: Sendable {
                 continue
             }
             guard let command = Subcommands.byName[word] else {
+                if index >= 2, let refusal = VnStatSwitches.modeRefusal(word, after: arguments[index - 2]) { throw refusal }
                 throw .usage("unknown command \"\(word)\"; commands: \(Subcommands.all.map { $0.name }.joined(separator: ", "))")
             }
             try choose(command, from: word)

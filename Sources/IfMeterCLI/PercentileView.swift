@@ -8,15 +8,7 @@ import IfMeterWire
 enum PercentileView {
     static func fetch(_ context: CommandContext, _ command: PercentileCommand) throws(CLIError) -> (Session, PercentileResult) {
         let session = try Session(socketCandidates: context.socketCandidates)
-        var request = PercentileRequest()
-        let subjects = command.subjects
-        if !subjects.interfaces.isEmpty {
-            request.interfaces = subjects.interfaces
-        } else if let interfaceClass = subjects.interfaceClass {
-            (request.class, request.sum) = (interfaceClass, true)
-        } else {
-            request.select = (subjects.all ? QuerySelection.all : .shown).rawValue
-        }
+        var request = Self.request(for: command.subjects)
         if command.from != nil || command.to != nil {
             guard let from = try session.timeArgument(command.from, option: "--from") else {
                 throw .usage("95th: --to needs --from (the range is [from, to))")
@@ -26,6 +18,21 @@ enum PercentileView {
             request.period = command.period.rawValue
         }
         return (session, try session.client.call(request, reading: PercentileResult.self))
+    }
+
+    /// The subjects of a `percentile` request: the names given (`-i a+b` summed slot by slot as
+    /// one subject, never each member on its own), a class summed, or the views' default choice.
+    static func request(for subjects: Subjects) -> PercentileRequest {
+        var request = PercentileRequest()
+        if !subjects.interfaces.isEmpty {
+            request.interfaces = subjects.interfaces
+            request.sum = subjects.merged ? true : nil
+        } else if let interfaceClass = subjects.interfaceClass {
+            (request.class, request.sum) = (interfaceClass, true)
+        } else {
+            request.select = (subjects.all ? QuerySelection.all : .shown).rawValue
+        }
+        return request
     }
 
     /// Rates as transit sells them: SI bits per second.

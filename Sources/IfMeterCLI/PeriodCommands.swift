@@ -134,7 +134,8 @@ struct ChartCommand: Subcommand {
         default: .day
         }
         var table = try PeriodTable(parsed, period: period)
-        if let first = table.subjects.interfaces.first { table.subjects.interfaces = [first] }
+        // A merge (`-i a+b`) is one subject: cutting it to its first member would draw that alone.
+        if !table.subjects.merged, let first = table.subjects.interfaces.first { table.subjects.interfaces = [first] }
         self.table = table
         path = parsed.value(Self.output)
     }

@@ -26,6 +26,27 @@ enum VnStatSwitches {
         instead[word].map { CLIError(.usage, "vnStat's \(word) is not supported: \($0)") }
     }
 
+    /// vnStat's switches that take an optional mode or time after them (`vnstat --json d`,
+    /// `vnstat -l 1`, `vnstat -tr 5`), which ifmeter's spellings do not: what to use instead.
+    static let modes: [String: String] = [
+        "--json": "ifmeter's --json takes no mode: add it to a view (`ifmeter days --json`, `ifmeter months --json`)",
+        "--oneline": "ifmeter's --oneline takes no mode: `ifmeter --oneline` (its own fields)",
+        "-l": "`ifmeter live` takes no mode: it shows rates in bytes (--bits for bit/s)",
+        "--live": "`ifmeter live` takes no mode: it shows rates in bytes (--bits for bit/s)",
+        "-tr": "`ifmeter rate` takes no time: it shows the rates over ifmeterd's last interval (`ifmeter live` to watch them)",
+        "--traffic": "`ifmeter rate` takes no time: it shows the rates over ifmeterd's last interval (`ifmeter live` to watch them)",
+        "-ru": "ifmeter's --bits (-ru) takes no mode: bytes per second without it, bits per second with it",
+        "--rateunit": "ifmeter's --bits (--rateunit) takes no mode: bytes per second without it, bits per second with it",
+        "--iflist": "`ifmeter list` takes no mode",
+        "--dbiflist": "`ifmeter list` takes no mode",
+    ]
+
+    /// The error for `word` where a command was expected, if it follows a vnStat switch that
+    /// takes a mode (`modes`): a usage error (64) that names what to use, never "unknown command".
+    static func modeRefusal(_ word: String, after switchWord: String) -> CLIError? {
+        modes[switchWord].map { CLIError(.usage, "vnStat's \(switchWord) \(word) is not supported: \($0)") }
+    }
+
     /// vnStat's view switches take an optional row count after them (`vnstat -d 7`): the
     /// number `word`, after the switch `after` that chose `command`, as `--limit`.
     static func takesLimit(_ word: String, after switchWord: String, of command: any Subcommand.Type) -> Bool {

@@ -66,6 +66,14 @@ struct CLIUnitTests {
         (["live", "--count", "0"], "--count: expected a positive number"),
         (["check", "-i", "a", "--direction", "up"], "--direction: expected rx, tx or both"),
         (["notify"], "notify: say what to do"),
+        // vnStat's switches with a mode or time after them (#61): what to use, not "unknown command".
+        (["--json", "d"], "vnStat's --json d is not supported: ifmeter's --json takes no mode"),
+        (["--json", "d", "5"], "vnStat's --json d is not supported"),
+        (["--oneline", "b"], "vnStat's --oneline b is not supported"),
+        (["-l", "1"], "vnStat's -l 1 is not supported: `ifmeter live` takes no mode"),
+        (["-tr", "5"], "vnStat's -tr 5 is not supported: `ifmeter rate` takes no time"),
+        (["-ru", "1"], "vnStat's -ru 1 is not supported"),
+        (["--iflist", "1"], "vnStat's --iflist 1 is not supported: `ifmeter list` takes no mode"),
     ])
     func badArguments(arguments: [String], message: String) {
         #expect {

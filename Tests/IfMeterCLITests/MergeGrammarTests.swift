@@ -21,6 +21,18 @@ struct MergeGrammarTests {
         #expect(QueryRequest.query(for: list, usage: [UsageSpec(.day)]).sum == nil)
     }
 
+    @Test("95th and chart keep a merge one summed subject: the percentile of the sum, not each member's; the chart of the sum, not the first member's")
+    func mergeInPercentileAndChart() throws {
+        let percentile = PercentileView.request(for: try Self.subjects(["95th", "-i", "eth0+wlan0"]))
+        #expect(percentile.interfaces == ["eth0", "wlan0"] && percentile.sum == true)
+        let list = PercentileView.request(for: try Self.subjects(["95th", "-i", "eth0,wlan0"]))
+        #expect(list.interfaces == ["eth0", "wlan0"] && list.sum == nil)
+        let chart = try ChartCommand(ParsedCommandLine(["chart", "days", "-i", "eth0+wlan0"]).parsed)
+        #expect(chart.table.subjects.interfaces == ["eth0", "wlan0"] && chart.table.subjects.merged)
+        let first = try ChartCommand(ParsedCommandLine(["chart", "days", "-i", "eth0,wlan0"]).parsed)
+        #expect(first.table.subjects.interfaces == ["eth0"])
+    }
+
     @Test("a merge that is not one is refused, saying what a merge is",
           arguments: [["-i", "eth0+"], ["-i", "+eth0"], ["-i", "eth0++wlan0"], ["-i", "eth0+eth0"], ["-i", "eth0+wlan0,wg0"],
                       ["-i", "eth0+wlan0", "-i", "wg0"]])
