@@ -217,7 +217,7 @@ final class Metering {
     private func journalFailed(_ error: StoreError) {
         guard journalWorks else { return }
         journalWorks = false
-        Diagnostics.error("\(error); every save is a full one from now on")
+        Diagnostics.error("\(error); every save is a full one until a fold can start the journal afresh")
     }
 
     /// Saves pending traffic with the meter state and prunes a little, on the store's thread,
@@ -236,7 +236,6 @@ final class Metering {
         let expired = prunes ? retentionOwners.map {
             service.absentOwners(lastSeenBefore: batch.at - Double($0), limit: Self.ownersForgottenPerSave)
         } ?? [] : []
-        let journalled = journalWorks
         worker.run({ store -> Folded in
             var folded = Folded(batch: batch)
             let started = Stopwatch()
@@ -251,8 +250,14 @@ final class Metering {
             }
             // The journal's records are in the database now. Failing here leaves records of
             // the save before in the file, which a start never reads (their sequence is past).
-            if journalled, let journal = store.journal {
-                do throws(StoreError) { try journal.reset(sequence: store.writer.sequence) } catch { folded.journalError = error }
+            // Tried at every fold, so a journal that failed (a full disk) comes back with room.
+            if let journal = store.journal {
+                do throws(StoreError) {
+                    try journal.reset(sequence: store.writer.sequence)
+                    folded.journalReset = true
+                } catch {
+                    folded.journalError = error
+                }
             }
             do throws(StoreError) {
                 if prunes { _ = try store.retention.prune(now: Int64(folded.batch.at)) }
@@ -267,6 +272,10 @@ final class Metering {
             return folded
         }, then: { [unowned self] (folded: Folded) in
             if let error = folded.journalError { journalFailed(error) }
+            if folded.journalReset, !journalWorks {
+                journalWorks = true
+                Diagnostics.notice("the save journal works again: saves between folds append to it")
+            }
             finishSave(folded.batch, error: folded.error, pruneError: folded.pruneError, seconds: folded.seconds, expired: expired)
         })
     }
@@ -277,6 +286,7 @@ final class Metering {
         var error: StoreError?
         var pruneError: StoreError?
         var journalError: StoreError?
+        var journalReset = false
         var seconds = 0.0
     }
 

@@ -36,6 +36,9 @@ public struct JournalRecord: Hashable, Sendable {
     /// Longest name or boot id a record holds: a subject's name is far shorter.
     public static let maximumNameBytes = 1024
     static let version: UInt8 = 1
+    /// A delta's flags byte with this bit, or a progress's instant marker of this value: its
+    /// time is the record's ``lastInstant`` (no meter flag uses the bit).
+    static let atLastInstant: UInt8 = 0x80
 
     /// Why bytes are not a record.
     public struct DecodingError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -58,8 +61,13 @@ public struct JournalRecord: Hashable, Sendable {
             out.unsigned(UInt64(delta.epoch.generation))
             out.double(delta.epoch.since)
             out.traffic(delta.traffic)
-            out.double(delta.at)
-            out.byte(delta.flags.rawValue)
+            // Most deltas are the last sample's: its time is the record's, said once.
+            if let lastInstant, delta.at == lastInstant.wall {
+                out.byte(delta.flags.rawValue | Self.atLastInstant)
+            } else {
+                out.byte(delta.flags.rawValue)
+                out.double(delta.at)
+            }
         }
         out.unsigned(UInt64(progress.count))
         for entry in progress {
@@ -67,7 +75,11 @@ public struct JournalRecord: Hashable, Sendable {
             out.signed(Int64(entry.ifindex))
             out.unsigned(UInt64(entry.generation))
             out.traffic(entry.last)
-            out.instant(entry.lastInstant)
+            if entry.lastInstant == lastInstant {
+                out.byte(Self.atLastInstant)
+            } else {
+                out.instant(entry.lastInstant)
+            }
         }
         return out.bytes
     }
@@ -79,8 +91,8 @@ public struct JournalRecord: Hashable, Sendable {
         bootID = try input.string()
         lastInstant = try input.optionalInstant()
         clockAnchor = try input.optionalInstant()
-        // Each delta takes at least 26 bytes, each progress 17: a count past that is a lie.
-        let deltaCount = try input.count(minimumBytesEach: 26)
+        // Each delta takes at least 18 bytes, each progress 8: a count past that is a lie.
+        let deltaCount = try input.count(minimumBytesEach: 18)
         deltas = []
         deltas.reserveCapacity(deltaCount)
         for _ in 0..<deltaCount {
@@ -91,13 +103,20 @@ public struct JournalRecord: Hashable, Sendable {
             let generation = try input.narrow(try input.unsigned(), as: Int.self)
             let since = try input.double()
             let traffic = try input.traffic()
-            let at = try input.double()
-            let flags = MeterDelta.Flags(rawValue: try input.byte())
+            let flagsByte = try input.byte()
+            let at: Double
+            if flagsByte & Self.atLastInstant != 0 {
+                guard let lastInstant else { throw DecodingError(description: "a delta at a record's instant it does not have") }
+                at = lastInstant.wall
+            } else {
+                at = try input.double()
+            }
+            let flags = MeterDelta.Flags(rawValue: flagsByte & ~Self.atLastInstant)
             deltas.append(MeterDelta(name: name, namespace: namespace, ifindex: ifindex,
                                      epoch: Epoch(bootID: bootID, ifindex: epochIfindex, generation: generation, since: since),
                                      traffic: traffic, at: at, flags: flags))
         }
-        let progressCount = try input.count(minimumBytesEach: 17)
+        let progressCount = try input.count(minimumBytesEach: 8)
         progress = []
         progress.reserveCapacity(progressCount)
         for _ in 0..<progressCount {
@@ -105,7 +124,15 @@ public struct JournalRecord: Hashable, Sendable {
             let ifindex = try input.narrow(try input.signed(), as: Int32.self)
             let generation = try input.narrow(try input.unsigned(), as: Int.self)
             let last = try input.traffic()
-            guard let instant = try input.optionalInstant() else { throw DecodingError(description: "an epoch without its instant") }
+            let instant: MeterInstant
+            if try input.peek() == Self.atLastInstant {
+                _ = try input.byte()
+                guard let lastInstant else { throw DecodingError(description: "an epoch at a record's instant it does not have") }
+                instant = lastInstant
+            } else {
+                guard let read = try input.optionalInstant() else { throw DecodingError(description: "an epoch without its instant") }
+                instant = read
+            }
             progress.append(Progress(namespace: namespace, ifindex: ifindex, generation: generation, last: last, lastInstant: instant))
         }
         guard input.isAtEnd else { throw DecodingError(description: "bytes after the record") }
@@ -166,6 +193,11 @@ struct JournalReader {
     var isAtEnd: Bool { index == bytes.endIndex }
 
     private static func fail(_ what: String) -> JournalRecord.DecodingError { JournalRecord.DecodingError(description: what) }
+
+    func peek() throws(JournalRecord.DecodingError) -> UInt8 {
+        guard index < bytes.endIndex else { throw Self.fail("cut short") }
+        return bytes[index]
+    }
 
     mutating func byte() throws(JournalRecord.DecodingError) -> UInt8 {
         guard index < bytes.endIndex else { throw Self.fail("cut short") }

@@ -38,6 +38,9 @@ public struct MeterService: Sendable {
     private(set) var apps: ServiceApps
     /// The deltas counted since the last journal append or save began (``beginJournal()``).
     var journalDeltas: [MeterDelta] = []
+    /// Each epoch's counters as the database or the journal last has them: an append carries
+    /// only the epochs that moved since.
+    var journalledLast: [JournalKey: Traffic] = [:]
     /// Whether the wall clock may be believed for what cannot be undone (``ClockTrust``): while
     /// it is doubted no plan's period ends and no threshold fires, and the daemon prunes nothing.
     public private(set) var clock: ClockTrust
@@ -287,6 +290,7 @@ public struct MeterService: Sendable {
     public mutating func beginSave(at now: Double) -> SaveBatch {
         journalDeltas = []
         var state = meter.exportState()
+        journalledLast = Self.lastCounters(state)
         state.clockAnchor = clock.anchor
         saves.pending.setMeterState(state)
         if let write = apps.beginSave() { saves.pending.apps = write }

@@ -19,15 +19,26 @@ extension MeterService {
               journalDeltas.allSatisfy({ $0.epoch.bootID == meter.bootID && $0.name.utf8.count <= JournalRecord.maximumNameBytes })
         else { return nil }
         let state = meter.exportState()
+        // Only the epochs whose counters moved since the database or the last append had them:
+        // an idle link's instant alone changes nothing a restart counts.
         let progress = state.interfaces.compactMap { interface -> JournalRecord.Progress? in
-            guard interface.epoch.bootID == meter.bootID else { return nil }
+            let key = JournalKey(interface.namespace, interface.ifindex, interface.epoch.generation)
+            guard interface.epoch.bootID == meter.bootID, journalledLast[key] != interface.last else { return nil }
             return JournalRecord.Progress(namespace: interface.namespace, ifindex: interface.ifindex,
                                           generation: interface.epoch.generation, last: interface.last,
                                           lastInstant: interface.lastInstant)
         }
+        for entry in progress { journalledLast[JournalKey(entry.namespace, entry.ifindex, entry.generation)] = entry.last }
         defer { journalDeltas = [] }
         return JournalRecord(bootID: meter.bootID, deltas: journalDeltas, progress: progress,
                              lastInstant: state.lastInstant, clockAnchor: clock.anchor)
+    }
+
+    /// Each of `state`'s epochs' counters, by the journal's key.
+    static func lastCounters(_ state: MeterState) -> [JournalKey: Traffic] {
+        var counters: [JournalKey: Traffic] = [:]
+        for interface in state.interfaces { counters[JournalKey(interface.namespace, interface.ifindex, interface.epoch.generation)] = interface.last }
+        return counters
     }
 
     /// The meter state the database held, moved on by the journal's appends: each epoch to
