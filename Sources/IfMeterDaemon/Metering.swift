@@ -126,7 +126,7 @@ final class Metering {
     func act(on ingested: Ingested) {
         tell(ingested.events)
         for notice in ingested.notices { Diagnostics.warning(notice) }
-        watchPlans()
+        watchPlans(clockRead: true)
     }
 
     private func tell(_ events: [CounterEvent]) {
@@ -142,10 +142,12 @@ final class Metering {
 
     /// Evaluates the plans (after every ingest): what fired goes out like counter events and is
     /// saved at once. A period whose saved traffic is not known yet is read from the store first.
-    func watchPlans() {
+    /// `clockRead`: the caller has just compared the clocks (with the ingest it acts on), so
+    /// they are not read and compared again.
+    func watchPlans(clockRead: Bool = false) {
         // The clocks as they read now, not at the last sample: a jump since must not end a period.
         let instant = SystemClock.now()
-        observeClock(instant)
+        if !clockRead { observeClock(instant) }
         let now = instant.wall
         if let request = service.planBaselinesNeeded(at: now) {
             worker.run({ store -> Result<[PlanBounds: [String: BucketTally]], StoreError> in

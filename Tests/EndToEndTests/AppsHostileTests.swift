@@ -19,15 +19,7 @@ final class AppsHostileTests {
     /// cgroup and sends `moves` datagrams, moving itself to `movedTo`'s cgroup before each.
     func flood(_ host: AppsHost, from name: String, cgroups count: Int, payload: Int, moves: Int = 0,
                movedTo: String? = nil) throws {
-        let script = """
-            import ctypes, os, socket, sys
-            libc = ctypes.CDLL(None, use_errno=True)
-            def enter(path):
-                fd = os.open(path, os.O_RDONLY)
-                if libc.setns(fd, 0x40000000) != 0: raise OSError(ctypes.get_errno(), "setns " + path)
-                os.close(fd)
-            def join(path):
-                with open(path + "/cgroup.procs", "w") as f: f.write(str(os.getpid()))
+        let script = AppsHost.scriptPreamble + """
             peer_ns, own_ns, base, address, count, payload, moves, moved_to = sys.argv[1:9]
             enter(peer_ns)
             peer = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -106,15 +98,7 @@ final class AppsHostileTests {
         try daemon.start()
         // Two levels below the root, as user-UID.slice is; the socket's own cgroup a level below.
         let outer = try #require(host.cgroupPath("outer"))
-        let script = """
-            import ctypes, os, socket, sys
-            libc = ctypes.CDLL(None, use_errno=True)
-            def enter(path):
-                fd = os.open(path, os.O_RDONLY)
-                if libc.setns(fd, 0x40000000) != 0: raise OSError(ctypes.get_errno(), "setns " + path)
-                os.close(fd)
-            def join(path):
-                with open(path + "/cgroup.procs", "w") as f: f.write(str(os.getpid()))
+        let script = AppsHost.scriptPreamble + """
             peer_ns, own_ns, outer, address = sys.argv[1:5]
             enter(peer_ns)
             peer = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

@@ -64,9 +64,9 @@ final class AppCounterFixture {
     /// whatever a test left half done.
     func close() {
         try? AppCounterProgram.detach(pinDirectory: pins)
-        for path in children.values { Self.removeCgroup(path) }
+        for path in children.values { AppsHost.removeCgroup(path) }
         children = [:]
-        Self.removeCgroup(cgroup)
+        AppsHost.removeCgroup(cgroup)
         if mounted { umount2(bpffs.path, Int32(MNT_DETACH)) }
         mounted = false
         pair.left.delete()
@@ -97,15 +97,7 @@ final class AppCounterFixture {
     /// Over IPv6 when `address` is the right end's IPv6 address (`enableIPv6()`); over the
     /// left namespace's loopback when `address` is 127.0.0.1.
     func send(payload: Int, receiver: String, senders: [(cgroup: String, count: Int)], to address: String? = nil) throws {
-        let script = """
-            import ctypes, os, socket, sys
-            libc = ctypes.CDLL(None, use_errno=True)
-            def enter(path):
-                fd = os.open(path, os.O_RDONLY)
-                if libc.setns(fd, 0x40000000) != 0: raise OSError(ctypes.get_errno(), "setns " + path)
-                os.close(fd)
-            def join(cgroup):
-                with open(cgroup + "/cgroup.procs", "w") as f: f.write(str(os.getpid()))
+        let script = AppsHost.scriptPreamble + """
             right, left, receiver, address, payload = sys.argv[1:6]
             join(receiver)
             enter(right)
@@ -154,21 +146,6 @@ final class AppCounterFixture {
         guard mkdir(path, 0o755) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
     }
 
-    /// Kills what is left in the cgroup (cgroup.kill), waits for it to empty, and removes it.
-    static func removeCgroup(_ path: String) {
-        guard access(path, F_OK) == 0 else { return }
-        if let procs = try? String(contentsOfFile: path + "/cgroup.procs", encoding: .utf8), !procs.isEmpty {
-            try? "1".write(toFile: path + "/cgroup.kill", atomically: false, encoding: .utf8)
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline,
-                  let events = try? String(contentsOfFile: path + "/cgroup.events", encoding: .utf8),
-                  events.contains("populated 1") {
-                usleep(10_000)
-            }
-        }
-        rmdir(path)
-    }
-
     /// Removes `ifmeter-test-<pid>-*` cgroups whose test process is gone.
     static func reapStale(under root: String) {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] {
@@ -177,8 +154,8 @@ final class AppCounterFixture {
                   pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
             let path = root + "/" + name
             for child in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-            where !child.contains(".") { removeCgroup(path + "/" + child) }
-            removeCgroup(path)
+            where !child.contains(".") { AppsHost.removeCgroup(path + "/" + child) }
+            AppsHost.removeCgroup(path)
         }
     }
 }

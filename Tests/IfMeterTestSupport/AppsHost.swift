@@ -176,9 +176,24 @@ public final class AppsHost: @unchecked Sendable {
         return nil
     }
 
+    /// What every traffic script of the application tests begins with: `enter(path)` joins the
+    /// network namespace bound at `path`, `join(path)` moves the script into the cgroup `path`.
+    public static let scriptPreamble = """
+        import ctypes, os, socket, sys
+        libc = ctypes.CDLL(None, use_errno=True)
+        def enter(path):
+            fd = os.open(path, os.O_RDONLY)
+            if libc.setns(fd, 0x40000000) != 0: raise OSError(ctypes.get_errno(), "setns " + path)
+            os.close(fd)
+        def join(path):
+            with open(path + "/cgroup.procs", "w") as f: f.write(str(os.getpid()))
+
+        """
+
+
     /// Kills what is left in the cgroup (cgroup.kill), waits for it to empty, and removes it,
     /// the cgroups below it first.
-    static func removeCgroup(_ path: String) {
+    public static func removeCgroup(_ path: String) {
         guard access(path, F_OK) == 0 else { return }
         for child in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
             var info = stat()
