@@ -99,7 +99,8 @@ final class FleetTests {
         try Podman.send(100_000, from: "fleet", in: host, port: 5021)
         let prometheus = try PrometheusProcess(in: host, address: "127.0.0.1:9090", config: """
             global:
-              scrape_interval: 2s
+              scrape_interval: 4s
+              scrape_timeout: 4s
             scrape_configs:
               - job_name: ifmeter
                 static_configs:
@@ -107,7 +108,14 @@ final class FleetTests {
             """)
         let container = "ifmt-\(getpid())-fleet"
         // Enough scrapes for rate() and increase() over a minute.
-        _ = try eventually("the container's traffic in Prometheus over a minute", seconds: 120) { () -> Bool? in
+        // What Prometheus holds, should it never come: its scrapes' health and whose series it has.
+        let seen = { () -> String in
+            let up = (try? prometheus.query("up").series.map(\.1)) ?? []
+            let duration = (try? prometheus.query("scrape_duration_seconds").series.map(\.1)) ?? []
+            let labels = (try? prometheus.query("ifmeter_interface_transmit_bytes_total").series.map { $0.0["container"] ?? $0.0["interface"] ?? "?" }) ?? []
+            return "up \(up), scrape duration \(duration) s, series of \(labels)"
+        }
+        _ = try eventually("the container's traffic in Prometheus over a minute", seconds: 180, seen: seen) { () -> Bool? in
             let series = try prometheus.query(#"count_over_time(ifmeter_interface_transmit_bytes_total{container="\#(container)"}[1m])"#).series
             return (series.first?.1 ?? 0) >= 5 ? true : nil
         }

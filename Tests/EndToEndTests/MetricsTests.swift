@@ -50,10 +50,10 @@ struct MetricsTests {
             try daemon.client().request(#"{"v":1,"cmd":"status"}"#)[path: "result.store.last_save_at"] as? Double
         }
         let first = try curl(namespace, [url]).stdout
-        // Five more descriptors open in the daemon: a new render would count them in
+        // Twenty more descriptors open in the daemon: a new render would count them in
         // process_open_fds; the render of this sample does not.
-        let held = try (0..<5).map { _ in try daemon.client() }
-        _ = try held[4].request(#"{"v":1,"cmd":"status"}"#)
+        let held = try (0..<20).map { _ in try daemon.client() }
+        _ = try held[19].request(#"{"v":1,"cmd":"status"}"#)
         for _ in 0..<3 { #expect(try curl(namespace, [url]).stdout == first) }
         let command = try daemon.client().request(#"{"v":1,"id":1,"cmd":"metrics"}"#)
         #expect(command.string("result.text") == first, "the metrics command serves the same render")
@@ -61,7 +61,9 @@ struct MetricsTests {
         let after = try curl(namespace, [url]).stdout
         #expect(after != first)
         #expect(sampleValue(after, "ifmeter_last_sample_timestamp_seconds")! > sampleValue(first, "ifmeter_last_sample_timestamp_seconds")!)
-        #expect(sampleValue(after, "process_open_fds")! >= sampleValue(first, "process_open_fds")! + 5)
+        // The held twenty, less what the first render caught in passing and the second did not
+        // (a client's connection the loop had not yet seen close, a save's file): a few.
+        #expect(sampleValue(after, "process_open_fds")! >= sampleValue(first, "process_open_fds")! + 15)
         withExtendedLifetime(held) {}
     }
 
