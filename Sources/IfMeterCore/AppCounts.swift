@@ -4,10 +4,13 @@ public struct AppCounterKey: Hashable, Sendable {
     /// The cgroup's id: the inode number of its directory in the unified hierarchy.
     public var cgroupID: UInt64
     public var ifindex: Int32
+    /// Where the packets' far ends were (docs/SCOPES.md): the program keeps an entry a scope.
+    public var scope: TrafficScope
 
-    public init(cgroupID: UInt64, ifindex: Int32) {
+    public init(cgroupID: UInt64, ifindex: Int32, scope: TrafficScope = .unknown) {
         self.cgroupID = cgroupID
         self.ifindex = ifindex
+        self.scope = scope
     }
 
     /// Where the program counts what its full map had no room for: no cgroup has id 0.

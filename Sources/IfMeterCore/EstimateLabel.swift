@@ -40,6 +40,10 @@ public enum EstimateLabel: String, Hashable, Sendable, CaseIterable {
     /// Sockets' traffic on a link that could not be named: the counting map was full, or the
     /// cgroup went before it was named (`remainder:IFACE#unnamed`, docs/APPS.md).
     case unnamedApps = "unnamed-apps"
+    /// Traffic whose far end is not known: counted before the scope program was attached to
+    /// its link or the daemon wrote the local prefixes, or on a link it does not cover
+    /// (`scope:unknown/…`, docs/SCOPES.md).
+    case scopeUnknown = "scope-unknown"
 
     /// The labels that hold for every figure read from interface counters.
     public static let always: [EstimateLabel] = [

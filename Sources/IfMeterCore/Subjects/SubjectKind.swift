@@ -69,6 +69,9 @@ public struct SubjectSection: Hashable, Sendable, CustomStringConvertible {
     public static let apps = SubjectSection(id: "apps", view: "apps")
     /// Applications on each network (docs/APPS.md, "By network"): `ifmeter apps --network`.
     public static let networkApps = SubjectSection(id: "network-apps", view: "apps")
+    /// Local, internet and unknown traffic of interfaces, networks and applications
+    /// (docs/SCOPES.md): the columns of `--split`.
+    public static let scopes = SubjectSection(id: "scopes", view: "split")
 
     /// "Containers, pods, virtual machines and namespaces": its kinds' plurals, in list order.
     public var heading: String {

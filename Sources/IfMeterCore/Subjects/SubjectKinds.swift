@@ -18,6 +18,7 @@ public enum SubjectKinds {
         AppKind(),
         RemainderKind(),
         NetworkAppKind(),
+        ScopeKind(),
     ]
 
     /// Kinds declared outside this list (a test's), for the work `registering(_:_:)` runs on
@@ -75,11 +76,11 @@ public enum SubjectKinds {
     }
 
     /// Whether `subject` is another view of the interfaces' bytes (a network's, an
-    /// application's, a link's remainder): a sum of interfaces or of the estimate log's records
+    /// application's, a link's remainder, a scope's): a sum of interfaces or of the estimate log's records
     /// never adds it.
     public static func isAnotherView(_ subject: String) -> Bool {
         guard subject.utf8.contains(UInt8(ascii: ":")), let section = kind(of: subject)?.kind.section else { return false }
-        return section == .networks || section == .apps || section == .networkApps
+        return section == .networks || section == .apps || section == .networkApps || section == .scopes
     }
 
     /// The kinds listed in `section`.
