@@ -1,3 +1,4 @@
+import Foundation
 import IfMeterApps
 import IfMeterCore
 import IfMeterHistory
@@ -100,6 +101,17 @@ struct ScopeExpositionTests {
         let exposition = text(snapshot, scopes: [listed])
         #expect(!exposition.contains("interface=\"scope:"))
         #expect(exposition.contains(#"ifmeter_interface_scope_receive_bytes_total{interface="eth0",class="ethernet",scope="local"} 600"#))
+    }
+
+    @Test("docs/METRICS.md names every scope family and each value of scope")
+    func documented() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/METRICS.md").standardized.path
+        let doc = try String(contentsOfFile: path, encoding: .utf8)
+        for counter in MetricFamily.scopeCounters {
+            #expect(doc.contains(counter.family.name) || doc.contains(counter.family.name.replacingOccurrences(of: "receive", with: "{receive,transmit}")),
+                    "\(counter.family.name)")
+        }
+        for scope in TrafficScope.allCases { #expect(doc.contains("`\(scope.name)`")) }
     }
 
     @Test("promtool check metrics passes the scope families", .enabled(if: Promtool.available, Promtool.skipReason))
