@@ -72,14 +72,16 @@ struct SplitColumns {
     let showsUnknown: Bool
     /// What the rows written so far need explained.
     private(set) var notes = SplitNotes()
+    /// Before each column's name: `month ` where the table has other periods' columns.
+    let prefix: String
 
-    init(units: Units, rows: [(split: SplitRow?, total: UInt64)]) {
-        self.units = units
+    init(units: Units, rows: [(split: SplitRow?, total: UInt64)], prefix: String = "") {
+        (self.units, self.prefix) = (units, prefix)
         showsUnknown = rows.contains { ($0.split?.unknown(ofTotal: $0.total) ?? 0) > 0 }
         notes.unknown = showsUnknown
     }
 
-    var header: [String] { ["local", "internet"] + (showsUnknown ? ["unknown"] : []) }
+    var header: [String] { (["local", "internet"] + (showsUnknown ? ["unknown"] : [])).map { prefix + $0 } }
     var alignments: [Table.Alignment] { Array(repeating: .right, count: header.count) }
 
     /// A row's cells: `not split` when it has no scope figures, rather than zeros.
@@ -92,6 +94,20 @@ struct SplitColumns {
         notes.partial = notes.partial || isPartial
         return [units.bytes(split.bytes(.local)), units.bytes(split.bytes(.internet))]
             + (showsUnknown ? [units.bytes(split.unknown(ofTotal: total)) + (isPartial ? " +" : "")] : [])
+    }
+}
+
+extension ScopeSplit {
+    /// This month's split of each of `subjects` whose month row is `months[i]` (nil: nothing
+    /// counted this month, so nothing to split), from their scope subjects' month tables.
+    static func thisMonth(_ session: Session, of subjects: [String], rows months: [UsageRowResult?],
+                          start: Double?) throws(CLIError) -> [SplitRow?] {
+        let spec = UsageSpec(.month, from: start.map { TimeArgument(seconds: $0) }, to: start.map { TimeArgument(seconds: $0 + 1) })
+        let tables = try fetch(session, of: subjects, usage: [spec])
+        return zip(subjects, months).map { subject, row in
+            guard let row else { return SplitRow() }
+            return tables.row(of: [subject], table: 0, start: row.start)
+        }
     }
 }
 

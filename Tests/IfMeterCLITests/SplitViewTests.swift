@@ -110,12 +110,22 @@ struct SplitViewTests {
         #expect(SplitView.render(SplitView.Result(entries: [], footnote: ""), units: Units()).contains("No traffic scopes"))
     }
 
-    @Test("--split is an option of the summary, the period views and top; not of chart; not with --oneline")
+    @Test("--split is an option of the summary, the period views, top, networks and apps; not of chart")
     func options() {
         for command in [SummaryCommand.self, DaysCommand.self, MonthsCommand.self, HoursCommand.self, YearsCommand.self,
-                        FiveMinutesCommand.self, TopCommand.self] as [any Subcommand.Type] {
+                        FiveMinutesCommand.self, TopCommand.self, NetworksCommand.self, AppsCommand.self] as [any Subcommand.Type] {
             #expect(command.options.contains(.split), "\(command.name)")
         }
         #expect(!ChartCommand.options.contains(.split))
+    }
+
+    @Test("networks --split and apps --split: the month's splits in the order listed, under split")
+    func listJSON() {
+        var split = SplitRow()
+        split.rx = [1, 2, 0]
+        let apps = AppsView.Result(apps: [], health: nil, network: nil, footnote: "f", splits: [split, nil])
+        #expect(String(decoding: apps.jsonBytes, as: UTF8.self).hasSuffix(#""footnote":"f","split":[{"internet":{"rx_bytes":2,"tx_bytes":0},"local":{"rx_bytes":1,"tx_bytes":0},"split":true,"unknown":{"rx_bytes":0,"tx_bytes":0}},{"split":false}]}"#))
+        let plain = AppsView.Result(apps: [], health: nil, network: nil, footnote: "f")
+        #expect(!String(decoding: plain.jsonBytes, as: UTF8.self).contains("split"), "without --split, the document it always was")
     }
 }
