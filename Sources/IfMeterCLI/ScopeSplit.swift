@@ -84,8 +84,10 @@ struct SplitColumns {
     var header: [String] { (["local", "internet"] + (showsUnknown ? ["unknown"] : [])).map { prefix + $0 } }
     var alignments: [Table.Alignment] { Array(repeating: .right, count: header.count) }
 
-    /// A row's cells: `not split` when it has no scope figures, rather than zeros.
+    /// A row's cells: `not split` when it has bytes and no scope figures, rather than zeros.
     mutating func cells(_ split: SplitRow?, total: UInt64) -> [String] {
+        // A row without a byte has nothing to split: no figures, and no "not split" either.
+        if split == nil && total == 0 { return Array(repeating: "", count: header.count) }
         guard let split else {
             notes.notSplit = true
             return ["not split", ""] + (showsUnknown ? [""] : [])

@@ -72,6 +72,7 @@ struct SplitViewTests {
         var partial = SplitColumns(units: units, rows: [(split, 2000), (nil, 5)])
         #expect(partial.cells(split, total: 2000) == [units.bytes(700), units.bytes(350), units.bytes(950) + " +"])
         #expect(partial.cells(nil, total: 5) == ["not split", "", ""])
+        #expect(partial.cells(nil, total: 0) == ["", "", ""], "nothing to split")
         #expect(partial.notes.partial && partial.notes.notSplit)
         #expect(partial.notes.legend.contains("not split: ") && partial.notes.legend.contains("+ part of the period"))
         // Nothing unknown anywhere: no unknown column.
