@@ -22,6 +22,10 @@ enum AppsView {
         /// The network asked for, as given.
         var network: String?
         var footnote: String
+        /// With `--split`: each one's split this month, in the order of `apps`.
+        var splits: [SplitRow?]? = nil
+        /// Where this month began (the month tables' projection).
+        var monthStart: Double? = nil
 
         func write(to w: inout JSONWriter) {
             w.beginObject()
@@ -31,6 +35,12 @@ enum AppsView {
             for entry in apps { entry.write(to: &w) }
             w.endArray()
             w.key("footnote"); w.string(footnote)
+            if let splits {
+                w.key("split")
+                w.beginArray()
+                for split in splits { SplitRow.write(split, start: nil, to: &w) }
+                w.endArray()
+            }
             w.endObject()
         }
     }
@@ -70,7 +80,8 @@ enum AppsView {
         }
         // Busiest first, as nethogs lists them; a name breaks ties, so the order is stable.
         entries.sort { ($0.allTime.map { $0.rxBytes &+ $0.txBytes } ?? 0, $1.name) > ($1.allTime.map { $0.rxBytes &+ $0.txBytes } ?? 0, $0.name) }
-        return (session, Result(apps: entries, health: answer.status?.apps, network: network, footnote: EstimateLabel.appsFootnote))
+        return (session, Result(apps: entries, health: answer.status?.apps, network: network, footnote: EstimateLabel.appsFootnote,
+                                monthStart: answer.usage.dropFirst().first?.projection?.start))
     }
 
     /// An application's subject on a network (`netapp:UUID/app:1000/firefox`) as the
@@ -105,16 +116,19 @@ enum AppsView {
             }
             return "Applications are not counted: \(health.detail)\n(docs/APPS.md: ifmeterd --attach-apps, as root)\n"
         }
-        var table = Table([.left, .left, .right, .right, .right, .right, .right])
-        table.add(["application", "kind", "today", "month rx", "month tx", "this month", "all time"])
-        func total(_ row: UsageRowResult?) -> String { row.map { units.bytes($0.rxBytes &+ $0.txBytes) } ?? units.bytes(0) }
-        for entry in result.apps {
-            table.add([
-                entry.name, entry.kind, total(entry.today), units.bytes(entry.thisMonth?.rxBytes ?? 0),
-                units.bytes(entry.thisMonth?.txBytes ?? 0), total(entry.thisMonth), total(entry.allTime),
-            ])
+        func bytes(_ row: UsageRowResult?) -> UInt64 { row.map { $0.rxBytes &+ $0.txBytes } ?? 0 }
+        var columns = result.splits.map { splits in
+            SplitColumns(units: units, rows: zip(splits, result.apps).map { ($0, bytes($1.thisMonth)) }, prefix: "month ")
         }
-        return table.render() + "\n" + EstimateLabel.appsFootnote + "\n"
+        var table = Table([.left, .left, .right, .right, .right, .right, .right] + (columns?.alignments ?? []))
+        table.add(["application", "kind", "today", "month rx", "month tx", "this month", "all time"] + (columns?.header ?? []))
+        for (index, entry) in result.apps.enumerated() {
+            table.add([
+                entry.name, entry.kind, units.bytes(bytes(entry.today)), units.bytes(entry.thisMonth?.rxBytes ?? 0),
+                units.bytes(entry.thisMonth?.txBytes ?? 0), units.bytes(bytes(entry.thisMonth)), units.bytes(bytes(entry.allTime)),
+            ] + (columns?.cells(result.splits?[index] ?? nil, total: bytes(entry.thisMonth)) ?? []))
+        }
+        return table.render() + (columns.map { "\n" + $0.notes.legend } ?? "") + "\n" + EstimateLabel.appsFootnote + "\n"
     }
 }
 
@@ -135,7 +149,7 @@ extension AppsView.Entry: JSONWritable {
 struct AppsCommand: Subcommand {
     static let name = "apps"
     static let summary = "traffic per service and application (by cgroup): today, this month, all time"
-    static let usage = "ifmeter apps [-i app:UID/NAME … | --network NETWORK | --now [--interval S] [--rows N] [--count N]] [--json]"
+    static let usage = "ifmeter apps [-i app:UID/NAME … [--split] | --network NETWORK | --now [--interval S] [--rows N] [--count N]] [--json]"
     static let about = """
         Every system service, user's application and rootless container ifmeterd counted by its
         cgroup (docs/APPS.md), busiest first: service:nginx.service, app:1000/firefox,
@@ -156,17 +170,22 @@ struct AppsCommand: Subcommand {
     static let interval = OptionSpec(names: ["--interval"], value: "S", help: "with --now: seconds between frames (default 2)")
     static let rows = OptionSpec(names: ["--rows"], value: "N", help: "with --now: at most N applications a frame (default 20)")
     static let count = OptionSpec(names: ["--count"], value: "N", help: "with --now: stop after N frames")
-    static let options = [OptionSpec.interface, network, live, interval, rows, count]
+    static let options = [OptionSpec.interface, network, live, interval, rows, count, .split]
 
     var names: [String]
     var network: String?
+    var split: Bool
     /// With `--now`: seconds between frames, rows a frame, and how many frames.
     var live: (interval: Int32, rows: Int, count: Int?)?
 
     init(_ parsed: ParsedArguments) throws(CLIError) {
         names = try Subjects(parsed).interfaces
         network = parsed.value(Self.network)
+        split = parsed.isSet(.split)
         if network != nil, !names.isEmpty { throw CLIError(.usage, "give -i or --network, not both") }
+        if split && (network != nil || parsed.isSet(Self.live)) {
+            throw CLIError(.usage, "--split splits each application's own traffic: not with --network or --now")
+        }
         func number(_ option: OptionSpec, in range: ClosedRange<Int>) throws(CLIError) -> Int? {
             guard let text = parsed.value(option) else { return nil }
             guard let value = Int(text), range.contains(value) else {
@@ -189,7 +208,11 @@ struct AppsCommand: Subcommand {
             try AppsLiveView.run(context, count: live.count, interval: live.interval, rows: live.rows)
             return 0
         }
-        let (session, result) = try AppsView.fetch(context.socketCandidates, names, network: network)
+        var (session, result) = try AppsView.fetch(context.socketCandidates, names, network: network)
+        if split {
+            result.splits = try ScopeSplit.thisMonth(session, of: result.apps.map(\.name), rows: result.apps.map(\.thisMonth),
+                                                     start: result.monthStart)
+        }
         context.write(result) { AppsView.render($0, session, units: context.units) }
         return 0
     }

@@ -15,6 +15,8 @@ enum NetworksView {
     struct Result: JSONWritable {
         var networks: [Entry]
         var footnote: String
+        /// With `--split`: each network's split this month, in the order of `networks`.
+        var splits: [SplitRow?]?
 
         func write(to w: inout JSONWriter) {
             w.beginObject()
@@ -23,12 +25,19 @@ enum NetworksView {
             w.beginArray()
             for entry in networks { entry.write(to: &w) }
             w.endArray()
+            if let splits {
+                w.key("split")
+                w.beginArray()
+                for split in splits { SplitRow.write(split, start: nil, to: &w) }
+                w.endArray()
+            }
             w.endObject()
         }
     }
 
-    /// Every network with its day and month rows, in one round trip.
-    static func fetch(_ socketCandidates: [String]) throws(CLIError) -> (Session, Result) {
+    /// Every network with its day and month rows, in one round trip; with `split`, their
+    /// month's split in one more.
+    static func fetch(_ socketCandidates: [String], split: Bool = false) throws(CLIError) -> (Session, Result) {
         let now = Session.wallClock()
         var request = QueryRequest()
         request.select = QuerySelection.networks.rawValue
@@ -46,27 +55,36 @@ enum NetworksView {
             return Entry(network: network, today: days.rows.first { $0.start == days.projection?.start },
                          thisMonth: months.rows.first { $0.start == months.projection?.start })
         }
-        return (session, Result(networks: entries, footnote: EstimateLabel.footnote))
+        var result = Result(networks: entries, footnote: EstimateLabel.footnote)
+        if split {
+            result.splits = try ScopeSplit.thisMonth(session, of: networks.map(\.subject), rows: entries.map(\.thisMonth),
+                                                     start: answer.usage.dropFirst().first?.projection?.start)
+        }
+        return (session, result)
     }
 
     static func render(_ result: Result, _ session: Session, units: Units) -> String {
         guard !result.networks.isEmpty else {
             return "No network has been seen yet: ifmeterd reads them from NetworkManager (docs/NETWORKS.md).\n"
         }
-        var table = Table([.left, .left, .left, .left, .right, .right, .right, .right, .right])
-        table.add(["network", "type", "metered", "on", "today", "month rx", "month tx", "this month", "all time"])
+        var columns = result.splits.map { splits in
+            SplitColumns(units: units, rows: zip(splits, result.networks).map { ($0, $1.thisMonth.map { $0.rxBytes &+ $0.txBytes } ?? 0) },
+                         prefix: "month ")
+        }
+        var table = Table([.left, .left, .left, .left, .right, .right, .right, .right, .right] + (columns?.alignments ?? []))
+        table.add(["network", "type", "metered", "on", "today", "month rx", "month tx", "this month", "all time"] + (columns?.header ?? []))
         func total(_ row: UsageRowResult?) -> String { row.map { units.bytes($0.rxBytes &+ $0.txBytes) } ?? units.bytes(0) }
         var unknown = false
-        for entry in result.networks {
+        for (index, entry) in result.networks.enumerated() {
             let network = entry.network
             unknown = unknown || network.labels.contains(EstimateLabel.networkUnknown.rawValue)
             table.add([
                 NetworkName.display(network), network.type, network.metered, network.interface ?? "—", total(entry.today),
                 units.bytes(entry.thisMonth?.rxBytes ?? 0), units.bytes(entry.thisMonth?.txBytes ?? 0),
                 total(entry.thisMonth), units.bytes(network.rxBytes &+ network.txBytes),
-            ])
+            ] + (columns?.cells(result.splits?[index] ?? nil, total: entry.thisMonth.map { $0.rxBytes &+ $0.txBytes } ?? 0) ?? []))
         }
-        return table.render()
+        return table.render() + (columns.map { "\n" + $0.notes.legend } ?? "")
             + (unknown ? "\n\"unknown\" is what crossed an interface while its network was not known (NetworkManager or ifmeterd not running).\n" : "")
             + "\n" + EstimateLabel.footnote + "\n"
     }
@@ -86,7 +104,7 @@ extension NetworksView.Entry: JSONWritable {
 struct NetworksCommand: Subcommand {
     static let name = "networks"
     static let summary = "traffic per network (Wi-Fi, mobile, wired connection): today, this month, all time"
-    static let usage = "ifmeter networks [--json]"
+    static let usage = "ifmeter networks [--split] [--json]"
     static let about = """
         Every network NetworkManager put an interface on (docs/NETWORKS.md): the Wi-Fi at home,
         a phone's hotspot, a SIM, a wired connection, a VPN. Its traffic today, this month and all
@@ -94,12 +112,14 @@ struct NetworksCommand: Subcommand {
         An interface's traffic is split between its networks at each switch; networks add up to
         their interfaces. Every view takes a network's subject: ifmeter days -i network:UUID.
         """
-    static let options: [OptionSpec] = []
+    static let options: [OptionSpec] = [.split]
 
-    init(_ parsed: ParsedArguments) throws(CLIError) {}
+    var split: Bool
+
+    init(_ parsed: ParsedArguments) throws(CLIError) { split = parsed.isSet(.split) }
 
     func run(_ context: CommandContext) throws(CLIError) -> Int32 {
-        let (session, result) = try NetworksView.fetch(context.socketCandidates)
+        let (session, result) = try NetworksView.fetch(context.socketCandidates, split: split)
         context.write(result) { NetworksView.render($0, session, units: context.units) }
         return 0
     }

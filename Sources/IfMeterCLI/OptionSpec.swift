@@ -60,6 +60,10 @@ extension OptionSpec {
     /// `--from`, `--to`, `--limit`: which rows of a history table.
     static let range: [OptionSpec] = [from, to, rows]
 
+    /// `--split`: local, internet and unknown traffic beside each row (docs/SCOPES.md).
+    static let split = OptionSpec(
+        names: ["--split"], help: "each row's local, internet (and unknown) traffic beside its total\n(docs/SCOPES.md)")
+
     static let eventKind = OptionSpec(
         names: ["--kind"], value: "KIND", help: "only events of this kind",
         completion: .words(CounterEvent.Kind.allCases.map(\.rawValue)))

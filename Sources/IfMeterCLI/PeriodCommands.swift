@@ -14,10 +14,13 @@ struct PeriodTable: Sendable {
     var limit: Int
     /// The busiest periods, busiest first, instead of the newest.
     var top = false
+    /// `--split`: each row's local, internet and unknown traffic beside it (docs/SCOPES.md).
+    var split = false
 
     init(_ parsed: ParsedArguments, period: UsagePeriod, top: Bool = false) throws(CLIError) {
         self.period = period
         self.top = top
+        split = parsed.isSet(.split)
         subjects = try Subjects(parsed)
         from = parsed.value(.from)
         to = parsed.value(.to)
@@ -34,14 +37,14 @@ protocol PeriodTableCommand: Subcommand {
 
 extension PeriodTableCommand {
     static var summary: String { "\(period == .fiveMinutes ? "5-minute period" : period.rawValue)s" + (period == .hour ? ", with a bar graph" : "") }
-    static var usage: String { "ifmeter \(name) [-i NAME | --class CLASS] [--from TIME] [--to TIME] [--limit N]" }
+    static var usage: String { "ifmeter \(name) [-i NAME | --class CLASS] [--from TIME] [--to TIME] [--limit N] [--split]" }
     static var about: String {
         """
         Traffic per \(period.rawValue) with its average rate\(period == .hour ? " and a bar graph (r = rx, t = tx)" : "").
         One table per interface, or one for the sum of a class.
         """
     }
-    static var options: [OptionSpec] { OptionSpec.subjects + OptionSpec.range }
+    static var options: [OptionSpec] { OptionSpec.subjects + OptionSpec.range + [.split] }
 
     init(_ parsed: ParsedArguments) throws(CLIError) { self.init(table: try PeriodTable(parsed, period: Self.period)) }
 
@@ -92,9 +95,9 @@ struct TopCommand: Subcommand {
     static let name = "top"
     static let aliases = ["-t", "--top"]
     static let summary = "the busiest days"
-    static let usage = "ifmeter top [-i NAME | --class CLASS] [--limit N]"
+    static let usage = "ifmeter top [-i NAME | --class CLASS] [--limit N] [--split]"
     static let about = "The busiest days (rx + tx), busiest first; 10 unless --limit says otherwise."
-    static let options = OptionSpec.subjects + [OptionSpec.rows]
+    static let options = OptionSpec.subjects + [OptionSpec.rows, .split]
 
     var table: PeriodTable
 

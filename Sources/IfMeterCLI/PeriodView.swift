@@ -8,6 +8,9 @@ struct UsageTables: JSONWritable {
     var footnote: String
     /// Each subject's alias, by name (a merge's by `a+b`), for those that have one.
     var aliases: [String: String] = [:]
+    /// With `--split`: each table's rows' splits, in the order of `usage` and its rows (nil:
+    /// that row is not split).
+    var splits: [[SplitRow?]]?
 
     func write(to w: inout JSONWriter) {
         w.beginObject()
@@ -18,6 +21,16 @@ struct UsageTables: JSONWritable {
             w.endObject()
         }
         w.key("footnote"); w.string(footnote)
+        if let splits {
+            w.key("split")
+            w.beginArray()
+            for (table, rows) in zip(usage, splits) {
+                w.beginArray()
+                for (row, split) in zip(table.rows, rows) { SplitRow.write(split, start: row.start, to: &w) }
+                w.endArray()
+            }
+            w.endArray()
+        }
         w.key("usage")
         w.beginArray()
         for table in usage { table.write(to: &w) }
@@ -50,20 +63,39 @@ enum PeriodView {
         let (last, top) = table.top ? (nil, table.limit) : (table.limit, nil)
         let session: Session
         let answer: QueryResult
+        // A class's sum is split by its members': the answer names them.
+        let include: [QueryPart] = table.split && table.subjects.interfaceClass != nil ? [.interfaces] : []
         if table.from == nil && table.to == nil {
             (session, answer) = try Session.query(
                 socketCandidates: socketCandidates,
-                .query(for: table.subjects, sum: true, usage: [UsageSpec(table.period, last: last, top: top)]))
+                .query(for: table.subjects, sum: true, usage: [UsageSpec(table.period, last: last, top: top)], include: include))
         } else {
             session = try Session(socketCandidates: socketCandidates)
             let spec = UsageSpec(table.period, from: try session.timeArgument(table.from, option: "--from"),
                                  to: try session.timeArgument(table.to, option: "--to"), last: last, top: top)
-            answer = try session.client.call(QueryRequest.query(for: table.subjects, sum: true, usage: [spec]), reading: QueryResult.self)
+            answer = try session.client.call(QueryRequest.query(for: table.subjects, sum: true, usage: [spec], include: include),
+                                             reading: QueryResult.self)
         }
         let aliases = Dictionary(answer.subjects.compactMap { subject in
             subject.name.flatMap { name in subject.alias.map { (name, $0) } }
         }) { first, _ in first }
-        return (session, UsageTables(usage: answer.usage, footnote: EstimateLabel.footnote, aliases: aliases))
+        var tables = UsageTables(usage: answer.usage, footnote: EstimateLabel.footnote, aliases: aliases)
+        if table.split { tables.splits = try splits(of: answer, session, period: table.period) }
+        return (session, tables)
+    }
+
+    /// Each table's rows' splits, from the scope subjects' tables over the same periods: one
+    /// more request, whose range covers every row shown (the busiest days too).
+    static func splits(of answer: QueryResult, _ session: Session, period: UsagePeriod) throws(CLIError) -> [[SplitRow?]] {
+        let starts = answer.usage.flatMap { $0.rows.map(\.start) }
+        let classMembers = Dictionary(grouping: answer.interfaces ?? [], by: \.fields.class).mapValues { $0.map(\.fields.name) }
+        let members = answer.subjects.map { ScopeSplit.members(of: $0, classMembers: classMembers) }
+        guard let first = starts.min(), let last = starts.max() else { return answer.usage.map { _ in [] } }
+        let spec = UsageSpec(period, from: TimeArgument(seconds: first), to: TimeArgument(seconds: last + 1))
+        let scopes = try ScopeSplit.fetch(session, of: members.flatMap { $0 }, usage: [spec])
+        return zip(answer.usage, members).map { table, names in
+            table.rows.map { scopes.row(of: names, table: 0, start: $0.start) }
+        }
     }
 
     /// How a period's start is written.
@@ -74,7 +106,8 @@ enum PeriodView {
         text.reserveCapacity(256 * tables.usage.count)
         // Every interface has the same periods: each start is written once per view.
         var labels: [PeriodStart: String] = [:]
-        for table in tables.usage {
+        var notes = SplitNotes()
+        for (index, table) in tables.usage.enumerated() {
             let subject = table.interface.map { name in tables.aliases[name].map { "\($0) (\(name))" } ?? name }
                 ?? table.class.map { "class \($0)" } ?? ""
             let heading = top ? "top \(table.rows.count) days" : "by \(table.period)"
@@ -83,11 +116,16 @@ enum PeriodView {
                 text += "  no traffic recorded in this range\n\n".utf8
                 continue
             }
-            var grid = Table([.left, .right, .right, .right, .right, .left] + (graph ? [.left] : []), indent: "  ")
-            grid.add(["", "rx", "tx", "total", "avg rate", ""] + (graph ? [""] : []))
+            let splits = tables.splits.map { $0[index] }
+            var columns = splits.map { splits in
+                SplitColumns(units: units, rows: zip(splits, table.rows).map { ($0, $1.rxBytes &+ $1.txBytes) })
+            }
+            var grid = Table([.left, .right, .right, .right] + (columns?.alignments ?? []) + [.right, .left] + (graph ? [.left] : []),
+                             indent: "  ")
+            grid.add(["", "rx", "tx", "total"] + (columns?.header ?? []) + ["avg rate", ""] + (graph ? [""] : []))
             let peak = table.rows.map { $0.rxBytes &+ $0.txBytes }.max() ?? 0
             let isDay = UsagePeriod(rawValue: table.period) == .day
-            for row in table.rows {
+            for (position, row) in table.rows.enumerated() {
                 let seconds = max(1, min(row.end, session.now) - row.start)
                 let total = row.rxBytes &+ row.txBytes
                 var note = marks.mark(row.continuity)
@@ -96,16 +134,19 @@ enum PeriodView {
                 let key = PeriodStart(period: table.period, start: row.start)
                 let label = labels[key] ?? PeriodLabel.long(row.start, period: table.period, time: session.time)
                 labels[key] = label
-                var cells = [label, units.bytes(row.rxBytes), units.bytes(row.txBytes), units.bytes(total),
-                             units.rate(Double(total) / seconds), note]
+                var cells = [label, units.bytes(row.rxBytes), units.bytes(row.txBytes), units.bytes(total)]
+                if let splits { cells += columns?.cells(splits[position], total: total) ?? [] }
+                cells += [units.rate(Double(total) / seconds), note]
                 if graph { cells.append(bar(rx: row.rxBytes, tx: row.txBytes, peak: peak, width: 30)) }
                 grid.add(cells)
             }
             grid.render(into: &text)
+            if let columns { notes.formUnion(columns.notes) }
             if graph { text += "  graph: r = rx, t = tx, scaled to the busiest hour\n".utf8 }
             text.append(0x0a)
         }
         if tables.usage.isEmpty { text += "No interfaces with history yet.\n\n".utf8 }
+        if tables.splits != nil { text += notes.legend.utf8 }
         text += marks.footer().utf8
         return String(decoding: text, as: UTF8.self)
     }

@@ -7,7 +7,7 @@ enum Subcommands {
         SummaryCommand.self, FiveMinutesCommand.self, HoursCommand.self, DaysCommand.self, MonthsCommand.self,
         YearsCommand.self, TopCommand.self, ListCommand.self, EventsCommand.self, StatusCommand.self,
         RateCommand.self, LiveCommand.self, LogCommand.self, CheckCommand.self, PercentileCommand.self, PlansCommand.self,
-        ContainersCommand.self, AppsCommand.self, NetworksCommand.self, NotifyCommand.self, ChartCommand.self, MetricsCommand.self, ImportCommand.self, AliasCommand.self,
+        ContainersCommand.self, AppsCommand.self, NetworksCommand.self, SplitCommand.self, NotifyCommand.self, ChartCommand.self, MetricsCommand.self, ImportCommand.self, AliasCommand.self,
         CompletionCommand.self, HelpCommand.self, VersionCommand.self,
     ]
 

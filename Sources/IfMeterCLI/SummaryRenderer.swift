@@ -12,6 +12,8 @@ struct SummaryRenderer {
     private var marks = Marks()
     /// Interfaces first seen together share the minute: each written once per view.
     private var minutes: [Double: String] = [:]
+    /// What the split columns showed (`--split`), for the footer.
+    private var splitNotes: SplitNotes?
 
     init(session: Session, units: Units, plans: [PlanResult]) {
         (self.session, self.units, self.plans) = (session, units, plans)
@@ -29,8 +31,12 @@ struct SummaryRenderer {
                 text += " since \(minute)".utf8
             }
             text.append(0x0a)
-            var table = Table([.left, .right, .right, .right, .left], indent: "  ")
-            table.add(["", "rx", "tx", "total", ""])
+            var columns = summary.split.map { split in
+                SplitColumns(units: units, rows: zip(split, summary.rows).map { ($0, $1.map { $0.rxBytes &+ $0.txBytes } ?? 0) })
+            }
+            var table = Table([.left, .right, .right, .right] + (columns?.alignments ?? []) + [.left], indent: "  ")
+            table.add(["", "rx", "tx", "total"] + (columns?.header ?? []) + [""])
+            let blank = columns.map { Array(repeating: "", count: $0.header.count) } ?? []
             let rows: [(String, UsageRowResult?)] = [
                 ("today", summary.today), ("yesterday", summary.yesterday),
                 ("this month", summary.thisMonth), ("last month", summary.lastMonth),
@@ -41,20 +47,23 @@ struct SummaryRenderer {
             let firstSeen = summary.allTime?.start
             let ends: [Double?] = [session.now + 1, summary.dayStart, session.now + 1, summary.monthProjection?.start,
                                    session.now + 1]
-            for ((label, row), end) in zip(rows, ends) {
+            for (position, ((label, row), end)) in zip(rows, ends).enumerated() {
                 guard let row else {
                     let watched = firstSeen.flatMap { first in end.map { $0 > first } } ?? false
-                    table.add(watched ? [label, units.bytes(0), units.bytes(0), units.bytes(0), ""] : [label, dash, dash, dash, ""])
+                    table.add((watched ? [label, units.bytes(0), units.bytes(0), units.bytes(0)] : [label, dash, dash, dash]) + blank + [""])
                     continue
                 }
-                table.add([label, units.bytes(row.rxBytes), units.bytes(row.txBytes),
-                           units.bytes(row.rxBytes &+ row.txBytes), marks.mark(row.continuity)])
+                let total = row.rxBytes &+ row.txBytes
+                let split = columns?.cells(summary.split?[position] ?? nil, total: total) ?? []
+                table.add([label, units.bytes(row.rxBytes), units.bytes(row.txBytes), units.bytes(total)] + split
+                          + [marks.mark(row.continuity)])
             }
             if let projection = summary.monthProjection {
                 table.add(["month-end projection", units.bytes(projection.rxBytes), units.bytes(projection.txBytes),
-                           units.bytes(projection.rxBytes &+ projection.txBytes),
-                           "at this month's pace (\(ValueGrammar.percentText(projection.elapsedFraction)) elapsed)"])
+                           units.bytes(projection.rxBytes &+ projection.txBytes)] + blank
+                          + ["at this month's pace (\(ValueGrammar.percentText(projection.elapsedFraction)) elapsed)"])
             }
+            if let columns { splitNotes = (splitNotes ?? SplitNotes()).union(columns.notes) }
             table.render(into: &text)
             for plan in plans where plan.interfaces.contains(summary.name) {
                 text += "  \(PlansView.line(plan, units: units))\n".utf8
@@ -65,6 +74,6 @@ struct SummaryRenderer {
 
     /// What ends the view: a word if it showed no interface, the marks' legend, the footnote.
     func footer(empty: Bool) -> String {
-        (empty ? "No interfaces with history yet.\n\n" : "") + marks.footer()
+        (empty ? "No interfaces with history yet.\n\n" : "") + (splitNotes?.legend ?? "") + marks.footer()
     }
 }

@@ -18,6 +18,11 @@ struct InterfaceSummary {
     var dayStart: Double?
     /// Its alias, if it has one (a merge's: its members' joined by `+`).
     var alias: String? = nil
+    /// With `--split`: today's, yesterday's, both months' and all time's splits (nil: not split).
+    var split: [SplitRow?]? = nil
+
+    /// Its rows in the order the view lists them, the split's order.
+    var rows: [UsageRowResult?] { [today, yesterday, thisMonth, lastMonth, allTime] }
 }
 
 extension InterfaceSummary {
@@ -71,6 +76,16 @@ extension InterfaceSummary: JSONWritable {
         if let lastMonth { w.key("last_month"); lastMonth.write(to: &w) }
         if let monthProjection { w.key("month_projection"); monthProjection.write(to: &w) }
         w.key("name"); w.string(name)
+        if let split {
+            w.key("split")
+            w.beginObject()
+            // Keys sorted, as everywhere: split is in the order of ``rows``.
+            for (key, row) in zip(["all_time", "last_month", "this_month", "today", "yesterday"], [split[4], split[3], split[2], split[0], split[1]]) {
+                w.key(text: key)
+                SplitRow.write(row, start: nil, to: &w)
+            }
+            w.endObject()
+        }
         if let thisMonth { w.key("this_month"); thisMonth.write(to: &w) }
         if let today { w.key("today"); today.write(to: &w) }
         if let yesterday { w.key("yesterday"); yesterday.write(to: &w) }
@@ -91,16 +106,27 @@ enum SummaryView {
         ], include: [.plans])
     }
 
-    /// Today, yesterday, both months and all time of every subject, in one round trip.
-    static func fetch(_ socketCandidates: [String], _ subjects: Subjects) throws(CLIError) -> (Session, SummaryResult) {
-        let (session, answer) = try Session.query(socketCandidates: socketCandidates, request(subjects))
+    /// Today, yesterday, both months and all time of every subject, in one round trip; with
+    /// `split`, their scope subjects' in one more.
+    static func fetch(_ socketCandidates: [String], _ subjects: Subjects, split: Bool = false) throws(CLIError) -> (Session, SummaryResult) {
+        let asked = request(subjects)
+        let (session, answer) = try Session.query(socketCandidates: socketCandidates, asked)
         guard answer.usage.count == 3 * answer.subjects.count else {
             throw CLIError(.protocolMismatch, "ifmeterd answered \(answer.usage.count) tables for \(answer.subjects.count) interfaces, not 3 each")
         }
         var summaries: [InterfaceSummary] = []
         summaries.reserveCapacity(answer.subjects.count)
+        let members = answer.subjects.map { ScopeSplit.members(of: $0, classMembers: [:]) }
+        let scopes = split ? try ScopeSplit.fetch(session, of: members.flatMap { $0 }, usage: asked.usage ?? []) : nil
         for (index, subject) in answer.subjects.enumerated() {
-            summaries.append(InterfaceSummary(subject, answer.usage[3 * index], answer.usage[3 * index + 1], answer.usage[3 * index + 2]))
+            var summary = InterfaceSummary(subject, answer.usage[3 * index], answer.usage[3 * index + 1], answer.usage[3 * index + 2])
+            if let scopes {
+                // Each row's table: today and yesterday the days', the months the months', then all time.
+                summary.split = zip([0, 0, 1, 1, 2], summary.rows).map { table, row in
+                    row.flatMap { scopes.row(of: members[index], table: table, start: table == 2 ? nil : $0.start) }
+                }
+            }
+            summaries.append(summary)
         }
         return (session, SummaryResult(interfaces: summaries, footnote: EstimateLabel.footnote, plans: answer.plans ?? []))
     }
@@ -164,7 +190,7 @@ struct SummaryCommand: Subcommand {
     static let name = "summary"
     static let aliases = ["-q", "--query", "-s", "--short"]
     static let summary = "today, yesterday, this and last month, all time, month-end projection (default)"
-    static let usage = "ifmeter [summary] [-i NAME | --class CLASS] [--oneline]"
+    static let usage = "ifmeter [summary] [-i NAME | --class CLASS] [--oneline] [--split]"
     static let about = """
         Per interface (all but loopback by default): today, yesterday, this month, last month,
         all time, and where this month ends at its pace so far (a projection).
@@ -173,22 +199,25 @@ struct SummaryCommand: Subcommand {
     static let oneline = OptionSpec(
         names: ["--oneline"],
         help: "one ;-separated line per interface: name;class;today rx;tx;total;\nmonth rx;tx;total;month-end projection;all time rx;tx;total;marks")
-    static let options = OptionSpec.subjects + [oneline]
+    static let options = OptionSpec.subjects + [oneline, .split]
 
     var subjects: Subjects
     var oneline: Bool
+    var split: Bool
 
     init(_ parsed: ParsedArguments) throws(CLIError) {
         subjects = try Subjects(parsed)
         oneline = parsed.isSet(Self.oneline)
+        split = parsed.isSet(.split)
+        if split && oneline { throw .usage("--split and --oneline: the one-line form has no room for the split; give one") }
     }
 
     func run(_ context: CommandContext) throws(CLIError) -> Int32 {
-        guard context.json || oneline else {
+        guard context.json || oneline || split else {
             try SummaryView.show(context.socketCandidates, subjects, units: context.units, output: context.output)
             return 0
         }
-        let (session, result) = try SummaryView.fetch(context.socketCandidates, subjects)
+        let (session, result) = try SummaryView.fetch(context.socketCandidates, subjects, split: split)
         context.write(result) { result in
             oneline ? SummaryView.oneline(result, units: context.units) : SummaryView.render(result, session, units: context.units)
         }

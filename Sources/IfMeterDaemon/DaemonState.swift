@@ -5,6 +5,7 @@ import IfMeterCore
 import IfMeterKernel
 import IfMeterMetrics
 import IfMeterPresentation
+import IfMeterRequests
 import IfMeterService
 import IfMeterWire
 #if canImport(Glibc)
@@ -79,8 +80,11 @@ final class DaemonState {
         let percentiles = (self.percentiles?.subjects ?? []).compactMap { entry in
             entry.name.map { PercentileFigures(interface: $0, interfaceClass: entry.class, figure: entry.figure) }
         }
-        return MetricsEndpoint.Figures(snapshot: service?.snapshot(), plans: service?.planFigures(at: SystemClock.now().wall) ?? [],
-                                       percentiles: percentiles, keepAbsentSeconds: keepAbsent)
+        let snapshot = service?.snapshot()
+        // Taken from the same snapshot: a scope's series beside its subject's.
+        let scopes = service.flatMap { service in snapshot.map { ScopeSubjects.figures(service, in: $0) } } ?? []
+        return MetricsEndpoint.Figures(snapshot: snapshot, plans: service?.planFigures(at: SystemClock.now().wall) ?? [],
+                                       percentiles: percentiles, keepAbsentSeconds: keepAbsent, scopes: scopes)
     }
 
     /// The `status` answer: the daemon's own facts beside the service's summary.

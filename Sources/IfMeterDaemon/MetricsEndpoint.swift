@@ -15,6 +15,8 @@ final class MetricsEndpoint {
         var plans: [PlanFigures]
         var percentiles: [PercentileFigures]
         var keepAbsentSeconds: Double
+        /// Every scope subject's figures (docs/SCOPES.md).
+        var scopes: [InterfaceFigures] = []
     }
 
     private var sampleDurations = Histogram(bounds: Histogram.sampleBounds)
@@ -39,6 +41,7 @@ final class MetricsEndpoint {
                     process: process ? ProcessStats.read(startTime: daemon.startedAt) : nil)
                 input.plans = figures.plans
                 input.percentiles = figures.percentiles
+                input.scopes = figures.scopes
                 return input
             })
     }

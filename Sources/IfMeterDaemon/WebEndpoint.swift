@@ -113,12 +113,14 @@ final class WebEndpoint {
                                            offset: paging.owners, limit: PagePaging.rows)),
             requests.storeJob(QueryRequest(select: .networks, usage: OverviewPage.networkPeriods, include: [.networks])),
             requests.storeJob(QueryRequest(select: .apps, usage: OverviewPage.appPeriods, include: [.interfaces],
-                                           limit: OverviewPage.appRows))
-        ) { [unowned self] interfaces, owners, networks, apps in
+                                           limit: OverviewPage.appRows)),
+            requests.storeJob(QueryRequest(select: .scopes, usage: OverviewPage.scopePeriods))
+        ) { [unowned self] interfaces, owners, networks, apps, scopes in
             let (host, time, percentiles) = (state.hostName, state.time, state.percentiles)
             render(done, gzip: gzip, queried: asked.seconds) {
                 OverviewPage.render(host: host, interfaces: try interfaces.get(), owners: try owners.get(),
-                                    networks: try networks.get(), apps: try apps.get(), percentiles: percentiles, paging: paging,
+                                    networks: try networks.get(), apps: try apps.get(), scopes: try scopes.get(),
+                                    percentiles: percentiles, paging: paging,
                                     time: time, units: Units())
             }
         }
@@ -128,12 +130,15 @@ final class WebEndpoint {
         let asked = Stopwatch()
         requests.results(
             requests.storeJob(QueryRequest(interfaces: [name], usage: SubjectPage.periods, include: [.status, .interfaces])),
-            requests.storeJob(EventsRequest(interface: name, limit: SubjectPage.eventLimit))
-        ) { [unowned self] tables, events in
+            requests.storeJob(EventsRequest(interface: name, limit: SubjectPage.eventLimit)),
+            requests.storeJob(QueryRequest(interfaces: [name], select: .scopes, usage: OverviewPage.scopePeriods))
+        ) { [unowned self] tables, events, scopes in
             let (host, time) = (state.hostName, state.time)
+            // Only interfaces, networks and applications are split (docs/SCOPES.md).
+            let splits = SubjectKinds.kind(of: name).map { [SubjectSection.interfaces, .networks, .apps].contains($0.kind.section) } ?? false
             render(done, gzip: gzip, queried: asked.seconds) {
-                SubjectPage.render(host: host, name: name, subject: try tables.get(), events: try events.get().events, time: time,
-                                   units: Units())
+                SubjectPage.render(host: host, name: name, subject: try tables.get(), events: try events.get().events,
+                                   scopes: splits ? try scopes.get() : nil, time: time, units: Units())
             }
         }
     }

@@ -130,6 +130,6 @@ extension MetricFamily {
     /// Every family, in the order the exposition writes them.
     public static let all: [MetricFamily] = [up, buildInfo, lastSample, storeHealthy, linkEventsLost, interfaceInfo, ownerInfo]
         + interfaceCounters.map(\.family) + planGauges.map(\.family) + [percentileRate, percentileCoverage] + networkCounters.map(\.family)
-        + [networksNotExposed] + appCounters.map(\.family) + [appsNotExposed, sampleDuration, saveDuration, processCPU, processResident, processVirtual, processStart, processOpenFDs,
+        + [networksNotExposed] + appCounters.map(\.family) + [appsNotExposed] + scopeCounters.map(\.family) + [sampleDuration, saveDuration, processCPU, processResident, processVirtual, processStart, processOpenFDs,
            processMaxFDs]
 }

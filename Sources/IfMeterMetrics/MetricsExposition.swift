@@ -30,6 +30,8 @@ public struct MetricsInput: Sendable {
     public var plans: [PlanFigures] = []
     /// The 95th percentiles this month, as last worked out.
     public var percentiles: [PercentileFigures] = []
+    /// Every scope subject's figures (`scope:SCOPE/SUBJECT`, docs/SCOPES.md).
+    public var scopes: [InterfaceFigures] = []
     public var now: Double
     /// Names absent for longer than this leave the exposition.
     public var keepAbsentSeconds: Double
@@ -70,6 +72,7 @@ public enum MetricsExposition {
             writePercentiles(input.percentiles, to: &writer)
             writeNetworks(snapshot.networks, to: &writer)
             writeApps(snapshot.apps, to: &writer)
+            writeScopes(input.scopes, of: snapshot, showing: { isShown($0, input) }, to: &writer)
         }
         writer.histogram(.sampleDuration, input.sampleDurations)
         writer.histogram(.saveDuration, input.saveDurations)
@@ -80,7 +83,8 @@ public enum MetricsExposition {
     /// Present interfaces, and absent ones seen within the keep time; never ignored ones.
     /// A predicate, not a filtered copy: at thousands of interfaces the copy is megabytes.
     static func isShown(_ figures: InterfaceFigures, _ input: MetricsInput) -> Bool {
-        guard figures.interfaceClass != "ignored" else { return false }
+        // A scope subject's series are in the scope families alone (``writeScopes``).
+        guard figures.interfaceClass != "ignored", !figures.name.hasPrefix("scope:") else { return false }
         guard let lastSeen = figures.lastSeen else { return true }
         return input.now - lastSeen <= input.keepAbsentSeconds
     }
@@ -153,19 +157,8 @@ public enum MetricsExposition {
     /// The `network` label is the connection's id as ``InterfaceName/printable(_:keepingLines:)`` shows it.
     static func writeNetworks(_ networks: [NetworkFigures], to writer: inout ExpositionWriter) {
         guard !networks.isEmpty else { return }
-        let ordered = networks.sorted { a, b in
-            ((a.interface != nil ? 1 : 0), a.record?.lastSeen ?? .infinity) > ((b.interface != nil ? 1 : 0), b.record?.lastSeen ?? .infinity)
-        }
-        let shown = ordered.prefix(maximumNetworks).sorted { ($0.record?.network.id ?? "", $0.subject) < ($1.record?.network.id ?? "", $1.subject) }
-        let labelSets = shown.map { figures in
-            let network = figures.record?.network
-            // A connection's id is anybody's text: shown as the terminal shows it (`\xNN` for
-            // control characters), since an exposition is read in terminals too.
-            return ExpositionWriter.labelSet([
-                "network": network.map { InterfaceName.printable($0.id) } ?? "unknown", "uuid": network?.uuid ?? "unknown", "type": network?.type ?? "unknown",
-                "metered": network?.metered.rawValue ?? Metered.unknown.rawValue,
-            ])
-        }
+        let shown = exposedNetworks(networks)
+        let labelSets = shown.map { ExpositionWriter.labelSet(pairs: networkLabels($0)) }
         for counter in MetricFamily.networkCounters {
             writer.family(counter.family)
             for (figures, labels) in zip(shown, labelSets) { writer.sample(counter.family.name, labelSet: labels, counter.value(figures)) }
@@ -182,23 +175,48 @@ public enum MetricsExposition {
     /// gauge of its own, said once per scrape.
     static func writeApps(_ apps: [InterfaceFigures], to writer: inout ExpositionWriter) {
         guard !apps.isEmpty else { return }
-        func bytes(_ figures: InterfaceFigures) -> UInt64 { figures.total.traffic.rxBytes &+ figures.total.traffic.txBytes }
-        let shown = apps.sorted { (bytes($0), $1.name) > (bytes($1), $0.name) }.prefix(maximumApps).sorted { $0.name < $1.name }
-        let labelSets = shown.map { figures in
-            var labels: [(key: String, value: String)] = [("subject", figures.name), ("kind", figures.kind)]
-            if let (kind, name) = SubjectKinds.kind(of: figures.name) { labels += kind.metricLabels(name) }
-            // In one order whatever the kind: the family's.
-            let order = MetricFamily.appCounters[0].family.labels
-            return ExpositionWriter.labelSet(pairs: labels.sorted {
-                (order.firstIndex(of: $0.key) ?? order.count) < (order.firstIndex(of: $1.key) ?? order.count)
-            })
-        }
+        let shown = exposedApps(apps)
+        let labelSets = shown.map { ExpositionWriter.labelSet(pairs: appLabels($0)) }
         for counter in MetricFamily.appCounters {
             writer.family(counter.family)
             for (figures, labels) in zip(shown, labelSets) { writer.sample(counter.family.name, labelSet: labels, counter.value(figures)) }
         }
         writer.family(.appsNotExposed)
         writer.sample(MetricFamily.appsNotExposed.name, [:], UInt64(apps.count - shown.count))
+    }
+
+    /// The networks exposed: those active now first, then the most recently seen, up to
+    /// ``maximumNetworks``, by id.
+    static func exposedNetworks(_ networks: [NetworkFigures]) -> [NetworkFigures] {
+        let ordered = networks.sorted { a, b in
+            ((a.interface != nil ? 1 : 0), a.record?.lastSeen ?? .infinity) > ((b.interface != nil ? 1 : 0), b.record?.lastSeen ?? .infinity)
+        }
+        return ordered.prefix(maximumNetworks).sorted { ($0.record?.network.id ?? "", $0.subject) < ($1.record?.network.id ?? "", $1.subject) }
+    }
+
+    /// A network's labels, in the family's order.
+    static func networkLabels(_ figures: NetworkFigures) -> [(key: String, value: String)] {
+        let network = figures.record?.network
+        // A connection's id is anybody's text: shown as the terminal shows it (`\xNN` for
+        // control characters), since an exposition is read in terminals too.
+        return [
+            ("network", network.map { InterfaceName.printable($0.id) } ?? "unknown"), ("uuid", network?.uuid ?? "unknown"),
+            ("type", network?.type ?? "unknown"), ("metered", network?.metered.rawValue ?? Metered.unknown.rawValue),
+        ]
+    }
+
+    /// The applications exposed: the busiest, up to ``maximumApps``, by subject.
+    static func exposedApps(_ apps: [InterfaceFigures]) -> [InterfaceFigures] {
+        func bytes(_ figures: InterfaceFigures) -> UInt64 { figures.total.traffic.rxBytes &+ figures.total.traffic.txBytes }
+        return apps.sorted { (bytes($0), $1.name) > (bytes($1), $0.name) }.prefix(maximumApps).sorted { $0.name < $1.name }
+    }
+
+    /// An application's labels, in the family's order whatever its kind.
+    static func appLabels(_ figures: InterfaceFigures) -> [(key: String, value: String)] {
+        var labels: [(key: String, value: String)] = [("subject", figures.name), ("kind", figures.kind)]
+        if let (kind, name) = SubjectKinds.kind(of: figures.name) { labels += kind.metricLabels(name) }
+        let order = MetricFamily.appCounters[0].family.labels
+        return labels.sorted { (order.firstIndex(of: $0.key) ?? order.count) < (order.firstIndex(of: $1.key) ?? order.count) }
     }
 
     /// One series per plan and gauge, labelled `plan` and `direction`: as many as the config has plans.

@@ -16,11 +16,12 @@ public enum OverviewPage {
     /// The page, from the answers to the interfaces' query (`select: shown`, with status,
     /// interfaces and plans), the owners' (`select: owners`, with interfaces) and the networks'
     /// (`select: networks`, with networks; no section while there is none) and the
-    /// applications' (`select: apps`, the busiest ``appRows``; none while none); the first two
-    /// asked for the rows `paging` says (``PagePaging``).
+    /// applications' (`select: apps`, the busiest ``appRows``; none while none) and the scopes'
+    /// (`select: scopes`, ``scopePeriods``; none while none); the first two asked for the rows
+    /// `paging` says (``PagePaging``).
     public static func render(host: String, interfaces: QueryResult, owners: QueryResult, networks: QueryResult? = nil,
-                              apps: QueryResult? = nil, percentiles: PercentileResult? = nil, paging: PagePaging = PagePaging(),
-                              time: TimeText, units: Units) -> String {
+                              apps: QueryResult? = nil, scopes: QueryResult? = nil, percentiles: PercentileResult? = nil,
+                              paging: PagePaging = PagePaging(), time: TimeText, units: Units) -> String {
         let status = interfaces.status
         var page = PageFrame.begin(title: "ifmeter — \(host)", host: host, status: status, time: time)
         page += "<section id=\"plans\"><h2>Data plans</h2>\n"
@@ -70,6 +71,7 @@ public enum OverviewPage {
         if let percentiles, !percentiles.subjects.isEmpty { page += percentileSection(percentiles, time: time) }
         if let networks, !networks.subjects.isEmpty { page += networksSection(networks, units: units) }
         if let apps, !apps.subjects.isEmpty { page += appsSection(apps, units: units) }
+        if let scopes, !scopes.subjects.isEmpty { page += scopesSection(scopes, units: units) }
         page += ownersSection(owners, paging: paging, time: time, units: units)
         page += PageFrame.end(footnote: interfaces.footnote)
         return page

@@ -11,8 +11,10 @@ public enum SubjectPage {
     /// The events asked for beside them.
     public static let eventLimit = 500
 
-    public static func render(host: String, name: String, subject: QueryResult, events: [CounterEvent], time: TimeText,
-                              units: Units) -> String {
+    /// `scopes`, the answer for its scope subjects (``OverviewPage/scopePeriods``), puts its
+    /// split under its facts; nil for a subject no scope splits (a container's).
+    public static func render(host: String, name: String, subject: QueryResult, events: [CounterEvent], scopes: QueryResult? = nil,
+                              time: TimeText, units: Units) -> String {
         let shown = subject.subjects.first?.alias.map { "\($0) (\(name))" } ?? name
         var page = PageFrame.begin(title: "\(shown) — ifmeter — \(host)", host: host, status: subject.status, time: time)
         let state = subject.interfaces?.first
@@ -24,6 +26,7 @@ public enum SubjectPage {
             page += OverviewPage.labels(state.labels)
         }
         page += "</div></section>\n"
+        if let scopes { page += OverviewPage.splitSection(scopes, name: name, units: units) }
         for table in subject.usage {
             let touching = events.filter { event in table.rows.contains { event.at >= $0.start && event.at < $0.end } }
             page += "<section class=\"chart\" data-period=\"\(HTML.escape(table.period))\"><h3>\(HTML.escape("by \(table.period)"))</h3>\n"

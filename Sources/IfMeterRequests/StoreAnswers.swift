@@ -38,7 +38,7 @@ extension RequestHandlers {
     static func isApps(_ subjects: QueryRequest.Checked.Subjects) -> Bool {
         switch subjects {
         case .selection(.apps), .appsOnNetwork: true
-        case .names, .merged, .interfaceClass, .selection: false
+        case .names, .merged, .interfaceClass, .selection, .scopesOf: false
         }
     }
 
@@ -75,6 +75,12 @@ extension RequestHandlers {
             subjects = chosen.map { .interface($0.name) }
         case .selection(.apps):
             chosen = Self.busiestFirst(service.appFigures())
+            subjects = chosen.map { .interface($0.name) }
+        case .selection(.scopes):
+            chosen = ScopeSubjects.figures(service)
+            subjects = chosen.map { .interface($0.name) }
+        case .scopesOf(let names):
+            chosen = ScopeSubjects.figures(service, of: names)
             subjects = chosen.map { .interface($0.name) }
         case .appsOnNetwork(let network):
             chosen = Self.busiestFirst(service.appFigures(onNetwork: NetworkSubject.prefix + network))

@@ -15,6 +15,10 @@ public enum QuerySelection: String, Hashable, Sendable, CaseIterable {
     /// Every subject of the kinds in ``SubjectSection/apps`` (`service:NAME`, `app:UID/NAME`,
     /// `remainder:IFACE`), by name (docs/APPS.md).
     case apps
+    /// Every subject of the kind in ``SubjectSection/scopes`` (`scope:SCOPE/SUBJECT`), by its
+    /// subject, then local, internet, unknown (docs/SCOPES.md); with `interfaces`, those of the
+    /// subjects named only.
+    case scopes
 }
 
 /// What a `query` answer may carry besides its usage tables.
@@ -242,6 +246,7 @@ extension QuerySelection {
         case .owners: .owners
         case .networks: .networks
         case .apps: .apps
+        case .scopes: .scopes
         case .shown, .all, .every: nil
         }
     }

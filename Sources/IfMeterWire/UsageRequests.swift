@@ -75,6 +75,10 @@ public struct QueryRequest: CommandRequestType {
             /// `select: apps` with `network`: the applications on that network (`UUID` or
             /// `unknown`), as `netapp:NETWORK/SUBJECT` (docs/APPS.md, "By network").
             case appsOnNetwork(String)
+            /// `select: scopes` with `interfaces`: the scope subjects of those names
+            /// (`scope:SCOPE/NAME`), those that have figures; a name without is no error, it is
+            /// not split (docs/SCOPES.md, "Views").
+            case scopesOf([String])
         }
 
         public var subjects: Subjects
@@ -92,7 +96,8 @@ public struct QueryRequest: CommandRequestType {
     public var interfaces: [String]?
     /// An ``InterfaceClass``'s name: its members, or with `sum` the class as one subject.
     public var `class`: String?
-    /// A ``QuerySelection``'s name, when neither names nor a class are given (`shown` if absent).
+    /// A ``QuerySelection``'s name, when neither names nor a class are given (`shown` if absent);
+    /// `scopes` with `interfaces` too: those names' scope subjects.
     public var select: String?
     /// With `class`, the class as one subject; with `interfaces`, the names as one subject.
     public var sum: Bool?
@@ -131,6 +136,9 @@ public struct QueryRequest: CommandRequestType {
         let tables = try (usage ?? []).map { spec throws(WireError) in try spec.checked() }
         let subjects: Checked.Subjects
         switch (interfaces, self.class) {
+        case (let names?, nil) where select == QuerySelection.scopes.rawValue:
+            guard sum != true else { throw WireError(.badRequest, "\"select\": \"scopes\" with \"interfaces\" takes no \"sum\"") }
+            subjects = .scopesOf(names)
         case (let names?, nil) where sum == true:
             guard !names.isEmpty else { throw WireError(.badRequest, "\"interfaces\" with \"sum\" names no interface") }
             if let twice = Self.repeated(names) {

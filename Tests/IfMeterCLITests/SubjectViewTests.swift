@@ -16,7 +16,9 @@ struct SubjectViewTests {
         }
         let owners = String(decoding: ContainersView.Result(containers: [], footnote: "").jsonBytes, as: UTF8.self)
         let networks = String(decoding: NetworksView.Result(networks: [], footnote: "").jsonBytes, as: UTF8.self)
+        let split = String(decoding: SplitView.Result(entries: [], footnote: "").jsonBytes, as: UTF8.self)
         #expect(owners.contains("\"\(SubjectSection.owners.view)\":[") && networks.contains("\"\(SubjectSection.networks.view)\":["))
+        #expect(split.contains("\"\(SubjectSection.scopes.view)\":["))
         let about = (ContainersCommand.summary + " " + ContainersCommand.about).replacingOccurrences(of: "\n", with: " ")
         for kind in SubjectKinds.kinds(in: .owners) {
             #expect(about.contains(kind.noun), "containers' help does not name \(kind.plural)")

@@ -224,6 +224,8 @@ struct ExpositionTests {
             cpuSeconds: 1, residentBytes: 1, virtualBytes: 1, startTime: origin, openFDs: 1, maxFDs: 1), plans: [phonePlan])
         full.percentiles = [PercentileFigures(interface: "eth0", interfaceClass: "ethernet",
                                               figure: BurstablePercentile(buckets: [], from: 1_800_000_000, to: 1_800_000_300))]
+        full.scopes = [scopeFigures("eth0", .internet, rx: 1, tx: 1), scopeFigures("network:" + hostileNetwork.uuid, .local, rx: 1, tx: 1),
+                       scopeFigures("service:sshd.service", .internet, rx: 1, tx: 1)]
         let exposition = text(full)
         #expect(exposition.contains("ifmeter_plan_used_bytes{plan=\"phone\",direction=\"total\"} 1000\n"))
         #expect(exposition.contains("ifmeter_plan_projected_bytes{plan=\"phone\",direction=\"total\"} 2000\n"))

@@ -199,7 +199,7 @@ struct RequestHandlersTests {
          "unknown part \"everything\" in \"include\"; known: status, interfaces, plans, networks"),
         (#"{"v":1,"cmd":"query","select":"owners","network":"unknown"}"#, .badRequest, "\"network\" goes with \"select\": \"apps\" alone"),
         (#"{"v":1,"cmd":"query","select":"apps","network":"Pixel"}"#, .badRequest, "network: expected a network's UUID or unknown"),
-        (#"{"v":1,"cmd":"query","select":"some"}"#, .badRequest, "unknown selection \"some\"; known: shown, all, every, owners, networks, apps"),
+        (#"{"v":1,"cmd":"query","select":"some"}"#, .badRequest, "unknown selection \"some\"; known: shown, all, every, owners, networks, apps, scopes"),
         (#"{"v":1,"cmd":"query","usage":[{"period":"day","last":1,"top":1}]}"#, .badRequest, "give at most one of \"last\" and \"top\""),
         (#"{"v":1,"cmd":"events","kind":"boom"}"#, .badRequest, "unknown event kind \"boom\"; known: "
             + CounterEvent.Kind.allCases.map(\.rawValue).joined(separator: ", ")),
