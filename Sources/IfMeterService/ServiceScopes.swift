@@ -1,0 +1,54 @@
+import IfMeterApps
+import IfMeterCore
+import IfMeterHistory
+
+/// The traffic scopes' part of the service (docs/SCOPES.md): each counted link's split into
+/// local, internet and unknown (``ScopeSplit``), copied to the network the link is on, and what
+/// a save keeps of the interface scope program's map. The applications' scopes are counted with
+/// them (``ServiceApps``).
+struct ServiceScopes: Sendable {
+    private(set) var split: ScopeSplit
+    /// Whether the map has been read since the start: until then no split is counted (a daemon
+    /// without the program counts no `scope:` subjects at all) and a save keeps what was loaded.
+    private(set) var reading = false
+    /// The state the last save began with; nil before the first save and after one that failed.
+    private var lastBegun: ScopeCounterState?
+
+    init(loaded: ScopeCounterState?, bootID: String) {
+        split = ScopeSplit(bootID: loaded?.bootID ?? bootID, mapID: loaded?.mapID, last: loaded?.counters ?? [:])
+        lastBegun = loaded
+    }
+
+    /// Whether a sample's link deltas are split: the map was read, now or before a restart.
+    var counting: Bool { reading || split.hasRead }
+
+    /// One sample: `counts` (nil when the map could not be read, or the daemon reads none)
+    /// against `linkDeltas`, the same ingest's deltas of links. Each `scope:S/IFACE` is also
+    /// counted on the network its link is on (`networkOf`), as `scope:S/network:UUID`.
+    mutating func ingest(_ counts: ScopeCounts?, linkDeltas: [MeterDelta], link: (Int32) -> AppLink?,
+                         networkOf: (Int32) -> String?, bootID: String, at time: Double) -> [MeterDelta] {
+        if counts != nil { reading = true }
+        guard reading else { return [] }
+        var out = split.split(counts, linkDeltas: linkDeltas, link: link, bootID: bootID, at: time)
+        for delta in out {
+            guard let network = networkOf(delta.ifindex), let (scope, _) = ScopeKind.parse(delta.name) else { continue }
+            var copy = delta
+            copy.name = ScopeKind.subject(network, scope: scope)
+            out.append(copy)
+        }
+        return out
+    }
+
+    /// What a save beginning now writes; nil when the map was not read since the start or is
+    /// as the last save began with.
+    mutating func beginSave() -> ScopeCounterState? {
+        guard reading, let mapID = split.mapID else { return nil }
+        let now = ScopeCounterState(bootID: split.bootID, mapID: mapID, counters: split.last)
+        guard now != lastBegun else { return nil }
+        lastBegun = now
+        return now
+    }
+
+    /// A save failed: the next writes the state again, whatever the saves between wrote.
+    mutating func saveFailed() { lastBegun = nil }
+}
