@@ -141,7 +141,7 @@ public struct MeterService: Sendable {
         guard meter.phase == .running else { return Ingested() }
         var ingested = Ingested()
         if apps != nil || self.apps.reading, linkDeltas == nil { linkDeltas = [] }
-        if scopes != nil || self.scopes.reading, scopeLinkDeltas == nil { scopeLinkDeltas = [] }
+        if scopes != nil || self.scopes.counting, scopeLinkDeltas == nil { scopeLinkDeltas = [] }
         for observation in linkEvents {
             let applied = apply(observation, at: instant)
             ingested.events += applied.events
@@ -216,7 +216,9 @@ public struct MeterService: Sendable {
     /// A sample attributes the links' deltas since the last: with the applications' read, or,
     /// once they were read, without one (the maps went): then all of it is the remainders'.
     /// And splits them by scope with the scope map's read, or, once it was read, without one:
-    /// then all of it is unknown.
+    /// then all of it is unknown, so the three scopes always add up to the links (after a
+    /// restart too: what the links carried since the save is unknown when the start cannot
+    /// read the map).
     private mutating func attribute(_ apps: AppRead?, _ scopes: ScopeCounts?, at instant: MeterInstant) {
         let link = { [table, goneLinks] (ifindex: Int32) in Self.appLink(ifindex, in: table) ?? goneLinks[ifindex] }
         var deltas: [MeterDelta] = []
@@ -232,7 +234,7 @@ public struct MeterService: Sendable {
             linkDeltas = nil
             for ifindex in goneLinks.keys { self.apps.linkGone(ifindex: ifindex) }
         }
-        if let counted = scopeLinkDeltas, scopes != nil || self.scopes.reading {
+        if let counted = scopeLinkDeltas, scopes != nil || self.scopes.counting {
             deltas += self.scopes.ingest(scopes, linkDeltas: counted, link: link, networkOf: networkSubject(ofLink:),
                                          bootID: meter.bootID, at: instant.wall)
             scopeLinkDeltas = nil

@@ -8,8 +8,7 @@ import IfMeterHistory
 /// them (``ServiceApps``).
 struct ServiceScopes: Sendable {
     private(set) var split: ScopeSplit
-    /// Whether the map has been read since the start: until then no split is counted (a daemon
-    /// without the program counts no `scope:` subjects at all) and a save keeps what was loaded.
+    /// Whether the map has been read since the start: until then a save keeps what was loaded.
     private(set) var reading = false
     /// The state the last save began with; nil before the first save and after one that failed.
     private var lastBegun: ScopeCounterState?
@@ -19,7 +18,8 @@ struct ServiceScopes: Sendable {
         lastBegun = loaded
     }
 
-    /// Whether a sample's link deltas are split: the map was read, now or before a restart.
+    /// Whether a sample's link deltas are split: the map was read, now or before a restart (a
+    /// daemon that never read it counts no `scope:` subjects at all).
     var counting: Bool { reading || split.hasRead }
 
     /// One sample: `counts` (nil when the map could not be read, or the daemon reads none)
@@ -28,7 +28,7 @@ struct ServiceScopes: Sendable {
     mutating func ingest(_ counts: ScopeCounts?, linkDeltas: [MeterDelta], link: (Int32) -> AppLink?,
                          networkOf: (Int32) -> String?, bootID: String, at time: Double) -> [MeterDelta] {
         if counts != nil { reading = true }
-        guard reading else { return [] }
+        guard counting else { return [] }
         var out = split.split(counts, linkDeltas: linkDeltas, link: link, bootID: bootID, at: time)
         for delta in out {
             guard let network = networkOf(delta.ifindex), let (scope, _) = ScopeKind.parse(delta.name) else { continue }
