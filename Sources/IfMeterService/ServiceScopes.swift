@@ -13,6 +13,8 @@ struct ServiceScopes: Sendable {
     /// The state the last save began with; nil before the first save and after one that failed.
     private var lastBegun: ScopeCounterState?
 
+    private static let scope = ScopeKind()
+
     init(loaded: ScopeCounterState?, bootID: String) {
         split = ScopeSplit(bootID: loaded?.bootID ?? bootID, mapID: loaded?.mapID, last: loaded?.counters ?? [:])
         lastBegun = loaded
@@ -29,7 +31,12 @@ struct ServiceScopes: Sendable {
                          networkOf: (Int32) -> String?, bootID: String, at time: Double) -> [MeterDelta] {
         if counts != nil { reading = true }
         guard counting else { return [] }
-        var out = split.split(counts, linkDeltas: linkDeltas, link: link, bootID: bootID, at: time)
+        // A link counted as its owner's (a container's host-side veth, `container:web`) is not an
+        // interface: a scope of it is no subject, and its owner's figures are not split.
+        let interface = { (ifindex: Int32) -> AppLink? in
+            link(ifindex).flatMap { Self.scope.accepts(Substring(TrafficScope.unknown.name + "/" + $0.name)) ? $0 : nil }
+        }
+        var out = split.split(counts, linkDeltas: linkDeltas, link: interface, bootID: bootID, at: time)
         for delta in out {
             guard let network = networkOf(delta.ifindex), let (scope, _) = ScopeKind.parse(delta.name) else { continue }
             var copy = delta

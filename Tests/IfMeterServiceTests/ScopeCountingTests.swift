@@ -33,9 +33,10 @@ struct ScopeCountingTests {
     @Test("a covered link is split in the program's proportions and the three add up to it; one not covered is unknown")
     func split() throws {
         let harness = try ServiceHarness()
-        harness.start([link("eth0", 2, traffic(0, 0)), link("eth1", 3, traffic(0, 0))], at: at(0),
-                      scopes: scopes([2: (.zero, .zero)]))
-        harness.ingest(readings: [reading(2, traffic(4000, 1000, 40, 10)), reading(3, traffic(700, 70, 7, 1))],
+        harness.start([link("eth0", 2, traffic(0, 0)), link("eth1", 3, traffic(0, 0)), link("container:web", 4, traffic(0, 0))],
+                      at: at(0), scopes: scopes([2: (.zero, .zero)]))
+        harness.ingest(readings: [reading(2, traffic(4000, 1000, 40, 10)), reading(3, traffic(700, 70, 7, 1)),
+                                  reading(4, traffic(100, 100, 1, 1))],
                        scopes: scopes([2: (traffic(1000, 750, 10, 5), traffic(3000, 250, 30, 5))]), at: at(10))
         harness.save(at: at(10))
         #expect(try stored(harness, .local, "eth0") == traffic(1000, 750, 10, 5))
@@ -44,6 +45,8 @@ struct ScopeCountingTests {
         #expect(try stored(harness, .unknown, "eth1") == traffic(700, 70, 7, 1))
         #expect(try sum(harness, "eth0") == (try harness.storedTotal("eth0")))
         #expect(try sum(harness, "eth1") == (try harness.storedTotal("eth1")))
+        #expect(try harness.storedTotal("container:web") == traffic(100, 100, 1, 1))
+        #expect(try harness.storedTotal("scope:unknown/container:web") == .zero, "an owner's link is not an interface: not split")
         // Another view of the same bytes: not an interface, and not in the estimate log.
         #expect(harness.figures("scope:local/eth0") == nil)
         #expect(harness.logged("scope:local/eth0") == .zero)
