@@ -29,9 +29,11 @@ public struct AppAttribution: Sendable, Equatable {
     /// - `subject`: a cgroup id's subject, nil when it went before it was named.
     /// - `link`: a counted link of the daemon's namespace by ifindex; nil for links not counted
     ///   (loopback, ignored, gone), whose applications are not counted either.
+    /// - `scoped`: each named application's deltas are also counted by the scope their entries
+    ///   carry, as `scope:SCOPE/SUBJECT` (docs/SCOPES.md); remainders and the unnamed are not.
     public mutating func attribute(
         _ deltas: [AppCounterDelta], linkDeltas: [MeterDelta], subject: (UInt64) -> String?,
-        link: (Int32) -> AppLink?, bootID: String, at time: Double
+        link: (Int32) -> AppLink?, scoped: Bool = false, bootID: String, at time: Double
     ) -> [MeterDelta] {
         var named: [Int32: Traffic] = [:]
         var out: [MeterDelta] = []
@@ -44,6 +46,12 @@ public struct AppAttribution: Sendable, Equatable {
             let key = SubjectOnLink(subject: name, ifindex: onLink.ifindex)
             let before = bySubject[key] ?? (.zero, [])
             bySubject[key] = (before.traffic + traffic, before.flags.union(delta.flags))
+            // The scope goes no further than this: the subject's own figure sums every scope.
+            if scoped, !name.hasPrefix(Self.remainderPrefix) {
+                let scopedKey = SubjectOnLink(subject: ScopeKind.subject(name, scope: delta.key.scope), ifindex: onLink.ifindex)
+                let before = bySubject[scopedKey] ?? (.zero, [])
+                bySubject[scopedKey] = (before.traffic + traffic, before.flags.union(delta.flags))
+            }
         }
         for (key, value) in bySubject.sorted(by: { ($0.key.subject, $0.key.ifindex) < ($1.key.subject, $1.key.ifindex) }) {
             out.append(MeterDelta(name: key.subject, ifindex: key.ifindex, epoch: Self.epoch(bootID, key.ifindex, time),

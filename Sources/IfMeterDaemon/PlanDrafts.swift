@@ -11,6 +11,7 @@ import IfMeterHistory
 ///     plan[phone].thresholds = 80%, 100%  # the default
 ///     plan[hotspot].network = Pixel 7     # instead of interfaces: a network (id, SSID or UUID), once a line
 ///     plan[paid].metered = yes            # or every metered network (docs/NETWORKS.md)
+///     plan[paid].traffic = internet       # only the internet's traffic; all (default)
 struct PlanDrafts {
     struct Draft {
         var line: Int
@@ -20,6 +21,8 @@ struct PlanDrafts {
         var periodLine = 0
         var direction = Plan.Direction.total
         var thresholds = Plan.defaultThresholds
+        var traffic = Plan.Counting.all
+        var trafficLine = 0
         /// `.network` and `.metered` lines, in order.
         var networks: [Plan.Selector] = []
         /// `.app` and `.service` lines, in order.
@@ -63,6 +66,7 @@ struct PlanDrafts {
                 }
                 drafts[position].draft.direction = direction
             case ".thresholds": drafts[position].draft.thresholds = try Plan.thresholds(parsing: value)
+            case ".traffic": (drafts[position].draft.traffic, drafts[position].draft.trafficLine) = (try Plan.Counting(parsing: value), line)
             // Each line names one more network: an SSID may hold a comma.
             case ".network": drafts[position].draft.networks.append(try Plan.Selector.network(parsing: value))
             case ".metered": drafts[position].draft.networks.append(try Plan.Selector.metered(parsing: value))
@@ -71,7 +75,7 @@ struct PlanDrafts {
                 drafts[position].draft.applications.append(try Plan.Selector.application(String(field.dropFirst()), parsing: value))
             default:
                 throw PlanError("unknown plan setting \"\(field.dropFirst())\" "
-                    + "(expected limit, period, direction, thresholds, network, metered, app or service)")
+                    + "(expected limit, period, direction, thresholds, traffic, network, metered, app or service)")
             }
         } catch {
             throw DaemonConfig.ValueError("\(key): \(error.description)")
@@ -113,6 +117,11 @@ struct PlanDrafts {
                     + "or plan[\(name)].service = SERVICE")
             }
             guard let limit = draft.limit else { throw fail(draft.line, "no limit: add plan[\(name)].limit = 20G") }
+            // An application's scope on a network is not counted: only its scope, or its network.
+            if draft.traffic == .internet, !draft.applications.isEmpty, !draft.networks.isEmpty {
+                throw fail(draft.trafficLine, "traffic = internet counts applications' or networks' internet traffic, "
+                    + "not applications' on a network; name applications or networks, not both")
+            }
             let period: PlanPeriod
             do throws(PlanError) {
                 period = try draft.period.map { text throws(PlanError) in try PlanPeriod(parsing: text, monthStartDay: monthStartDay) }
@@ -126,7 +135,7 @@ struct PlanDrafts {
                            + "for \(kept / 86400) days; keep them longer or choose a shorter period")
             }
             return Plan(name: name, selectors: selectors, direction: draft.direction, limit: limit, period: period,
-                        thresholds: draft.thresholds)
+                        thresholds: draft.thresholds, traffic: draft.traffic)
         }
     }
 }

@@ -39,6 +39,8 @@ public struct PendingWrites: Sendable {
     public var networks: [String: NetworkRecord] = [:]
     /// The application counters' rows that changed (docs/APPS.md, "Counting").
     public var apps: AppCounterWrite?
+    /// The interface scope program's map as last read, when it changed (docs/SCOPES.md).
+    public var scopes: ScopeCounterState?
     /// Each plan's part of ``traffic`` in its period, kept as deltas arrive (``PlanRouting``).
     public private(set) var planTallies = PlanTallies()
     /// Events left out because too many piled up unsaved; the daemon reports the number.
@@ -58,7 +60,7 @@ public struct PendingWrites: Sendable {
 
     public var isEmpty: Bool {
         traffic.isEmpty && events.isEmpty && interfaces.isEmpty && meterState == nil && planStates.isEmpty
-            && networks.isEmpty && apps == nil
+            && networks.isEmpty && apps == nil && scopes == nil
     }
 
     /// Folds a meter output into each name's spans (so into every resolution's bucket and the
@@ -245,6 +247,7 @@ public struct PendingWrites: Sendable {
         planStates.merge(batch.planStates) { newer, _ in newer }
         networks.merge(batch.networks) { newer, _ in newer }
         apps = apps ?? batch.apps
+        scopes = scopes ?? batch.scopes
         planTallies.merge(batch.planTallies)
         if traffic.isEmpty { calendar = batch.calendar }
         if spanCount > maximumSpans, let last = events.last { fold(at: last.at) }

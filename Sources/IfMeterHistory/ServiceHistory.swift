@@ -18,6 +18,8 @@ public struct ServiceHistory: Sendable {
     public var networks: [NetworkRecord]
     /// The application counters as last saved (docs/APPS.md), if any were.
     public var apps: AppCounterState?
+    /// The interface scope program's map as last saved (docs/SCOPES.md), if it was.
+    public var scopes: ScopeCounterState?
     /// What the save journal holds after the database's last save (a daemon killed between
     /// folds, docs/CONFIG.md `fold_interval`), in order: counted again at start.
     public var journal: [JournalRecord] = []
@@ -26,8 +28,9 @@ public struct ServiceHistory: Sendable {
 
     public init(meterState: MeterState? = nil, knownNames: [String: Double] = [:], totals: [String: BucketTally] = [:],
                 interfaces: [StoredInterface] = [], eventsLost: [(at: Double, scope: String?)] = [], planStates: [String: PlanState] = [:], networks: [NetworkRecord] = [],
-                apps: AppCounterState? = nil, aliases: [String: String] = [:]) {
+                apps: AppCounterState? = nil, scopes: ScopeCounterState? = nil, aliases: [String: String] = [:]) {
         self.apps = apps
+        self.scopes = scopes
         self.aliases = aliases
         self.planStates = planStates
         self.networks = networks

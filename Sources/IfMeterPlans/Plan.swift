@@ -181,17 +181,20 @@ public struct Plan: Hashable, Sendable {
     public var period: PlanPeriod
     /// Shares of the limit that are events when crossed, ascending (0.8 is 80 %).
     public var thresholds: [Double]
+    /// All of its subjects' traffic, or only the internet's (``counted(_:)``).
+    public var traffic: Counting
 
     public static let defaultThresholds = [0.8, 1.0]
 
     public init(name: String, selectors: [Selector], direction: Direction = .total, limit: UInt64,
-                period: PlanPeriod, thresholds: [Double] = Plan.defaultThresholds) {
+                period: PlanPeriod, thresholds: [Double] = Plan.defaultThresholds, traffic: Counting = .all) {
         self.name = name
         self.selectors = selectors
         self.direction = direction
         self.limit = limit
         self.period = period
         self.thresholds = thresholds.sorted()
+        self.traffic = traffic
     }
 
     /// Whether the name (with its class, if known) is in the plan.
@@ -217,9 +220,11 @@ public struct Plan: Hashable, Sendable {
     }
 
     /// What decides which traffic a period holds: a plan whose fingerprint changed starts its
-    /// watch afresh, while a new limit or new thresholds keep what already fired.
+    /// watch afresh, while a new limit or new thresholds keep what already fired. A plan on all
+    /// traffic keeps the fingerprint it had before plans could count the internet alone.
     public var fingerprint: String {
         "\(selectors.map(\.description).joined(separator: ",")) \(direction.rawValue) \(period)"
+            + (traffic == .all ? "" : " traffic \(traffic.rawValue)")
     }
 
     /// Whether a name is valid as a plan's (it is a config key and a label value).

@@ -17,6 +17,7 @@ extension PlanResult {
             continuity: figures.tally.continuity(eventsLost: figures.eventsLost),
             labels: figures.labels.map(\.rawValue))
         watchingPeriodStart = figures.watchingLater
+        counting = plan.traffic.rawValue
     }
 }
 
@@ -28,7 +29,10 @@ extension RequestHandlers {
         let names = Dictionary(service.networkFigures().map { ($0.subject, $0.record?.network.id ?? "unknown") }) { first, _ in first }
         return figures.map { figures in
             var result = PlanResult(figures)
-            if figures.plan.countsNetworks { result.networks = figures.members.map { names[$0] ?? $0 } }
+            if figures.plan.countsNetworks {
+                // A plan on the internet sums its networks' internet scopes: named by their network.
+                result.networks = figures.members.map { names[ScopeKind.parse($0)?.subject ?? $0] ?? $0 }
+            }
             return result
         }
     }

@@ -25,6 +25,9 @@ public struct MeterService: Sendable {
     /// The links' deltas since the last sample, for their remainders (docs/APPS.md, "Exact"):
     /// kept once applications are counted; nil otherwise.
     private var linkDeltas: [MeterDelta]?
+    /// The same, for the links' split by scope (docs/SCOPES.md): kept once the scope map is read.
+    /// Apart from ``linkDeltas``: each part takes them with its own first read.
+    private var scopeLinkDeltas: [MeterDelta]?
     /// Links deleted since the last sample, as their applications are counted: the next sample
     /// attributes their last deltas.
     private var goneLinks: [Int32: AppLink] = [:]
@@ -36,6 +39,8 @@ public struct MeterService: Sendable {
     var networks: NetworkAssignments
     /// The applications counted by cgroup, and each link's remainder (docs/APPS.md).
     private(set) var apps: ServiceApps
+    /// Each counted link's split into local, internet and unknown (docs/SCOPES.md).
+    private(set) var scopes: ServiceScopes
     /// The deltas counted since the last journal append or save began (``beginJournal()``).
     var journalDeltas: [MeterDelta] = []
     /// Each epoch's counters as the database or the journal last has them: an append carries
@@ -61,6 +66,7 @@ public struct MeterService: Sendable {
         lostEvents = LostEvents(loaded.eventsLost)
         plans = ServicePlans(PlanWatch(plans: configuration.plans, states: loaded.planStates))
         apps = ServiceApps(loaded: loaded.apps, bootID: bootID)
+        scopes = ServiceScopes(loaded: loaded.scopes, bootID: bootID)
         networks = NetworkAssignments(loaded.networks, enabled: configuration.networks,
                                       hidingNames: configuration.hideNetworkNames)
         // Names kept before network_names = hidden go from the database with the next save.
@@ -99,7 +105,10 @@ public struct MeterService: Sendable {
     /// `apps`, read just after the dump, is the applications' first read: the baseline of a
     /// daemon that never read a map, as the dump is the links' (docs/APPS.md, "Counting"); after
     /// a restart, what the map counted since the last save, against what the links did.
-    public mutating func start(links dump: [Link], unparseable: Int, apps: AppRead? = nil, at instant: MeterInstant) -> Ingested {
+    /// `scopes`, the interface scope program's map read with it, is the same for the links'
+    /// split (docs/SCOPES.md).
+    public mutating func start(links dump: [Link], unparseable: Int, apps: AppRead? = nil, scopes: ScopeCounts? = nil,
+                               at instant: MeterInstant) -> Ingested {
         replaceLinks(with: dump, at: instant.wall)
         var output = meter.start(links: dump, at: instant)
         if unparseable > 0 {
@@ -112,8 +121,9 @@ public struct MeterService: Sendable {
         // Applications counted before: what the links carried while the daemon was down is
         // attributed with the first read, which counts what the map counted meanwhile.
         if self.apps.meter.mapID != nil || apps != nil { linkDeltas = [] }
+        if self.scopes.counting || scopes != nil { scopeLinkDeltas = [] }
         let ingested = take(output, ignoring: ignoredLinks)
-        attributeApps(apps, at: instant)
+        attribute(apps, scopes, at: instant)
         return ingested
     }
 
@@ -122,13 +132,16 @@ public struct MeterService: Sendable {
     /// sample never runs ahead of a deletion, re-creation or rename the kernel announced.
     ///
     /// `apps`, read with a sample just after its counters, is counted against the links'
-    /// deltas of the whole ingest (docs/APPS.md, "Exact").
+    /// deltas of the whole ingest (docs/APPS.md, "Exact"); so is `scopes`, the interface scope
+    /// program's map, for the links' split (docs/SCOPES.md).
     public mutating func ingest(
-        linkEvents: [LinkObservation], readings: [CounterReading]? = nil, apps: AppRead? = nil, at instant: MeterInstant
+        linkEvents: [LinkObservation], readings: [CounterReading]? = nil, apps: AppRead? = nil, scopes: ScopeCounts? = nil,
+        at instant: MeterInstant
     ) -> Ingested {
         guard meter.phase == .running else { return Ingested() }
         var ingested = Ingested()
         if apps != nil || self.apps.reading, linkDeltas == nil { linkDeltas = [] }
+        if scopes != nil || self.scopes.counting, scopeLinkDeltas == nil { scopeLinkDeltas = [] }
         for observation in linkEvents {
             let applied = apply(observation, at: instant)
             ingested.events += applied.events
@@ -138,7 +151,7 @@ public struct MeterService: Sendable {
             ingested.events += take(meter.apply(sample: readings, at: instant), ignoring: ignoredLinks).events
             lastSample = instant
         }
-        if readings != nil { attributeApps(apps, at: instant) }
+        if readings != nil { attribute(apps, scopes, at: instant) }
         return ingested
     }
 
@@ -154,7 +167,9 @@ public struct MeterService: Sendable {
             return take(meter.apply(.newOrChanged(link), at: instant), ignoring: ignoring)
         case .event(.deleted(let link)):
             // Its last deltas, and the applications' on it, are attributed at the next sample.
-            if linkDeltas != nil, link.namespace == .own, let counted = appLink(link.ifindex) { goneLinks[link.ifindex] = counted }
+            if linkDeltas != nil || scopeLinkDeltas != nil, link.namespace == .own, let counted = appLink(link.ifindex) {
+                goneLinks[link.ifindex] = counted
+            }
             table.delete(link, at: instant.wall, firstSeen: meter.firstSeen, noting: &saves.pending)
             plans.membersChanged()
             return take(meter.apply(.deleted(link), at: instant), ignoring: ignoring)
@@ -200,23 +215,36 @@ public struct MeterService: Sendable {
 
     /// A sample attributes the links' deltas since the last: with the applications' read, or,
     /// once they were read, without one (the maps went): then all of it is the remainders'.
-    private mutating func attributeApps(_ apps: AppRead?, at instant: MeterInstant) {
-        guard let counted = linkDeltas, apps != nil || self.apps.reading else { return }
+    /// And splits them by scope with the scope map's read, or, once it was read, without one:
+    /// then all of it is unknown, so the three scopes always add up to the links (after a
+    /// restart too: what the links carried since the save is unknown when the start cannot
+    /// read the map).
+    private mutating func attribute(_ apps: AppRead?, _ scopes: ScopeCounts?, at instant: MeterInstant) {
         let link = { [table, goneLinks] (ifindex: Int32) in Self.appLink(ifindex, in: table) ?? goneLinks[ifindex] }
-        let deltas = apps.map {
-            self.apps.ingest($0, linkDeltas: counted, link: link, networkOf: networkSubject(ofLink:),
-                             bootID: meter.bootID, at: instant.wall)
-        } ?? self.apps.remainders(of: counted, link: link, networkOf: networkSubject(ofLink:), bootID: meter.bootID,
-                                  at: instant.wall)
-        // A subject counted for the first time may be a plan's: the plans' next watch routes
-        // anew, and sums what is not saved yet (this delta too) again.
-        if self.apps.newSubjectsCounted { plans.membersChanged() }
+        var deltas: [MeterDelta] = []
+        if let counted = linkDeltas, apps != nil || self.apps.reading {
+            deltas = apps.map {
+                self.apps.ingest($0, linkDeltas: counted, link: link, networkOf: networkSubject(ofLink:),
+                                 bootID: meter.bootID, at: instant.wall)
+            } ?? self.apps.remainders(of: counted, link: link, networkOf: networkSubject(ofLink:), bootID: meter.bootID,
+                                      at: instant.wall)
+            // A subject counted for the first time may be a plan's: the plans' next watch routes
+            // anew, and sums what is not saved yet (this delta too) again.
+            if self.apps.newSubjectsCounted { plans.membersChanged() }
+            linkDeltas = nil
+            for ifindex in goneLinks.keys { self.apps.linkGone(ifindex: ifindex) }
+        }
+        if let counted = scopeLinkDeltas, scopes != nil || self.scopes.counting {
+            deltas += self.scopes.ingest(scopes, linkDeltas: counted, link: link, networkOf: networkSubject(ofLink:),
+                                         bootID: meter.bootID, at: instant.wall)
+            scopeLinkDeltas = nil
+        }
         let store = configuration.store
-        saves.pending.add(MeterOutput(deltas: deltas), calendar: store.calendar,
-                          monthStartDay: store.monthStartDay(for:), routing: plans.routing)
-        linkDeltas = nil
-        for ifindex in goneLinks.keys { self.apps.linkGone(ifindex: ifindex) }
-        goneLinks = [:]
+        if !deltas.isEmpty {
+            saves.pending.add(MeterOutput(deltas: deltas), calendar: store.calendar,
+                              monthStartDay: store.monthStartDay(for:), routing: plans.routing)
+        }
+        if linkDeltas == nil, scopeLinkDeltas == nil { goneLinks = [:] }
     }
 
     /// A counted link of the daemon's namespace, as the applications on it are counted: nil for
@@ -255,6 +283,7 @@ public struct MeterService: Sendable {
         // tenant's flood of link events would otherwise store one every read.
         kept.events.removeAll { $0.kind == .eventsLost && !lostEvents.record($0.at, scope: $0.interface) }
         linkDeltas? += kept.deltas
+        scopeLinkDeltas? += kept.deltas
         let store = configuration.store
         saves.pending.add(kept, calendar: store.calendar, monthStartDay: store.monthStartDay(for:), routing: plans.routing)
         let onNetworks = networks.networkDeltas(of: kept.deltas)
@@ -294,6 +323,7 @@ public struct MeterService: Sendable {
         state.clockAnchor = clock.anchor
         saves.pending.setMeterState(state)
         if let write = apps.beginSave() { saves.pending.apps = write }
+        if let state = scopes.beginSave() { saves.pending.scopes = state }
         for record in networks.activeSeen(at: now) { saves.pending.networks[record.network.uuid] = record }
         return saves.begin(at: now, links: table.links, verdicts: table.verdicts, lostEvents: lostEvents,
                            routing: plans.routing)
@@ -303,7 +333,10 @@ public struct MeterService: Sendable {
     /// is pending again, under what was counted since, for the next save.
     public mutating func finishSave(_ batch: SaveBatch, error: SaveFailure?) -> SaveOutcome {
         let (outcome, written) = saves.finish(batch, error: error)
-        if error != nil { apps.saveFailed() }
+        if error != nil {
+            apps.saveFailed()
+            scopes.saveFailed()
+        }
         if let written {
             plans.saved(written, batch: batch.sequence)
             apps.saved(written.apps)

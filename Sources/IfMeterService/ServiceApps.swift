@@ -25,6 +25,8 @@ struct ServiceApps: Sendable {
     /// past ``maximumSubjectsPerUser`` their new ones are counted as `app:UID/other`.
     private var subjectsPerUser: [UInt32: Int] = [:]
 
+    static let scopePrefix = "scope:"
+
     /// The most subjects one user's applications get (docs/APPS.md, "Hostile users").
     static let maximumSubjectsPerUser = 1000
 
@@ -40,7 +42,8 @@ struct ServiceApps: Sendable {
     /// remainder against `linkDeltas`, the same ingest's deltas of links. ``newSubjectsCounted``
     /// says whether it counted a subject for the first time (a plan may choose it).
     /// Each delta is also counted on the network its link is on (`networkOf`: a network's
-    /// subject, or nil for a link NetworkManager does not manage), as `netapp:NETWORK/SUBJECT`.
+    /// subject, or nil for a link NetworkManager does not manage), as `netapp:NETWORK/SUBJECT`,
+    /// and by the scope of its entries, as `scope:SCOPE/SUBJECT` (docs/SCOPES.md).
     mutating func ingest(_ read: AppRead?, linkDeltas: [MeterDelta], link: (Int32) -> AppLink?,
                          networkOf: (Int32) -> String?, bootID: String, at time: Double) -> [MeterDelta] {
         var deltas: [AppCounterDelta] = []
@@ -52,15 +55,18 @@ struct ServiceApps: Sendable {
             deltas = meter.apply(read.counts, bootID: bootID)
         }
         var out = attribution.attribute(deltas, linkDeltas: linkDeltas, subject: { [names] in names[$0] }, link: link,
-                                        bootID: bootID, at: time)
+                                        scoped: true, bootID: bootID, at: time)
         for delta in out {
-            guard let network = networkOf(delta.ifindex) else { continue }
+            // An application's scope on a network is not a subject (`scope:` takes an
+            // application's or a network's, docs/SCOPES.md).
+            guard !delta.name.hasPrefix(Self.scopePrefix), let network = networkOf(delta.ifindex) else { continue }
             var copy = delta
             copy.name = NetworkAppKind.subject(delta.name, onNetwork: network)
             out.append(copy)
         }
         newSubjectsCounted = false
-        for delta in out where subjects[delta.name] == nil {
+        // A scope's subject has no history of its own to record: it is its application's.
+        for delta in out where subjects[delta.name] == nil && !delta.name.hasPrefix(Self.scopePrefix) {
             subjects[delta.name] = time
             newSubjects[delta.name] = time
             newSubjectsCounted = true

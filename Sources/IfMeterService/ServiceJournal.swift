@@ -7,14 +7,14 @@ import IfMeterHistory
 extension MeterService {
     /// What the next journal append writes, or nil when the next save must be a full one:
     /// anything but traffic is pending (an event, a link's record, a plan's or network's state),
-    /// applications are counted (their map state goes with the buckets), or a save failed or
-    /// is out (its writes would be in neither the database nor the journal). Takes the deltas:
+    /// applications or scopes are counted (their maps' state goes with the buckets), or a save
+    /// failed or is out (its writes would be in neither the database nor the journal). Takes the deltas:
     /// they stay pending for the next full save, and the next append holds only newer ones.
     public mutating func beginJournal() -> JournalRecord? {
         let pending = saves.pending
-        guard meter.phase == .running, !apps.reading, apps.meter.mapID == nil,
+        guard meter.phase == .running, !apps.reading, apps.meter.mapID == nil, !scopes.counting,
               pending.events.isEmpty, pending.interfaces.isEmpty, pending.planStates.isEmpty,
-              pending.networks.isEmpty, pending.apps == nil, pending.droppedEvents == 0,
+              pending.networks.isEmpty, pending.apps == nil, pending.scopes == nil, pending.droppedEvents == 0,
               saves.carried.isEmpty, saves.inFlight.isEmpty, saves.saveError == nil,
               journalDeltas.allSatisfy({ $0.epoch.bootID == meter.bootID && $0.name.utf8.count <= JournalRecord.maximumNameBytes })
         else { return nil }

@@ -118,17 +118,27 @@ struct ServicePlans: Sendable {
         let records = networks.records
         let networks = records.values.sorted { $0.network.uuid < $1.network.uuid }
         return watch.plans.map { plan in
-            if plan.countsApplications {
-                return PlanMembers(names: Self.applications(of: plan, among: apps, networks: records), tunnels: [])
-            }
-            if plan.countsNetworks {
-                let chosen = networks.filter { plan.includes($0.network) }.map(\.network)
-                return PlanMembers(names: chosen.map(\.subject), tunnels: chosen.filter(\.isTunnel).map(\.subject))
-            }
-            let chosen = candidates.filter { plan.includes($0.name, interfaceClass: $0.interfaceClass) }
-            return PlanMembers(names: chosen.map(\.name),
-                               tunnels: chosen.filter { $0.interfaceClass == InterfaceClass.tunnel.rawValue }.map(\.name))
+            let members = Self.subjects(of: plan, candidates: candidates, networks: networks, apps: apps, records: records)
+            // A plan on the internet counts each subject's internet scope (docs/PLANS.md).
+            guard plan.traffic != .all else { return members }
+            return PlanMembers(names: members.names.map(plan.counted), tunnels: members.tunnels.map(plan.counted))
         }
+    }
+
+    /// The subjects `plan` chooses among present and remembered links (`candidates`), networks and
+    /// applications, whatever traffic it counts of them.
+    private static func subjects(of plan: Plan, candidates: [(name: String, interfaceClass: String?)],
+                                 networks: [NetworkRecord], apps: [String], records: [String: NetworkRecord]) -> PlanMembers {
+        if plan.countsApplications {
+            return PlanMembers(names: applications(of: plan, among: apps, networks: records), tunnels: [])
+        }
+        if plan.countsNetworks {
+            let chosen = networks.filter { plan.includes($0.network) }.map(\.network)
+            return PlanMembers(names: chosen.map(\.subject), tunnels: chosen.filter(\.isTunnel).map(\.subject))
+        }
+        let chosen = candidates.filter { plan.includes($0.name, interfaceClass: $0.interfaceClass) }
+        return PlanMembers(names: chosen.map(\.name),
+                           tunnels: chosen.filter { $0.interfaceClass == InterfaceClass.tunnel.rawValue }.map(\.name))
     }
 }
 

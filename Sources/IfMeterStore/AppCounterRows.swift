@@ -1,21 +1,23 @@
 import IfMeterCore
 import IfMeterHistory
 
-/// The counting map's entries as last read and each cgroup id's subject (schema 6,
-/// docs/APPS.md): written by a save in its transaction, read at start.
+/// The counting map's entries as last read and each cgroup id's subject (schema 6; the scope
+/// in the key since 7, docs/APPS.md), and the interface scope program's (``scopes``): written
+/// by a save in its transaction, read at start.
 struct AppCounterRows {
+    let scopes: ScopeCounterRows
     private let upsertCounter, deleteCounter, clearCounters, upsertName, deleteName, clearNames, setMeter: Statement
     private let recordSubject: Statement
     private let counters, names, subjects, meterValue: Statement
 
     init(_ connection: SQLiteConnection) throws(StoreError) {
         upsertCounter = try connection.prepare("""
-            INSERT INTO app_counters (cgroup_id, ifindex, rx_bytes, tx_bytes, rx_packets, tx_packets)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-            ON CONFLICT (cgroup_id, ifindex) DO UPDATE SET rx_bytes = excluded.rx_bytes, tx_bytes = excluded.tx_bytes,
+            INSERT INTO app_counters (cgroup_id, ifindex, scope, rx_bytes, tx_bytes, rx_packets, tx_packets)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            ON CONFLICT (cgroup_id, ifindex, scope) DO UPDATE SET rx_bytes = excluded.rx_bytes, tx_bytes = excluded.tx_bytes,
                 rx_packets = excluded.rx_packets, tx_packets = excluded.tx_packets
             """, "save to")
-        deleteCounter = try connection.prepare("DELETE FROM app_counters WHERE cgroup_id = ?1 AND ifindex = ?2", "save to")
+        deleteCounter = try connection.prepare("DELETE FROM app_counters WHERE cgroup_id = ?1 AND ifindex = ?2 AND scope = ?3", "save to")
         clearCounters = try connection.prepare("DELETE FROM app_counters", "save to")
         upsertName = try connection.prepare("""
             INSERT INTO app_names (cgroup_id, subject) VALUES (?1, ?2)
@@ -31,11 +33,12 @@ struct AppCounterRows {
             ON CONFLICT (subject) DO UPDATE SET first_seen = excluded.first_seen WHERE excluded.first_seen < first_seen
             """, "save to")
         counters = try connection.prepare("""
-            SELECT cgroup_id, ifindex, rx_bytes, tx_bytes, rx_packets, tx_packets FROM app_counters
+            SELECT cgroup_id, ifindex, scope, rx_bytes, tx_bytes, rx_packets, tx_packets FROM app_counters
             """, "read")
         names = try connection.prepare("SELECT cgroup_id, subject FROM app_names", "read")
         subjects = try connection.prepare("SELECT subject, first_seen FROM app_subjects", "read")
         meterValue = try connection.prepare("SELECT value FROM meter WHERE key = ?1", "read")
+        scopes = try ScopeCounterRows(connection)
     }
 
     /// Writes `write`'s rows; inside the save's transaction.
@@ -45,10 +48,10 @@ struct AppCounterRows {
             try clearNames.run([])
         }
         for key in write.removedCounters {
-            try deleteCounter.run([.uint(key.cgroupID), .int(Int64(key.ifindex))])
+            try deleteCounter.run([.uint(key.cgroupID), .int(Int64(key.ifindex)), .int(Int64(key.scope.rawValue))])
         }
         for (key, traffic) in write.counters {
-            try upsertCounter.run([.uint(key.cgroupID), .int(Int64(key.ifindex)), .uint(traffic.rxBytes),
+            try upsertCounter.run([.uint(key.cgroupID), .int(Int64(key.ifindex)), .int(Int64(key.scope.rawValue)), .uint(traffic.rxBytes),
                                    .uint(traffic.txBytes), .uint(traffic.rxPackets), .uint(traffic.txPackets)])
         }
         for id in write.removedNames {
@@ -81,9 +84,10 @@ struct AppCounterRows {
         var state = AppCounterState(bootID: bootID, mapID: mapID, subjects: seen)
         let rows = counters.bind([])
         while try rows.step() {
-            guard let ifindex = Int32(exactly: rows.int64(1)) else { continue }
-            state.counters[AppCounterKey(cgroupID: rows.uint64(0), ifindex: ifindex)] = Traffic(
-                rxBytes: rows.uint64(2), txBytes: rows.uint64(3), rxPackets: rows.uint64(4), txPackets: rows.uint64(5))
+            guard let ifindex = Int32(exactly: rows.int64(1)), let raw = UInt32(exactly: rows.int64(2)),
+                  let scope = TrafficScope(rawValue: raw) else { continue }
+            state.counters[AppCounterKey(cgroupID: rows.uint64(0), ifindex: ifindex, scope: scope)] = Traffic(
+                rxBytes: rows.uint64(3), txBytes: rows.uint64(4), rxPackets: rows.uint64(5), txPackets: rows.uint64(6))
         }
         let named = names.bind([])
         while try named.step() {

@@ -16,7 +16,7 @@ public struct HistoryLoader {
         return ServiceHistory(
             meterState: meter.state, knownNames: meter.knownNames, totals: try queries.totals().mapValues(\.tally),
             interfaces: try queries.interfaces(), eventsLost: try queries.lostEventTimes(limit: 100_000),
-            planStates: try planStates(), networks: try networks(), apps: try appRows.read(),
+            planStates: try planStates(), networks: try networks(), apps: try appRows.read(), scopes: try appRows.scopes.read(),
             aliases: try queries.aliases())
     }
 

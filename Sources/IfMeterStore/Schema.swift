@@ -167,5 +167,35 @@ enum Schema {
             first_seen REAL NOT NULL
         );
         """,
+        // 6 → 7: traffic scopes (docs/SCOPES.md). The counting program keeps an entry per
+        // cgroup, link and scope, so the scope joins app_counters' key; an entry saved before
+        // had the key's padding there, 0, and a program still running from then reads so too:
+        // 0 keeps a start on that map counting on from its rows rather than counting them again.
+        // The interface scope program's map as last read is in scope_counters.
+        """
+        CREATE TABLE app_counters_scoped (
+            cgroup_id INTEGER NOT NULL,
+            ifindex INTEGER NOT NULL,
+            scope INTEGER NOT NULL,
+            rx_bytes INTEGER NOT NULL,
+            tx_bytes INTEGER NOT NULL,
+            rx_packets INTEGER NOT NULL,
+            tx_packets INTEGER NOT NULL,
+            PRIMARY KEY (cgroup_id, ifindex, scope)
+        );
+        INSERT INTO app_counters_scoped
+            SELECT cgroup_id, ifindex, 0, rx_bytes, tx_bytes, rx_packets, tx_packets FROM app_counters;
+        DROP TABLE app_counters;
+        ALTER TABLE app_counters_scoped RENAME TO app_counters;
+        CREATE TABLE scope_counters (
+            ifindex INTEGER NOT NULL,
+            scope INTEGER NOT NULL,
+            rx_bytes INTEGER NOT NULL,
+            tx_bytes INTEGER NOT NULL,
+            rx_packets INTEGER NOT NULL,
+            tx_packets INTEGER NOT NULL,
+            PRIMARY KEY (ifindex, scope)
+        );
+        """,
     ]
 }

@@ -178,7 +178,8 @@ public struct StoreQueries {
     /// Every name's total with when it was first seen, and its name and import mark after
     /// them: an interface's from its record, a network's (docs/NETWORKS.md), which has no
     /// interface record, from its network's, or from the epoch for `network:unknown`; an
-    /// application's from its own (docs/APPS.md).
+    /// application's from its own (docs/APPS.md); a scope's (docs/SCOPES.md), which has no
+    /// record, from its oldest daily bucket kept (one lookup in the buckets' key).
     static let totalsWithSince = """
         SELECT \(TallyColumns.select("t")), i.first_seen, i.name AS name, t.imported
         FROM interfaces i LEFT JOIN totals t ON t.name = i.name
@@ -188,6 +189,11 @@ public struct StoreQueries {
         UNION ALL
         SELECT \(TallyColumns.select("t")), s.first_seen, t.name AS name, t.imported
         FROM app_subjects s JOIN totals t ON t.name = s.subject
+        UNION ALL
+        SELECT \(TallyColumns.select("t")),
+               coalesce((SELECT min(b.start) FROM buckets b WHERE b.name = t.name AND b.resolution = 'day'), 0),
+               t.name AS name, t.imported
+        FROM totals t WHERE t.name GLOB 'scope:*'
         """
 
     /// Every name's all-time total and first-seen time, in one query.

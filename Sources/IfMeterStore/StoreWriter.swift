@@ -65,6 +65,9 @@ public final class StoreWriter {
             if let apps = batch.apps {
                 try appRows.write(apps)
             }
+            if let scopes = batch.scopes {
+                try appRows.scopes.write(scopes)
+            }
             for (name, state) in batch.planStates {
                 try statements.upsertPlan.run([.text(name), .text(state.fingerprint), .int(state.periodStart),
                                                .text(state.firedText)])

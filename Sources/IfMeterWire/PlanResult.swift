@@ -12,6 +12,9 @@ public struct PlanResult: Hashable, Sendable, JSONWritable, JSONReadable {
     /// `interfaces` lists their subjects; nil for a plan by interface.
     public var networks: [String]?
     public var direction: String
+    /// `traffic` in JSON: `all`, or `internet` for a plan that counts only the internet's
+    /// (docs/PLANS.md); its `interfaces` are then the subjects' `scope:internet/…`.
+    public var counting = "all"
     /// As the config says it: `month 15`, `week monday`, `7 days from 2026-12-01`.
     public var period: String
     public var periodStart: Int64
@@ -72,6 +75,7 @@ public struct PlanResult: Hashable, Sendable, JSONWritable, JSONReadable {
         w.key("selectors"); w.strings(selectors)
         w.key("share"); w.number(share)
         w.key("thresholds"); numbers(thresholds, to: &w)
+        w.key("traffic"); w.string(counting)
         w.key("tunnel_counted_twice"); w.bool(tunnelCountedTwice)
         w.tx(traffic)
         w.key("used_bytes"); w.number(used)
@@ -103,6 +107,7 @@ public struct PlanResult: Hashable, Sendable, JSONWritable, JSONReadable {
             case "daily_budget_bytes": dailyBudget = try r.readUInt64()
             case "days_left": daysLeft = try r.readInt()
             case "direction": direction = try r.readString()
+            case "traffic": counting = try r.readString()
             case "fired": fired = try doubles(&r)
             case "interfaces": interfaces = try r.readStrings()
             case "networks": networks = try r.readNull() ? nil : try r.readStrings()

@@ -68,4 +68,25 @@ struct AppAttributionTests {
                             "remainder:eth0": Traffic(rxBytes: 58, rxPackets: 1)])
         #expect(BucketTally().labels(tunnel: false, subject: "remainder:eth0#unnamed").last == .unnamedApps)
     }
+
+    @Test("scoped: each named application is also counted by its entries' scopes, summed by subject; remainders are not")
+    func scoped() {
+        var attribution = AppAttribution()
+        let apps = [
+            AppCounterDelta(key: AppCounterKey(cgroupID: 10, ifindex: 2, scope: .local), traffic: Traffic(rxBytes: 100, rxPackets: 1)),
+            AppCounterDelta(key: AppCounterKey(cgroupID: 11, ifindex: 2, scope: .local), traffic: Traffic(rxBytes: 200, rxPackets: 2)),
+            AppCounterDelta(key: AppCounterKey(cgroupID: 10, ifindex: 2, scope: .internet), traffic: Traffic(txBytes: 300, txPackets: 3),
+                            flags: .gap),
+            AppCounterDelta(key: AppCounterKey(cgroupID: 99, ifindex: 2, scope: .internet), traffic: Traffic(rxBytes: 10, rxPackets: 1)),
+        ]
+        let out = attribution.attribute(apps, linkDeltas: [own(2, Traffic(rxBytes: 1000, txBytes: 1000, rxPackets: 10, txPackets: 10))],
+                                        subject: { names[$0] }, link: link, scoped: true, bootID: "b", at: 100)
+        let figures = out.reduce(into: [String: Traffic]()) { $0[$1.name, default: .zero] += $1.traffic }
+        #expect(figures["service:nginx.service"] == Traffic(rxBytes: 342, txBytes: 342, rxPackets: 3, txPackets: 3))
+        #expect(figures["scope:local/service:nginx.service"] == Traffic(rxBytes: 342, rxPackets: 3))
+        #expect(figures["scope:internet/service:nginx.service"] == Traffic(txBytes: 342, txPackets: 3))
+        #expect(out.first { $0.name == "scope:internet/service:nginx.service" }?.flags == .gap)
+        #expect(!figures.keys.contains { $0.hasPrefix("scope:") && $0.contains("remainder:") })
+        #expect(figures["remainder:eth0#unnamed"] == Traffic(rxBytes: 24, rxPackets: 1))
+    }
 }

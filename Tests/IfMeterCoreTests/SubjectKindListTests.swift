@@ -29,8 +29,10 @@ struct SubjectKindListTests {
         #expect(Set(prefixes).count == prefixes.count)
         #expect(SubjectKinds.builtIn.filter { $0.prefix == nil }.count == 1)
         for kind in SubjectKinds.builtIn {
-            // An application's name holds its user's uid; one on a network, its network and subject.
-            let name = kind is AppKind ? "1000/web" : kind is NetworkAppKind ? "unknown/service:web" : "web"
+            // An application's name holds its user's uid; one on a network, its network and subject;
+            // a scope's, its scope and subject.
+            let name = kind is AppKind ? "1000/web" : kind is NetworkAppKind ? "unknown/service:web"
+                : kind is ScopeKind ? "internet/service:web" : "web"
             let subject = kind.subject(name)
             let found = SubjectKinds.kind(of: subject)
             #expect(found.map { type(of: $0.kind) == type(of: kind) && $0.name == name } == true, "\(subject)")
@@ -38,6 +40,8 @@ struct SubjectKindListTests {
         #expect(SubjectKinds.kind(of: "app:web") == nil)
         #expect(SubjectKinds.kind(of: "gadget:web") == nil)
         #expect(SubjectKinds.kind(of: "container:") == nil)
+        #expect(SubjectKinds.kind(of: "scope:internet/eth0")?.name == "internet/eth0")
+        #expect(SubjectKinds.kind(of: "scope:nearby/eth0") == nil && SubjectKinds.kind(of: "scope:local/netapp:unknown/app:1000/web") == nil)
         #expect(SubjectName.owner(of: "network:unknown") == nil && SubjectName.owner(of: "wlan0") == nil)
     }
 

@@ -195,13 +195,16 @@ struct ConfigTests {
             plan[vps].period = 30 days from 2026-11-20
             plan[vps].direction = tx
             plan[vps].thresholds = 50%, 90%, 100%
+            plan[vps].traffic = internet
             month_start_day = 15
             """, file: "test.conf")
         #expect(config.plans == [
             Plan(name: "phone", selectors: [.name("wwan0"), .name("usb*")], limit: 20 << 30, period: .month(startDay: 15)),
             Plan(name: "vps", selectors: [.interfaceClass(.ethernet)], direction: .tx, limit: 1_000_000_000_000,
-                 period: .days(30, from: DayNumber.parsing("2026-11-20")!), thresholds: [0.5, 0.9, 1]),
+                 period: .days(30, from: DayNumber.parsing("2026-11-20")!), thresholds: [0.5, 0.9, 1], traffic: .internet),
         ])
+        // A plan on the internet is another watch: its fingerprint says so; one on all keeps its old one.
+        #expect(config.plans.map(\.fingerprint) == ["wwan0,usb* total month 15", "class:ethernet tx 30 days from 2026-11-20 traffic internet"])
     }
 
     @Test("a billing month follows the named interface's month_start_day; thresholds may be written with spaces")
@@ -224,7 +227,9 @@ struct ConfigTests {
         ("plan[phone] = wwan0", "test.conf:2: plan[phone]: no limit: add plan[phone].limit = 20G"),
         ("plan[phone].limit = 20G", "test.conf:2: plan[phone]: no interfaces: add plan[phone] = wwan0 (names, globs such as wwan* or class:CLASS), or plan[phone].network = NETWORK, plan[phone].metered = yes, plan[phone].app = APP or plan[phone].service = SERVICE"),
         ("plan[phone].limit = lots", "test.conf:2: plan[phone].limit: expected a size such as 20GiB, 500 MB, 1.5T or 4096 (G and GiB are 2^30 bytes, GB is 10^9), got \"lots\""),
-        ("plan[phone].colour = red", "test.conf:2: plan[phone].colour: unknown plan setting \"colour\" (expected limit, period, direction, thresholds, network, metered, app or service)"),
+        ("plan[phone].colour = red", "test.conf:2: plan[phone].colour: unknown plan setting \"colour\" (expected limit, period, direction, thresholds, traffic, network, metered, app or service)"),
+        ("plan[phone] = wwan0\nplan[phone].limit = 1G\nplan[phone].traffic = external", "test.conf:4: plan[phone].traffic: expected internet or all, got \"external\""),
+        ("plan[phone].app = firefox\nplan[phone].network = Home\nplan[phone].limit = 1G\nplan[phone].traffic = internet", "test.conf:5: plan[phone]: traffic = internet counts applications' or networks' internet traffic, not applications' on a network; name applications or networks, not both"),
         ("plan[phone] = wwan0\nplan[phone].app = firefox", "test.conf:2: plan[phone]: names both interfaces and applications: a plan counts one or the other (applications are another view of the same bytes); make two plans"),
 ("plan[phone].app = fire fox", "test.conf:2: plan[phone].app: \"fire fox\" names no application: expected a name such as firefox, or 1000/firefox for one user's, a glob such as nginx* allowed (letters, digits, '_', '.', '-', '@', %HH; up to 80 bytes)"),
         ("plan[phone].app = fire/fox", "test.conf:2: plan[phone].app: \"fire/fox\" names no application: expected a name such as firefox, or 1000/firefox for one user's, a glob such as nginx* allowed (letters, digits, '_', '.', '-', '@', %HH; up to 80 bytes)"),

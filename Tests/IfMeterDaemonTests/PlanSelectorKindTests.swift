@@ -15,12 +15,17 @@ struct PlanSelectorKindTests {
             let line = switch kind.planSelector {
             case .interfaces: "plan[p] = \(kind.subject("web"))"
             case .key(let key): "plan[p].\(key) = web"
+            // The one narrowing kind, the scopes: a plan on web counts web's internet scope.
+            case .narrowing(let key): "plan[p] = web\nplan[p].\(key) = internet"
             }
             let config = try DaemonConfig.parse(line + "\nplan[p].limit = 1G\n", file: "test.conf")
             let plan = try #require(config.plans.first, "\(line)")
             #expect(plan.selectors.count == 1, "\(line)")
             if case .interfaces = kind.planSelector {
                 #expect(plan.includes(kind.subject("web"), interfaceClass: nil), "\(line)")
+            }
+            if case .narrowing = kind.planSelector {
+                #expect(plan.counted("web") == kind.subject("internet/web"), "\(line)")
             }
         }
     }

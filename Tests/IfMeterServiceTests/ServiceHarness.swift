@@ -46,13 +46,13 @@ final class ServiceHarness {
                                at: at(0).wall)
     }
 
-    func start(_ links: [Link], at instant: MeterInstant, unparseable: Int = 0) {
-        events += service.start(links: links, unparseable: unparseable, at: instant).events
+    func start(_ links: [Link], at instant: MeterInstant, unparseable: Int = 0, scopes: ScopeCounts? = nil) {
+        events += service.start(links: links, unparseable: unparseable, scopes: scopes, at: instant).events
     }
 
     func ingest(_ observations: [LinkObservation] = [], readings: [CounterReading]? = nil, apps: AppRead? = nil,
-                at instant: MeterInstant) {
-        events += service.ingest(linkEvents: observations, readings: readings, apps: apps, at: instant).events
+                scopes: ScopeCounts? = nil, at instant: MeterInstant) {
+        events += service.ingest(linkEvents: observations, readings: readings, apps: apps, scopes: scopes, at: instant).events
     }
 
     @discardableResult

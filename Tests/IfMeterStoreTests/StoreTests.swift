@@ -111,6 +111,7 @@ struct StoreTests {
                 DROP TABLE app_counters;
                 DROP TABLE app_names;
                 DROP TABLE app_subjects;
+                DROP TABLE scope_counters;
                 ALTER TABLE events DROP COLUMN plan;
                 PRAGMA user_version = 2;
                 """, "test")

@@ -9,7 +9,8 @@ public struct ScopeKind: SubjectKind {
     public var noun: String { "scope of a subject" }
     public var plural: String { "scopes" }
     public var section: SubjectSection { .scopes }
-    public var planSelector: PlanSelectorKey { .key("traffic") }
+    /// A plan counts a subject's internet scope instead of it (docs/PLANS.md, `traffic`).
+    public var planSelector: PlanSelectorKey { .narrowing("traffic") }
 
     /// `local`, `internet` or `unknown`, `/`, then an interface's, a network's, a service's,
     /// an application's or a link remainder's subject.

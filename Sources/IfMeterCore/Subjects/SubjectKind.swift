@@ -89,4 +89,8 @@ public enum PlanSelectorKey: Hashable, Sendable {
     case interfaces
     /// By a key of its own (`plan[NAME].network`), its value read by the plan.
     case key(String)
+    /// Never chosen by itself: a key of its own (`plan[NAME].traffic = internet`) makes a plan
+    /// count, of each subject it chooses otherwise, that subject's of this kind
+    /// (`scope:internet/wwan0` for `wwan0`).
+    case narrowing(String)
 }
