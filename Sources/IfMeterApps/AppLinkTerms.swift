@@ -9,11 +9,21 @@ public struct AppLink: Hashable, Sendable {
     public var name: String
     /// Bytes a packet carries on this link besides its IP packet, in the link's counters.
     public var headerLength: UInt64
+    /// Whether the link is of a class the interface scope program is attached to (Ethernet,
+    /// Wi-Fi, cellular: docs/SCOPES.md): its traffic is split even while no program covers it,
+    /// as unknown. A link of another class is split only while a program covers it.
+    public var scoped: Bool
 
-    public init(ifindex: Int32, name: String, headerLength: UInt64) {
+    public init(ifindex: Int32, name: String, headerLength: UInt64, scoped: Bool = false) {
         self.ifindex = ifindex
         self.name = name
         self.headerLength = headerLength
+        self.scoped = scoped
+    }
+
+    /// The classes the interface scope program is attached to: what a bill counts.
+    public static func isScoped(_ linkClass: InterfaceClass) -> Bool {
+        linkClass == .ethernet || linkClass == .wifi || linkClass == .cellular
     }
 
     /// The bytes a link of ARP type `arpType` counts per packet besides the IP packet: the

@@ -255,7 +255,8 @@ public struct MeterService: Sendable {
         let key = LinkKey(.own, ifindex: ifindex)
         guard let link = table.links[key], case .classified(let linkClass, _)? = table.verdicts[key],
               linkClass != .loopback else { return nil }
-        return AppLink(ifindex: ifindex, name: link.name, headerLength: AppLink.headerLength(arpType: link.arpType))
+        return AppLink(ifindex: ifindex, name: link.name, headerLength: AppLink.headerLength(arpType: link.arpType),
+                       scoped: AppLink.isScoped(linkClass))
     }
 
     /// The network the daemon's link `ifindex` is on now (`network:UUID`, `network:unknown`);

@@ -32,9 +32,16 @@ struct ServiceScopes: Sendable {
         if counts != nil { reading = true }
         guard counting else { return [] }
         // A link counted as its owner's (a container's host-side veth, `container:web`) is not an
-        // interface: a scope of it is no subject, and its owner's figures are not split.
+        // interface: a scope of it is no subject, and its owner's figures are not split. Links of
+        // other classes than the program's (bridges, veths, tunnels) are split only while it
+        // covers them: else every one would be a subject of unknown traffic, and say nothing.
+        let covered = { [split] (ifindex: Int32) -> Bool in
+            counts.map { $0.covers(ifindex) } ?? (split.last[ScopeCounterKey(ifindex: ifindex, scope: .local)] != nil)
+        }
         let interface = { (ifindex: Int32) -> AppLink? in
-            link(ifindex).flatMap { Self.scope.accepts(Substring(TrafficScope.unknown.name + "/" + $0.name)) ? $0 : nil }
+            link(ifindex).flatMap {
+                ($0.scoped || covered(ifindex)) && Self.scope.accepts(Substring(TrafficScope.unknown.name + "/" + $0.name)) ? $0 : nil
+            }
         }
         var out = split.split(counts, linkDeltas: linkDeltas, link: interface, bootID: bootID, at: time)
         for delta in out {
