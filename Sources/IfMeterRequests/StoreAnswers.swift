@@ -169,16 +169,23 @@ extension RequestHandlers {
 
     /// `forget`: the name's pending traffic is dropped at once, so no later save writes it; its
     /// history goes from the store; and what saves already handed over add back is dropped
-    /// again when the deletion is done.
+    /// again when the deletion is done. Its scopes (`scope:S/NAME`, docs/SCOPES.md) go with it:
+    /// they are its bytes, split.
     func forget(_ name: String, _ id: RequestID?) throws -> Answer {
         _ = try running()
+        let scopes = ScopeKind.parse(name) == nil ? TrafficScope.allCases.map { ScopeKind.subject(name, scope: $0) } : []
         let known = context.forgetPending(name)
+        for scope in scopes { _ = context.forgetPending(scope) }
         return .fromStore { store in
             let line = Self.line(id) {
                 guard try store.retention.forget(name) || known else { throw Self.unknownInterface(name) }
+                for scope in scopes { _ = try store.retention.forget(scope) }
                 return LineEncoder.success(AdminResult(done: "history of \(name) deleted"), id: id)
             }
-            return StoreAnswer(line: line, update: { service, now in _ = service.forget(name, at: now) })
+            return StoreAnswer(line: line, update: { service, now in
+                _ = service.forget(name, at: now)
+                for scope in scopes { _ = service.forget(scope, at: now) }
+            })
         }
     }
 

@@ -336,7 +336,7 @@ struct RequestHandlersTests {
         let handlers = RequestHandlers(context: context)
         let done = try Self.line(handlers.answer(ForgetRequest(interface: "wg0"), from: Self.admin), handlers, context, id: nil)
         #expect(try done.result(as: AdminResult.self).done == "history of wg0 deleted")
-        #expect(context.forgotten == ["wg0"])
+        #expect(context.forgotten == ["wg0", "scope:local/wg0", "scope:internet/wg0", "scope:unknown/wg0"], "its scopes go with it")
         #expect(try context.store.queries.total("wg0") == nil)
         let again = try Self.line(handlers.answer(ForgetRequest(interface: "never"), from: Self.admin), handlers, context, id: nil)
         #expect(again.error?.code == .unknownInterface)
