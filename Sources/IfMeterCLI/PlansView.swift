@@ -29,7 +29,7 @@ enum PlansView {
 
     /// One line under a view of an interface that is in the plan (the summary's).
     static func line(_ plan: PlanResult, units: Units) -> String {
-        "plan \(plan.name): \(units.bytes(plan.used)) of \(units.bytes(plan.limit)) (\(ValueGrammar.percentText(plan.share))), "
+        "plan \(plan.name)\(plan.counting == "internet" ? " (internet)" : ""): \(units.bytes(plan.used)) of \(units.bytes(plan.limit)) (\(ValueGrammar.percentText(plan.share))), "
             + "\(units.bytes(plan.left)) left, \(units.bytes(plan.dailyBudget))/day for \(plan.daysLeft) day\(plan.daysLeft == 1 ? "" : "s")"
             + (plan.projected > plan.limit ? "; projected \(units.bytes(plan.projected)), over the limit" : "")
     }
@@ -68,6 +68,10 @@ enum PlansView {
         if plan.labels.contains(EstimateLabel.networkUnknown.rawValue) {
             notes.append("\(plan.name): an interface's network was not known for part of the period (NetworkManager or "
                 + "ifmeterd not running); what crossed then is network:unknown, not in this plan")
+        }
+        if plan.counting == "internet" {
+            notes.append("\(plan.name): counts only what went to and came from the internet (traffic = internet, "
+                + "docs/SCOPES.md); traffic a link carried before ifmeterd could tell is not in it")
         }
         if plan.tunnelCountedTwice {
             notes.append("\(plan.name): sums a tunnel and other links; the tunnel's traffic is counted again on the link beneath it")
