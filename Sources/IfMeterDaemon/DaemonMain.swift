@@ -37,6 +37,18 @@ public enum DaemonMain {
                 Diagnostics.error("\(error)")
                 return PlatformError.Kind.configuration.rawValue
             }
+        case .attachLink, .attachLinkStdin:
+            let paths = Paths.resolve(options: options, environment: processEnvironment(), uid: getuid())
+            let attachment: LinkAttachment
+            do {
+                let config = try DaemonConfig.load(path: paths.config, required: paths.configRequired)
+                attachment = LinkAttachment(pinDirectory: config.appsPins)
+            } catch {
+                Diagnostics.error("\(error)")
+                if options.mode == .attachLinkStdin { print("error: \(error)") }
+                return PlatformError.Kind.configuration.rawValue
+            }
+            return options.mode == .attachLinkStdin ? attachment.runStdin() : attachment.run(ifindex: options.attachIfindex ?? 0)
         case .checkConfig, .serve:
             let paths = Paths.resolve(options: options, environment: processEnvironment(), uid: getuid())
             let config: DaemonConfig

@@ -85,7 +85,8 @@ final class Metering {
     func ingest(_ read: Sampler.Read) {
         if let health = read.appsHealth { appsHealth = health }
         observeClock(read.at)
-        let ingested = service.ingest(linkEvents: read.linkEvents, readings: read.readings, apps: read.apps, at: read.at)
+        let ingested = service.ingest(linkEvents: read.linkEvents, readings: read.readings, apps: read.apps,
+                                      scopes: read.scopes, at: read.at)
         act(on: ingested)
         if read.cause != .sample && ingested.wantsSave { save() }
     }

@@ -99,7 +99,8 @@ public struct MeterService: Sendable {
     /// `apps`, read just after the dump, is the applications' first read: the baseline of a
     /// daemon that never read a map, as the dump is the links' (docs/APPS.md, "Counting"); after
     /// a restart, what the map counted since the last save, against what the links did.
-    public mutating func start(links dump: [Link], unparseable: Int, apps: AppRead? = nil, at instant: MeterInstant) -> Ingested {
+    public mutating func start(links dump: [Link], unparseable: Int, apps: AppRead? = nil, scopes: ScopeCounts? = nil,
+                               at instant: MeterInstant) -> Ingested {
         replaceLinks(with: dump, at: instant.wall)
         var output = meter.start(links: dump, at: instant)
         if unparseable > 0 {
@@ -124,7 +125,8 @@ public struct MeterService: Sendable {
     /// `apps`, read with a sample just after its counters, is counted against the links'
     /// deltas of the whole ingest (docs/APPS.md, "Exact").
     public mutating func ingest(
-        linkEvents: [LinkObservation], readings: [CounterReading]? = nil, apps: AppRead? = nil, at instant: MeterInstant
+        linkEvents: [LinkObservation], readings: [CounterReading]? = nil, apps: AppRead? = nil, scopes: ScopeCounts? = nil,
+        at instant: MeterInstant
     ) -> Ingested {
         guard meter.phase == .running else { return Ingested() }
         var ingested = Ingested()
