@@ -207,6 +207,7 @@ final class Daemon {
             metering.observeClock(now)
             metering.act(on: metering.service.start(links: dump.links, unparseable: dump.unparseable, apps: appRead,
                                                          scopes: scopeRead, at: now))
+            Self.startScopes(metering, config: config, links: dump.links, scopes: scopeRead, loop: loop)
             try sampler.watchLinkEvents()
             if config.networks { metering.watchNetworks(loop: loop) }
             try scheduleTimers()

@@ -91,6 +91,7 @@ public enum DaemonMain {
             let paths = Paths.resolve(options: options, environment: processEnvironment(), uid: getuid())
             let config = (try? DaemonConfig.load(path: paths.config, required: false)) ?? DaemonConfig()
             report.apps = ProbeReport.apps(pinDirectory: config.apps ? config.appsPins : nil)
+            report.scopes = report.scopes(pinDirectory: config.apps ? config.appsPins : nil)
             print(options.json ? report.json() : report.table())
             return 0
         } catch {
