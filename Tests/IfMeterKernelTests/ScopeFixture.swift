@@ -83,18 +83,16 @@ final class ScopeFixture {
         return scopes
     }
 
-    /// The left end's scopes and its own counters at one moment: read until the link's growth since
-    /// `before` is the same before and after the scopes' read (the kernel's own IPv6 messages may cross
+    /// The left end's scopes and its own counters at one moment: read until the link's counters
+    /// are the same before and after the scopes' read (the kernel's own IPv6 messages may cross
     /// meanwhile), for at most 10 s; the last read otherwise.
-    func leftAtRest(since before: Traffic) throws -> (scopes: [TrafficScope: Traffic], link: Traffic) {
+    func leftSnapshot() throws -> (scopes: [TrafficScope: Traffic], link: Traffic) {
         let deadline = Date().addingTimeInterval(10)
         while true {
-            let first = try leftCounters() - before
+            let first = try leftCountersAtRest()
             let scopes = try leftScopes()
-            let second = try leftCounters() - before
-            if (first == second && scopes.values.reduce(Traffic.zero, +) == second) || Date() > deadline {
-                return (scopes, second)
-            }
+            let second = try leftCounters()
+            if first == second || Date() > deadline { return (scopes, second) }
         }
     }
 
