@@ -63,6 +63,7 @@ bench:
 	scripts/bench-hostile
 	scripts/bench-listener
 	scripts/bench-tenant-flood
+	scripts/bench-scopes
 	scripts/bench-page
 	scripts/bench-writes
 	scripts/bench-dbsize
@@ -95,7 +96,7 @@ install-files:
 	"$(BUILT)/ifmeter" completion bash > "$(DESTDIR)$(COMPLETIONDIR)/ifmeter"
 	chmod 0644 "$(DESTDIR)$(COMPLETIONDIR)/ifmeter"
 	install -d "$(DESTDIR)$(UNITDIR)" "$(DESTDIR)$(DOCDIR)/examples"
-	for unit in ifmeterd.service ifmeterd.socket ifmeterd-events.socket ifmeterd-metrics.socket; do \
+	for unit in ifmeterd.service ifmeterd.socket ifmeterd-events.socket ifmeterd-metrics.socket ifmeterd-attach.socket ifmeterd-attach@.service; do \
 	  sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' "systemd/$$unit" > "$(DESTDIR)$(UNITDIR)/$$unit"; \
 	  chmod 0644 "$(DESTDIR)$(UNITDIR)/$$unit"; \
 	done
@@ -114,6 +115,7 @@ install-files:
 uninstall:
 	rm -f "$(DESTDIR)$(SYSUSERSDIR)/ifmeter.conf"
 	rm -f "$(DESTDIR)$(BINDIR)/ifmeterd" "$(DESTDIR)$(BINDIR)/ifmeter" "$(DESTDIR)$(UNITDIR)/ifmeterd.service" "$(DESTDIR)$(UNITDIR)/ifmeterd.socket" "$(DESTDIR)$(UNITDIR)/ifmeterd-events.socket" "$(DESTDIR)$(UNITDIR)/ifmeterd-metrics.socket"
+	rm -f "$(DESTDIR)$(UNITDIR)/ifmeterd-attach.socket" "$(DESTDIR)$(UNITDIR)/ifmeterd-attach@.service"
 	rm -f "$(DESTDIR)$(MANDIR)/man1/ifmeter.1" "$(DESTDIR)$(MANDIR)/man5/ifmeterd.conf.5" "$(DESTDIR)$(MANDIR)/man8/ifmeterd.8"
 	rm -f "$(DESTDIR)$(COMPLETIONDIR)/ifmeter"
 	rm -rf "$(DESTDIR)$(DOCDIR)"

@@ -25,7 +25,7 @@ public enum FuzzTargets {
         "request": request, "config": config, "netlink": netlink, "log": log, "meter": meter, "vnstat": vnstat,
         "vnstat-schema": vnstatSchema, "answer": answer, "plan-state": planState, "runtime-state": runtimeState,
         "http-api": httpAPI, "http-host": httpHost, "network-manager": networkManager, "cgroup-naming": cgroupNaming,
-        "save-journal": saveJournal,
+        "save-journal": saveJournal, "prefixes": prefixes,
     ]
 
     // MARK: runtime-state

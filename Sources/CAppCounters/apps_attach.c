@@ -60,16 +60,22 @@ int ifmeter_apps_pin_path(char *path, size_t size, const char *dir, const char *
     return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
+/* Maps (the daemon's), then programs pinned unattached (root's), then links (root's): in the
+ * order they are made; taken away in the reverse one. */
 static const char *const ifmeter_apps_pins[] = {
     IFMETER_APPS_PIN_COUNTS, IFMETER_APPS_PIN_OVERFLOW, IFMETER_APPS_PIN_LOST,
+    IFMETER_APPS_PIN_PREFIXES, IFMETER_APPS_PIN_READY, IFMETER_APPS_PIN_SCOPES,
+    IFMETER_APPS_PIN_TCX_INGRESS, IFMETER_APPS_PIN_TCX_EGRESS,
     IFMETER_APPS_PIN_INGRESS, IFMETER_APPS_PIN_EGRESS,
 };
 #define IFMETER_APPS_PIN_COUNT (sizeof ifmeter_apps_pins / sizeof ifmeter_apps_pins[0])
+#define IFMETER_APPS_MAP_PINS 6
+#define IFMETER_APPS_PROGRAM_PINS 2
 
 int ifmeter_apps_detach(const char *pin_dir) {
     char path[PATH_MAX];
-    int first = 0;
-    /* Links first: the programs stop counting before their maps go. */
+    /* The interfaces' tcx links first: they stop counting before their maps go. */
+    int first = ifmeter_tcx_unpin_all(pin_dir);
     for (size_t i = IFMETER_APPS_PIN_COUNT; i-- > 0;) {
         int err = ifmeter_apps_pin_path(path, sizeof path, pin_dir, ifmeter_apps_pins[i]);
         if (err == 0 && unlink(path) != 0 && errno != ENOENT) err = -errno;
@@ -90,6 +96,16 @@ static int ifmeter_apps_pin_map(struct bpf_object *object, const char *name, con
     /* The pin is born root's and 0600 (bpffs, less the umask): never wider than it ends. */
     if (chown(path, uid, gid) != 0 || chmod(path, 0600) != 0) return -errno;
     return 0;
+}
+
+/* Pins program `name`, unattached, at `path`: root's, 0600. ifmeterd --attach-link opens it to
+ * attach it to an interface. */
+static int ifmeter_apps_pin_program(struct bpf_object *object, const char *name, const char *path) {
+    struct bpf_program *program = bpf_object__find_program_by_name(object, name);
+    if (!program) return -ENOENT;
+    int err = bpf_program__pin(program, path);
+    if (err == 0 && chmod(path, 0600) != 0) err = -errno;
+    return err;
 }
 
 /* Attaches program `name` to the cgroup `cgroup_fd` as a link and pins the link at `path`. */
@@ -167,14 +183,17 @@ int ifmeter_apps_attach(const void *object_bytes, size_t length, const char *cgr
     if (err == 0) err = ifmeter_apps_configure(object, netns_cookie);
     if (err == 0) err = bpf_object__load(object);
     /* Maps before links: a link pinned is counting, and its maps must already be reachable. */
-    for (; err == 0 && pinned < 3; pinned++)
+    for (; err == 0 && pinned < IFMETER_APPS_MAP_PINS; pinned++)
         err = ifmeter_apps_pin_map(object, ifmeter_apps_pins[pinned], paths[pinned], uid, gid);
+    static const char *const programs[] = {"ifmeter_tcx_ingress", "ifmeter_tcx_egress"};
+    for (int i = 0; err == 0 && i < IFMETER_APPS_PROGRAM_PINS; i++, pinned++)
+        err = ifmeter_apps_pin_program(object, programs[i], paths[pinned]);
     if (err == 0) {
-        err = ifmeter_apps_pin_link(object, "ifmeter_apps_ingress", cgroup_fd, paths[3], &ingress);
+        err = ifmeter_apps_pin_link(object, "ifmeter_apps_ingress", cgroup_fd, paths[pinned], &ingress);
         pinned++;
     }
     if (err == 0) {
-        err = ifmeter_apps_pin_link(object, "ifmeter_apps_egress", cgroup_fd, paths[4], &egress);
+        err = ifmeter_apps_pin_link(object, "ifmeter_apps_egress", cgroup_fd, paths[pinned], &egress);
         pinned++;
     }
     if (err < 0) {

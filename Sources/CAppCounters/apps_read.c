@@ -17,7 +17,7 @@
 #define IFMETER_APPS_BATCH 256
 
 /* Opens one pin and checks it holds a map of the expected kind and layout. */
-static int ifmeter_apps_open_one(const char *pin_dir, const char *name, int writable,
+int ifmeter_apps_open_one(const char *pin_dir, const char *name, int writable,
                                  uint32_t type, uint32_t key_size, uint32_t value_size,
                                  int *fd, uint32_t *id, uint32_t *max_entries) {
     char path[PATH_MAX];
@@ -56,6 +56,14 @@ int ifmeter_apps_open(const char *pin_dir, int writable, ifmeter_apps_maps *out)
     if (err == 0)
         err = ifmeter_apps_open_one(pin_dir, IFMETER_APPS_PIN_LOST, writable, BPF_MAP_TYPE_ARRAY,
                                     sizeof(uint32_t), value, &out->lost_fd, &out->lost_id, NULL);
+    /* A directory a previous release pinned has no scopes' maps: its app_counts has the same
+     * sizes but keys without a scope, so it is another layout. */
+    for (size_t i = 0; err == 0 && i < 3; i++) {
+        static const char *const scopes[] = {IFMETER_APPS_PIN_PREFIXES, IFMETER_APPS_PIN_READY, IFMETER_APPS_PIN_SCOPES};
+        char path[PATH_MAX];
+        err = ifmeter_apps_pin_path(path, sizeof path, pin_dir, scopes[i]);
+        if (err == 0 && access(path, F_OK) != 0) err = errno == ENOENT ? -EPROTO : -errno;
+    }
     if (err < 0) ifmeter_apps_close(out);
     return err;
 }
@@ -68,8 +76,6 @@ void ifmeter_apps_close(ifmeter_apps_maps *maps) {
     }
 }
 
-/* Stores entry `index` of a read from its key and value. */
-typedef void (*ifmeter_apps_store)(void *entries, size_t index, const void *key, const void *value);
 
 static void ifmeter_apps_store_count(void *entries, size_t index, const void *key, const void *value) {
     ifmeter_apps_entry *entry = (ifmeter_apps_entry *)entries + index;
@@ -106,7 +112,7 @@ static int ifmeter_apps_walk(int fd, size_t key_size, void *entries, size_t capa
     }
 }
 
-static int ifmeter_apps_read_map(int fd, size_t key_size, void *entries, size_t capacity,
+int ifmeter_apps_read_map(int fd, size_t key_size, void *entries, size_t capacity,
                                  ifmeter_apps_store store) {
     uint8_t keys[IFMETER_APPS_BATCH * 16];
     struct ifmeter_apps_value values[IFMETER_APPS_BATCH];
@@ -149,8 +155,8 @@ int ifmeter_apps_read_lost(const ifmeter_apps_maps *maps, struct ifmeter_apps_va
     return bpf_map_lookup_elem(maps->lost_fd, &zero, out) == 0 ? 0 : -errno;
 }
 
-int ifmeter_apps_take(const ifmeter_apps_maps *maps, uint64_t cgroup_id, uint32_t ifindex,
+int ifmeter_apps_take(const ifmeter_apps_maps *maps, uint64_t cgroup_id, uint32_t ifindex, uint32_t scope,
                       struct ifmeter_apps_value *out) {
-    struct ifmeter_apps_key key = { .cgroup_id = cgroup_id, .ifindex = ifindex, .pad = 0 };
+    struct ifmeter_apps_key key = { .cgroup_id = cgroup_id, .ifindex = ifindex, .scope = scope };
     return bpf_map_lookup_and_delete_elem(maps->counts_fd, &key, out) == 0 ? 0 : -errno;
 }

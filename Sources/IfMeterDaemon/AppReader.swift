@@ -141,8 +141,8 @@ final class AppReader: @unchecked Sendable {
             unnameable.formUnion(unknown.subtracting(newNames.keys))
             if let walk, walk.complete {
                 for entry in dump.entries where !walk.live.contains(entry.cgroupID) {
-                    if let taken = try maps.take(cgroupID: entry.cgroupID, ifindex: entry.ifindex) {
-                        finals[AppCounterKey(cgroupID: entry.cgroupID, ifindex: entry.ifindex)] = Traffic(taken)
+                    if let taken = try maps.take(cgroupID: entry.cgroupID, ifindex: entry.ifindex, scope: entry.scope) {
+                        finals[AppCounterKey(cgroupID: entry.cgroupID, ifindex: entry.ifindex, scope: entry.scope)] = Traffic(taken)
                     }
                 }
             }
@@ -150,7 +150,7 @@ final class AppReader: @unchecked Sendable {
         var counters: [AppCount] = []
         counters.reserveCapacity(dump.entries.count + dump.overflow.count)
         for entry in dump.entries {
-            let key = AppCounterKey(cgroupID: entry.cgroupID, ifindex: entry.ifindex)
+            let key = AppCounterKey(cgroupID: entry.cgroupID, ifindex: entry.ifindex, scope: entry.scope)
             // Taken just now: counted as a final.
             if !finals.isEmpty, finals[key] != nil { continue }
             counters.append(AppCount(key: key, traffic: Traffic(entry.traffic)))

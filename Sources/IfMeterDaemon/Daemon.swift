@@ -181,6 +181,7 @@ final class Daemon {
             // The applications' first read with the links' start dump: their baselines together
             // (docs/APPS.md, "Counting"). No dump is out yet, so the reader is the loop's now.
             let appRead = sampler.apps?.read(now: now.sinceBootNanoseconds)
+            let scopeRead = sampler.scopes?.read()
             let metering = Metering(
                 sampler: sampler, worker: try StoreWorker(store, named: "ifmeterd-store", loop: loop),
                 answers: try AnswerWorker((), named: "ifmeterd-answer", loop: loop),
@@ -204,7 +205,9 @@ final class Daemon {
             // The clock first: the start's plans and save must not act on one that jumped while
             // the daemon was down.
             metering.observeClock(now)
-            metering.act(on: metering.service.start(links: dump.links, unparseable: dump.unparseable, apps: appRead, at: now))
+            metering.act(on: metering.service.start(links: dump.links, unparseable: dump.unparseable, apps: appRead,
+                                                         scopes: scopeRead, at: now))
+            Self.startScopes(metering, config: config, links: dump.links, scopes: scopeRead, loop: loop)
             try sampler.watchLinkEvents()
             if config.networks { metering.watchNetworks(loop: loop) }
             try scheduleTimers()
@@ -253,7 +256,7 @@ final class Daemon {
             dump.links = attribution.start(dump.links, at: SystemClock.now().wall, lookUp: owners.lookUp)
         }
         return (try Sampler(feeds: feeds, attribution: attribution, owners: owners, apps: Self.appReader(config, names: appNames),
-                            loop: loop), bootID, dump)
+                            scopes: config.apps ? ScopeReader(pinDirectory: config.appsPins) : nil, loop: loop), bootID, dump)
     }
 
     private func scheduleTimers() throws(PlatformError) {

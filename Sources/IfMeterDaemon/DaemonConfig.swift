@@ -73,6 +73,8 @@ public struct DaemonConfig: Hashable, Sendable {
     public var appsPins = "/sys/fs/bpf/ifmeter"
     /// How many (cgroup, link) entries the counting map holds, fixed by `--attach-apps`.
     public var appsMapEntries: UInt32 = 65536
+    /// `local_prefixes` and `attach_socket` (docs/SCOPES.md).
+    public var scopes = ScopeSettings()
     /// Networks are kept and shown under a name made from their UUID, never their id or SSID.
     public var hideNetworkNames = false
     /// Bound namespaces (`/run/netns/NAME`) metered from inside, their links `netns:NAME/IFACE`
@@ -85,12 +87,6 @@ public struct DaemonConfig: Hashable, Sendable {
     public var podmanStorage = "/var/lib/containers/storage"
     /// libcni's cache directory (`CacheDir`), whose `results` name a node's pods.
     public var cniCacheDirectory = "/var/lib/cni"
-
-    /// Where the owner directory looks, from the runtimes' roots.
-    public var ownerPaths: OwnerPaths {
-        OwnerPaths(namedNamespaces: ["/run/netns", dockerExecRoot + "/netns"], podmanStorage: podmanStorage, dockerRoot: dockerRoot,
-                   dockerNamespaces: dockerExecRoot + "/netns", cniResults: cniCacheDirectory + "/results")
-    }
 
     /// Link names each `meter_inside` namespace may have subjects for: root inside can create
     /// links at will, and each new name would be a history of its own for good.
@@ -115,13 +111,6 @@ public struct DaemonConfig: Hashable, Sendable {
         configuration.networks = networks
         configuration.hideNetworkNames = hideNetworkNames
         configuration.aliases = aliases
-        return configuration
-    }
-
-    public var meterConfiguration: MeterConfiguration {
-        var configuration = MeterConfiguration()
-        configuration.maxBytesPerSecond = maxBytesPerSecond
-        configuration.speedMargin = speedMargin
         return configuration
     }
 
@@ -196,6 +185,7 @@ public struct DaemonConfig: Hashable, Sendable {
     /// Applies one setting; the error says what was wrong with it.
     mutating func set(key: String, value: String) throws(ValueError) {
         if try setAlias(key: key, value: value) { return }
+        if try setScopes(key: key, value: value) { return }
         if key.hasPrefix("month_start_day[") && key.hasSuffix("]") {
             let name = String(key.dropFirst("month_start_day[".count).dropLast())
             guard !name.isEmpty else { throw ValueError("month_start_day[…] needs an interface name") }

@@ -37,6 +37,18 @@ public enum DaemonMain {
                 Diagnostics.error("\(error)")
                 return PlatformError.Kind.configuration.rawValue
             }
+        case .attachLink, .attachLinkStdin:
+            let paths = Paths.resolve(options: options, environment: processEnvironment(), uid: getuid())
+            let attachment: LinkAttachment
+            do {
+                let config = try DaemonConfig.load(path: paths.config, required: paths.configRequired)
+                attachment = LinkAttachment(pinDirectory: config.appsPins)
+            } catch {
+                Diagnostics.error("\(error)")
+                if options.mode == .attachLinkStdin { print("error: \(error)") }
+                return PlatformError.Kind.configuration.rawValue
+            }
+            return options.mode == .attachLinkStdin ? attachment.runStdin() : attachment.run(ifindex: options.attachIfindex ?? 0)
         case .checkConfig, .serve:
             let paths = Paths.resolve(options: options, environment: processEnvironment(), uid: getuid())
             let config: DaemonConfig
@@ -79,6 +91,7 @@ public enum DaemonMain {
             let paths = Paths.resolve(options: options, environment: processEnvironment(), uid: getuid())
             let config = (try? DaemonConfig.load(path: paths.config, required: false)) ?? DaemonConfig()
             report.apps = ProbeReport.apps(pinDirectory: config.apps ? config.appsPins : nil)
+            report.scopes = report.scopes(pinDirectory: config.apps ? config.appsPins : nil)
             print(options.json ? report.json() : report.table())
             return 0
         } catch {

@@ -10,6 +10,9 @@ public struct DaemonOptions: Hashable, Sendable {
         /// The privileged step of counting applications (docs/APPS.md): load, attach and pin
         /// the counting program, then exit; or remove it.
         case attachApps, detachApps
+        /// Root's step of covering one interface with the scope programs (docs/SCOPES.md): the
+        /// request read from standard input (the attach socket's helper), or given.
+        case attachLinkStdin, attachLink
     }
 
     public var mode: Mode = .serve
@@ -27,6 +30,8 @@ public struct DaemonOptions: Hashable, Sendable {
     public var metricsListen: MetricsAddress?
     /// With `--attach-apps`: the user whose daemon reads the maps (their pins become its).
     public var appsUser: String?
+    /// With `--attach-link`: the interface's index.
+    public var attachIfindex: Int32?
 
     public static let usage = """
         usage: ifmeterd [--config FILE] [--socket PATH] [--state-dir DIR] [--log-dir DIR]
@@ -34,6 +39,7 @@ public struct DaemonOptions: Hashable, Sendable {
                ifmeterd --check-config [--config FILE]
                ifmeterd --probe [--json] [--source netlink|getifaddrs] [--sysfs-root DIR]
                ifmeterd --attach-apps [--apps-user USER] [--config FILE] | --detach-apps
+               ifmeterd --attach-link IFINDEX | --attach-link-stdin [--config FILE]
                ifmeterd --help | --version
 
         Meters traffic per network interface from the kernel's own counters, keeps history,
@@ -64,6 +70,10 @@ public struct DaemonOptions: Hashable, Sendable {
           --apps-user USER  with --attach-apps: the user the daemon runs as
           --detach-apps     (root) remove the program and its pins: applications' counts
                             the daemon has not read are lost
+          --attach-link I   (root) count interface I's traffic by scope: attach the pinned
+                            tcx programs to it (docs/SCOPES.md); nothing when they are
+          --attach-link-stdin  the same for one line "attach I" read from standard input,
+                            answered "ok" or "error: WHY" (ifmeterd-attach@.service)
           --help            show this help
           --version         show the version
         """
@@ -91,6 +101,14 @@ public struct DaemonOptions: Hashable, Sendable {
             case "--attach-apps": choose(.attachApps)
             case "--detach-apps": choose(.detachApps)
             case "--apps-user": appsUser = try value(for: argument)
+            case "--attach-link-stdin": choose(.attachLinkStdin)
+            case "--attach-link":
+                choose(.attachLink)
+                let text = try value(for: argument)
+                guard case .success(let ifindex) = LinkAttachment.parse(Array("attach \(text)".utf8)) else {
+                    throw UsageError("--attach-link: expected an interface index from 1 to \(Int32.max), got \"\(text)\"")
+                }
+                attachIfindex = ifindex
             case "--json": json = true
             case "--source":
                 let name = try value(for: argument)

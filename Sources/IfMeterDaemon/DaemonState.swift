@@ -110,7 +110,8 @@ final class DaemonState {
             metrics: httpPort.map { port in
                 (options.metricsListen ?? config.metricsListen).map { MetricsAddress(host: $0.host, port: port).description }
                     ?? ":\(port)"
-            }, apps: metering?.appsHealth, clock: running ? metering?.clockHealth : nil)
+            }, apps: metering?.appsHealth, clock: running ? metering?.clockHealth : nil,
+            scopes: Daemon.scopesHealth(metering, config: config))
     }
 }
 
@@ -148,6 +149,7 @@ final class Reloader {
             metering.worker.run({ store in store.configuration = configuration }, then: { _ in })
             metering.service.reconfigure(fresh.serviceConfiguration)
             metering.watchPlans()
+            Daemon.reconfigureScopes(metering, config: fresh)
             state.sampleTimer?.setInterval(.seconds(state.interval), now: loop.now)
             state.saveTimer?.setInterval(.seconds(fresh.saveInterval), now: loop.now)
         }

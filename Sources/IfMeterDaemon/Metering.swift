@@ -41,6 +41,11 @@ final class Metering {
     private(set) var networks: NetworkFeed?
     /// Whether applications are counted (docs/APPS.md), as the last sample found.
     var appsHealth: AppsHealth
+    /// The scopes' parts (docs/SCOPES.md), with `apps = yes`: the local prefixes' writer, the
+    /// links' coverage, and the last scope counters read.
+    var prefixSync: PrefixSync?
+    var coverage: ScopeCoverage?
+    var lastScopes: ScopeCounts?
     /// What says the wall clock is synchronised, asked at each read (``ClockTrust``).
     private var clockSync = ClockSync()
     /// When the clocks were last read, for how far back a time source's stamp may be.
@@ -84,8 +89,11 @@ final class Metering {
     /// may make a save due (a plan event, a link gone).
     func ingest(_ read: Sampler.Read) {
         if let health = read.appsHealth { appsHealth = health }
+        if let scopes = read.scopes { lastScopes = scopes }
+        coverage?.observe(events: read.linkEvents, scopes: read.scopes)
         observeClock(read.at)
-        let ingested = service.ingest(linkEvents: read.linkEvents, readings: read.readings, apps: read.apps, at: read.at)
+        let ingested = service.ingest(linkEvents: read.linkEvents, readings: read.readings, apps: read.apps,
+                                      scopes: read.scopes, at: read.at)
         act(on: ingested)
         if read.cause != .sample && ingested.wantsSave { save() }
     }

@@ -48,6 +48,8 @@ public struct ProbeReport: Sendable {
     public var interfaces: [Interface]
     /// Whether applications are counted (docs/APPS.md), and what says so or why not.
     public var apps = AppsHealth(counting: false, detail: "not probed")
+    /// Whether interfaces' traffic is split by scope (docs/SCOPES.md): the links covered.
+    public var scopes = AppsHealth(counting: false, detail: "not probed")
 
     public init(listing: LinkListing, classifier: Classifier, sysfs: SysfsReader, bootID: String?) {
         self.bootID = bootID
@@ -89,6 +91,20 @@ public struct ProbeReport: Sendable {
         }
     }
 
+    /// Whether the scope counters in `pinDirectory` can be read, and which of the interfaces
+    /// they cover.
+    public func scopes(pinDirectory: String?) -> AppsHealth {
+        guard let pinDirectory else { return AppsHealth(counting: false, detail: "apps = no") }
+        do {
+            let counts = try ScopeCounterMaps(pinDirectory: pinDirectory).read()
+            let covered = interfaces.filter { counts.covers($0.ifindex) }.map(\.name)
+            return AppsHealth(counting: true, detail: "map \(counts.mapID) pinned in \(pinDirectory): "
+                + (covered.isEmpty ? "no interface covered yet" : "covering " + covered.joined(separator: ", ")))
+        } catch {
+            return AppsHealth(counting: false, detail: "\(error)")
+        }
+    }
+
     public func json() -> String {
         String(decoding: jsonBytes, as: UTF8.self)
     }
@@ -118,7 +134,8 @@ public struct ProbeReport: Sendable {
         }
         let source = "source: \(source) (kernel counters since each interface was created)"
         let applications = "applications: " + (apps.counting ? "counted, " : "not counted: ") + apps.detail
-        return (lines + [source, applications, EstimateLabel.footnote]).joined(separator: "\n")
+        let split = "scopes: " + (scopes.counting ? "split, " : "not split: ") + scopes.detail
+        return (lines + [source, applications, split, EstimateLabel.footnote]).joined(separator: "\n")
     }
 }
 
@@ -131,6 +148,7 @@ extension ProbeReport: JSONWritable {
         w.beginArray()
         for interface in interfaces { interface.write(to: &w) }
         w.endArray()
+        w.key("scopes"); scopes.write(to: &w)
         w.key("source"); w.string(source)
         w.key("version"); w.string(version)
         w.key("warnings"); w.strings(warnings)

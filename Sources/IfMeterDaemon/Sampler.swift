@@ -36,6 +36,9 @@ final class Sampler {
         var apps: AppRead?
         /// With a sample: whether the applications' counts could be read, or why not.
         var appsHealth: AppsHealth?
+        /// The interfaces' scope counters, read right after the applications' (docs/SCOPES.md);
+        /// nil when not read (not a sample, `apps = no`, or the map cannot be read).
+        var scopes: ScopeCounts? = nil
         var at: MeterInstant
     }
 
@@ -64,6 +67,9 @@ final class Sampler {
     /// Reads the applications' counts with each sample; nil with `apps = no`. Used on the
     /// dump's thread only.
     let apps: AppReader?
+    /// Reads the interfaces' scope counters with each sample; nil with `apps = no`. Used on the
+    /// dump's thread only.
+    let scopes: ScopeReader?
 
     /// Ingests what was read (set by the daemon before the first read).
     var deliver: (Read) -> Void = { _ in }
@@ -71,9 +77,10 @@ final class Sampler {
     var sampled: (_ seconds: Double, _ waiting: [() -> Void]) -> Void = { _, waiting in for done in waiting { done() } }
 
     init(feeds: LinkFeeds, attribution: Attribution, owners: OwnerDirectory?, apps: AppReader?,
-         loop: EventLoop) throws(PlatformError) {
+         scopes: ScopeReader? = nil, loop: EventLoop) throws(PlatformError) {
         self.feeds = feeds
         self.apps = apps
+        self.scopes = scopes
         self.attribution = attribution
         self.owners = owners
         self.loop = loop
@@ -120,7 +127,7 @@ final class Sampler {
         // containers) covers the links they added; it runs beside the dump, off the loop.
         let attributedEvents = attributed(events, nil, at: now.wall).events
         let look = self.look()
-        let apps = self.apps
+        let apps = self.apps, scopes = self.scopes
         dumper.run({ feeds in
             // The links first, then the applications: a packet going out is counted by the
             // program before its link counts it, and one coming in on its way to its socket,
@@ -129,9 +136,12 @@ final class Sampler {
             // as the link's debt and the next sample settles it (docs/APPS.md, "Exact").
             let dump = Result { () throws(KernelError) in try feeds.dumpCounters() }
             let appRead = apps?.read(now: now.sinceBootNanoseconds)
-            return (dump, look?(), appRead, apps?.health)
+            // After the applications: the tcx programs count a packet before (egress) or
+            // after (ingress) its link does, as the cgroup programs do (docs/SCOPES.md).
+            let scopeRead = scopes?.read()
+            return (dump, look?(), appRead, apps?.health, scopeRead)
         }, then: { [unowned self] (result: Result<[CounterReading], KernelError>, lookups: OwnerLookups?, appRead: AppRead?,
-                                   appsHealth: AppsHealth?) in
+                                   appsHealth: AppsHealth?, scopeRead: ScopeCounts?) in
             for source in linkEventSources { source.setEnabled(true) }
             let readings: [CounterReading]?
             do {
@@ -142,7 +152,8 @@ final class Sampler {
             }
             let seen = attributed([], readings, at: now.wall, lookups: lookups)
             deliver(Read(cause: .sample, linkEvents: attributedEvents + seen.events, readings: seen.readings,
-                         apps: readings == nil ? nil : appRead, appsHealth: appsHealth, at: now))
+                         apps: readings == nil ? nil : appRead, appsHealth: appsHealth,
+                         scopes: readings == nil ? nil : scopeRead, at: now))
             // The sample's smaller allocations (under the mmap threshold) leave their pages in
             // the heap until something trims it, and saves are a minute apart; a trim costs
             // little beside a sample (docs/BENCHMARKS.md).
@@ -168,10 +179,11 @@ final class Sampler {
             let now = SystemClock.now()
             let read = try feeds.sample()
             let appRead = apps?.read(now: now.sinceBootNanoseconds)
+            let scopeRead = scopes?.read()
             let applied = attributed(read.linkEvents, read.readings, at: now.wall)
             let seen = attributed([], nil, at: now.wall, lookups: look()?())
             deliver(Read(cause: .sample, linkEvents: applied.events + seen.events, readings: applied.readings,
-                         apps: appRead, appsHealth: apps?.health, at: now))
+                         apps: appRead, appsHealth: apps?.health, scopes: scopeRead, at: now))
         } catch {
             Diagnostics.error("sample failed: \(error)")
         }

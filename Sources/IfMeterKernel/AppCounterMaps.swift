@@ -24,19 +24,25 @@ public struct AppTraffic: Hashable, Sendable {
     }
 }
 
-/// The traffic of one cgroup's sockets through one interface (of the socket's namespace).
+/// The traffic of one cgroup's sockets through one interface (of the socket's namespace), of
+/// one scope.
 public struct AppCounterEntry: Hashable, Sendable {
     /// The socket's cgroup: its directory's inode number (`Cgroup2.id(ofDirectory:)`).
     public var cgroupID: UInt64
     public var ifindex: Int32
+    /// Where the packets' far ends were (docs/SCOPES.md); unknown before the daemon wrote the
+    /// local prefixes, and for a scope value this release does not know.
+    public var scope: TrafficScope
     public var traffic: AppTraffic
     /// The cgroup's ancestor two levels below the root (`/user.slice/user-UID.slice`) when the
     /// entry was made; 0 for a shallower cgroup.
     public var ancestorID: UInt64
 
-    public init(cgroupID: UInt64, ifindex: Int32, traffic: AppTraffic, ancestorID: UInt64 = 0) {
+    public init(cgroupID: UInt64, ifindex: Int32, scope: TrafficScope = .unknown, traffic: AppTraffic,
+                ancestorID: UInt64 = 0) {
         self.cgroupID = cgroupID
         self.ifindex = ifindex
+        self.scope = scope
         self.traffic = traffic
         self.ancestorID = ancestorID
     }
@@ -72,7 +78,7 @@ public final class AppCounterMaps {
             let hint: String? = switch -result {
             case EACCES, EPERM: "the pins are not this user's; attach with it as their owner"
             case ENOENT: "the application counter is not attached there"
-            case EPROTO: "the pins hold maps of another layout; detach and attach again"
+            case EPROTO: "the pins hold maps of another layout (or an older release's); run ifmeterd --attach-apps"
             default: nil
             }
             throw KernelError(call: "open the application counter's maps in \(pinDirectory)",
@@ -94,6 +100,7 @@ public final class AppCounterMaps {
         let entries = buffer.withUnsafeBufferPointer { buffer in
             buffer.prefix(read).map { entry in
                 AppCounterEntry(cgroupID: entry.key.cgroup_id, ifindex: Int32(bitPattern: entry.key.ifindex),
+                                scope: TrafficScope(rawValue: entry.key.scope) ?? .unknown,
                                 traffic: AppTraffic(entry.value), ancestorID: entry.value.ancestor_id)
             }
         }
@@ -115,9 +122,9 @@ public final class AppCounterMaps {
     /// counted between the read and the deletion and then lost; nil when there is none. For
     /// the entries of cgroups that are gone: a packet of such a cgroup's last sockets that a
     /// CPU was counting at that instant may still be added to the deleted entry, and is lost.
-    public func take(cgroupID: UInt64, ifindex: Int32) throws(KernelError) -> AppTraffic? {
+    public func take(cgroupID: UInt64, ifindex: Int32, scope: TrafficScope = .unknown) throws(KernelError) -> AppTraffic? {
         var value = ifmeter_apps_value()
-        let result = ifmeter_apps_take(&maps, cgroupID, UInt32(bitPattern: ifindex), &value)
+        let result = ifmeter_apps_take(&maps, cgroupID, UInt32(bitPattern: ifindex), scope.rawValue, &value)
         if result == -ENOENT { return nil }
         _ = try check(result, "take app_counts' entry of cgroup \(cgroupID) on ifindex \(ifindex)")
         return AppTraffic(value)

@@ -8,7 +8,8 @@ import Glibc
 /// opened it. Reuses its receive buffer across calls; the dumps' C arrays live only for the
 /// call that fills them.
 public final class NetlinkSocket {
-    private let handle: OpaquePointer
+    /// For this module's other dumps (`OnLinkPrefixes`).
+    let handle: OpaquePointer
     private var links = ifm_link_array()
     private var counters = ifm_counters_array()
 

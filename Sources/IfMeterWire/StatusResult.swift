@@ -206,12 +206,15 @@ public struct StatusResult: Hashable, Sendable {
     public var apps: AppsHealth?
     /// Whether the wall clock is believed; absent before the first sample.
     public var clock: ClockHealth?
+    /// Whether interfaces' traffic is split by scope (docs/SCOPES.md); absent with `apps = no`.
+    public var scopes: ScopesHealth?
 
     public init(ready: Bool, version: String, pid: Int32, startedAt: Double, interval: UInt64,
                 saveInterval: UInt64, lastSampleAt: Double?, source: String?, interfaces: Int?,
                 store: StoreHealth?, socket: String, timeZone: String?, linkEvents: LinkEventsHealth? = nil,
-                metrics: String? = nil, apps: AppsHealth? = nil, clock: ClockHealth? = nil) {
+                metrics: String? = nil, apps: AppsHealth? = nil, clock: ClockHealth? = nil, scopes: ScopesHealth? = nil) {
         self.apps = apps
+        self.scopes = scopes
         self.clock = clock
         self.linkEvents = linkEvents
         self.metrics = metrics
@@ -243,6 +246,7 @@ extension StatusResult: JSONWritable, JSONReadable {
         w.key("pid"); w.number(pid)
         w.key("ready"); w.bool(ready)
         w.key("save_interval"); w.number(saveInterval)
+        if let scopes { w.key("scopes"); scopes.write(to: &w) }
         w.key("socket"); w.string(socket)
         if let source { w.key("source"); w.string(source) }
         w.key("started_at"); w.number(startedAt)
@@ -274,6 +278,7 @@ extension StatusResult: JSONWritable, JSONReadable {
             case "metrics": metrics = try r.readNull() ? nil : try r.readString()
             case "apps": apps = try r.readNull() ? nil : try AppsHealth(reading: &r)
             case "clock": clock = try r.readNull() ? nil : try ClockHealth(reading: &r)
+            case "scopes": scopes = try r.readNull() ? nil : try ScopesHealth(reading: &r)
             default: try r.skipValue()
             }
         }

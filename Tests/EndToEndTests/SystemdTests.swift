@@ -22,13 +22,18 @@ struct SystemdTests {
         #expect(text.contains("ExecStart=/usr/bin/ifmeterd --socket /run/ifmeter/ifmeterd.sock\n"))
         try text.replacingOccurrences(of: "ExecStart=/usr/bin/ifmeterd", with: "ExecStart=\(DaemonProcess.binary)")
             .write(toFile: service, atomically: true, encoding: .utf8)
+        let helper = units + "/ifmeterd-attach@.service"
+        try String(contentsOfFile: helper, encoding: .utf8)
+            .replacingOccurrences(of: "ExecStart=/usr/bin/ifmeterd", with: "ExecStart=\(DaemonProcess.binary)")
+            .write(toFile: helper, atomically: true, encoding: .utf8)
         return (units, destdir)
     }
 
     @Test("systemd-analyze verify has nothing to say about the installed units; the man page they cite is installed")
     func verify() throws {
         let (units, destdir) = try installedUnits()
-        let files = ["ifmeterd.service", "ifmeterd.socket", "ifmeterd-events.socket", "ifmeterd-metrics.socket"].map { units + "/" + $0 }
+        let files = ["ifmeterd.service", "ifmeterd.socket", "ifmeterd-events.socket", "ifmeterd-metrics.socket",
+                     "ifmeterd-attach.socket", "ifmeterd-attach@.service"].map { units + "/" + $0 }
         // --man=no: verify would run man(1) for Documentation=, which looks in the system's man
         // path, not the scratch root; the page is checked in the scratch root below instead.
         let result = try Command.run(["systemd-analyze", "verify", "--man=no"] + files)
@@ -65,6 +70,9 @@ struct SystemdTests {
         let service = units + "/ifmeterd.service"
         let score = try exposure(service)
         #expect(score <= (try recorded("Exposure score: ")), "exposure \(score) rose above the recorded value")
+        // The attach helper (docs/SCOPES.md): root, for one request.
+        let helper = try exposure(units + "/ifmeterd-attach@.service")
+        #expect(helper <= (try recorded("Exposure score of ifmeterd-attach@.service: ")), "\(helper)")
         // The drop-in's [Service] lines appended to the unit: systemd merges a drop-in the same way.
         let dropIn = try String(contentsOfFile: Self.packageRoot + "/docs/examples/metrics-listen.conf", encoding: .utf8)
         let unit = try String(contentsOfFile: service, encoding: .utf8)

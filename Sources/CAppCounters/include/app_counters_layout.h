@@ -11,14 +11,45 @@
 /* app_overflow is keyed by ifindex alone: a few thousand interfaces. */
 #define IFMETER_APPS_OVERFLOW_ENTRIES 4096
 
-/* app_counts' key. `pad` is always 0: the hash compares every byte of the key. */
+/* Where a packet's far ends are (IfMeterCore's TrafficScope has the same raw values). */
+#define IFMETER_SCOPE_LOCAL 0
+#define IFMETER_SCOPE_INTERNET 1
+#define IFMETER_SCOPE_UNKNOWN 2
+
+/* app_counts' key: one entry a cgroup, interface and scope. */
 struct ifmeter_apps_key {
     __u64 cgroup_id; /* bpf_skb_cgroup_id: the inode number of the socket's cgroup (v2) */
     __u32 ifindex;   /* skb->ifindex at egress, skb->ingress_ifindex at ingress */
-    __u32 pad;
+    __u32 scope;     /* IFMETER_SCOPE_* */
 };
 
-/* The value of all three maps. Bytes are skb->len: the IP packet, no link-layer header. */
+/* local_prefixes' key (an LPM trie): IPv4 as IPv6 maps it (::ffff:a.b.c.d, prefixlen 96 + n),
+ * so one trie holds both families. The value is a __u8, 1. */
+struct ifmeter_prefix_key {
+    __u32 prefixlen;
+    __u8 addr[16];
+};
+
+/* local_prefixes' size: far more than a host's links and routes and a config's ranges. */
+#define IFMETER_PREFIX_ENTRIES 16384
+
+/* link_scopes' key: one entry an interface and scope, counted by the tcx programs. */
+struct ifmeter_scope_key {
+    __u32 ifindex; /* skb->ifindex: the interface the tcx program is attached to */
+    __u32 scope;   /* IFMETER_SCOPE_* */
+};
+
+/* link_scopes' size: an interface has three entries. */
+#define IFMETER_SCOPE_ENTRIES 12288
+
+/* The kernel's tcx attach types and return value (Linux 6.6), which the C library's headers of
+ * an older distribution do not name yet. The values are the kernel's ABI. */
+#define IFMETER_BPF_TCX_INGRESS 46
+#define IFMETER_BPF_TCX_EGRESS 47
+#define IFMETER_TCX_NEXT (-1)
+
+/* The value of every counting map. Bytes are skb->len: at the cgroup hooks the IP packet, no
+ * link-layer header; at tcx the frame, its link-layer header included (both directions). */
 struct ifmeter_apps_value {
     __u64 rx_bytes;
     __u64 rx_packets;
@@ -44,5 +75,8 @@ struct ifmeter_apps_config {
 _Static_assert(sizeof(struct ifmeter_apps_config) == 8, "the config is 8 bytes on both targets");
 _Static_assert(sizeof(struct ifmeter_apps_key) == 16, "the key is 16 bytes on both targets");
 _Static_assert(sizeof(struct ifmeter_apps_value) == 40, "the value is 40 bytes on both targets");
+_Static_assert(sizeof(struct ifmeter_prefix_key) == 20, "the prefix key is 20 bytes on both targets");
+_Static_assert(sizeof(struct ifmeter_scope_key) == 8, "the scope key is 8 bytes on both targets");
+_Static_assert(IFMETER_SCOPE_UNKNOWN == 2, "TrafficScope.unknown's raw value");
 
 #endif

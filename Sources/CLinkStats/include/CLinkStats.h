@@ -190,6 +190,47 @@ int ifm_enter_netns(int netns_fd);
  * assigned, -EAGAIN when the bytes hold no reply to `seq`, or -errno from the kernel's error. */
 int ifm_parse_netns_id(const void *buf, size_t len, uint32_t seq);
 
+/* An address or a route, as much as the on-link prefixes need (docs/SCOPES.md). */
+enum { IFM_PREFIX_ADDRESS = 1, IFM_PREFIX_ROUTE = 2 };
+typedef struct ifm_prefix_record {
+    uint8_t kind;        /* IFM_PREFIX_* */
+    uint8_t family;      /* AF_INET or AF_INET6 */
+    uint8_t length;      /* the prefix length: the address's, or the route destination's */
+    uint8_t has_peer;    /* an address: a point-to-point peer in `peer` */
+    uint8_t has_gateway; /* a route: a next hop has a gateway (RTA_GATEWAY or RTA_VIA) */
+    uint8_t type;        /* a route: RTN_* */
+    uint8_t valid;
+    uint8_t reserved;
+    int32_t ifindex;     /* the address's link; a route's first next hop's */
+    uint32_t table;      /* a route: RT_TABLE_* */
+    uint8_t address[16]; /* the local address, or the route's destination (4 bytes for IPv4) */
+    uint8_t peer[16];
+} ifm_prefix_record;
+
+typedef struct ifm_prefix_array {
+    ifm_prefix_record *items;
+    size_t count;
+    size_t capacity;
+    size_t skipped;
+} ifm_prefix_array;
+
+void ifm_prefix_array_free(ifm_prefix_array *array);
+
+/* Every address and route of the socket's namespace (RTM_GETADDR and RTM_GETROUTE dumps, both
+ * families), each message parsed by libnl-route. The count; unparseable ones in out->skipped. */
+int ifm_nl_dump_prefixes(ifm_nl *nl, ifm_prefix_array *out);
+
+/* Parses the RTM_NEWADDR / RTM_NEWROUTE messages in `len` bytes into `out`: any bytes are safe
+ * (the fuzzing entry to the parser ifm_nl_dump_prefixes uses). 0 or -ENOMEM. */
+int ifm_parse_prefixes(const void *buf, size_t len, ifm_prefix_array *out);
+
+/* A socket joined to RTNLGRP_IPV4_IFADDR, IPV6_IFADDR, IPV4_ROUTE and IPV6_ROUTE, non-blocking,
+ * connected to the kernel. Only that something changed is read from it (ifm_nl_drain). */
+int ifm_nl_open_prefix_events(ifm_nl **out);
+/* Reads and drops every queued datagram: how many, or -ENOBUFS when some were lost (either
+ * way, the caller reads everything again), or -errno. */
+int ifm_nl_drain(ifm_nl *nl);
+
 /* The fallback source: getifaddrs() AF_PACKET entries, 32-bit struct rtnl_link_stats counters.
  * Returns the link count. No kind, operstate, MTU, master or link are available from it. */
 int ifm_getifaddrs_links(ifm_link_array *out);

@@ -1,0 +1,96 @@
+import IfMeterCore
+import IfMeterKernel
+import IfMeterPlatform
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `ifmeterd --attach-link-stdin` and `--attach-link IFINDEX` (docs/SCOPES.md, "Least
+/// privilege"): root's short step that covers one interface with the scope programs the root
+/// step pinned. Under `ifmeterd-attach@.service` (socket-activated, `Accept=yes`, one process
+/// a connection) it reads one line, `attach IFINDEX`, from its socket, answers `ok` or
+/// `error: WHY`, and exits: the daemon asks for its links without ever holding CAP_NET_ADMIN.
+struct LinkAttachment {
+    let pinDirectory: String
+
+    /// The longest request line, its newline included.
+    static let maximumLine = 64
+
+    /// A request line's ifindex, or why it is not one: `attach N`, N in 1…2^31−1 written as
+    /// the kernel writes it (no sign, no leading zero), then a newline or the end.
+    static func parse(_ line: [UInt8]) -> Result<Int32, LineError> {
+        var bytes = line[...]
+        if bytes.last == 0x0A { bytes = bytes.dropLast() }
+        guard bytes.count < maximumLine else { return .failure(LineError("the line is longer than \(maximumLine) bytes")) }
+        let prefix = Array("attach ".utf8)
+        guard bytes.starts(with: prefix) else { return .failure(LineError("expected \"attach IFINDEX\"")) }
+        let digits = bytes.dropFirst(prefix.count)
+        guard !digits.isEmpty, digits.count <= 10, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), digits.first != 0x30,
+              let value = Int64(String(decoding: digits, as: UTF8.self)), value <= Int64(Int32.max) else {
+            return .failure(LineError("expected an interface index from 1 to \(Int32.max) after \"attach \""))
+        }
+        return .success(Int32(value))
+    }
+
+    struct LineError: Error, Equatable, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// One request from standard input, its answer on standard output. Exit status 0 for `ok`.
+    func runStdin() -> Int32 {
+        let line: [UInt8]
+        switch Self.readLine(from: STDIN_FILENO, timeoutMilliseconds: 5000) {
+        case .success(let read): line = read
+        case .failure(let error): return answer("error: \(error)", status: PlatformError.Kind.usage.rawValue)
+        }
+        switch Self.parse(line) {
+        case .success(let ifindex): return attach(ifindex)
+        case .failure(let error): return answer("error: \(error)", status: PlatformError.Kind.usage.rawValue)
+        }
+    }
+
+    /// `--attach-link IFINDEX`, for an administrator: the same step, said on standard output.
+    func run(ifindex: Int32) -> Int32 { attach(ifindex) }
+
+    private func attach(_ ifindex: Int32) -> Int32 {
+        do {
+            let attached = try InterfaceScopeProgram.attach(ifindex: ifindex, pinDirectory: pinDirectory)
+            if attached.pinsPruned > 0 {
+                Diagnostics.notice("removed \(attached.pinsPruned) scope link pin(s) of interfaces that are gone")
+            }
+            return answer("ok", status: 0)
+        } catch {
+            Diagnostics.error("ifindex \(ifindex): \(error)")
+            let status = error.errno == EPERM || error.errno == EACCES
+                ? PlatformError.Kind.noPermission.rawValue : PlatformError.Kind.unavailable.rawValue
+            return answer("error: \(error)", status: status)
+        }
+    }
+
+    /// One line on standard output, in one write: the client reads until the newline.
+    private func answer(_ text: String, status: Int32) -> Int32 {
+        var line = text.replacingOccurrences(of: "\n", with: " ") + "\n"
+        line.withUTF8 { bytes in _ = write(STDOUT_FILENO, bytes.baseAddress, bytes.count) }
+        return status
+    }
+
+    /// Bytes up to and including the first newline, at most ``maximumLine`` + 1 of them, or
+    /// whatever came before the end or the timeout.
+    static func readLine(from fd: Int32, timeoutMilliseconds: Int32) -> Result<[UInt8], LineError> {
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while line.count <= maximumLine {
+            var poll = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = Glibc.poll(&poll, 1, timeoutMilliseconds)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { return .failure(LineError(ready == 0 ? "no request within 5 s" : "poll: \(Errno(errno))")) }
+            let count = read(fd, &byte, 1)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            line.append(byte)
+            if byte == 0x0A { break }
+        }
+        return .success(line)
+    }
+}
