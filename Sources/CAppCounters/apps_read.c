@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef ENOTSUPP
@@ -61,8 +62,11 @@ int ifmeter_apps_open(const char *pin_dir, int writable, ifmeter_apps_maps *out)
     for (size_t i = 0; err == 0 && i < 3; i++) {
         static const char *const scopes[] = {IFMETER_APPS_PIN_PREFIXES, IFMETER_APPS_PIN_READY, IFMETER_APPS_PIN_SCOPES};
         char path[PATH_MAX];
+        struct stat st;
         err = ifmeter_apps_pin_path(path, sizeof path, pin_dir, scopes[i]);
-        if (err == 0 && access(path, F_OK) != 0) err = errno == ENOENT ? -EPROTO : -errno;
+        /* lstat, not access(2): access checks with the real uid and without the effective
+         * capabilities, so the unit's CAP_DAC_READ_SEARCH would not pass bpffs's 0700. */
+        if (err == 0 && lstat(path, &st) != 0) err = errno == ENOENT ? -EPROTO : -errno;
     }
     if (err < 0) ifmeter_apps_close(out);
     return err;
