@@ -20,6 +20,8 @@ public struct ServiceHistory: Sendable {
     public var apps: AppCounterState?
     /// The interface scope program's map as last saved (docs/SCOPES.md), if it was.
     public var scopes: ScopeCounterState?
+    /// Every scope subject with history (`scope:S/SUBJECT`), with when it was first counted.
+    public var scopeSubjects: [String: Double] = [:]
     /// What the save journal holds after the database's last save (a daemon killed between
     /// folds, docs/CONFIG.md `fold_interval`), in order: counted again at start.
     public var journal: [JournalRecord] = []

@@ -66,7 +66,7 @@ public struct MeterService: Sendable {
         lostEvents = LostEvents(loaded.eventsLost)
         plans = ServicePlans(PlanWatch(plans: configuration.plans, states: loaded.planStates))
         apps = ServiceApps(loaded: loaded.apps, bootID: bootID)
-        scopes = ServiceScopes(loaded: loaded.scopes, bootID: bootID)
+        scopes = ServiceScopes(loaded: loaded.scopes, subjects: loaded.scopeSubjects, bootID: bootID)
         networks = NetworkAssignments(loaded.networks, enabled: configuration.networks,
                                       hidingNames: configuration.hideNetworkNames)
         // Names kept before network_names = hidden go from the database with the next save.
@@ -234,6 +234,8 @@ public struct MeterService: Sendable {
             linkDeltas = nil
             for ifindex in goneLinks.keys { self.apps.linkGone(ifindex: ifindex) }
         }
+        // Applications' scoped copies (`scope:S/app:…`) come with their deltas.
+        self.scopes.counted(deltas.lazy.map(\.name), at: instant.wall)
         if let counted = scopeLinkDeltas, scopes != nil || self.scopes.counting {
             deltas += self.scopes.ingest(scopes, linkDeltas: counted, link: link, networkOf: networkSubject(ofLink:),
                                          bootID: meter.bootID, at: instant.wall)
@@ -367,6 +369,7 @@ public struct MeterService: Sendable {
         plans.forget(name)
         networks.forget(name)
         apps.forget(name)
+        scopes.forget(name)
         meter.forgetHistory(of: name, at: wall)
         return known
     }

@@ -129,6 +129,7 @@ extension MeterService {
             if let key = present[name], let link = table.links[key] { return figures(of: link) }
             if NetworkSubject.isNetwork(name) { return networkFigures(of: name)?.asInterfaceFigures }
             if let figures = appFigures(of: name) { return figures }
+            if let since = scopes.subjects[name] { return scopeFigures(of: name, since: since) }
             return table.history[name].map { figures(ofAbsent: $0) }
         }
     }
@@ -180,6 +181,13 @@ extension MeterService {
             lastSeen: record.lastSeen, alias: aliases.alias(of: record.name))
     }
 
+    /// A scope subject's figures (`scope:internet/eth0`, docs/SCOPES.md): its total since it
+    /// was first counted.
+    private func scopeFigures(of name: String, since: Double) -> InterfaceFigures {
+        InterfaceFigures(name: name, interfaceClass: "scope", classReason: "split by the far end's address",
+                         kind: ScopeKind().noun, total: total(of: name), since: since, eventsLost: 0, present: nil, lastSeen: nil)
+    }
+
     /// A name's total since its history began: saved, plus counted and not yet saved (pending,
     /// carried from failed saves, and in saves not finished).
     func total(of name: String) -> BucketTally {
@@ -190,6 +198,7 @@ extension MeterService {
     public func isKnown(_ name: String) -> Bool {
         meter.firstSeen[name] != nil || saves.savedTotals[name] != nil || table.history[name] != nil
             || (NetworkSubject.isNetwork(name) && networkFigures(of: name) != nil) || apps.subjects[name] != nil
+            || scopes.subjects[name] != nil
     }
 
     /// Present interfaces' rates, once a full interval has been measured.

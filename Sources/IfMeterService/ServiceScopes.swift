@@ -12,12 +12,16 @@ struct ServiceScopes: Sendable {
     private(set) var reading = false
     /// The state the last save began with; nil before the first save and after one that failed.
     private var lastBegun: ScopeCounterState?
+    /// Every scope subject with history, with when it was first counted: what the views find
+    /// by name (``MeterService/figures(named:)``).
+    private(set) var subjects: [String: Double]
 
     private static let scope = ScopeKind()
 
-    init(loaded: ScopeCounterState?, bootID: String) {
+    init(loaded: ScopeCounterState?, subjects: [String: Double] = [:], bootID: String) {
         split = ScopeSplit(bootID: loaded?.bootID ?? bootID, mapID: loaded?.mapID, last: loaded?.counters ?? [:])
         lastBegun = loaded
+        self.subjects = subjects
     }
 
     /// Whether a sample's link deltas are split: the map was read, now or before a restart (a
@@ -50,6 +54,7 @@ struct ServiceScopes: Sendable {
             copy.name = ScopeKind.subject(network, scope: scope)
             out.append(copy)
         }
+        for delta in out where subjects[delta.name] == nil { subjects[delta.name] = time }
         return out
     }
 
@@ -65,4 +70,12 @@ struct ServiceScopes: Sendable {
 
     /// A save failed: the next writes the state again, whatever the saves between wrote.
     mutating func saveFailed() { lastBegun = nil }
+
+    /// A subject's history deleted (`forget`).
+    mutating func forget(_ subject: String) { subjects[subject] = nil }
+
+    /// Counted as well (``AppAttribution``'s scoped copies of applications): known from now on.
+    mutating func counted(_ names: some Sequence<String>, at time: Double) {
+        for name in names where subjects[name] == nil && name.hasPrefix("scope:") { subjects[name] = time }
+    }
 }

@@ -13,11 +13,14 @@ public struct HistoryLoader {
     /// record, and when link events were lost.
     public func history() throws(StoreError) -> ServiceHistory {
         let meter = try meter()
-        return ServiceHistory(
-            meterState: meter.state, knownNames: meter.knownNames, totals: try queries.totals().mapValues(\.tally),
+        let totals = try queries.totals()
+        var history = ServiceHistory(
+            meterState: meter.state, knownNames: meter.knownNames, totals: totals.mapValues(\.tally),
             interfaces: try queries.interfaces(), eventsLost: try queries.lostEventTimes(limit: 100_000),
             planStates: try planStates(), networks: try networks(), apps: try appRows.read(), scopes: try appRows.scopes.read(),
             aliases: try queries.aliases())
+        history.scopeSubjects = totals.filter { $0.key.hasPrefix("scope:") }.mapValues(\.since)
+        return history
     }
 
     /// What the meter needs at start: the saved state (nil if there is none) and every name with

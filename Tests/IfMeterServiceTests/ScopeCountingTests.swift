@@ -43,6 +43,10 @@ struct ScopeCountingTests {
         #expect(try stored(harness, .internet, "eth0") == traffic(3000, 250, 30, 5))
         #expect(try stored(harness, .unknown, "eth0") == .zero)
         #expect(try stored(harness, .unknown, "eth1") == traffic(700, 70, 7, 1))
+        // The views find them by name, saved or not.
+        let found = harness.service.figures(named: ["scope:internet/eth0", "scope:local/eth1", "scope:unknown/eth1"])
+        #expect(found.map(\.name) == ["scope:internet/eth0", "scope:unknown/eth1"], "a scope never counted is not found")
+        #expect(found.first?.total.traffic == traffic(3000, 250, 30, 5))
         #expect(try sum(harness, "eth0") == (try harness.storedTotal("eth0")))
         #expect(try sum(harness, "eth1") == (try harness.storedTotal("eth1")))
         #expect(try harness.storedTotal("container:web") == traffic(100, 100, 1, 1))
