@@ -7,8 +7,9 @@ import Glibc
 
 /// Services and applications counted by cgroup (docs/APPS.md) under a real systemd booted in a
 /// container (Tests/tools/apps-container-test): the shipped unit attaches the program from
-/// inside with its ExecStartPre=-+ and reads the pins under its seccomp filter; in a tree with
-/// Podman, an ordinary user's rootless containers too.
+/// inside with its ExecStartPre=-+ and reads the pins under its seccomp filter, and has its link
+/// covered by the scope programs through the shipped ifmeterd-attach.socket (docs/SCOPES.md);
+/// in a tree with Podman, an ordinary user's rootless containers too.
 @Suite("applications under a booted systemd",
        .enabled(if: getuid() == 0 && (try? Command.resolve("systemd-nspawn")) != nil
                     && (try? Command.resolve("debootstrap")) != nil && (try? Command.resolve("gcc")) != nil,
@@ -27,7 +28,9 @@ struct AppsContainerTests {
         for check in ["ExecStartPre=-+ attached the program from inside", "ok: status: applications counted",
                       "one subject service:ifmt-sender.service, tx", "ok: loginctl enable-linger started user@1500.service",
                       "ok: launch 2 of udp-sender", "ok: the peer received all", "ok: no restarts, no refused system calls",
-                      "ok: ifmeterd --detach-apps removed the pins"] {
+                      "ok: ifmeterd --detach-apps removed the pins",
+                      "ok: host0 covered by the scope programs at the unprivileged daemon's request, through ifmeterd-attach.socket",
+                      "ok: the service's traffic to its on-link peer is scope:local/service:ifmt-sender.service"] {
             #expect(result.stdout.contains(check), "missing: \(check)")
         }
         // Under the unit's ProtectProc=invisible the daemon cannot read another user's
@@ -56,7 +59,9 @@ struct AppsContainerTests {
                       "ok: the container run again with the drop-in: one subject app:1500/container/ifmt-web, tx 171000 bytes",
                       "ok: a rootless container on slirp4netns: its traffic is slirp4netns's, one subject app:1500/podman.scope, tx 102600 bytes",
                       "ok: the peer received all 1200 datagrams", "ok: no restarts, no refused system calls",
-                      "ok: ifmeterd --detach-apps removed the pins"] {
+                      "ok: ifmeterd --detach-apps removed the pins",
+                      "ok: host0 covered by the scope programs at the unprivileged daemon's request, through ifmeterd-attach.socket",
+                      "ok: the service's traffic to its on-link peer is scope:local/service:ifmt-sender.service"] {
             #expect(result.stdout.contains(check), "missing: \(check)")
         }
     }
