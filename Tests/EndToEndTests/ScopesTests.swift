@@ -81,7 +81,9 @@ final class ScopesTests {
             }
         }
 
-        deinit { process.end() }
+        // SIGKILL: started by Foundation's Process, the activator ignored SIGTERM, and each test
+        // waited out the 30 s exit deadline. It holds nothing a kill could leave behind.
+        deinit { process.end(SIGKILL) }
     }
 
     /// The router with its pins attached, the attach socket serving, and the daemon as the
@@ -91,6 +93,7 @@ final class ScopesTests {
             interval = 3600
             apps_pins = \(host.pins)
             classify = wan0 = ethernet
+            classify = wan1 = ethernet
             classify = lan0 = ethernet
             \(extraConfig)
             """)
@@ -198,6 +201,34 @@ final class ScopesTests {
             let local = moved(scope("local", link)), sent = of(expected, scope("local", link))
             #expect(local.txBytes >= sent.txBytes && local.txPackets >= sent.txPackets, "\(link)'s local: \(local)")
         }
+    }
+
+    @Test("a link that appears while the daemon runs (a second uplink) is covered at its request, without a restart, and split from then on")
+    func linkAppearing() throws {
+        let host = try ScopesHost()
+        defer { host.close() }
+        let (daemon, socket) = try setUp(host)
+        defer { _ = try? daemon.stop(SIGKILL); withExtendedLifetime(socket) {} }
+        try awaitCovered(daemon, ["wan0", "lan0"])
+        try host.router.ip("link", "add", "wan1", "type", "veth", "peer", "name", "isp1", "netns", host.internet.name)
+        try host.router.ip("address", "add", "100.64.1.2/30", "dev", "wan1")
+        try host.internet.ip("address", "add", "100.64.1.1/30", "dev", "isp1")
+        try host.router.ip("link", "set", "wan1", "up")
+        try host.internet.ip("link", "set", "isp1", "up")
+        try host.router.waitForOperstate("wan1", "up")
+        try awaitCovered(daemon, ["wan0", "lan0", "wan1"])
+        let first = try figures(daemon, ["wan1"])
+        // A host route to the internet's server through the new link: it is not on its prefix.
+        try host.router.ip("route", "add", "\(ScopesHost.Address.server4)/32", "via", "100.64.1.1", "dev", "wan1")
+        try host.send(count: 9, payload: 400, from: host.router, source: "100.64.1.2", to: host.internet, destination: ScopesHost.Address.server4)
+        try host.send(count: 6, payload: 400, from: host.router, source: "100.64.1.2", to: host.internet, destination: "100.64.1.1")
+        let second = try figures(daemon, ["wan1"])
+        #expect(of(second, scope("internet", "wan1")) - of(first, scope("internet", "wan1"))
+                    == .datagrams(9, 400, to: ScopesHost.Address.server4, tx: true))
+        let local = of(second, scope("local", "wan1")) - of(first, scope("local", "wan1"))
+        #expect(local.txPackets >= 6 && local.txBytes >= 6 * ScopesHost.frameBytes(payload: 400, to: "100.64.1.1"), "\(local)")
+        #expect(of(second, "wan1") - of(first, "wan1") == local + (of(second, scope("internet", "wan1")) - of(first, scope("internet", "wan1")))
+                    + (of(second, scope("unknown", "wan1")) - of(first, scope("unknown", "wan1"))))
     }
 
     @Test("a prefix added to local_prefixes while the daemon runs: the next datagrams to it are local, what was counted stays internet")
