@@ -19,6 +19,11 @@ extension DaemonConfig {
             let words = value.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "," })
             guard !words.isEmpty else { throw ValueError("local_prefixes: expected one or more prefixes (10.0.0.0/8 fd00::/8)") }
             for word in words { scopes.localPrefixes.insert(try Self.localPrefix(word)) }
+            // The map holds 16,384 with the links' own and the built-in ones: a config past
+            // half of it would fail its write at run time, and leave the map as it was.
+            guard scopes.localPrefixes.count <= Self.maximumLocalPrefixes else {
+                throw ValueError("local_prefixes: \(scopes.localPrefixes.count) prefixes; at most \(Self.maximumLocalPrefixes) (summarise them: 10.0.0.0/8 for its /24s)")
+            }
         case "attach_socket":
             guard value.hasPrefix("/"), !value.split(separator: "/").contains(".."), !value.utf8.contains(0),
                   !value.hasSuffix("/"), value.utf8.count <= 107 else {
@@ -43,6 +48,17 @@ extension DaemonConfig {
         guard prefix.length > (prefix.isIPv4 ? 96 : 0) else {
             throw ValueError("local_prefixes: \(word) would make every address local; name the networks that are")
         }
+        // IPv4 is held within ::ffff:0:0/96 (LocalPrefix): an IPv6 prefix as wide that holds it
+        // (::/80, ::/1) would make every IPv4 address local.
+        if !prefix.isIPv4, prefix.length <= 96, prefix.contains(Self.mappedIPv4) {
+            throw ValueError("local_prefixes: \(word) holds ::ffff:0:0/96, every IPv4 address as IPv6 writes it; name the networks that are local")
+        }
         return prefix
     }
+
+    /// The most `local_prefixes` a config may name: half the map's 16,384.
+    static let maximumLocalPrefixes = 8192
+
+    /// `::ffff:0.0.0.0`, where every IPv4 address lies in the map's mapped form.
+    private static let mappedIPv4: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0, 0, 0, 0]
 }

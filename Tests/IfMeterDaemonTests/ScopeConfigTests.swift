@@ -32,9 +32,20 @@ struct ScopeConfigTests {
         ("local_prefixes = 0.0.0.0/0", "test.conf:1: local_prefixes: 0.0.0.0/0 would make every address local; name the networks that are"),
         ("local_prefixes = ::/0", "test.conf:1: local_prefixes: ::/0 would make every address local; name the networks that are"),
         ("local_prefixes =", "test.conf:1: local_prefixes: expected one or more prefixes (10.0.0.0/8 fd00::/8)"),
+        ("local_prefixes = ::/80", "test.conf:1: local_prefixes: ::/80 holds ::ffff:0:0/96, every IPv4 address as IPv6 writes it; name the networks that are local"),
+        ("local_prefixes = ::/1", "test.conf:1: local_prefixes: ::/1 holds ::ffff:0:0/96, every IPv4 address as IPv6 writes it; name the networks that are local"),
+        ("local_prefixes = ::fffe:0:0/95", "test.conf:1: local_prefixes: ::fffe:0:0/95 holds ::ffff:0:0/96, every IPv4 address as IPv6 writes it; name the networks that are local"),
+        ("local_prefixes = " + (0..<8193).map { "10.\($0 / 256).\($0 % 256).0/24" }.joined(separator: " "),
+         "test.conf:1: local_prefixes: 8193 prefixes; at most 8192 (summarise them: 10.0.0.0/8 for its /24s)"),
         ("attach_socket = run/attach.sock", "test.conf:1: attach_socket: expected an absolute path of a socket (up to 107 bytes, no ..), got \"run/attach.sock\""),
         ("attach_socket = /run/../tmp/a", "test.conf:1: attach_socket: expected an absolute path of a socket (up to 107 bytes, no ..), got \"/run/../tmp/a\""),
     ]
+
+    @Test("an IPv4 range written as IPv6, ::ffff:10.0.0.0/104, is the IPv4 one")
+    func mappedAccepted() throws {
+        let config = try DaemonConfig.parse("local_prefixes = ::ffff:10.0.0.0/104", file: "test.conf")
+        #expect(config.scopes.localPrefixes == [LocalPrefix(parsing: "10.0.0.0/8")!])
+    }
 
     @Test("a bad value is refused with the file, the line and why", arguments: refused)
     func refusedValues(_ line: String, _ message: String) {
