@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -96,7 +98,30 @@ int ifmeter_tcx_unpin_all(const char *pin_dir) {
     return result < 0 ? result : 0;
 }
 
-int ifmeter_tcx_prune(const char *pin_dir) { return ifmeter_tcx_sweep(pin_dir, 0); }
+/* An exclusive lock on the pin directory, held until `*fd` is closed: two helpers (the daemon's
+ * request and an administrator's --attach-link, or two connections) would otherwise each see
+ * the other's pin appear, take it for their own failure and remove it. -errno on failure. */
+static int ifmeter_tcx_lock(const char *pin_dir, int *fd) {
+    *fd = open(pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (*fd < 0) return -errno;
+    int err;
+    do err = flock(*fd, LOCK_EX); while (err != 0 && errno == EINTR);
+    if (err != 0) {
+        err = -errno;
+        close(*fd);
+        *fd = -1;
+    }
+    return err;
+}
+
+int ifmeter_tcx_prune(const char *pin_dir) {
+    int lock;
+    int err = ifmeter_tcx_lock(pin_dir, &lock);
+    if (err < 0) return err == -ENOENT ? 0 : err;
+    int result = ifmeter_tcx_sweep(pin_dir, 0);
+    close(lock);
+    return result;
+}
 
 /* Attaches one direction unless its pin holds a live link on `ifindex`: 1 made, 0 kept, -errno. */
 static int ifmeter_tcx_attach_one(const char *pin_dir, int32_t ifindex, int egress) {
@@ -128,10 +153,21 @@ static int ifmeter_tcx_attach_one(const char *pin_dir, int32_t ifindex, int egre
     return err < 0 ? err : 1;
 }
 
+static int ifmeter_tcx_attach_locked(const char *pin_dir, int32_t ifindex, ifmeter_tcx_result *out);
+
 int ifmeter_tcx_attach(const char *pin_dir, int32_t ifindex, ifmeter_tcx_result *out) {
     memset(out, 0, sizeof *out);
     if (ifindex <= 0) return -EINVAL;
-    int pruned = ifmeter_tcx_prune(pin_dir);
+    int lock;
+    int err = ifmeter_tcx_lock(pin_dir, &lock);
+    if (err < 0) return err == -ENOENT ? -EPROTO : err;
+    err = ifmeter_tcx_attach_locked(pin_dir, ifindex, out);
+    close(lock);
+    return err;
+}
+
+static int ifmeter_tcx_attach_locked(const char *pin_dir, int32_t ifindex, ifmeter_tcx_result *out) {
+    int pruned = ifmeter_tcx_sweep(pin_dir, 0);
     if (pruned < 0) return pruned;
     out->pins_pruned = pruned;
     /* The entries first: an interface with its programs attached is one with entries. */

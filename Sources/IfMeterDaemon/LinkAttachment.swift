@@ -54,6 +54,15 @@ struct LinkAttachment {
     func run(ifindex: Int32) -> Int32 { attach(ifindex) }
 
     private func attach(_ ifindex: Int32) -> Int32 {
+        // Loopback never leaves the host: it is never split (docs/SCOPES.md), and the programs
+        // would only cost there.
+        var name = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
+        if if_indextoname(UInt32(ifindex), &name) != nil,
+           let flags = try? WholeFile.read("/sys/class/net/\(String(cString: name))/flags", limit: 64),
+           let value = UInt32(String(decoding: flags, as: UTF8.self).filter { $0.isHexDigit || $0 == "x" }.dropFirst(2), radix: 16),
+           value & UInt32(IFF_LOOPBACK) != 0 {
+            return answer("error: ifindex \(ifindex) is loopback, whose traffic is never split", status: PlatformError.Kind.usage.rawValue)
+        }
         do {
             let attached = try InterfaceScopeProgram.attach(ifindex: ifindex, pinDirectory: pinDirectory)
             if attached.pinsPruned > 0 {
@@ -77,14 +86,21 @@ struct LinkAttachment {
 
     /// Bytes up to and including the first newline, at most ``maximumLine`` + 1 of them, or
     /// whatever came before the end or the timeout.
+    /// The timeout is the whole line's: a peer sending a byte now and then holds the helper no
+    /// longer than one that sends nothing.
     static func readLine(from fd: Int32, timeoutMilliseconds: Int32) -> Result<[UInt8], LineError> {
         var line: [UInt8] = []
         var byte: UInt8 = 0
+        let deadline = SystemClock.now().sinceBootNanoseconds + UInt64(timeoutMilliseconds) * 1_000_000
         while line.count <= maximumLine {
+            let now = SystemClock.now().sinceBootNanoseconds
+            let left = now < deadline ? Int32((deadline - now + 999_999) / 1_000_000) : 0
             var poll = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = Glibc.poll(&poll, 1, timeoutMilliseconds)
+            let ready = left > 0 ? Glibc.poll(&poll, 1, left) : 0
             if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else { return .failure(LineError(ready == 0 ? "no request within 5 s" : "poll: \(Errno(errno))")) }
+            guard ready > 0 else {
+                return .failure(LineError(ready == 0 ? "no whole request within \(timeoutMilliseconds / 1000) s" : "poll: \(Errno(errno))"))
+            }
             let count = read(fd, &byte, 1)
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }

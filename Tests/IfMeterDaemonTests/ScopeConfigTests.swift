@@ -84,9 +84,13 @@ struct ScopeConfigTests {
         }
         #expect(access(pins, F_OK) != 0, "nothing was made")
         // A good line where nothing is pinned: attached nowhere, said why.
-        let unpinned = try run("attach 1\n")
-        #expect(unpinned.status != 0 && unpinned.stdout.hasPrefix("error: attach the scope programs to ifindex 1"), "\(unpinned.stdout)")
+        let unpinned = try run("attach 2147483647\n")
+        #expect(unpinned.status != 0 && unpinned.stdout.hasPrefix("error: attach the scope programs to ifindex 2147483647"),
+                "\(unpinned.stdout)")
         #expect(access(pins, F_OK) != 0)
+        // Loopback is never split: refused before anything is looked up.
+        let loopback = try run("attach \(if_nametoindex("lo"))\n")
+        #expect(loopback.status != 0 && loopback.stdout.contains("is loopback, whose traffic is never split"), "\(loopback.stdout)")
     }
 
     @Test("the daemon's request over a socket-activated helper (Accept=yes) reads its answer",
@@ -102,10 +106,14 @@ struct ScopeConfigTests {
             _ = activator.send(SIGTERM)
             _ = try? activator.awaitExit("systemd-socket-activate", within: 10)
         }
-        let deadline = Date().addingTimeInterval(10)
-        while access(socket, F_OK) != 0 && Date() < deadline { usleep(10_000) }
-        let answer = try #require(ScopeCoverage.ask(socket: socket, ifindex: 1))
-        #expect(answer.hasPrefix("error: attach the scope programs to ifindex 1"), "\(answer)")
+        // Listening once it says so: what it recorded, not the socket file appearing.
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline,
+              !((try? String(contentsOfFile: directory.path + "/activator.log", encoding: .utf8)) ?? "").contains("Listening on") {
+            usleep(10_000)
+        }
+        let answer = try #require(ScopeCoverage.ask(socket: socket, ifindex: Int32.max))
+        #expect(answer.hasPrefix("error: attach the scope programs to ifindex \(Int32.max)"), "\(answer)")
         let missing = try #require(ScopeCoverage.ask(socket: directory.path + "/none.sock", ifindex: 1))
         #expect(missing.contains("ifmeterd-attach.socket"), "\(missing)")
     }

@@ -2,6 +2,7 @@ import Foundation
 import IfMeterCore
 import IfMeterKernel
 import IfMeterTestSupport
+import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -144,6 +145,27 @@ struct ScopeProgramTests {
         #expect(missing.errno == ENODEV, "\(missing)")
         #expect(try !ScopeCounterMaps(pinDirectory: pins).read().covers(9999), "no entries for an interface not covered")
         #expect(access(pins + "/tcx_9999_ingress", F_OK) != 0)
+    }
+
+    @Test("eight helpers asked for the same interface at once: every one answers ok, and it is covered, once")
+    func concurrentAttach() throws {
+        let fixture = try ScopeFixture(subnet: 96)
+        try fixture.attachApps()
+        try fixture.pair.left.ip("link", "add", "race0", "type", "veth", "peer", "name", "race1")
+        let ifindex = try fixture.pair.left.exec(["cat", "/sys/class/net/race0/ifindex"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let directory = try TemporaryDirectory()
+        try "apps_pins = \(fixture.pins)\n".write(toFile: directory.path + "/test.conf", atomically: true, encoding: .utf8)
+        let results = Mutex<[CommandResult]>([])
+        let command = ["ip", "netns", "exec", fixture.pair.left.name, DaemonProcess.binary, "--attach-link", ifindex,
+                       "--config", directory.path + "/test.conf"]
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            let result = (try? Command.run(command))
+                ?? CommandResult(status: -1, stdout: "", stderr: "not run")
+            results.withLock { $0.append(result) }
+        }
+        for result in results.withLock({ $0 }) { #expect(result.status == 0, "\(result.stdout) \(result.stderr)") }
+        #expect(try ScopeCounterMaps(pinDirectory: fixture.pins).read().covers(Int32(ifindex)!), "its entries were made, and kept")
+        #expect(access(fixture.pins + "/tcx_\(ifindex)_ingress", F_OK) == 0 && access(fixture.pins + "/tcx_\(ifindex)_egress", F_OK) == 0)
     }
 
     @Test("every datagram arrives with both programs on both sides of the pair, at full rate")
