@@ -70,8 +70,10 @@ enum PlansView {
                 + "ifmeterd not running); what crossed then is network:unknown, not in this plan")
         }
         if plan.counting == "internet" {
-            notes.append("\(plan.name): counts only what went to and came from the internet (traffic = internet, "
-                + "docs/SCOPES.md); traffic a link carried before ifmeterd could tell is not in it")
+            let unknown = plan.unknownBytes ?? 0
+            notes.append("\(plan.name): counts only what went to and came from the internet (traffic = internet, docs/SCOPES.md)"
+                + (unknown > 0 ? "; \(units.bytes(unknown)) its links carried could not be told local or internet "
+                    + "(a link the scope programs did not cover): not in it" : ""))
         }
         if plan.tunnelCountedTwice {
             notes.append("\(plan.name): sums a tunnel and other links; the tunnel's traffic is counted again on the link beneath it")

@@ -18,6 +18,7 @@ extension PlanResult {
             labels: figures.labels.map(\.rawValue))
         watchingPeriodStart = figures.watchingLater
         counting = plan.traffic.rawValue
+        unknownBytes = figures.unknownBytes
     }
 }
 

@@ -37,6 +37,10 @@ public struct PlanFigures: Hashable, Sendable {
     /// (or one ahead that was believed, then set right) never takes it back, so its thresholds
     /// wait until the clock reaches that period, or the plan is changed (docs/PLANS.md).
     public var watchingLater: Int64?
+    /// A plan on the internet: what its subjects carried in the period that could not be told
+    /// local or internet (`scope:unknown/…`, docs/SCOPES.md), in its direction. Not in ``used``,
+    /// and said: a link not covered by the scope programs would otherwise read as no internet.
+    public var unknownBytes: UInt64?
 
     public init(plan: Plan, bounds: PlanBounds, at: Double, tally: BucketTally, members: [String], tunnels: [String] = [],
                 eventsLost: Int = 0, fired: [Double] = [], daysLeft: Int) {
@@ -59,6 +63,7 @@ public struct PlanFigures: Hashable, Sendable {
     /// The labels of ``used``: those of what it sums (docs/PLANS.md, "Reading it").
     public var labels: [EstimateLabel] {
         tally.labels(tunnel: !tunnels.isEmpty, eventsLost: eventsLost) + (networkUnknown ? [.networkUnknown] : [])
+            + ((unknownBytes ?? 0) > 0 ? [.scopeUnknown] : [])
     }
 }
 
@@ -251,6 +256,16 @@ public struct PlanWatch: Sendable {
             }
             figures.networkUnknown = plan.countsNetworks
                 && (baseline.tallies[NetworkSubject.unknown] != nil || unsaved(NetworkSubject.unknown, bounds) != nil)
+            if plan.traffic == .internet {
+                var unknown = BucketTally()
+                for name in named.names {
+                    guard let (scope, subject) = ScopeKind.parse(name), scope == .internet else { continue }
+                    let other = ScopeKind.subject(subject, scope: .unknown)
+                    if let saved = baseline.tallies[other] { unknown += saved }
+                    if let more = unsaved(other, bounds) { unknown += more }
+                }
+                figures.unknownBytes = plan.direction.bytes(of: unknown.traffic)
+            }
             return figures
         }
     }

@@ -42,6 +42,9 @@ public struct PlanResult: Hashable, Sendable, JSONWritable, JSONReadable {
     /// The start of the later period the plan's watch is on, when it is not this one: its
     /// thresholds wait (docs/PLANS.md).
     public var watchingPeriodStart: Int64?
+    /// A plan on the internet: what its subjects carried in the period that could not be told
+    /// local or internet, in its direction (`unknown_bytes`; docs/SCOPES.md). Not in `used`.
+    public var unknownBytes: UInt64?
 
     public init(name: String, selectors: [String], interfaces: [String], direction: String, period: String,
                 periodStart: Int64, periodEnd: Int64, limit: UInt64, used: UInt64, left: UInt64, share: Double,
@@ -78,6 +81,7 @@ public struct PlanResult: Hashable, Sendable, JSONWritable, JSONReadable {
         w.key("traffic"); w.string(counting)
         w.key("tunnel_counted_twice"); w.bool(tunnelCountedTwice)
         w.tx(traffic)
+        if let unknownBytes { w.key("unknown_bytes"); w.number(unknownBytes) }
         w.key("used_bytes"); w.number(used)
         if let watchingPeriodStart { w.key("watching_period_start"); w.number(watchingPeriodStart) }
         w.endObject()
@@ -124,6 +128,7 @@ public struct PlanResult: Hashable, Sendable, JSONWritable, JSONReadable {
             case "tunnel_counted_twice": tunnelCountedTwice = try r.readBool()
             case "used_bytes": used = try r.readUInt64()
             case "watching_period_start": watchingPeriodStart = try r.readNull() ? nil : try r.readInt64()
+            case "unknown_bytes": unknownBytes = try r.readNull() ? nil : try r.readUInt64()
             default: try r.skipValue()
             }
         }

@@ -164,6 +164,23 @@ struct ScopeCountingTests {
         let figures = try #require(harness.service.planFigures(at: at(50).wall).first)
         #expect(figures.used == 1100)
         #expect(figures.members == ["scope:internet/eth0"])
+        #expect(figures.unknownBytes == 0 && !figures.labels.contains(.scopeUnknown))
+    }
+
+    @Test("a plan on the internet over a link no program covers reads no internet, and says how much it could not tell")
+    func internetPlanUncovered() throws {
+        let plan = Plan(name: "isp", selectors: [.name("eth0")], limit: 1000, period: .day, thresholds: [0.5], traffic: .internet)
+        let harness = try ServiceHarness(configuration: PlanWatchTests.configuration([plan]))
+        harness.start([link("eth0", 2, traffic(0, 0))], at: at(0), scopes: scopes([:]))
+        harness.ingest(readings: [reading(2, traffic(100, 5000, 1, 5))], scopes: scopes([:]), at: at(10))
+        #expect(harness.watch(at: at(10)).isEmpty)
+        harness.save(at: at(10))
+        harness.ingest(readings: [reading(2, traffic(100, 7000, 1, 7))], scopes: scopes([:]), at: at(20))
+        _ = harness.watch(at: at(20))
+        let figures = try #require(harness.service.planFigures(at: at(20).wall).first)
+        #expect(figures.used == 0)
+        #expect(figures.unknownBytes == 7100, "saved and not, both directions")
+        #expect(figures.labels.contains(.scopeUnknown))
     }
 
     @Test("a start that cannot read the map it read before: the links' deltas are unknown until it comes back, and the sums meet")
