@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -78,8 +79,11 @@ static int ifmeter_tcx_sweep(const char *pin_dir, int all) {
             int fd = bpf_obj_get(path);
             int on = fd < 0 ? -errno : ifmeter_tcx_link_ifindex(fd);
             if (fd >= 0) close(fd);
-            /* Not a link this program pinned, or on another interface than its name says. */
-            gone = on == 0 || on == -EPROTO || (on > 0 && on != ifindex);
+            /* Not a link this program pinned, or on another interface than its name says; or on
+             * one that left this namespace with its number (moved: it counts on there). */
+            char name[IF_NAMESIZE];
+            gone = on == 0 || on == -EPROTO || (on > 0 && on != ifindex)
+                || (on == ifindex && if_indextoname((unsigned)ifindex, name) == NULL && errno == ENXIO);
         }
         if (!gone) continue;
         if (unlink(path) != 0 && errno != ENOENT) {

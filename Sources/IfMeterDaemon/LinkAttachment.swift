@@ -16,6 +16,11 @@ struct LinkAttachment {
     /// The longest request line, its newline included.
     static let maximumLine = 64
 
+    /// `prune`: the daemon saw a covered link leave its namespace (deleted, or moved to
+    /// another, where its programs would go on counting under an ifindex that may be another
+    /// link's here): the pins of links not on an interface of this namespace are removed.
+    static let pruneLine = Array("prune".utf8)
+
     /// A request line's ifindex, or why it is not one: `attach N`, N in 1…2^31−1 written as
     /// the kernel writes it (no sign, no leading zero), then a newline or the end.
     static func parse(_ line: [UInt8]) -> Result<Int32, LineError> {
@@ -44,6 +49,7 @@ struct LinkAttachment {
         case .success(let read): line = read
         case .failure(let error): return answer("error: \(error)", status: PlatformError.Kind.usage.rawValue)
         }
+        if line.last == 0x0A ? Array(line.dropLast()) == Self.pruneLine : line == Self.pruneLine { return prune() }
         switch Self.parse(line) {
         case .success(let ifindex): return attach(ifindex)
         case .failure(let error): return answer("error: \(error)", status: PlatformError.Kind.usage.rawValue)
@@ -74,6 +80,16 @@ struct LinkAttachment {
             let status = error.errno == EPERM || error.errno == EACCES
                 ? PlatformError.Kind.noPermission.rawValue : PlatformError.Kind.unavailable.rawValue
             return answer("error: \(error)", status: status)
+        }
+    }
+
+    private func prune() -> Int32 {
+        do {
+            let pruned = try InterfaceScopeProgram.prune(pinDirectory: pinDirectory)
+            if pruned > 0 { Diagnostics.notice("removed \(pruned) scope link pin(s) of interfaces that left this namespace") }
+            return answer("ok", status: 0)
+        } catch {
+            return answer("error: \(error)", status: PlatformError.Kind.unavailable.rawValue)
         }
     }
 

@@ -22,6 +22,8 @@ final class ScopeCoverage {
     private(set) var covered: Set<Int32> = []
     private var asked: [Int32: Double] = [:]
     private var inFlight: Int32?
+    /// A covered link left the namespace: the helper is asked to `prune` before anything else.
+    private var pruneAsked = false
     /// The last failed request's answer; nil once one succeeded.
     private(set) var lastError: String?
 
@@ -42,6 +44,9 @@ final class ScopeCoverage {
             switch observation {
             case .event(.newOrChanged(let link)): note(link)
             case .event(.deleted(let link)) where link.namespace == .own:
+                // Deleted, or moved to another namespace, where its programs would count on
+                // under a number that may be one of this namespace's: its pins go.
+                if covered.remove(link.ifindex) != nil { pruneAsked = true }
                 candidates[link.ifindex] = nil
                 asked[link.ifindex] = nil
             case .resync(let links, let namespace, _) where namespace == .own:
@@ -65,6 +70,16 @@ final class ScopeCoverage {
 
     private func askNext() {
         guard inFlight == nil else { return }
+        if pruneAsked {
+            pruneAsked = false
+            inFlight = 0
+            asker.run({ path in Self.ask(socket: path, line: "prune") }, then: { [unowned self] error in
+                inFlight = nil
+                if let error { Diagnostics.warning("pruning the scope programs of links that left: \(error)") }
+                askNext()
+            })
+            return
+        }
         let now = SystemClock.now().sinceBootNanoseconds
         let seconds = Double(now) / 1e9
         guard let ifindex = candidates.keys.sorted().first(where: { index in
@@ -86,7 +101,10 @@ final class ScopeCoverage {
     }
 
     /// One request on the attach socket: nil for `ok`, else why not. Blocks (10 s at most).
-    static func ask(socket path: String, ifindex: Int32) -> String? {
+    static func ask(socket path: String, ifindex: Int32) -> String? { ask(socket: path, line: "attach \(ifindex)") }
+
+    /// One line (`attach IFINDEX`, `prune`) on the attach socket: nil for `ok`, else why not.
+    static func ask(socket path: String, line request: String) -> String? {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return "socket: \(Errno(errno))" }
         defer { close(fd) }
@@ -104,7 +122,7 @@ final class ScopeCoverage {
         guard connected == 0 else {
             return "connect \(path): \(Errno(errno)) (is ifmeterd-attach.socket enabled? docs/SCOPES.md)"
         }
-        var request = Array("attach \(ifindex)\n".utf8)
+        var request = Array((request + "\n").utf8)
         guard write(fd, &request, request.count) == request.count else { return "write \(path): \(Errno(errno))" }
         var answer: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 512)

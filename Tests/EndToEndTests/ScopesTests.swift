@@ -203,7 +203,7 @@ final class ScopesTests {
         }
     }
 
-    @Test("a link that appears while the daemon runs (a second uplink) is covered at its request, without a restart, and split from then on")
+    @Test("a link that appears while the daemon runs (a second uplink) is covered at its request, without a restart, and split from then on; moved away, its programs go")
     func linkAppearing() throws {
         let host = try ScopesHost()
         defer { host.close() }
@@ -229,6 +229,19 @@ final class ScopesTests {
         #expect(local.txPackets >= 6 && local.txBytes >= 6 * ScopesHost.frameBytes(payload: 400, to: "100.64.1.1"), "\(local)")
         #expect(of(second, "wan1") - of(first, "wan1") == local + (of(second, scope("internet", "wan1")) - of(first, scope("internet", "wan1")))
                     + (of(second, scope("unknown", "wan1")) - of(first, scope("unknown", "wan1"))))
+
+        // Moved to another namespace, its programs would count on there under its number, which
+        // may be another link's here: the daemon sees it go and has the helper remove its pins.
+        let ifindex = try host.router.exec(["cat", "/sys/class/net/wan1/ifindex"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        try host.router.ip("link", "set", "wan1", "netns", host.lan.name)
+        let pin = host.pins + "/tcx_\(ifindex)_egress"
+        _ = try eventually("wan1's pins removed once it left", seconds: 30) { () -> Bool? in
+            _ = try daemon.client().request(#"{"v":1,"cmd":"sample"}"#)
+            return access(pin, F_OK) != 0 ? true : nil
+        }
+        #expect(access(host.pins + "/tcx_\(ifindex)_ingress", F_OK) != 0)
+        #expect(access(host.pins + "/tcx_\(try host.router.exec(["cat", "/sys/class/net/wan0/ifindex"]).trimmingCharacters(in: .whitespacesAndNewlines))_egress", F_OK) == 0,
+                "wan0's stay")
     }
 
     @Test("a prefix added to local_prefixes while the daemon runs: the next datagrams to it are local, what was counted stays internet")
