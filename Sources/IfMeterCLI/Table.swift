@@ -53,8 +53,13 @@ struct Table {
         }
     }
 
+    /// As the terminal shows it: ``Output`` writes control and direction-override characters
+    /// escaped (`\x1b`), wider than they are, so a hostile name would push its row's columns.
     private static func width(_ cell: String) -> Int {
-        cell.utf8.allSatisfy { $0 < 0x80 } ? cell.utf8.count : cell.count
+        if cell.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return cell.utf8.count }
+        var shown: [UInt8] = []
+        InterfaceName.appendPrintable(cell, keepingLines: true, to: &shown)
+        return String(decoding: shown, as: UTF8.self).count
     }
 }
 
