@@ -154,6 +154,8 @@ final class ScopesTests {
         let (daemon, socket) = try setUp(host)
         defer { _ = try? daemon.stop(SIGKILL); withExtendedLifetime(socket) {} }
         try awaitCovered(daemon, ["wan0", "lan0"])
+        let said = try Command.run([CLIBinary.path, "--socket", daemon.socket, "status"]).stdout
+        #expect(said.contains("split on lan0, wan0"), "\(said)")
         let subjects = ["wan0", "lan0", host.applicationSubject]
         let before = try figures(daemon, subjects)
         typealias A = ScopesHost.Address
@@ -338,6 +340,8 @@ final class ScopesTests {
         }
         #expect((status["attach_error"] as? String)?.contains("/nonexistent/attach.sock") == true, "\(status)")
         #expect(Set(status["uncovered"] as? [String] ?? []) == ["lan0", "wan0"], "\(status)")
+        let said = try Command.run([CLIBinary.path, "--socket", daemon.socket, "status"]).stdout
+        #expect(said.contains("not covered: lan0, wan0") && said.contains("attach: "), "\(said)")
         let first = try figures(daemon, ["wan0"])
         try host.send(count: 10, payload: 800, from: host.router, source: A.routerWAN4, to: host.internet, destination: A.server4)
         let second = try figures(daemon, ["wan0"])
