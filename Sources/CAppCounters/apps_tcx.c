@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
-#include <net/if.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,15 +24,34 @@
  * tcx member, but its netns one sits where tcx's {ifindex, attach_type} does. */
 _Static_assert(offsetof(struct bpf_link_info, netns.netns_ino) == 16, "tcx.ifindex's offset");
 
+/* Whether program `prog_id` is attached at this namespace's interface `ifindex`, in the
+ * direction `egress` says: 1, 0, or -errno. A link's own info names an ifindex but no namespace:
+ * a link moved away with its number, and another made here with it, look the same there. */
+static int ifmeter_tcx_attached_here(int32_t ifindex, int egress, uint32_t prog_id) {
+    uint32_t ids[64];
+    LIBBPF_OPTS(bpf_prog_query_opts, query, .prog_ids = ids, .prog_cnt = 64);
+    /* The kernel reads the target as an ifindex for tcx; the old headers call it target_fd. */
+    if (bpf_prog_query_opts(ifindex, (enum bpf_attach_type)(egress ? IFMETER_BPF_TCX_EGRESS : IFMETER_BPF_TCX_INGRESS),
+                            &query) != 0)
+        return errno == ENODEV ? 0 : -errno;
+    for (uint32_t i = 0; i < query.prog_cnt && i < 64; i++)
+        if (ids[i] == prog_id) return 1;
+    return 0;
+}
+
 /* The interface `fd`'s tcx link is on: its ifindex, 0 when the interface is gone (the link is
- * defunct), or -errno; -EPROTO when it is not a tcx link. */
-static int ifmeter_tcx_link_ifindex(int fd) {
+ * defunct) or is no longer this namespace's (moved away, its number perhaps another link's
+ * here), or -errno; -EPROTO when it is not a tcx link. */
+static int ifmeter_tcx_link_ifindex(int fd, int egress) {
     struct bpf_link_info info;
     memset(&info, 0, sizeof info);
     uint32_t length = sizeof info;
     if (bpf_obj_get_info_by_fd(fd, &info, &length) != 0) return -errno;
     if (info.type != IFMETER_BPF_LINK_TYPE_TCX) return -EPROTO;
-    return (int)info.netns.netns_ino;
+    int ifindex = (int)info.netns.netns_ino;
+    if (ifindex <= 0) return ifindex;
+    int here = ifmeter_tcx_attached_here(ifindex, egress, info.prog_id);
+    return here < 0 ? here : here ? ifindex : 0;
 }
 
 /* The ifindex and direction a pin's name says: "tcx_12_ingress" → 12, 0 (egress 1); -1 when
@@ -77,13 +95,11 @@ static int ifmeter_tcx_sweep(const char *pin_dir, int all) {
         int gone = all;
         if (!gone) {
             int fd = bpf_obj_get(path);
-            int on = fd < 0 ? -errno : ifmeter_tcx_link_ifindex(fd);
+            int on = fd < 0 ? -errno : ifmeter_tcx_link_ifindex(fd, egress);
             if (fd >= 0) close(fd);
-            /* Not a link this program pinned, or on another interface than its name says; or on
-             * one that left this namespace with its number (moved: it counts on there). */
-            char name[IF_NAMESIZE];
-            gone = on == 0 || on == -EPROTO || (on > 0 && on != ifindex)
-                || (on == ifindex && if_indextoname((unsigned)ifindex, name) == NULL && errno == ENXIO);
+            /* Not a link this program pinned, on another interface than its name says, or on one
+             * that left this namespace (moved: it counts on there, under its number). */
+            gone = on == 0 || on == -EPROTO || (on > 0 && on != ifindex);
         }
         if (!gone) continue;
         if (unlink(path) != 0 && errno != ENOENT) {
@@ -138,7 +154,7 @@ static int ifmeter_tcx_attach_one(const char *pin_dir, int32_t ifindex, int egre
     if (err < 0) return err;
     int existing = bpf_obj_get(path);
     if (existing >= 0) {
-        int on = ifmeter_tcx_link_ifindex(existing);
+        int on = ifmeter_tcx_link_ifindex(existing, egress);
         close(existing);
         if (on == ifindex) return 0;
         if (unlink(path) != 0 && errno != ENOENT) return -errno;

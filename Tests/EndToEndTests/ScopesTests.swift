@@ -205,7 +205,7 @@ final class ScopesTests {
         }
     }
 
-    @Test("a link that appears while the daemon runs (a second uplink) is covered at its request, without a restart, and split from then on; moved away, its programs go")
+    @Test("a link that appears while the daemon runs (a second uplink) is covered at its request, without a restart, and split from then on; moved away with a link here taking its name and number at once, the new one gets programs of its own")
     func linkAppearing() throws {
         let host = try ScopesHost()
         defer { host.close() }
@@ -232,18 +232,30 @@ final class ScopesTests {
         #expect(of(second, "wan1") - of(first, "wan1") == local + (of(second, scope("internet", "wan1")) - of(first, scope("internet", "wan1")))
                     + (of(second, scope("unknown", "wan1")) - of(first, scope("unknown", "wan1"))))
 
-        // Moved to another namespace, its programs would count on there under its number, which
-        // may be another link's here: the daemon sees it go and has the helper remove its pins.
+        // Moved to another namespace, its programs count on there under its number; and at once
+        // another link here takes its name and its number: the daemon has the helper remove the
+        // programs that left, and cover the new link with its own.
         let ifindex = try host.router.exec(["cat", "/sys/class/net/wan1/ifindex"]).trimmingCharacters(in: .whitespacesAndNewlines)
         try host.router.ip("link", "set", "wan1", "netns", host.lan.name)
-        let pin = host.pins + "/tcx_\(ifindex)_egress"
-        _ = try eventually("wan1's pins removed once it left", seconds: 30) { () -> Bool? in
-            _ = try daemon.client().request(#"{"v":1,"cmd":"sample"}"#)
-            return access(pin, F_OK) != 0 ? true : nil
+        try host.router.ip("link", "add", "wan1", "index", ifindex, "type", "veth", "peer", "name", "isp2", "netns", host.internet.name)
+        try host.router.ip("address", "add", "100.64.2.2/30", "dev", "wan1")
+        try host.internet.ip("address", "add", "100.64.2.1/30", "dev", "isp2")
+        try host.router.ip("link", "set", "wan1", "up")
+        try host.internet.ip("link", "set", "isp2", "up")
+        try host.router.waitForOperstate("wan1", "up")
+        try host.router.ip("route", "replace", "\(ScopesHost.Address.server4)/32", "via", "100.64.2.1", "dev", "wan1")
+        // Covered once a datagram over it is counted as the internet's: then exactly.
+        var probe = try figures(daemon, ["wan1"])
+        _ = try eventually("the new wan1 covered", seconds: 30) { () -> Bool? in
+            try host.send(count: 1, payload: 100, from: host.router, source: "100.64.2.2", to: host.internet, destination: ScopesHost.Address.server4)
+            let now = try figures(daemon, ["wan1"])
+            defer { probe = now }
+            return of(now, scope("internet", "wan1")).txPackets > of(probe, scope("internet", "wan1")).txPackets ? true : nil
         }
-        #expect(access(host.pins + "/tcx_\(ifindex)_ingress", F_OK) != 0)
-        #expect(access(host.pins + "/tcx_\(try host.router.exec(["cat", "/sys/class/net/wan0/ifindex"]).trimmingCharacters(in: .whitespacesAndNewlines))_egress", F_OK) == 0,
-                "wan0's stay")
+        try host.send(count: 7, payload: 300, from: host.router, source: "100.64.2.2", to: host.internet, destination: ScopesHost.Address.server4)
+        let last = try figures(daemon, ["wan1"])
+        #expect(of(last, scope("internet", "wan1")) - of(probe, scope("internet", "wan1"))
+                    == .datagrams(7, 300, to: ScopesHost.Address.server4, tx: true), "the new wan1's own programs count it")
     }
 
     @Test("a prefix added to local_prefixes while the daemon runs: the next datagrams to it are local, what was counted stays internet")
