@@ -28,7 +28,7 @@ struct LinkAttachment {
         if bytes.last == 0x0A { bytes = bytes.dropLast() }
         guard bytes.count < maximumLine else { return .failure(LineError("the line is longer than \(maximumLine) bytes")) }
         let prefix = Array("attach ".utf8)
-        guard bytes.starts(with: prefix) else { return .failure(LineError("expected \"attach IFINDEX\"")) }
+        guard bytes.starts(with: prefix) else { return .failure(LineError("expected \"attach IFINDEX\" or \"prune\"")) }
         let digits = bytes.dropFirst(prefix.count)
         guard !digits.isEmpty, digits.count <= 10, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), digits.first != 0x30,
               let value = Int64(String(decoding: digits, as: UTF8.self)), value <= Int64(Int32.max) else {
